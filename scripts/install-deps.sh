@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs every package rdma-vod needs to build, test, benchmark and run, from Debian 12 only.
+# Idempotent: packages already present are left alone, and apt runs only when something is missing.
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake pkg-config git
+  # rdma-core: verbs, rdma_cm, the rxe provider, diagnostics and perftest for the benchmarks
+  rdma-core libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils perftest
+  # FFmpeg: libraries for media/, tools for test-media generation and verification
+  libavformat-dev libavcodec-dev libavutil-dev ffmpeg
+  # GStreamer 1.22
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
+  # Boost: Program_options, Beast/Asio
+  libboost-program-options-dev libboost-dev
+  # GoogleTest
+  googletest libgtest-dev
+  # libFuzzer comes with clang's runtime
+  clang libclang-rt-14-dev
+  # Soft-RoCE guest: QEMU/TCG, busybox initramfs, module tools
+  qemu-system-x86 busybox-static kmod cpio iproute2 zstd xz-utils
+  # players and peers used by tests and benchmarks
+  curl nginx-light
+  procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: missing packages (${missing[*]}) and not root; run as root or install them" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
