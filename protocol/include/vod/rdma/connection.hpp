@@ -1,0 +1,92 @@
+// Opening and answering rdma_cm connections: the active side's connect (resolve address, route,
+// create the QP, connect with private data) and the passive side's listener, accept and reject.
+// Policy (what to ask for, whom to accept) stays with server/ and client/.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "vod/rdma/device.hpp"
+#include "vod/rdma/handles.hpp"
+
+namespace vod::rdma {
+
+// The peer answered the connect request with a reject (status is the CM's reason; private data is
+// the peer's, which may be empty when no listener was there).
+class ConnectRejected : public std::runtime_error {
+ public:
+  ConnectRejected(const std::string& what, int status, std::vector<std::uint8_t> private_data)
+      : std::runtime_error(what), status_(status), private_data_(std::move(private_data)) {}
+  int status() const noexcept { return status_; }
+  const std::vector<std::uint8_t>& private_data() const noexcept { return private_data_; }
+  // True when nobody listens on that port (IB CM "invalid service ID"): an unreachable server.
+  bool no_listener() const noexcept;
+
+ private:
+  int status_;
+  std::vector<std::uint8_t> private_data_;
+};
+
+// Address or route resolution failed, the peer did not answer, or the connection timed out.
+class ConnectFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ConnectOptions {
+  std::string host;
+  std::uint16_t port = 0;
+  std::vector<std::uint8_t> private_data;
+  unsigned wanted_read_depth = 16;  // capped by the device; the server may grant less
+  std::uint32_t send_queue_depth = 64;
+  std::chrono::milliseconds timeout{5000};
+};
+
+// One connected RC endpoint on the active side. Members are declared in creation order, so they are
+// destroyed in reverse: QP, CQ, completion channel, PD, cm_id, event channel.
+struct ClientEndpoint {
+  EventChannel events;
+  CmIdHandle id;
+  ProtectionDomain pd;
+  CompletionChannel completions;
+  CompletionQueue cq;
+  QueuePair qp;
+  DeviceLimits limits;
+  std::uint8_t initiator_depth = 0;            // what this side asked for
+  std::vector<std::uint8_t> accept_data;       // the peer's accept private data, copied
+
+  ClientEndpoint() = default;
+  ClientEndpoint(const ClientEndpoint&) = delete;
+  ClientEndpoint& operator=(const ClientEndpoint&) = delete;
+  ~ClientEndpoint();  // disconnects first, so the peer sees a clean DISCONNECTED
+};
+
+// Connects; throws ConnectRejected, ConnectFailed, NoDeviceError or RdmaError.
+std::unique_ptr<ClientEndpoint> connect(const ConnectOptions& options);
+
+// A listening cm_id with its own event channel.
+class Listener {
+ public:
+  // Binds host:port (an empty host or "0.0.0.0" binds every address; port 0 picks a free port).
+  Listener(const std::string& host, std::uint16_t port, int backlog);
+  std::uint16_t port() const;
+  EventChannel& events() noexcept { return events_; }
+  rdma_cm_id* id() const noexcept { return id_.get(); }
+
+ private:
+  EventChannel events_;
+  CmIdHandle id_;
+};
+
+// Accept with private data, granting `responder_resources` outstanding Reads and issuing none.
+void accept(rdma_cm_id* id, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources);
+// Reject with private data; failures are returned as errno (the peer may already be gone).
+int reject(rdma_cm_id* id, std::span<const std::uint8_t> private_data) noexcept;
+
+}  // namespace vod::rdma

@@ -1,0 +1,178 @@
+#include "vod/protocol/catalog_layout.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_set>
+
+#include "decode_support.hpp"
+#include "vod/protocol/name_hash.hpp"
+
+namespace vod::proto {
+
+using detail::fail;
+using detail::hex;
+using detail::num;
+
+namespace {
+
+constexpr std::size_t kHeaderLength = sizeof(WireCatalogHeader);
+constexpr std::size_t kEntrySize = sizeof(WireCatalogEntry);
+
+template <std::size_t N>
+void put_text(char (&field)[N], const std::string& value, const char* what) {
+  if (value.size() >= N) throw std::invalid_argument(std::string("catalog: ") + what + " '" + value + "' exceeds " + num(N - 1) + " bytes");
+  for (char ch : value) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c > 0x7e) throw std::invalid_argument(std::string("catalog: ") + what + " holds a non-printable byte");
+  }
+  std::copy(value.begin(), value.end(), field);
+}
+
+}  // namespace
+
+const CatalogEntry* Catalog::find(std::string_view name) const noexcept {
+  auto it = std::find_if(entries.begin(), entries.end(), [&](const CatalogEntry& e) { return e.name == name; });
+  return it == entries.end() ? nullptr : &*it;
+}
+
+const CatalogEntry* Catalog::find_hash(std::uint64_t hash) const noexcept {
+  auto it = std::find_if(entries.begin(), entries.end(), [&](const CatalogEntry& e) { return name_hash(e.name) == hash; });
+  return it == entries.end() ? nullptr : &*it;
+}
+
+const char* invalid_name_reason(std::string_view name) noexcept {
+  if (name.empty()) return "the name is empty";
+  if (name.size() > kCatalogNameMax) return "the name is longer than 128 bytes";
+  if (name == "." || name == "..") return "the name is '.' or '..'";
+  for (unsigned char c : name) {
+    if (c == '/') return "the name contains '/'";
+    if (c < 0x20 || c == 0x7f) return "the name contains a control character";
+  }
+  return nullptr;
+}
+
+std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
+  const std::size_t total = kHeaderLength + c.entries.size() * kEntrySize;
+  std::vector<std::uint8_t> out(total);
+
+  WireCatalogHeader h{};
+  h.magic = kCatalogMagic;
+  h.version = kProtocolVersion;
+  h.header_length = static_cast<std::uint16_t>(kHeaderLength);
+  h.generation = c.generation;
+  h.entry_count = static_cast<std::uint32_t>(c.entries.size());
+  h.entry_size = static_cast<std::uint32_t>(kEntrySize);
+  h.region_length = total;
+  store_wire(out.data(), h);
+
+  std::size_t at = kHeaderLength;
+  for (const CatalogEntry& e : c.entries) {
+    if (const char* why = invalid_name_reason(e.name)) throw std::invalid_argument("catalog: cannot publish '" + e.name + "': " + why);
+    if (e.flags & ~kEntryKnownFlags) throw std::invalid_argument("catalog: entry '" + e.name + "' has undefined flags");
+    WireCatalogEntry w{};
+    w.name_hash = name_hash(e.name);
+    w.size = e.size;
+    w.duration_us = e.duration_us;
+    w.bitrate_bps = e.bitrate_bps;
+    w.movie = to_wire(e.movie);
+    w.index = to_wire(e.index);
+    w.flags = e.flags;
+    w.width = e.width;
+    w.height = e.height;
+    put_text(w.container, e.container, "container");
+    put_text(w.video_codec, e.video_codec, "video codec");
+    put_text(w.audio_codec, e.audio_codec, "audio codec");
+    put_text(w.mime_type, e.mime_type, "MIME type");
+    w.name_length = static_cast<std::uint16_t>(e.name.size());
+    std::copy(e.name.begin(), e.name.end(), w.name);
+    store_wire(out.data() + at, w);
+    at += kEntrySize;
+  }
+  return out;
+}
+
+Decoded<CatalogHeaderInfo> decode_catalog_header(Bytes buf) {
+  if (buf.size() < kHeaderLength)
+    return fail(DecodeFault::truncated, "catalog: " + num(buf.size()) + " bytes, fewer than the 64-byte header");
+  const auto h = load_wire<WireCatalogHeader>(buf.data());
+  if (h.magic.get() != kCatalogMagic)
+    return fail(DecodeFault::bad_magic, "catalog: magic " + hex(h.magic.get()) + " is not " + hex(kCatalogMagic));
+  if (h.version < kMinProtocolVersion || h.version > kProtocolVersion)
+    return fail(DecodeFault::unsupported_version, "catalog: layout version " + num(h.version) + " not supported");
+  const std::uint64_t header_length = h.header_length.get();
+  const std::uint64_t entry_size = h.entry_size.get();
+  const std::uint64_t count = h.entry_count.get();
+  if (header_length < kHeaderLength)
+    return fail(DecodeFault::bad_length, "catalog: header length " + num(header_length) + " below 64");
+  if (entry_size < kEntrySize)
+    return fail(DecodeFault::bad_length, "catalog: entry size " + num(entry_size) + " below 320");
+  if (h.generation.get() == 0) return fail(DecodeFault::bad_field, "catalog: generation 0 is reserved");
+  // entry_size < 2^32 and count < 2^32, so the product fits in 64 bits.
+  const std::uint64_t expected = header_length + count * entry_size;
+  if (h.region_length.get() != expected)
+    return fail(DecodeFault::inconsistent, "catalog: region length " + num(h.region_length.get()) + " but header " +
+                                               num(header_length) + " + " + num(count) + " entries of " +
+                                               num(entry_size) + " bytes make " + num(expected));
+  return CatalogHeaderInfo{h.generation.get(), static_cast<std::uint32_t>(count), expected};
+}
+
+Decoded<Catalog> decode_catalog(Bytes buf) {
+  auto info = decode_catalog_header(buf);
+  if (!info) return info.error();
+  if (info->region_length > buf.size())
+    return fail(DecodeFault::truncated, "catalog: region length " + num(info->region_length) + " but only " +
+                                            num(buf.size()) + " bytes were read");
+  const auto h = load_wire<WireCatalogHeader>(buf.data());
+  const std::size_t header_length = h.header_length.get();
+  const std::size_t entry_size = h.entry_size.get();
+
+  Catalog c;
+  c.generation = info->generation;
+  c.entries.reserve(info->entry_count);
+  std::unordered_set<std::uint64_t> hashes;
+  for (std::size_t i = 0; i < info->entry_count; ++i) {
+    const auto w = load_wire<WireCatalogEntry>(buf.data() + header_length + i * entry_size);
+    const std::string where = "catalog entry " + num(i);
+    CatalogEntry e;
+    const std::size_t name_length = w.name_length.get();
+    if (name_length == 0 || name_length > kCatalogNameMax)
+      return fail(DecodeFault::bad_field, where + ": name length " + num(name_length) + " outside 1..128");
+    e.name.assign(w.name, name_length);
+    if (const char* why = invalid_name_reason(e.name)) return fail(DecodeFault::bad_field, where + ": " + why);
+    if (w.name_hash.get() != name_hash(e.name))
+      return fail(DecodeFault::inconsistent, where + ": name hash " + hex(w.name_hash.get()) + " does not match '" + e.name + "'");
+    if (!hashes.insert(w.name_hash.get()).second)
+      return fail(DecodeFault::inconsistent, where + ": name hash of '" + e.name + "' repeats an earlier entry");
+    e.size = w.size.get();
+    e.duration_us = w.duration_us.get();
+    e.bitrate_bps = w.bitrate_bps.get();
+    auto movie = from_wire(w.movie, where + " movie descriptor");
+    if (!movie) return movie.error();
+    auto index = from_wire(w.index, where + " index descriptor");
+    if (!index) return index.error();
+    e.movie = *movie;
+    e.index = *index;
+    if (e.movie.length != e.size)
+      return fail(DecodeFault::inconsistent, where + ": size " + num(e.size) + " but movie region of " + num(e.movie.length) + " bytes");
+    e.flags = w.flags.get();
+    if (e.flags & ~kEntryKnownFlags) return fail(DecodeFault::bad_field, where + ": undefined flags " + hex(e.flags & ~kEntryKnownFlags));
+    if ((e.flags & kEntryHasIndex) && e.index.length < 32)
+      return fail(DecodeFault::inconsistent, where + ": has-index flag with an index region of " + num(e.index.length) + " bytes");
+    e.width = w.width.get();
+    e.height = w.height.get();
+    auto container = detail::fixed_text(w.container);
+    auto video = detail::fixed_text(w.video_codec);
+    auto audio = detail::fixed_text(w.audio_codec);
+    auto mime = detail::fixed_text(w.mime_type);
+    if (!container || !video || !audio || !mime)
+      return fail(DecodeFault::bad_field, where + ": a metadata string is unterminated or holds a non-printable byte");
+    e.container = *container;
+    e.video_codec = *video;
+    e.audio_codec = *audio;
+    e.mime_type = *mime;
+    c.entries.push_back(std::move(e));
+  }
+  return c;
+}
+
+}  // namespace vod::proto

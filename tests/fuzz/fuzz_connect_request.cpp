@@ -1,0 +1,8 @@
+#include "fuzz_decoders.hpp"
+#include "vod/protocol/private_data.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace vod::proto;
+  vod::fuzz::round_trip(data, size, decode_connect_request, [](const ConnectRequest& r) { return encode(r); });
+  return 0;
+}

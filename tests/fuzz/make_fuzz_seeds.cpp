@@ -1,0 +1,66 @@
+// Writes one valid encoding of each message into DIR/<target>/, the seed corpus for the fuzzers:
+// without it, libFuzzer would spend its bounded CI time finding the magic numbers.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "vod/protocol/catalog_layout.hpp"
+#include "vod/protocol/keyframe_index_layout.hpp"
+#include "vod/protocol/live_messages.hpp"
+#include "vod/protocol/name_hash.hpp"
+#include "vod/protocol/private_data.hpp"
+#include "vod/protocol/write_record.hpp"
+
+namespace fs = std::filesystem;
+using namespace vod::proto;
+
+static void write(const fs::path& dir, const std::string& target, const std::string& name, const std::vector<std::uint8_t>& bytes) {
+  fs::create_directories(dir / target);
+  std::ofstream(dir / target / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_fuzz_seeds DIR\n");
+    return 2;
+  }
+  const fs::path dir = argv[1];
+
+  ConnectRequest movie{RequestKind::movie, SelectorType::name_hash, name_hash("movie.mp4"), 0, 0, AuthType::none, {}};
+  write(dir, "connect_request", "movie", encode(movie));
+  write(dir, "connect_request", "catalog", encode(ConnectRequest{}));
+
+  AcceptData accept{2, 0, 16, 1u << 23, {4096, 1000, 7}, {8192, 64 + 320, 8}, {16384, 48, 9}};
+  write(dir, "accept", "movie", encode(accept));
+  write(dir, "reject", "unknown", encode(RejectData{RejectCode::unknown_movie, 1, 1, "no such movie"}));
+
+  Catalog catalog;
+  catalog.generation = 1;
+  CatalogEntry e;
+  e.name = "movie.mp4";
+  e.size = 1000;
+  e.movie = {4096, 1000, 7};
+  e.index = {16384, 48, 9};
+  e.flags = kEntryIsMedia | kEntryHasIndex;
+  e.container = "mp4";
+  e.mime_type = "video/mp4";
+  catalog.entries.push_back(e);
+  write(dir, "catalog", "one", encode_catalog(catalog));
+
+  KeyframeIndex index{1000, kIndexDirectEntry, {{0, 0}, {2'000'000, 500}}};
+  write(dir, "keyframe_index", "two", encode_index(index));
+
+  write(dir, "live_messages", "notify", encode(LiveNotify{1, kLiveKeyframe, 1, 0, 4096, 4, 0, 0}));
+  write(dir, "live_messages", "credit", encode(LiveCredit{4, 1}));
+
+  std::vector<std::uint8_t> data_seed(8, 0);
+  data_seed[6] = 0x10;  // buffer length 4096 in the host's byte order on little-endian machines
+  const std::vector<std::uint8_t> payload(64, 0x5a);
+  auto datagram = encode(WriteRecordData{1, kRecordLastDatagram, 0, 64, 0, 128, payload});
+  data_seed.insert(data_seed.end(), datagram.begin(), datagram.end());
+  write(dir, "write_record", "data", data_seed);
+  write(dir, "write_record", "advert", encode(WriteRecordAdvert{1, 0, 4096, 1400}));
+  return 0;
+}

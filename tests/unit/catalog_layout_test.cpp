@@ -1,0 +1,166 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "vod/protocol/catalog_layout.hpp"
+#include "vod/protocol/name_hash.hpp"
+#include "wire_test_support.hpp"
+
+namespace vod::proto {
+namespace {
+
+using test::ByteVector;
+using test::fails_with;
+using test::get_be;
+using test::put_be;
+
+CatalogEntry entry(const std::string& name, std::uint64_t size, std::uint64_t base) {
+  CatalogEntry e;
+  e.name = name;
+  e.size = size;
+  e.duration_us = 60'000'000;
+  e.bitrate_bps = 8'700'000;
+  e.movie = {base, size, 0x100u + static_cast<std::uint32_t>(size % 77)};
+  e.index = {base + (1ull << 32), 32 + 16 * 30, 0x42};
+  e.flags = kEntryIsMedia | kEntryHasIndex;
+  e.width = 1920;
+  e.height = 1080;
+  e.container = "mp4";
+  e.video_codec = "h264";
+  e.audio_codec = "aac";
+  e.mime_type = "video/mp4";
+  return e;
+}
+
+Catalog sample() {
+  Catalog c;
+  c.generation = 7;
+  c.entries.push_back(entry("hd-1080p.mp4", 65'000'000, 0x7f0000000000ull));
+  c.entries.push_back(entry("sd 480p.ts", 7'500'000, 0x7f1000000000ull));
+  CatalogEntry raw;
+  raw.name = "notes.bin";
+  raw.size = 1;
+  raw.movie = {0x7f2000000000ull, 1, 9};
+  raw.mime_type = "application/octet-stream";
+  c.entries.push_back(raw);
+  return c;
+}
+
+TEST(Catalog, LayoutAndRoundTrip) {
+  const ByteVector v = encode_catalog(sample());
+  ASSERT_EQ(v.size(), 64u + 3 * 320);
+  EXPECT_EQ(std::string(v.begin(), v.begin() + 4), "RVCT");
+  EXPECT_EQ(v[4], 1);
+  EXPECT_EQ(get_be(v, 6, 2), 64u);
+  EXPECT_EQ(get_be(v, 8, 4), 7u);    // generation
+  EXPECT_EQ(get_be(v, 12, 4), 3u);   // entry count
+  EXPECT_EQ(get_be(v, 16, 4), 320u); // entry size
+  EXPECT_EQ(get_be(v, 24, 8), v.size());
+  const std::size_t e0 = 64;
+  EXPECT_EQ(get_be(v, e0 + 0, 8), name_hash("hd-1080p.mp4"));
+  EXPECT_EQ(get_be(v, e0 + 8, 8), 65'000'000u);
+  EXPECT_EQ(get_be(v, e0 + 16, 8), 60'000'000u);
+  EXPECT_EQ(get_be(v, e0 + 24, 8), 8'700'000u);
+  EXPECT_EQ(get_be(v, e0 + 32, 8), 0x7f0000000000ull);  // movie.addr
+  EXPECT_EQ(get_be(v, e0 + 80, 4), 3u);                 // flags
+  EXPECT_EQ(get_be(v, e0 + 84, 2), 1920u);
+  EXPECT_EQ(get_be(v, e0 + 86, 2), 1080u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(&v[e0 + 104])), "h264");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(&v[e0 + 136])), "video/mp4");
+  EXPECT_EQ(get_be(v, e0 + 184, 2), 12u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(&v[e0 + 192]), 12), "hd-1080p.mp4");
+
+  auto info = decode_catalog_header(v);
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  EXPECT_EQ(info->entry_count, 3u);
+  EXPECT_EQ(info->region_length, v.size());
+  auto d = decode_catalog(v);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(*d, sample());
+  EXPECT_EQ(d->find("sd 480p.ts")->size, 7'500'000u);
+  EXPECT_EQ(d->find_hash(name_hash("notes.bin"))->size, 1u);
+  EXPECT_EQ(d->find("missing"), nullptr);
+}
+
+TEST(Catalog, EmptyCatalogIsValid) {
+  Catalog c;
+  c.generation = 1;
+  auto d = decode_catalog(encode_catalog(c));
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(d->entries.empty());
+}
+
+TEST(Catalog, LargerEntriesFromALaterRevisionDecode) {
+  const ByteVector v1 = encode_catalog(sample());
+  ByteVector v(64 + 3 * 352, 0xab);
+  std::copy(v1.begin(), v1.begin() + 64, v.begin());
+  put_be(v, 16, 352, 4);
+  put_be(v, 24, v.size(), 8);
+  for (int i = 0; i < 3; ++i) std::copy(v1.begin() + 64 + i * 320, v1.begin() + 64 + (i + 1) * 320, v.begin() + 64 + i * 352);
+  auto d = decode_catalog(v);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(*d, sample());
+}
+
+TEST(Catalog, RejectsEachMalformedField) {
+  const ByteVector good = encode_catalog(sample());
+  auto with = [&](std::size_t at, std::uint64_t value, std::size_t width) {
+    ByteVector v = good;
+    put_be(v, at, value, width);
+    return decode_catalog(v);
+  };
+  const std::size_t e1 = 64 + 320;
+  EXPECT_TRUE(fails_with(decode_catalog(ByteVector(63)), DecodeFault::truncated, "fewer than the 64-byte header"));
+  EXPECT_TRUE(fails_with(decode_catalog(ByteVector(good.begin(), good.end() - 1)), DecodeFault::truncated, "only 1023 bytes"));
+  EXPECT_TRUE(fails_with(with(0, 0, 4), DecodeFault::bad_magic, "magic 0x0"));
+  EXPECT_TRUE(fails_with(with(4, 9, 1), DecodeFault::unsupported_version, "layout version 9"));
+  EXPECT_TRUE(fails_with(with(6, 32, 2), DecodeFault::bad_length, "header length 32"));
+  EXPECT_TRUE(fails_with(with(16, 100, 4), DecodeFault::bad_length, "entry size 100"));
+  EXPECT_TRUE(fails_with(with(8, 0, 4), DecodeFault::bad_field, "generation 0"));
+  EXPECT_TRUE(fails_with(with(24, 999, 8), DecodeFault::inconsistent, "region length 999"));
+  EXPECT_TRUE(fails_with(with(12, 0xffffffff, 4), DecodeFault::inconsistent, "4294967295 entries"));
+  EXPECT_TRUE(fails_with(with(e1 + 184, 0, 2), DecodeFault::bad_field, "catalog entry 1: name length 0"));
+  EXPECT_TRUE(fails_with(with(e1 + 184, 129, 2), DecodeFault::bad_field, "name length 129"));
+  EXPECT_TRUE(fails_with(with(e1 + 192, '/', 1), DecodeFault::bad_field, "contains '/'"));
+  EXPECT_TRUE(fails_with(with(e1 + 192, 0x01, 1), DecodeFault::bad_field, "control character"));
+  EXPECT_TRUE(fails_with(with(e1 + 0, 1, 8), DecodeFault::inconsistent, "does not match 'sd 480p.ts'"));
+  EXPECT_TRUE(fails_with(with(e1 + 8, 5, 8), DecodeFault::inconsistent, "size 5 but movie region"));
+  EXPECT_TRUE(fails_with(with(e1 + 80, 0x80, 4), DecodeFault::bad_field, "undefined flags 0x80"));
+  EXPECT_TRUE(fails_with(with(e1 + 64, 8, 8), DecodeFault::inconsistent, "has-index flag with an index region of 8"));
+  EXPECT_TRUE(fails_with(with(e1 + 104, 0x07, 1), DecodeFault::bad_field, "non-printable"));
+  ByteVector unterminated = good;
+  std::fill(unterminated.begin() + e1 + 120, unterminated.begin() + e1 + 136, 'a');  // audio codec, no NUL
+  EXPECT_TRUE(fails_with(decode_catalog(unterminated), DecodeFault::bad_field, "unterminated"));
+  EXPECT_TRUE(fails_with(with(e1 + 32, ~0ull, 8), DecodeFault::bad_field, "movie descriptor: addr"));
+
+  Catalog dup = sample();
+  dup.entries[1].name = dup.entries[0].name;
+  EXPECT_TRUE(fails_with(decode_catalog(encode_catalog(dup)), DecodeFault::inconsistent, "repeats an earlier entry"));
+}
+
+TEST(Catalog, EncoderRefusesWhatItCannotPublish) {
+  for (const char* bad : {"", ".", "..", "a/b", "tab\there"}) {
+    Catalog c = sample();
+    c.entries[0].name = bad;
+    EXPECT_THROW(encode_catalog(c), std::invalid_argument) << bad;
+  }
+  Catalog c = sample();
+  c.entries[0].name = std::string(129, 'n');
+  EXPECT_THROW(encode_catalog(c), std::invalid_argument);
+  c = sample();
+  c.entries[0].name = std::string(128, 'n');
+  EXPECT_NO_THROW(encode_catalog(c));
+  c.entries[0].container = std::string(16, 'c');
+  EXPECT_THROW(encode_catalog(c), std::invalid_argument);
+  c = sample();
+  c.entries[0].flags = 0x10;
+  EXPECT_THROW(encode_catalog(c), std::invalid_argument);
+}
+
+TEST(Catalog, NamesMayHoldUtf8AndSpaces) {
+  EXPECT_EQ(invalid_name_reason("Été à Paris (2024).mkv"), nullptr);
+  EXPECT_STREQ(invalid_name_reason("a\x7f"), "the name contains a control character");
+}
+
+}  // namespace
+}  // namespace vod::proto
