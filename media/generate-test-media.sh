@@ -6,8 +6,8 @@
 #
 #   variants    1080p (H.264 ~8.7 Mbps total, the dissertation's full-HD rate), 720p (~5.3 Mbps),
 #               480p (~1 Mbps); default: all three
-#   containers  mp4 (moov at the end), mp4-faststart (moov first), ts (MPEG-TS), mkv (Matroska);
-#               default: all four
+#   containers  mp4 (moov at the end), mp4-faststart (moov first), fmp4 (fragmented MP4, a fragment
+#               per keyframe), ts (MPEG-TS), mkv (Matroska); default: all five
 #   duration    default 60 s, long enough for the seek tests
 #
 # Every movie has 25 fps H.264 with a closed GOP of 2 s (50 frames, no scene-cut keyframes) and
@@ -17,7 +17,7 @@
 # Files already present with a matching recipe stamp are kept.
 set -euo pipefail
 
-out= duration=60 variants=1080p,720p,480p containers=mp4,mp4-faststart,ts,mkv
+out= duration=60 variants=1080p,720p,480p containers=mp4,mp4-faststart,fmp4,ts,mkv
 while (($#)); do
   case $1 in
     --out) out=$2; shift 2 ;;
@@ -38,7 +38,7 @@ declare -A spec=(
   [720p]="1280 720 5200k 96k"
   [480p]="854 480 920k 64k"
 )
-declare -A suffix=([mp4]=mp4 [mp4-faststart]=faststart.mp4 [ts]=ts [mkv]=mkv)
+declare -A suffix=([mp4]=mp4 [mp4-faststart]=faststart.mp4 [fmp4]=fragmented.mp4 [ts]=ts [mkv]=mkv)
 
 ffmpeg_quiet=(ffmpeg -hide_banner -loglevel error -nostdin -y)
 bitexact=(-fflags +bitexact -flags:v +bitexact -flags:a +bitexact -map_metadata -1)
@@ -51,7 +51,7 @@ for v in "${variant_list[@]}"; do
   base="$out/test-$v-${duration}s"
   recipe="$v $width $height $vbit $abit $duration $(ffmpeg -version | head -n 1) v1"
   master="$base.mp4"
-  if [[ ! -f $master || "$(cat "$base.recipe" 2>/dev/null)" != "$recipe" ]]; then
+  if [[ ! -f $master || "$(cat "$out/.$(basename "$base").recipe" 2>/dev/null)" != "$recipe" ]]; then
     echo "generate-test-media: encoding $v (${width}x$height, ${duration}s, video $vbit, audio $abit)" >&2
     "${ffmpeg_quiet[@]}" \
       -f lavfi -i "testsrc2=size=${width}x${height}:rate=25:duration=$duration" \
@@ -62,8 +62,8 @@ for v in "${variant_list[@]}"; do
       -g 50 -keyint_min 50 -sc_threshold 0 -flags +cgop \
       -c:a aac -b:a "$abit" "${bitexact[@]}" -f mp4 "$master.tmp"
     mv "$master.tmp" "$master"
-    echo "$recipe" > "$base.recipe"
-    rm -f "$base".faststart.mp4 "$base".ts "$base".mkv
+    echo "$recipe" > "$out/.$(basename "$base").recipe"
+    rm -f "$base".faststart.mp4 "$base".fragmented.mp4 "$base".ts "$base".mkv
   fi
   for c in "${container_list[@]}"; do
     [[ -n ${suffix[$c]:-} ]] || { echo "generate-test-media: unknown container '$c'" >&2; exit 2; }
@@ -72,11 +72,12 @@ for v in "${variant_list[@]}"; do
     case $c in
       mp4) ;;
       mp4-faststart) "${ffmpeg_quiet[@]}" -i "$master" -c copy "${bitexact[@]}" -movflags +faststart -f mp4 "$target.tmp" ;;
+      fmp4) "${ffmpeg_quiet[@]}" -i "$master" -c copy "${bitexact[@]}" -movflags +frag_keyframe+empty_moov+default_base_moof -f mp4 "$target.tmp" ;;
       ts) "${ffmpeg_quiet[@]}" -i "$master" -c copy "${bitexact[@]}" -bsf:v h264_mp4toannexb -f mpegts "$target.tmp" ;;
       mkv) "${ffmpeg_quiet[@]}" -i "$master" -c copy "${bitexact[@]}" -f matroska "$target.tmp" ;;
     esac
     [[ -f $target.tmp ]] && mv "$target.tmp" "$target"
   done
 done
-rm -f "$out"/*.recipe.tmp
-ls -l "$out" | awk 'NR > 1 && $NF !~ /recipe$/ { printf "generate-test-media: %s %d bytes\n", $NF, $5 }' >&2
+
+ls -l "$out" | awk 'NR > 1 { printf "generate-test-media: %s %d bytes\n", $NF, $5 }' >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: install what is missing, build, and run every test.
-#   1. g++ build with warnings as errors; unit tests natively
-#   2. clang build with ASan+UBSan; unit tests again, then every libFuzzer target for a bounded time
+#   1. g++ build with warnings as errors; unit and media tests natively
+#   2. clang build with ASan+UBSan; unit and media tests again, then every libFuzzer target for a bounded time
 #   3. the RDMA tests on real rdma-core: natively where the host has RDMA, else in one Soft-RoCE guest
 # Exit status is non-zero if any step fails.
 set -euo pipefail
@@ -17,13 +17,13 @@ stage "build (g++, -Wall -Wextra -Werror)"
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$jobs"
 
-stage "unit tests"
-ctest --preset default -L unit -j "$jobs"
+stage "unit and media tests"
+ctest --preset default -L 'unit|media' -j "$jobs"
 
 stage "sanitizer build (clang, ASan+UBSan) and fuzz smoke"
 cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize -j "$jobs" --target vod_sanitizer_checks
-ctest --preset sanitize -L 'unit|fuzz' -j "$jobs"
+ctest --preset sanitize -L 'unit|media|fuzz' -j "$jobs"
 
 stage "RDMA tests on real rdma-core (Soft-RoCE)"
 tests/softroce/softroce-run --timeout 1800 -- ctest --preset default -L rdma

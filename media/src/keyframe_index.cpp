@@ -1,0 +1,61 @@
+#include <algorithm>
+
+#include "memory_demuxer.hpp"
+#include "vod/media/probe.hpp"
+
+namespace vod::media {
+
+proto::KeyframeIndex index_keyframes(Bytes bytes, const MediaInfo& info, const Progress& progress) {
+  proto::KeyframeIndex index;
+  index.movie_size = std::max<std::uint64_t>(bytes.size(), 1);
+  if (!info.is_media || info.video_codec.empty()) return index;
+  // MPEG-TS packets carry everything a decoder needs from any keyframe on (SPS/PPS are repeated in
+  // band); MP4 and Matroska keep codec setup in their header (moov, Tracks).
+  index.flags = info.container == "mpegts" ? proto::kIndexDirectEntry : proto::kIndexNeedsHeader;
+
+  detail::MemoryDemuxer demuxer(bytes, false);
+  if (!demuxer.ok()) return index;
+  AVFormatContext* fmt = demuxer.format();
+  // Without find_stream_info, pick the first video stream the container declares.
+  int video = -1;
+  for (unsigned i = 0; i < fmt->nb_streams; ++i) {
+    const bool is_video = fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
+                          !(fmt->streams[i]->disposition & AV_DISPOSITION_ATTACHED_PIC);
+    if (is_video && video < 0) video = static_cast<int>(i);
+    else fmt->streams[i]->discard = AVDISCARD_ALL;  // demux only what the index needs
+  }
+  if (video < 0) return index;
+  const AVRational time_base = fmt->streams[video]->time_base;
+  // Times count from the container's start (what a player shows as 0:00), which the probe found
+  // with find_stream_info; this pass skips that to read packets only once.
+  const std::int64_t origin = info.start_time_us;
+
+  AVPacket* packet = av_packet_alloc();
+  const std::uint64_t step = std::max<std::uint64_t>(bytes.size() / 100, 1);
+  std::uint64_t next_report = step;
+  // Reading stops at the end or at the first error: a truncated file keeps the keyframes before it.
+  while (av_read_frame(fmt, packet) >= 0) {
+    if (packet->stream_index == video && (packet->flags & AV_PKT_FLAG_KEY) && packet->pos >= 0 &&
+        static_cast<std::uint64_t>(packet->pos) < bytes.size()) {
+      const std::int64_t ts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+      if (ts != AV_NOPTS_VALUE) {
+        const std::int64_t us = av_rescale_q(ts, time_base, AV_TIME_BASE_Q) - origin;
+        index.entries.push_back({static_cast<std::uint64_t>(std::max<std::int64_t>(us, 0)), static_cast<std::uint64_t>(packet->pos)});
+      }
+    }
+    av_packet_unref(packet);
+    if (progress && demuxer.position() >= next_report) {
+      progress(demuxer.position(), bytes.size());
+      next_report = demuxer.position() + step;
+    }
+  }
+  av_packet_free(&packet);
+  if (progress) progress(bytes.size(), bytes.size());
+  // Presentation order of keyframes is decode order for the closed GOPs we index, but a damaged
+  // file may disagree; the index layout requires non-decreasing times.
+  std::stable_sort(index.entries.begin(), index.entries.end(),
+                   [](const proto::Keyframe& a, const proto::Keyframe& b) { return a.time_us < b.time_us; });
+  return index;
+}
+
+}  // namespace vod::media

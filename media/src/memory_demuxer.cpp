@@ -1,0 +1,88 @@
+#include "memory_demuxer.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vod::media::detail {
+
+namespace {
+constexpr int kIoBufferSize = 256 * 1024;
+}
+
+std::string av_error(int err) {
+  char buf[AV_ERROR_MAX_STRING_SIZE] = {};
+  av_strerror(err, buf, sizeof buf);
+  return buf;
+}
+
+MemoryDemuxer::MemoryDemuxer(std::span<const std::uint8_t> bytes, bool find_stream_info) : bytes_(bytes) {
+  if (bytes.empty()) {
+    error_ = "the file is empty";
+    return;
+  }
+  auto* buffer = static_cast<unsigned char*>(av_malloc(kIoBufferSize));
+  if (!buffer) {
+    error_ = "out of memory for the I/O buffer";
+    return;
+  }
+  io_ = avio_alloc_context(buffer, kIoBufferSize, 0, this, &MemoryDemuxer::read, nullptr, &MemoryDemuxer::seek);
+  if (!io_) {
+    av_free(buffer);
+    error_ = "out of memory for the I/O context";
+    return;
+  }
+  AVFormatContext* fmt = avformat_alloc_context();
+  if (!fmt) {
+    error_ = "out of memory for the format context";
+    return;
+  }
+  fmt->pb = io_;
+  fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+  // avformat_open_input frees `fmt` itself when it fails.
+  if (int err = avformat_open_input(&fmt, nullptr, nullptr, nullptr); err < 0) {
+    error_ = "not a container libavformat recognises (" + av_error(err) + ")";
+    return;
+  }
+  format_ = fmt;
+  if (find_stream_info) {
+    if (int err = avformat_find_stream_info(format_, nullptr); err < 0) {
+      error_ = "cannot read stream parameters (" + av_error(err) + ")";
+      avformat_close_input(&format_);
+    }
+  }
+}
+
+MemoryDemuxer::~MemoryDemuxer() {
+  if (format_) avformat_close_input(&format_);
+  if (io_) {
+    av_freep(&io_->buffer);
+    avio_context_free(&io_);
+  }
+}
+
+int MemoryDemuxer::read(void* opaque, std::uint8_t* buf, int size) {
+  auto* self = static_cast<MemoryDemuxer*>(opaque);
+  if (self->position_ >= self->bytes_.size()) return AVERROR_EOF;
+  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(size), self->bytes_.size() - self->position_);
+  std::memcpy(buf, self->bytes_.data() + self->position_, n);
+  self->position_ += n;
+  return static_cast<int>(n);
+}
+
+std::int64_t MemoryDemuxer::seek(void* opaque, std::int64_t offset, int whence) {
+  auto* self = static_cast<MemoryDemuxer*>(opaque);
+  const auto size = static_cast<std::int64_t>(self->bytes_.size());
+  std::int64_t target;
+  switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE: return size;
+    case SEEK_SET: target = offset; break;
+    case SEEK_CUR: target = static_cast<std::int64_t>(self->position_) + offset; break;
+    case SEEK_END: target = size + offset; break;
+    default: return AVERROR(EINVAL);
+  }
+  if (target < 0 || target > size) return AVERROR(EINVAL);
+  self->position_ = static_cast<std::uint64_t>(target);
+  return target;
+}
+
+}  // namespace vod::media::detail

@@ -1,0 +1,121 @@
+#include "vod/media/probe.hpp"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavutil/log.h>
+}
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "memory_demuxer.hpp"
+
+namespace vod::media {
+
+namespace {
+
+// libavformat logs to stderr by default, in several lines per event; probing garbage would fill the
+// server's log. The probe reports what matters in MediaInfo::note instead.
+void quiet_libav() {
+  static std::once_flag once;
+  std::call_once(once, [] { av_log_set_level(AV_LOG_FATAL); });
+}
+
+bool has(const char* list, const char* item) {
+  std::string_view names(list);
+  while (!names.empty()) {
+    const auto comma = names.find(',');
+    if (names.substr(0, comma) == item) return true;
+    if (comma == std::string_view::npos) break;
+    names.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+bool webm_codec(const std::string& c) { return c.empty() || c == "vp8" || c == "vp9" || c == "av1" || c == "opus" || c == "vorbis"; }
+
+void classify(MediaInfo& info, const AVInputFormat* fmt) {
+  info.format_name = fmt->name;
+  if (has(fmt->name, "mp4") || has(fmt->name, "mov")) {
+    info.container = "mp4";
+    info.mime_type = info.video_codec.empty() ? "audio/mp4" : "video/mp4";
+  } else if (has(fmt->name, "mpegts")) {
+    info.container = "mpegts";
+    info.mime_type = "video/mp2t";
+  } else if (has(fmt->name, "matroska")) {
+    const bool webm = webm_codec(info.video_codec) && webm_codec(info.audio_codec);
+    info.container = webm ? "webm" : "matroska";
+    info.mime_type = webm ? "video/webm" : "video/x-matroska";
+  } else {
+    const std::string first = std::string(fmt->name).substr(0, std::string(fmt->name).find(','));
+    info.container = first.substr(0, 15);
+    info.mime_type = fmt->mime_type && *fmt->mime_type ? std::string(fmt->mime_type).substr(0, std::string(fmt->mime_type).find(','))
+                                                        : "application/octet-stream";
+  }
+}
+
+// Walks the top-level ISO-BMFF boxes looking for a 'moof'. libavformat reads fragments but does not
+// say whether a file has them, so this small walk is written here: size (u32 BE), type, and a
+// 64-bit size when size is 1; size 0 runs to the end of the file.
+bool has_top_level_moof(Bytes bytes) {
+  std::uint64_t at = 0;
+  auto be = [&](std::uint64_t off, int n) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v = (v << 8) | bytes[off + static_cast<std::uint64_t>(i)];
+    return v;
+  };
+  while (at + 8 <= bytes.size()) {
+    std::uint64_t size = be(at, 4);
+    if (std::memcmp(bytes.data() + at + 4, "moof", 4) == 0) return true;
+    if (size == 1) {
+      if (at + 16 > bytes.size()) return false;
+      size = be(at + 8, 8);
+    } else if (size == 0) {
+      return false;
+    }
+    if (size < 8 || size > bytes.size() - at) return false;
+    at += size;
+  }
+  return false;
+}
+
+}  // namespace
+
+MediaInfo probe(Bytes bytes, const std::string& name) {
+  quiet_libav();
+  MediaInfo info;
+  info.mime_type = "application/octet-stream";
+  detail::MemoryDemuxer demuxer(bytes, true);
+  if (!demuxer.ok()) {
+    info.note = name + ": not media, served as raw bytes: " + demuxer.error();
+    return info;
+  }
+  AVFormatContext* fmt = demuxer.format();
+  const int video = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  const int audio = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, -1, nullptr, 0);
+  if (video < 0 && audio < 0) {
+    info.note = name + ": " + fmt->iformat->name + " without audio or video, served as raw bytes";
+    return info;
+  }
+  info.is_media = true;
+  if (video >= 0) {
+    const AVCodecParameters* p = fmt->streams[video]->codecpar;
+    info.video_codec = avcodec_get_name(p->codec_id);
+    info.width = static_cast<std::uint16_t>(std::clamp(p->width, 0, 65535));
+    info.height = static_cast<std::uint16_t>(std::clamp(p->height, 0, 65535));
+  }
+  if (audio >= 0) info.audio_codec = avcodec_get_name(fmt->streams[audio]->codecpar->codec_id);
+  classify(info, fmt->iformat);
+  if (fmt->start_time != AV_NOPTS_VALUE) info.start_time_us = fmt->start_time;
+  if (fmt->duration != AV_NOPTS_VALUE && fmt->duration > 0) info.duration_us = static_cast<std::uint64_t>(fmt->duration);
+  if (info.duration_us > 0)
+    info.bitrate_bps = static_cast<std::uint64_t>(static_cast<double>(bytes.size()) * 8e6 / static_cast<double>(info.duration_us));
+  else if (fmt->bit_rate > 0)
+    info.bitrate_bps = static_cast<std::uint64_t>(fmt->bit_rate);
+  if (info.container == "mp4") info.fragmented = has_top_level_moof(bytes);
+  if (info.duration_us == 0) info.note = name + ": media without a known duration";
+  return info;
+}
+
+}  // namespace vod::media

@@ -1,0 +1,95 @@
+#include "vod/media/remux.hpp"
+
+#include <memory>
+#include <stdexcept>
+
+#include "memory_demuxer.hpp"
+
+namespace vod::media {
+
+namespace {
+
+// The muxer writes through a custom AVIOContext that appends to a vector: avio_open_dyn_buf would
+// cap the result at 2 GiB (it returns an int size).
+struct OutputContext {
+  AVFormatContext* format = nullptr;
+  AVIOContext* io = nullptr;
+  std::vector<std::uint8_t> bytes;
+
+  static int append(void* opaque, std::uint8_t* buf, int size) {
+    auto& v = static_cast<OutputContext*>(opaque)->bytes;
+    v.insert(v.end(), buf, buf + size);
+    return size;
+  }
+  ~OutputContext() {
+    if (io) {
+      av_freep(&io->buffer);
+      avio_context_free(&io);
+    }
+    if (format) avformat_free_context(format);
+  }
+};
+
+[[noreturn]] void fail(const std::string& name, const std::string& what, int err) {
+  throw std::runtime_error("remuxing " + name + " to MPEG-TS: " + what + ": " + detail::av_error(err));
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> remux_to_mpegts(std::span<const std::uint8_t> bytes, const std::string& name) {
+  detail::MemoryDemuxer in(bytes, true);
+  if (!in.ok()) throw std::runtime_error("remuxing " + name + " to MPEG-TS: " + in.error());
+  AVFormatContext* ifmt = in.format();
+
+  OutputContext out;
+  if (int err = avformat_alloc_output_context2(&out.format, nullptr, "mpegts", nullptr); err < 0) fail(name, "no muxer", err);
+  std::vector<int> stream_map(ifmt->nb_streams, -1);
+  int next = 0;
+  for (unsigned i = 0; i < ifmt->nb_streams; ++i) {
+    const AVCodecParameters* p = ifmt->streams[i]->codecpar;
+    if (p->codec_type != AVMEDIA_TYPE_VIDEO && p->codec_type != AVMEDIA_TYPE_AUDIO) continue;
+    AVStream* s = avformat_new_stream(out.format, nullptr);
+    if (!s) throw std::runtime_error("remuxing " + name + ": out of memory");
+    if (int err = avcodec_parameters_copy(s->codecpar, p); err < 0) fail(name, "copying codec parameters", err);
+    s->codecpar->codec_tag = 0;
+    s->time_base = ifmt->streams[i]->time_base;
+    stream_map[i] = next++;
+  }
+  if (next == 0) throw std::runtime_error("remuxing " + name + " to MPEG-TS: no audio or video stream");
+  auto* io_buffer = static_cast<unsigned char*>(av_malloc(256 * 1024));
+  out.io = io_buffer ? avio_alloc_context(io_buffer, 256 * 1024, 1, &out, nullptr, &OutputContext::append, nullptr) : nullptr;
+  if (!out.io) {
+    av_free(io_buffer);
+    throw std::runtime_error("remuxing " + name + ": out of memory for the output buffer");
+  }
+  out.format->pb = out.io;
+  out.format->flags |= AVFMT_FLAG_CUSTOM_IO;
+  out.bytes.reserve(bytes.size() + bytes.size() / 16);  // TS adds ~4-8% of packet overhead
+  // The mpegts muxer inserts h264_mp4toannexb / hevc_mp4toannexb itself, and with them the
+  // parameter sets before every keyframe: that is what makes each keyframe an entry point.
+  if (int err = avformat_write_header(out.format, nullptr); err < 0) fail(name, "writing the header", err);
+
+  AVPacket* packet = av_packet_alloc();
+  int err = 0;
+  while ((err = av_read_frame(ifmt, packet)) >= 0) {
+    const int target = stream_map[static_cast<std::size_t>(packet->stream_index)];
+    if (target >= 0) {
+      av_packet_rescale_ts(packet, ifmt->streams[packet->stream_index]->time_base, out.format->streams[target]->time_base);
+      packet->stream_index = target;
+      packet->pos = -1;
+      if (int w = av_interleaved_write_frame(out.format, packet); w < 0) {
+        av_packet_free(&packet);
+        fail(name, "writing a packet", w);
+      }
+    }
+    av_packet_unref(packet);
+  }
+  av_packet_free(&packet);
+  if (err != AVERROR_EOF) fail(name, "reading the input", err);
+  if (int w = av_write_trailer(out.format); w < 0) fail(name, "writing the trailer", w);
+
+  avio_flush(out.io);
+  return std::move(out.bytes);
+}
+
+}  // namespace vod::media
