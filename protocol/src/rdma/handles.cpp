@@ -55,8 +55,11 @@ void QueuePair::reset() noexcept {
   id_ = nullptr;
 }
 
-CmEvent::~CmEvent() {
+CmEvent::~CmEvent() { release(); }
+
+void CmEvent::release() noexcept {
   if (event_) rdma_ack_cm_event(event_);
+  event_ = nullptr;
 }
 
 std::span<const std::uint8_t> CmEvent::private_data() const noexcept {

@@ -49,11 +49,12 @@ struct ConnectOptions {
 };
 
 // One connected RC endpoint on the active side. Members are declared in creation order, so they are
-// destroyed in reverse: QP, CQ, completion channel, PD, cm_id, event channel.
+// destroyed in reverse: QP, CQ, completion channel, local MRs, PD, cm_id, event channel.
 struct ClientEndpoint {
   EventChannel events;
   CmIdHandle id;
   ProtectionDomain pd;
+  std::vector<MemoryRegion> memory;  // local MRs this QP uses: they go after the QP, before the PD
   CompletionChannel completions;
   CompletionQueue cq;
   QueuePair qp;

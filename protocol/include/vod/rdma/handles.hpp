@@ -70,6 +70,9 @@ class CmEvent {
   CmEvent& operator=(CmEvent&&) = delete;
   CmEvent(const CmEvent&) = delete;
   ~CmEvent();
+  // Acknowledges the event now. Destroying a cm_id waits until its events are acknowledged, so a
+  // handler that destroys the event's id calls this first. Accessors must not be used afterwards.
+  void release() noexcept;
 
   rdma_cm_event_type type() const noexcept { return event_->event; }
   const char* type_name() const noexcept { return rdma_event_str(event_->event); }

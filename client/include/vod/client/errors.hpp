@@ -1,0 +1,39 @@
+// What goes wrong for a client, as a kind a program can act on and a message a person can.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace vod::client {
+
+enum class ErrorKind {
+  unknown_movie,       // the server has no such movie (the message lists what it has)
+  server_unreachable,  // nothing answers at that address and port
+  no_device,           // no RDMA device here (the message says how to get one)
+  rejected,            // the server refused for another reason (full, version, shutting down, ...)
+  protocol_error,      // the server's private data or regions did not decode
+  connection_lost,     // the connection broke and reconnecting gave up
+  out_of_range,        // a seek or read past the movie
+  movie_changed,       // after a reconnect the movie has another size: resuming would mix files
+  usage,               // a bad argument from the caller
+};
+
+const char* to_string(ErrorKind k) noexcept;
+
+class ClientError : public std::runtime_error {
+ public:
+  ClientError(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const noexcept { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+// The connection failed under a read (error completion, or a DISCONNECTED event). Sessions catch it
+// and reconnect; it escapes only from a ReadEngine used on its own.
+class ConnectionLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace vod::client

@@ -1,0 +1,151 @@
+// The client's read pipeline: RDMA Reads of chunk-aligned blocks of remote regions into one
+// registered ring, with read-ahead, a small block cache, and requests served from it.
+//
+// It runs on its caller's thread: submit() queues a request, progress() posts Reads (never more
+// than the negotiated depth in flight), reaps completions and fills requests. Nothing runs behind
+// the caller's back, so pausing is simply not asking for more; wait_fd() lets an event loop wait
+// for completions. A seek or a switch bumps the epoch: Reads already posted still land in their
+// slots (a posted RDMA Read cannot be recalled), but their completions are discarded, never
+// delivered.
+//
+// Slot states:   free --post--> in_flight --completion, same epoch--> ready --evict--> free
+//                                    \--completion, older epoch (or error)--> free
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "vod/client/stats.hpp"
+#include "vod/protocol/region_descriptor.hpp"
+#include "vod/rdma/connection.hpp"
+
+namespace vod::client {
+
+struct EngineOptions {
+  std::size_t chunk_size = 256 * 1024;  // bytes per RDMA Read; at least 8 KiB
+  std::size_t readahead_bytes = 4u << 20;
+  unsigned read_depth = 16;             // wanted; the connection may allow less
+};
+
+// Remote regions an engine reads. Requests and cached blocks are tagged with one of these.
+enum class Region : std::uint8_t { movie = 0, catalog = 1, index = 2 };
+
+class ReadEngine {
+ public:
+  // Completion of a request: bytes placed in its destination (short only at the region's end).
+  using Callback = std::function<void(std::size_t bytes)>;
+
+  explicit ReadEngine(const EngineOptions& options);
+  ReadEngine(const ReadEngine&) = delete;
+  ReadEngine& operator=(const ReadEngine&) = delete;
+  ~ReadEngine();
+
+  // Uses `ep` from now on: registers the ring in ep.memory, so it goes away with the connection.
+  // `depth` and `max_read` are what this connection allows. Slots from a previous connection are
+  // dropped; queued requests stay and are re-driven on this one.
+  void attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read);
+  // The connection is gone (its QP and MR with it): nothing is in flight any more.
+  void detach() noexcept;
+  bool attached() const noexcept { return ep_ != nullptr; }
+
+  // Where a region lives now. Changing the movie's descriptor (switch, reconnect) bumps the epoch.
+  void set_region(Region r, const proto::RegionDescriptor& d);
+  const proto::RegionDescriptor& region(Region r) const noexcept { return regions_[static_cast<int>(r)]; }
+
+  // Discards read-ahead and in-flight Reads for the movie, and moves the read-ahead window to
+  // `offset`: what a seek does.
+  void restart_at(std::uint64_t offset);
+  // Read-ahead on or off (pause turns it off: no Read is posted that nobody asked for).
+  void set_readahead(bool enabled) noexcept { readahead_enabled_ = enabled; }
+
+  // Queues a read of dest.size() bytes at `offset` of region `r`; `done` runs from progress().
+  // A read at or past the end completes with 0 bytes; one that crosses it, with the bytes before.
+  // Returns an id for cancel().
+  std::uint64_t submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done);
+  // Forgets a queued request: its callback never runs and its destination is no longer written.
+  void cancel(std::uint64_t id) noexcept;
+  std::size_t pending() const noexcept { return requests_.size(); }
+
+  // Posts what can be posted, reaps completions and completes requests. Waits up to `wait` when
+  // nothing completed. Throws ConnectionLost when a Read fails or the peer disconnects.
+  void progress(std::chrono::milliseconds wait);
+
+  // Blocking read built on submit/progress. Throws ConnectionLost.
+  std::size_t read(Region r, std::uint64_t offset, std::span<std::uint8_t> dest);
+
+  int wait_fd() const noexcept;
+  const Stats& stats() const noexcept { return stats_; }
+  Stats& stats() noexcept { return stats_; }
+  std::size_t chunk_size() const noexcept { return chunk_; }
+  std::size_t ring_bytes() const noexcept { return ring_size_; }
+  int cm_fd() const noexcept;
+
+ private:
+  enum class SlotState : std::uint8_t { free, in_flight, ready };
+  struct Slot {
+    SlotState state = SlotState::free;
+    std::uint64_t key = 0;  // (region << 56) | block
+    std::uint32_t epoch = 0;
+    std::uint32_t length = 0;
+    std::uint64_t last_use = 0;
+    std::chrono::steady_clock::time_point posted;
+  };
+  struct Request {
+    std::uint64_t id;
+    Region region;
+    std::uint64_t offset;
+    std::span<std::uint8_t> dest;
+    std::size_t filled = 0;
+    Callback done;
+    bool waited = false;  // counted as a stall already
+  };
+
+  static std::uint64_t key(Region r, std::uint64_t block) noexcept { return (std::uint64_t{static_cast<std::uint8_t>(r)} << 56) | block; }
+  std::uint64_t blocks_in(Region r) const noexcept;
+  bool cached_or_coming(std::uint64_t k) const noexcept { return block_slot_.count(k) != 0; }
+  int take_slot(bool for_request);
+  bool post(Region r, std::uint64_t block, bool for_request);
+  bool needed_by_request(std::uint64_t k) const noexcept;
+  bool in_readahead_window(std::uint64_t k) const noexcept;
+  void invalidate() noexcept;
+  void post_wanted();
+  void reap(int max);
+  bool serve_requests();
+  void drop_slot(std::size_t s) noexcept;
+  void drop_all_slots() noexcept;
+  bool wait_for_events(std::chrono::milliseconds wait);
+  void check_disconnect();
+
+  std::size_t chunk_;
+  std::size_t readahead_;
+  unsigned wanted_depth_;
+  unsigned depth_ = 0;
+  struct FreeDeleter {
+    void operator()(std::uint8_t* p) const noexcept { std::free(p); }
+  };
+  std::unique_ptr<std::uint8_t[], FreeDeleter> ring_;  // page-aligned, never moves while registered
+  std::size_t ring_size_ = 0;
+  std::vector<Slot> slots_;
+  std::unordered_map<std::uint64_t, std::size_t> block_slot_;  // blocks cached or in flight, this epoch
+  std::deque<Request> requests_;
+  proto::RegionDescriptor regions_[3];
+  std::uint32_t epoch_ = 1;
+  std::uint64_t use_clock_ = 0;
+  std::uint64_t next_request_id_ = 1;
+  std::uint64_t readahead_from_ = 0;  // movie offset the read-ahead window starts at
+  bool readahead_enabled_ = true;
+  bool cq_armed_ = false;
+  std::chrono::steady_clock::time_point last_progress_;  // for the stuck-Read timeout
+  rdma::ClientEndpoint* ep_ = nullptr;
+  ibv_mr* mr_ = nullptr;
+  Stats stats_;
+};
+
+}  // namespace vod::client

@@ -1,0 +1,87 @@
+// A client's connection to one vod-server: connect by URI, read the catalog and the movie's
+// keyframe index, random-access reads of the movie, movie switches, and reconnection. All state
+// that makes a stream resumable (which movie, which bytes) lives here, in the client: that is what
+// lets the server be stateless.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "vod/client/errors.hpp"
+#include "vod/client/read_engine.hpp"
+#include "vod/client/uri.hpp"
+#include "vod/protocol/catalog_layout.hpp"
+#include "vod/protocol/keyframe_index_layout.hpp"
+#include "vod/protocol/private_data.hpp"
+
+namespace vod::client {
+
+struct SessionOptions {
+  EngineOptions engine;
+  std::chrono::milliseconds connect_timeout{5000};
+  // After a connection breaks: retry with exponential backoff, for at most this long in all.
+  std::chrono::milliseconds reconnect_for{30000};
+  std::chrono::milliseconds backoff_first{100};
+  std::chrono::milliseconds backoff_max{2000};
+};
+
+class Session {
+ public:
+  // Connects to uri.host:uri.port for uri.movie (or catalog-only without one), and reads the
+  // catalog and the movie's index. Throws ClientError.
+  explicit Session(Uri uri, SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const Uri& uri() const noexcept { return uri_; }
+  std::string server() const;  // "host:port"
+  const proto::Catalog& catalog() const noexcept { return catalog_; }
+  const proto::CatalogEntry* movie() const noexcept { return movie_ ? &*movie_ : nullptr; }
+  const proto::KeyframeIndex& index() const noexcept { return index_; }
+  const proto::AcceptData& accept() const noexcept { return accept_; }
+  unsigned read_depth() const noexcept { return read_depth_; }
+
+  // Switches to another movie of the catalog on the same connection: no message to the server.
+  // Throws ClientError(unknown_movie) listing the catalog's names.
+  void switch_movie(const std::string& name);
+
+  // Blocking read of the current movie; reconnects and re-drives on connection loss.
+  std::size_t pread(std::uint64_t offset, std::span<std::uint8_t> dest);
+  // Asynchronous read: `done` runs from a later progress(). Returns an id for cancel().
+  std::uint64_t pread_async(std::uint64_t offset, std::span<std::uint8_t> dest, ReadEngine::Callback done);
+  void cancel(std::uint64_t id) noexcept { engine_.cancel(id); }
+  // Drives reads (ReadEngine::progress), reconnecting when the connection breaks.
+  void progress(std::chrono::milliseconds wait);
+
+  ReadEngine& engine() noexcept { return engine_; }
+  const Stats& stats() const noexcept { return engine_.stats(); }
+
+ private:
+  void connect();
+  void reconnect(const std::string& why);
+  std::unique_ptr<rdma::ClientEndpoint> open_endpoint(const proto::ConnectRequest& request);
+  [[noreturn]] void throw_rejected(const rdma::ConnectRejected& r);
+  std::string catalog_names() const;
+  void load_index();
+
+  Uri uri_;
+  SessionOptions options_;
+  ReadEngine engine_;
+  std::unique_ptr<rdma::ClientEndpoint> endpoint_;  // after engine_: destroyed first
+  proto::AcceptData accept_;
+  proto::Catalog catalog_;
+  std::optional<proto::CatalogEntry> movie_;
+  proto::KeyframeIndex index_;
+  unsigned read_depth_ = 0;
+};
+
+// The names in a catalog, comma-separated, for error messages.
+std::string list_names(const proto::Catalog& catalog, std::size_t max_names = 20);
+
+}  // namespace vod::client

@@ -1,0 +1,34 @@
+// rdma://host[:port][/movie]: what every rdma-vod client takes to name a server and a movie.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace vod::client {
+
+inline constexpr std::uint16_t kDefaultPort = 7470;
+
+struct Uri {
+  std::string host;                  // a name, an IPv4 address, or an IPv6 address without brackets
+  std::uint16_t port = kDefaultPort;
+  std::optional<std::string> movie;  // percent-decoded; absent for catalog-only URIs
+
+  std::string to_string() const;     // canonical form, the movie percent-encoded
+  bool operator==(const Uri&) const = default;
+};
+
+class UriError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Throws UriError saying what is wrong and what a valid URI looks like.
+Uri parse_uri(std::string_view text);
+
+// Percent-encodes a movie name for a URI path (RFC 3986 unreserved characters stay as they are).
+std::string percent_encode(std::string_view name);
+
+}  // namespace vod::client

@@ -1,0 +1,321 @@
+#include "vod/client/read_engine.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "vod/client/errors.hpp"
+#include "vod/rdma/error.hpp"
+
+namespace vod::client {
+
+namespace {
+constexpr std::size_t kMinChunk = 8 * 1024;
+constexpr std::size_t kPage = 4096;
+// A Read that has not completed in this long means the connection is dead even if no event said so.
+constexpr std::chrono::seconds kStuckRead{15};
+}  // namespace
+
+ReadEngine::ReadEngine(const EngineOptions& o)
+    : chunk_((std::max(o.chunk_size, kMinChunk) + kPage - 1) / kPage * kPage),
+      readahead_(o.readahead_bytes),
+      wanted_depth_(std::max(o.read_depth, 1u)) {
+  const std::size_t slots = wanted_depth_ + (readahead_ + chunk_ - 1) / chunk_ + 2;
+  ring_size_ = slots * chunk_;
+  ring_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(kPage, ring_size_)));
+  if (!ring_) throw std::bad_alloc();
+  std::memset(ring_.get(), 0, ring_size_);  // resident before registration
+  slots_.resize(slots);
+}
+
+ReadEngine::~ReadEngine() = default;
+
+void ReadEngine::attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read) {
+  if (chunk_ > max_read)
+    throw ClientError(ErrorKind::usage, "chunk size " + std::to_string(chunk_) + " exceeds the " + std::to_string(max_read) +
+                                            "-byte largest RDMA Read this connection allows; choose a smaller chunk");
+  drop_all_slots();
+  ep_ = &ep;
+  depth_ = std::clamp<unsigned>(depth, 1u, std::min<unsigned>(wanted_depth_, static_cast<unsigned>(slots_.size())));
+  ep.memory.push_back(rdma::register_memory(ep.pd.get(), ring_.get(), ring_size_, rdma::read_sink_access(ep.limits), "the client read ring"));
+  mr_ = ep.memory.back().get();
+  cq_armed_ = false;
+  last_progress_ = std::chrono::steady_clock::now();
+}
+
+void ReadEngine::detach() noexcept {
+  ep_ = nullptr;
+  mr_ = nullptr;
+  drop_all_slots();
+}
+
+int ReadEngine::wait_fd() const noexcept { return ep_ ? ep_->completions->fd : -1; }
+int ReadEngine::cm_fd() const noexcept { return ep_ ? ep_->events.fd() : -1; }
+
+std::uint64_t ReadEngine::blocks_in(Region r) const noexcept {
+  const std::uint64_t len = regions_[static_cast<int>(r)].length;
+  return (len + chunk_ - 1) / chunk_;
+}
+
+void ReadEngine::drop_slot(std::size_t s) noexcept {
+  Slot& slot = slots_[s];
+  auto it = block_slot_.find(slot.key);
+  if (it != block_slot_.end() && it->second == s) block_slot_.erase(it);
+  slot.state = SlotState::free;
+}
+
+void ReadEngine::drop_all_slots() noexcept {
+  for (auto& slot : slots_) slot.state = SlotState::free;
+  block_slot_.clear();
+  stats_.in_flight = 0;
+  ++epoch_;
+}
+
+void ReadEngine::invalidate() noexcept {
+  ++epoch_;
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (slots_[s].state == SlotState::ready) drop_slot(s);
+    else if (slots_[s].state == SlotState::in_flight) block_slot_.erase(slots_[s].key);  // lands, then is discarded
+  }
+}
+
+void ReadEngine::set_region(Region r, const proto::RegionDescriptor& d) {
+  if (regions_[static_cast<int>(r)] == d) return;
+  regions_[static_cast<int>(r)] = d;
+  invalidate();
+}
+
+void ReadEngine::restart_at(std::uint64_t offset) {
+  invalidate();
+  readahead_from_ = offset;
+}
+
+std::uint64_t ReadEngine::submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done) {
+  const std::uint64_t len = regions_[static_cast<int>(r)].length;
+  const std::uint64_t n = offset >= len ? 0 : std::min<std::uint64_t>(dest.size(), len - offset);
+  const std::uint64_t id = next_request_id_++;
+  requests_.push_back({id, r, offset, dest.first(static_cast<std::size_t>(n)), 0, std::move(done), false});
+  if (r == Region::movie) readahead_from_ = offset;
+  return id;
+}
+
+void ReadEngine::cancel(std::uint64_t id) noexcept {
+  std::erase_if(requests_, [id](const Request& q) { return q.id == id; });
+}
+
+bool ReadEngine::needed_by_request(std::uint64_t k) const noexcept {
+  for (const Request& q : requests_) {
+    if (q.dest.empty()) continue;
+    const std::uint64_t first = (q.offset + q.filled) / chunk_, last = (q.offset + q.dest.size() - 1) / chunk_;
+    if (k >= key(q.region, first) && k <= key(q.region, last)) return true;
+  }
+  return false;
+}
+
+bool ReadEngine::in_readahead_window(std::uint64_t k) const noexcept {
+  const std::uint64_t first = readahead_from_ / chunk_;
+  const std::uint64_t last = (readahead_from_ + readahead_) / chunk_;
+  return k >= key(Region::movie, first) && k <= key(Region::movie, last);
+}
+
+int ReadEngine::take_slot(bool for_request) {
+  int best = -1;
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    const Slot& slot = slots_[s];
+    if (slot.state == SlotState::free) return static_cast<int>(s);
+    if (slot.state != SlotState::ready || needed_by_request(slot.key)) continue;
+    if (!for_request && in_readahead_window(slot.key)) continue;  // read-ahead never evicts read-ahead
+    if (best < 0 || slot.last_use < slots_[static_cast<std::size_t>(best)].last_use) best = static_cast<int>(s);
+  }
+  if (best >= 0) drop_slot(static_cast<std::size_t>(best));
+  return best;
+}
+
+bool ReadEngine::post(Region r, std::uint64_t block, bool for_request) {
+  const int s = take_slot(for_request);
+  if (s < 0) return false;
+  const proto::RegionDescriptor& d = regions_[static_cast<int>(r)];
+  const std::uint64_t at = block * chunk_;
+  const auto length = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk_, d.length - at));
+  Slot& slot = slots_[static_cast<std::size_t>(s)];
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(ring_.get() + static_cast<std::size_t>(s) * chunk_), length, mr_->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = static_cast<std::uint64_t>(s);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = d.addr + at;
+  wr.wr.rdma.rkey = d.rkey;
+  ibv_send_wr* bad = nullptr;
+  if (int err = ibv_post_send(ep_->qp.get(), &wr, &bad))
+    throw ConnectionLost(std::string("ibv_post_send of an RDMA Read failed: ") + std::strerror(err));
+  slot = {SlotState::in_flight, key(r, block), epoch_, length, ++use_clock_, std::chrono::steady_clock::now()};
+  block_slot_[slot.key] = static_cast<std::size_t>(s);
+  ++stats_.reads_posted;
+  ++stats_.in_flight;
+  return true;
+}
+
+void ReadEngine::post_wanted() {
+  if (!ep_) return;
+  // Requests first, oldest first: their blocks in order.
+  for (const Request& q : requests_) {
+    // A region without a descriptor (the new connection has not described it yet) waits.
+    if (q.dest.empty() || regions_[static_cast<int>(q.region)].length <= q.offset + q.filled) continue;
+    const std::uint64_t last = (q.offset + q.dest.size() - 1) / chunk_;
+    for (std::uint64_t b = (q.offset + q.filled) / chunk_; b <= last; ++b) {
+      if (cached_or_coming(key(q.region, b))) continue;
+      if (stats_.in_flight >= depth_ || !post(q.region, b, true)) return;
+    }
+  }
+  // Then read-ahead of the movie, from where the reader is.
+  if (!readahead_enabled_ || readahead_ == 0) return;
+  const std::uint64_t end = std::min(blocks_in(Region::movie), (readahead_from_ + readahead_) / chunk_ + 1);
+  for (std::uint64_t b = readahead_from_ / chunk_; b < end; ++b) {
+    if (cached_or_coming(key(Region::movie, b))) continue;
+    if (stats_.in_flight >= depth_ || !post(Region::movie, b, false)) return;
+  }
+}
+
+void ReadEngine::reap(int max) {
+  ibv_wc wc[32];
+  std::string failure;
+  for (int reaped = 0; reaped < max;) {
+    const int n = ibv_poll_cq(ep_->cq.get(), 32, wc);
+    if (n < 0) throw ConnectionLost("ibv_poll_cq failed: " + std::string(std::strerror(-n)));
+    if (n == 0) break;
+    reaped += n;
+    last_progress_ = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) {
+      const auto s = static_cast<std::size_t>(wc[i].wr_id);
+      if (s >= slots_.size() || slots_[s].state != SlotState::in_flight) continue;
+      Slot& slot = slots_[s];
+      if (stats_.in_flight) --stats_.in_flight;
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        if (failure.empty()) failure = std::string("RDMA Read failed: ") + ibv_wc_status_str(wc[i].status) + " (vendor error " + std::to_string(wc[i].vendor_err) + ")";
+        drop_slot(s);
+        continue;
+      }
+      if (slot.epoch != epoch_) {
+        ++stats_.stale_discarded;  // from before a seek or switch: never delivered
+        slot.state = SlotState::free;
+        continue;
+      }
+      slot.state = SlotState::ready;
+      ++stats_.reads_completed;
+      stats_.bytes_read += slot.length;
+      stats_.read_latency_us.record(static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(last_progress_ - slot.posted).count()));
+    }
+  }
+  if (!failure.empty()) throw ConnectionLost(failure);
+}
+
+bool ReadEngine::serve_requests() {
+  std::vector<std::pair<Callback, std::size_t>> finished;
+  for (auto it = requests_.begin(); it != requests_.end();) {
+    Request& q = *it;
+    while (q.filled < q.dest.size()) {
+      const std::uint64_t at = q.offset + q.filled;
+      const std::uint64_t block = at / chunk_;
+      auto found = block_slot_.find(key(q.region, block));
+      if (found == block_slot_.end() || slots_[found->second].state != SlotState::ready) break;
+      Slot& slot = slots_[found->second];
+      const std::uint64_t within = at - block * chunk_;
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(slot.length - within, q.dest.size() - q.filled));
+      std::memcpy(q.dest.data() + q.filled, ring_.get() + found->second * chunk_ + within, n);
+      q.filled += n;
+      slot.last_use = ++use_clock_;
+      stats_.bytes_delivered += n;
+    }
+    if (q.filled == q.dest.size()) {
+      finished.emplace_back(std::move(q.done), q.filled);
+      it = requests_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [done, n] : finished)
+    if (done) done(n);
+  return !finished.empty();
+}
+
+void ReadEngine::check_disconnect() {
+  if (!ep_) return;
+  while (auto e = ep_->events.next(std::chrono::milliseconds(0))) {
+    switch (e->type()) {
+      case RDMA_CM_EVENT_DISCONNECTED:
+      case RDMA_CM_EVENT_DEVICE_REMOVAL:
+      case RDMA_CM_EVENT_ADDR_CHANGE:
+        throw ConnectionLost(std::string("the server connection ended: ") + e->type_name());
+      default:
+        break;
+    }
+  }
+}
+
+bool ReadEngine::wait_for_events(std::chrono::milliseconds wait) {
+  if (!cq_armed_) {
+    if (ibv_req_notify_cq(ep_->cq.get(), 0)) throw ConnectionLost("ibv_req_notify_cq failed");
+    cq_armed_ = true;
+    return true;  // completions may have arrived before arming: the caller polls again first
+  }
+  pollfd fds[2] = {{ep_->completions->fd, POLLIN, 0}, {ep_->events.fd(), POLLIN, 0}};
+  const int n = poll(fds, 2, static_cast<int>(wait.count()));
+  if (n <= 0) return false;
+  if (fds[0].revents & POLLIN) {
+    ibv_cq* cq = nullptr;
+    void* context = nullptr;
+    if (ibv_get_cq_event(ep_->completions.get(), &cq, &context) == 0) {
+      ibv_ack_cq_events(cq, 1);
+      cq_armed_ = false;
+    }
+  }
+  if (fds[1].revents & POLLIN) check_disconnect();
+  return true;
+}
+
+void ReadEngine::progress(std::chrono::milliseconds wait) {
+  if (!ep_) throw ConnectionLost("not connected");
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  check_disconnect();
+  for (;;) {
+    post_wanted();
+    reap(256);
+    post_wanted();
+    if (serve_requests()) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return;
+    for (Request& q : requests_)
+      if (!q.waited) {
+        q.waited = true;
+        ++stats_.stalls;
+      }
+    if (stats_.in_flight > 0 && now - last_progress_ > kStuckRead)
+      throw ConnectionLost("no RDMA Read completed for " + std::to_string(kStuckRead.count()) + " s");
+    if (stats_.in_flight == 0) last_progress_ = now;
+    // Sleep on the completion channel and the CM channel, even when idle: a paced reader waits
+    // here, and a disconnect must still be noticed.
+    wait_for_events(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1));
+  }
+}
+
+std::size_t ReadEngine::read(Region r, std::uint64_t offset, std::span<std::uint8_t> dest) {
+  bool done = false;
+  std::size_t got = 0;
+  const std::uint64_t id = submit(r, offset, dest, [&](std::size_t n) {
+    done = true;
+    got = n;
+  });
+  try {
+    while (!done) progress(std::chrono::milliseconds(1000));
+  } catch (...) {
+    cancel(id);  // the callback refers to this frame
+    throw;
+  }
+  return got;
+}
+
+}  // namespace vod::client

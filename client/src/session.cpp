@@ -1,0 +1,210 @@
+#include "vod/client/session.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "vod/log.hpp"
+#include "vod/protocol/name_hash.hpp"
+#include "vod/rdma/error.hpp"
+
+namespace vod::client {
+
+const char* to_string(ErrorKind k) noexcept {
+  switch (k) {
+    case ErrorKind::unknown_movie: return "unknown movie";
+    case ErrorKind::server_unreachable: return "server unreachable";
+    case ErrorKind::no_device: return "no RDMA device";
+    case ErrorKind::rejected: return "rejected";
+    case ErrorKind::protocol_error: return "protocol error";
+    case ErrorKind::connection_lost: return "connection lost";
+    case ErrorKind::out_of_range: return "out of range";
+    case ErrorKind::movie_changed: return "movie changed";
+    case ErrorKind::usage: return "usage";
+  }
+  return "error";
+}
+
+std::string list_names(const proto::Catalog& catalog, std::size_t max_names) {
+  if (catalog.entries.empty()) return "(the catalog is empty)";
+  std::string out;
+  for (std::size_t i = 0; i < catalog.entries.size() && i < max_names; ++i) out += (i ? ", " : "") + catalog.entries[i].name;
+  if (catalog.entries.size() > max_names) out += ", ... (" + std::to_string(catalog.entries.size()) + " in all)";
+  return out;
+}
+
+Session::Session(Uri uri, SessionOptions options) : uri_(std::move(uri)), options_(options), engine_(options.engine) {
+  connect();
+}
+
+Session::~Session() = default;
+
+std::string Session::server() const {
+  const bool v6 = uri_.host.find(':') != std::string::npos;
+  return (v6 ? "[" + uri_.host + "]" : uri_.host) + ":" + std::to_string(uri_.port);
+}
+
+void Session::throw_rejected(const rdma::ConnectRejected& r) {
+  if (r.no_listener())
+    throw ClientError(ErrorKind::server_unreachable, "nothing listens on " + server() + " (is vod-server running there?)");
+  auto reject = proto::decode_reject(r.private_data());
+  if (!reject)
+    throw ClientError(ErrorKind::rejected, server() + " refused the connection (" + r.what() + ") without a readable reason: " + reject.error().message);
+  if (reject->code == proto::RejectCode::unknown_movie) {
+    std::string names;
+    try {  // best effort: ask for the catalog to say what exists
+      Session catalog_only(Uri{uri_.host, uri_.port, std::nullopt}, options_);
+      names = list_names(catalog_only.catalog());
+    } catch (const std::exception&) {
+      names = "(could not read the catalog)";
+    }
+    throw ClientError(ErrorKind::unknown_movie, "no movie '" + uri_.movie.value_or("") + "' on " + server() + "; it has: " + names);
+  }
+  throw ClientError(ErrorKind::rejected, server() + " rejected the connection: " + proto::to_string(reject->code) + ": " + reject->reason);
+}
+
+std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::ConnectRequest& request) {
+  rdma::ConnectOptions o;
+  o.host = uri_.host;
+  o.port = uri_.port;
+  o.private_data = proto::encode(request);
+  o.wanted_read_depth = options_.engine.read_depth;
+  o.send_queue_depth = options_.engine.read_depth + 4;
+  o.timeout = options_.connect_timeout;
+  try {
+    return rdma::connect(o);
+  } catch (const rdma::ConnectRejected& r) {
+    throw_rejected(r);
+  } catch (const rdma::ConnectFailed& e) {
+    throw ClientError(ErrorKind::server_unreachable, std::string("cannot reach ") + server() + ": " + e.what());
+  } catch (const rdma::NoDeviceError& e) {
+    throw ClientError(ErrorKind::no_device, e.what());
+  }
+}
+
+void Session::connect() {
+  const std::string name = movie_ ? movie_->name : uri_.movie.value_or("");
+  proto::ConnectRequest request;
+  if (!name.empty()) {
+    request.kind = proto::RequestKind::movie;
+    request.selector_type = proto::SelectorType::name_hash;
+    request.selector = proto::name_hash(name);
+  }
+  auto ep = open_endpoint(request);
+  auto accept = proto::decode_accept(ep->accept_data);
+  if (!accept) throw ClientError(ErrorKind::protocol_error, server() + " sent an accept that does not decode: " + accept.error().message);
+
+  read_depth_ = std::min<unsigned>(ep->initiator_depth, accept->granted_read_depth);
+  const std::size_t max_read = std::min<std::size_t>(accept->max_message_size, ep->limits.max_msg_size);
+  engine_.detach();
+  endpoint_.reset();  // the old connection (and its MR) go before the new one is used
+  endpoint_ = std::move(ep);
+  engine_.attach(*endpoint_, read_depth_, max_read);
+  accept_ = *accept;
+  // Until this connection's catalog says where the movie and its index are, nothing may be read
+  // from them: after a server restart the old rkeys are invalid.
+  engine_.set_region(Region::movie, {});
+  engine_.set_region(Region::index, {});
+
+  engine_.set_region(Region::catalog, accept_.catalog);
+  std::vector<std::uint8_t> bytes(accept_.catalog.length);
+  engine_.read(Region::catalog, 0, bytes);
+  auto catalog = proto::decode_catalog(bytes);
+  if (!catalog) throw ClientError(ErrorKind::protocol_error, "the catalog region of " + server() + " does not decode: " + catalog.error().message);
+  catalog_ = std::move(*catalog);
+
+  if (name.empty()) return;
+  if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name ||
+      catalog_.entries[accept_.movie_index].movie != accept_.movie)
+    throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + name + "' with descriptors its catalog does not list");
+  const proto::CatalogEntry& entry = catalog_.entries[accept_.movie_index];
+  if (movie_ && movie_->size != entry.size)
+    throw ClientError(ErrorKind::movie_changed, "'" + name + "' on " + server() + " is now " + std::to_string(entry.size) +
+                                                    " bytes, not " + std::to_string(movie_->size) + ": refusing to resume into another file");
+  movie_ = entry;
+  engine_.set_region(Region::movie, entry.movie);
+  load_index();
+}
+
+void Session::load_index() {
+  engine_.set_region(Region::index, movie_->index);
+  index_ = {};
+  if (movie_->index.empty()) return;
+  std::vector<std::uint8_t> bytes(movie_->index.length);
+  engine_.read(Region::index, 0, bytes);
+  auto index = proto::decode_index(bytes);
+  if (!index) throw ClientError(ErrorKind::protocol_error, "the keyframe index of '" + movie_->name + "' does not decode: " + index.error().message);
+  index_ = std::move(*index);
+}
+
+void Session::reconnect(const std::string& why) {
+  log::warn("client", "connection to " + server() + " lost (" + why + "); reconnecting");
+  engine_.detach();
+  endpoint_.reset();
+  const auto give_up = std::chrono::steady_clock::now() + options_.reconnect_for;
+  auto backoff = options_.backoff_first;
+  std::string last = why;
+  for (int attempt = 1;; ++attempt) {
+    std::this_thread::sleep_for(backoff);
+    try {
+      connect();
+      ++engine_.stats().reconnects;
+      log::info("client", "reconnected to " + server() + " after " + std::to_string(attempt) + " attempt(s)");
+      return;
+    } catch (const ConnectionLost& e) {
+      last = e.what();
+    } catch (const ClientError& e) {
+      if (e.kind() != ErrorKind::server_unreachable && e.kind() != ErrorKind::rejected) throw;
+      last = e.what();
+    }
+    engine_.detach();
+    endpoint_.reset();
+    if (std::chrono::steady_clock::now() + backoff > give_up)
+      throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server() + " and could not reconnect within " +
+                                                        std::to_string(options_.reconnect_for.count() / 1000) + " s: " + last);
+    backoff = std::min(backoff * 2, options_.backoff_max);
+  }
+}
+
+void Session::switch_movie(const std::string& name) {
+  const proto::CatalogEntry* entry = catalog_.find(name);
+  if (!entry) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' in the catalog of " + server() + "; it has: " + list_names(catalog_));
+  movie_ = *entry;
+  uri_.movie = name;
+  engine_.set_region(Region::movie, entry->movie);
+  try {
+    load_index();
+  } catch (const ConnectionLost& e) {
+    reconnect(e.what());  // connect() loads the new movie's index
+  }
+}
+
+std::uint64_t Session::pread_async(std::uint64_t offset, std::span<std::uint8_t> dest, ReadEngine::Callback done) {
+  if (!movie_) throw ClientError(ErrorKind::usage, "this session has no movie (it was opened for the catalog only)");
+  return engine_.submit(Region::movie, offset, dest, std::move(done));
+}
+
+void Session::progress(std::chrono::milliseconds wait) {
+  try {
+    engine_.progress(wait);
+  } catch (const ConnectionLost& e) {
+    reconnect(e.what());
+  }
+}
+
+std::size_t Session::pread(std::uint64_t offset, std::span<std::uint8_t> dest) {
+  bool done = false;
+  std::size_t got = 0;
+  const std::uint64_t id = pread_async(offset, dest, [&](std::size_t n) {
+    done = true;
+    got = n;
+  });
+  try {
+    while (!done) progress(std::chrono::milliseconds(1000));
+  } catch (...) {
+    cancel(id);
+    throw;
+  }
+  return got;
+}
+
+}  // namespace vod::client

@@ -1,0 +1,108 @@
+#include "vod/client/uri.hpp"
+
+#include <cctype>
+
+#include "vod/protocol/catalog_layout.hpp"
+
+namespace vod::client {
+
+namespace {
+
+const char* const kForm = " (expected rdma://host[:port][/movie], e.g. rdma://192.0.2.1:7470/movie.mp4)";
+
+[[noreturn]] void bad(std::string_view text, const std::string& why) {
+  throw UriError("invalid URI '" + std::string(text) + "': " + why + kForm);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string percent_encode(std::string_view name) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string Uri::to_string() const {
+  const bool v6 = host.find(':') != std::string::npos;
+  std::string s = "rdma://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  if (movie) s += "/" + percent_encode(*movie);
+  return s;
+}
+
+Uri parse_uri(std::string_view text) {
+  constexpr std::string_view scheme = "rdma://";
+  if (text.substr(0, scheme.size()) != scheme) bad(text, "the scheme must be rdma://");
+  std::string_view rest = text.substr(scheme.size());
+  const auto slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+
+  Uri uri;
+  std::string_view port_text;
+  if (!authority.empty() && authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) bad(text, "an IPv6 address needs its closing ']'");
+    uri.host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') bad(text, "unexpected characters after the IPv6 address");
+      port_text = after.substr(1);
+      if (port_text.empty()) bad(text, "the port after ':' is empty");
+    }
+  } else {
+    const auto colon = authority.find(':');
+    uri.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      port_text = authority.substr(colon + 1);
+      if (port_text.empty()) bad(text, "the port after ':' is empty");
+    }
+  }
+  if (uri.host.empty()) bad(text, "the host is empty");
+  if (!port_text.empty()) {
+    unsigned long port = 0;
+    for (char c : port_text) {
+      if (c < '0' || c > '9') bad(text, "the port '" + std::string(port_text) + "' is not a number");
+      port = port * 10 + static_cast<unsigned long>(c - '0');
+      if (port > 65535) bad(text, "the port '" + std::string(port_text) + "' is above 65535");
+    }
+    if (port == 0) bad(text, "port 0 cannot be connected to");
+    uri.port = static_cast<std::uint16_t>(port);
+  }
+  if (!path.empty()) {
+    std::string name;
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      if (path[i] == '%') {
+        const int hi = i + 2 < path.size() ? hex_value(path[i + 1]) : -1;
+        const int lo = i + 2 < path.size() ? hex_value(path[i + 2]) : -1;
+        if (hi < 0 || lo < 0) bad(text, "a '%' in the movie name is not followed by two hex digits");
+        name += static_cast<char>(hi * 16 + lo);
+        i += 2;
+      } else if (path[i] == '?' || path[i] == '#') {
+        bad(text, "queries and fragments are not part of rdma:// URIs");
+      } else {
+        name += path[i];
+      }
+    }
+    if (const char* why = proto::invalid_name_reason(name)) bad(text, std::string("the movie name is not valid: ") + why);
+    uri.movie = std::move(name);
+  }
+  return uri;
+}
+
+}  // namespace vod::client

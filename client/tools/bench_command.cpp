@@ -1,0 +1,197 @@
+// vod-client bench: N simulated viewers in one process, each on its own connection, each reading at
+// its movie's bitrate (or --rate) like a player with a small buffer, sequentially or jumping to a
+// random position every few seconds. Reports chunks in time vs late, goodput and seek latency.
+//
+// One thread drives every viewer through the asynchronous API: each viewer asks for its next chunk
+// `lead` seconds before the player would need it, and a chunk is late when its bytes arrive after
+// that moment. After a start or a jump, the player allows itself `startup` seconds before the first
+// chunk is due, and the time to the first byte is the seek latency.
+#include <poll.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "commands.hpp"
+#include "progress_bar.hpp"
+#include "vod/log.hpp"
+
+namespace vod::client::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+struct Viewer {
+  std::unique_ptr<Session> session;
+  double rate_bps = 0;
+  std::uint64_t size = 0;
+  std::uint64_t position = 0;   // next byte to ask for
+  std::uint64_t since_start = 0;  // bytes asked for since the last start or jump
+  Clock::time_point origin;     // when the player's clock for `since_start` began
+  Clock::time_point next_jump;
+  bool outstanding = false;
+  bool awaiting_first_byte = false;
+  Clock::time_point seek_started;
+  std::vector<std::uint8_t> buffer;
+  std::uint64_t in_time = 0, late = 0, bytes = 0, jumps = 0;
+};
+
+}  // namespace
+
+int run_bench(const std::vector<std::string>& args) {
+  namespace po = boost::program_options;
+  CommonOptions common;
+  unsigned clients = 10;
+  double duration = 10, rate_mbps = 0, startup = 1.0, lead = 0.5;
+  std::string pattern = "sequential";
+  unsigned seed = 1;
+  po::options_description opts("bench");
+  opts.add_options()("clients", po::value(&clients)->default_value(clients), "simulated viewers, one connection each")(
+      "duration", po::value(&duration)->default_value(duration), "seconds to run (bounded)")(
+      "pattern", po::value(&pattern)->default_value(pattern), "sequential, or jump:SECONDS (a random position every SECONDS)")(
+      "rate", po::value(&rate_mbps)->default_value(0), "Mbit/s per viewer; 0 = each movie's bitrate")(
+      "startup", po::value(&startup)->default_value(startup), "seconds a player allows before its first chunk is due, after a start or jump")(
+      "lead", po::value(&lead)->default_value(lead), "seconds ahead of need a viewer asks for its next chunk")(
+      "seed", po::value(&seed)->default_value(seed), "random seed for jump positions");
+  opts.add(common_options(common));
+  std::string uri_text;
+  po::variables_map vm;
+  const std::string usage = "vod-client bench rdma://host[:port][/NAME] --clients N --duration S --pattern sequential|jump:S [--rate MBPS]";
+  if (!parse(args, opts, usage, uri_text, vm)) return exit_ok;
+  apply(common);
+  double jump_every = 0;
+  if (pattern.rfind("jump:", 0) == 0) {
+    jump_every = std::atof(pattern.c_str() + 5);
+    if (jump_every <= 0) throw ClientError(ErrorKind::usage, "--pattern jump:SECONDS needs a positive number of seconds");
+  } else if (pattern != "sequential") {
+    throw ClientError(ErrorKind::usage, "--pattern must be sequential or jump:SECONDS");
+  }
+  if (clients == 0 || duration <= 0 || duration > 3600) throw ClientError(ErrorKind::usage, "--clients must be > 0 and --duration in (0, 3600]");
+  const Uri uri = parse_uri(uri_text);
+
+  // Which movies: the URI's, or the catalog's, spread over the viewers.
+  std::vector<std::string> movies;
+  if (uri.movie) {
+    movies.push_back(*uri.movie);
+  } else {
+    Session catalog(Uri{uri.host, uri.port, std::nullopt}, common.session);
+    for (const auto& e : catalog.catalog().entries)
+      if (e.size > 0) movies.push_back(e.name);
+    if (movies.empty()) throw ClientError(ErrorKind::unknown_movie, "the catalog of " + catalog.server() + " has no movie to play");
+  }
+
+  std::mt19937_64 random(seed);
+  std::vector<Viewer> viewers(clients);
+  const auto connect_start = Clock::now();
+  for (unsigned i = 0; i < clients; ++i) {
+    Viewer& v = viewers[i];
+    v.session = std::make_unique<Session>(Uri{uri.host, uri.port, movies[i % movies.size()]}, common.session);
+    const auto& m = *v.session->movie();
+    v.size = m.size;
+    v.rate_bps = rate_mbps > 0 ? rate_mbps * 1e6 : static_cast<double>(m.bitrate_bps);
+    if (v.rate_bps <= 0) throw ClientError(ErrorKind::usage, "'" + m.name + "' has no known bitrate: give --rate");
+    v.buffer.resize(v.session->engine().chunk_size());
+  }
+  std::fprintf(stderr, "bench: %u viewers connected in %.2f s over %zu movie(s); pattern %s for %.0f s\n", clients,
+               seconds_between(connect_start, Clock::now()), movies.size(), pattern.c_str(), duration);
+
+  LatencyHistogram seek_latency_us;
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
+  auto restart = [&](Viewer& v, Clock::time_point now, std::uint64_t at) {
+    v.position = at;
+    v.since_start = 0;
+    v.origin = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(startup));
+    v.awaiting_first_byte = true;
+    v.seek_started = now;
+    v.session->engine().restart_at(at);
+  };
+  for (auto& v : viewers) {
+    restart(v, start, 0);
+    v.next_jump = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(jump_every));
+  }
+
+  while (Clock::now() < end) {
+    const auto now = Clock::now();
+    auto next_wake = end;
+    for (auto& v : viewers) {
+      if (jump_every > 0 && now >= v.next_jump && !v.outstanding) {
+        const std::uint64_t chunk = v.buffer.size();
+        const std::uint64_t blocks = std::max<std::uint64_t>(v.size / chunk, 1);
+        restart(v, now, (random() % blocks) * chunk);
+        v.next_jump = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(jump_every));
+        ++v.jumps;
+      }
+      if (v.outstanding) continue;
+      // The player needs byte `since_start` at origin + since_start * 8 / rate.
+      const auto due = v.origin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(static_cast<double>(v.since_start) * 8 / v.rate_bps));
+      const auto ask_at = due - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lead));
+      if (now < ask_at) {
+        next_wake = std::min(next_wake, ask_at);
+        continue;
+      }
+      if (v.position >= v.size) restart(v, now, 0);  // loop the movie
+      v.outstanding = true;
+      Viewer* vp = &v;
+      v.session->pread_async(v.position, v.buffer, [vp, due, &seek_latency_us](std::size_t n) {
+        const auto done = Clock::now();
+        vp->outstanding = false;
+        if (vp->awaiting_first_byte) {
+          seek_latency_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(done - vp->seek_started).count()));
+          vp->awaiting_first_byte = false;
+        }
+        (done <= due ? vp->in_time : vp->late)++;
+        vp->position += n;
+        vp->since_start += n;
+        vp->bytes += n;
+      });
+    }
+    // Drive every connection; wait on their completion channels until the next chunk is due.
+    std::vector<pollfd> fds;
+    fds.reserve(viewers.size() * 2);
+    for (auto& v : viewers) {
+      v.session->progress(std::chrono::milliseconds(0));
+      if (v.session->engine().wait_fd() >= 0) fds.push_back({v.session->engine().wait_fd(), POLLIN, 0});
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_wake - Clock::now());
+    poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long>(wait.count(), 0, 5)));
+  }
+  const double elapsed = seconds_between(start, Clock::now());
+
+  Stats total;
+  std::uint64_t in_time = 0, late = 0, bytes = 0, jumps = 0;
+  unsigned viewers_late = 0;
+  for (auto& v : viewers) {
+    total.merge(v.session->stats());
+    in_time += v.in_time;
+    late += v.late;
+    bytes += v.bytes;
+    jumps += v.jumps;
+    viewers_late += v.late > 0;
+  }
+  const double goodput = static_cast<double>(bytes) * 8 / elapsed / 1e6;
+  std::printf("bench: %u viewers, %.1f s, pattern %s, chunk %zu KiB\n", clients, elapsed, pattern.c_str(), viewers[0].buffer.size() / 1024);
+  std::printf("  chunks: %llu in time, %llu late (%.2f%%); viewers with a late chunk: %u of %u\n",
+              static_cast<unsigned long long>(in_time), static_cast<unsigned long long>(late),
+              in_time + late ? 100.0 * static_cast<double>(late) / static_cast<double>(in_time + late) : 0.0, viewers_late, clients);
+  std::printf("  goodput: %.2f Mbit/s aggregate (%.2f MB/s), %.3f Mbit/s per viewer\n", goodput, goodput / 8, goodput / clients);
+  std::printf("  seeks: %llu (%llu jumps), time to first byte p50 %llu us, p90 %llu us, p99 %llu us\n",
+              static_cast<unsigned long long>(seek_latency_us.count()), static_cast<unsigned long long>(jumps),
+              static_cast<unsigned long long>(seek_latency_us.percentile(0.5)), static_cast<unsigned long long>(seek_latency_us.percentile(0.9)),
+              static_cast<unsigned long long>(seek_latency_us.percentile(0.99)));
+  std::printf("  reads: %s\n", total.summary().c_str());
+  // One machine-readable line for the benchmark scripts.
+  std::printf("BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%u goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu read_p50_us=%llu read_p99_us=%llu reconnects=%llu\n",
+              clients, elapsed, static_cast<unsigned long long>(in_time), static_cast<unsigned long long>(late), viewers_late, goodput,
+              static_cast<unsigned long long>(seek_latency_us.percentile(0.5)), static_cast<unsigned long long>(seek_latency_us.percentile(0.99)),
+              static_cast<unsigned long long>(total.read_latency_us.percentile(0.5)), static_cast<unsigned long long>(total.read_latency_us.percentile(0.99)),
+              static_cast<unsigned long long>(total.reconnects));
+  return exit_ok;
+}
+
+}  // namespace vod::client::cli

@@ -1,0 +1,52 @@
+// vod-client's subcommands. Each parses its own options (Boost.Program_options) and returns the
+// process exit status.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <string>
+#include <vector>
+
+#include "vod/client/session.hpp"
+
+namespace vod::client::cli {
+
+int run_list(const std::vector<std::string>& args);
+int run_get(const std::vector<std::string>& args);
+int run_play(const std::vector<std::string>& args);
+int run_bench(const std::vector<std::string>& args);
+
+// Exit statuses, documented in `vod-client --help`.
+enum Exit : int {
+  exit_ok = 0,
+  exit_error = 1,
+  exit_usage = 2,
+  exit_unknown_movie = 3,
+  exit_unreachable = 4,
+  exit_no_device = 5,
+  exit_out_of_range = 6,
+  exit_connection_lost = 7,
+};
+
+int exit_status_for(ErrorKind kind) noexcept;
+
+// Options every subcommand takes: the read pipeline, connection behaviour, logging. Defaults are
+// those of SessionOptions and EngineOptions, so --help and the library agree.
+struct CommonOptions {
+  SessionOptions session;
+  std::string log_level = "warn";
+  std::size_t chunk_kib = 0;
+  std::size_t readahead_kib = 0;
+  unsigned depth = 0;
+  double connect_timeout_s = 0;
+  double reconnect_for_s = 0;
+};
+boost::program_options::options_description common_options(CommonOptions& o);
+// Applies what was parsed: log level, sizes; throws ClientError(usage) for bad values.
+void apply(CommonOptions& o);
+
+// Parses `args` with `opts` and one positional URI (and `extra` positionals). Returns false after
+// printing help when --help was given.
+bool parse(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
+           const std::string& usage, std::string& uri, boost::program_options::variables_map& vm);
+
+}  // namespace vod::client::cli

@@ -1,0 +1,43 @@
+// vod-client list rdma://host[:port]: the catalog as a table.
+#include <cstdio>
+
+#include "commands.hpp"
+#include "progress_bar.hpp"
+
+namespace vod::client::cli {
+
+namespace {
+std::string duration_text(std::uint64_t us) {
+  if (us == 0) return "-";
+  const std::uint64_t s = us / 1'000'000;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%llu:%02llu:%02llu", static_cast<unsigned long long>(s / 3600),
+                static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60));
+  return buf;
+}
+}  // namespace
+
+int run_list(const std::vector<std::string>& args) {
+  CommonOptions common;
+  auto opts = common_options(common);
+  std::string uri_text;
+  boost::program_options::variables_map vm;
+  if (!parse(args, opts, "vod-client list rdma://host[:port]", uri_text, vm)) return exit_ok;
+  apply(common);
+  Uri uri = parse_uri(uri_text);
+  uri.movie.reset();  // the catalog comes with any connection; ask for nothing else
+  Session session(uri, common.session);
+  const auto& c = session.catalog();
+  std::printf("catalog generation %u on %s: %zu movies\n", c.generation, session.server().c_str(), c.entries.size());
+  std::printf("%-40s %12s %9s %10s %-10s %s\n", "NAME", "SIZE", "DURATION", "BITRATE", "CONTAINER", "VIDEO");
+  for (const auto& e : c.entries) {
+    char bitrate[32] = "-";
+    if (e.bitrate_bps) std::snprintf(bitrate, sizeof bitrate, "%.2f Mb/s", static_cast<double>(e.bitrate_bps) / 1e6);
+    std::string video = e.video_codec.empty() ? "-" : e.video_codec + " " + std::to_string(e.width) + "x" + std::to_string(e.height);
+    std::printf("%-40s %12s %9s %10s %-10s %s\n", e.name.c_str(), human_bytes(static_cast<double>(e.size)).c_str(),
+                duration_text(e.duration_us).c_str(), bitrate, e.container.empty() ? "raw" : e.container.c_str(), video.c_str());
+  }
+  return exit_ok;
+}
+
+}  // namespace vod::client::cli

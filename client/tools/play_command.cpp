@@ -1,0 +1,62 @@
+// vod-client play rdma://host[:port]/NAME [--start SECONDS]: a paced stream to stdout, for a player
+// reading a pipe (vod-client play ... | ffplay -).
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <vector>
+
+#include "commands.hpp"
+#include "vod/client/movie_reader.hpp"
+#include "vod/log.hpp"
+
+namespace vod::client::cli {
+
+int run_play(const std::vector<std::string>& args) {
+  namespace po = boost::program_options;
+  CommonOptions common;
+  double start = 0, rate_mbps = 0, burst = 1.0;
+  bool unpaced = false;
+  po::options_description opts("play");
+  opts.add_options()("start", po::value(&start)->default_value(0), "start at this many seconds (the keyframe at or before it)")(
+      "rate", po::value(&rate_mbps)->default_value(0), "pacing rate in Mbit/s; 0 = the movie's bitrate")(
+      "burst", po::value(&burst)->default_value(1.0), "seconds delivered at once after a start, as a player's initial buffer")(
+      "unpaced", po::bool_switch(&unpaced), "as fast as RDMA allows");
+  opts.add(common_options(common));
+  std::string uri_text;
+  po::variables_map vm;
+  if (!parse(args, opts, "vod-client play rdma://host[:port]/NAME [--start SECONDS] | player -", uri_text, vm)) return exit_ok;
+  apply(common);
+  if (start < 0) throw ClientError(ErrorKind::usage, "--start must not be negative");
+  const Uri uri = parse_uri(uri_text);
+  if (!uri.movie) throw ClientError(ErrorKind::usage, "play needs a movie in the URI: rdma://host[:port]/NAME");
+  if (isatty(STDOUT_FILENO)) throw ClientError(ErrorKind::usage, "play writes the movie to stdout: pipe it into a player (| ffplay -)");
+  std::signal(SIGPIPE, SIG_IGN);  // a player that quits ends the stream with EPIPE
+
+  Session session(uri, common.session);
+  MovieReader reader(session, PlaybackOptions{!unpaced, rate_mbps * 1e6, burst});
+  if (start > 0) {
+    const std::uint64_t at = reader.seek_time(static_cast<std::uint64_t>(start * 1e6));
+    log::info("vod-client", "play " + uri.to_string() + " from " + std::to_string(start) + " s: keyframe at byte " + std::to_string(at));
+  }
+  std::vector<std::uint8_t> buffer(session.engine().chunk_size());
+  for (;;) {
+    const std::size_t n = reader.read(buffer);
+    if (n == 0) break;
+    for (std::size_t done = 0; done < n;) {
+      const ssize_t w = ::write(STDOUT_FILENO, buffer.data() + done, n - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && errno == EPIPE) {
+        log::info("vod-client", "the player closed the stream at byte " + std::to_string(reader.position()));
+        return exit_ok;
+      }
+      if (w < 0) throw std::runtime_error(std::string("writing to stdout: ") + std::strerror(errno));
+      done += static_cast<std::size_t>(w);
+    }
+  }
+  log::info("vod-client", "play " + uri.to_string() + ": " + session.stats().summary());
+  return exit_ok;
+}
+
+}  // namespace vod::client::cli

@@ -1,0 +1,131 @@
+// vod-client: list, download, play and load-test movies on a vod-server, over one-sided RDMA Read.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "vod/log.hpp"
+#include "vod/rdma/error.hpp"
+
+namespace vod::client::cli {
+
+int exit_status_for(ErrorKind kind) noexcept {
+  switch (kind) {
+    case ErrorKind::unknown_movie: return exit_unknown_movie;
+    case ErrorKind::server_unreachable: return exit_unreachable;
+    case ErrorKind::no_device: return exit_no_device;
+    case ErrorKind::out_of_range: return exit_out_of_range;
+    case ErrorKind::connection_lost: return exit_connection_lost;
+    case ErrorKind::usage: return exit_usage;
+    default: return exit_error;
+  }
+}
+
+boost::program_options::options_description common_options(CommonOptions& o) {
+  namespace po = boost::program_options;
+  const EngineOptions e;
+  const SessionOptions s;
+  po::options_description d("Connection and read pipeline");
+  d.add_options()
+      ("chunk-kib", po::value(&o.chunk_kib)->default_value(e.chunk_size / 1024), "bytes per RDMA Read, in KiB (at least 8)")
+      ("readahead-kib", po::value(&o.readahead_kib)->default_value(e.readahead_bytes / 1024), "read-ahead window, in KiB")
+      ("depth", po::value(&o.depth)->default_value(e.read_depth), "RDMA Reads in flight wanted; the server and the devices may allow fewer")
+      ("connect-timeout", po::value(&o.connect_timeout_s)->default_value(static_cast<double>(s.connect_timeout.count()) / 1000), "seconds to wait for the server to answer")
+      ("reconnect-for", po::value(&o.reconnect_for_s)->default_value(static_cast<double>(s.reconnect_for.count()) / 1000), "seconds to keep reconnecting after the connection breaks")
+      ("log-level", po::value(&o.log_level)->default_value(o.log_level), "debug, info, warn or error");
+  return d;
+}
+
+void apply(CommonOptions& o) {
+  try {
+    log::set_level(log::parse_level(o.log_level));
+  } catch (const std::invalid_argument& e) {
+    throw ClientError(ErrorKind::usage, e.what());
+  }
+  if (o.chunk_kib < 8) throw ClientError(ErrorKind::usage, "--chunk-kib must be at least 8 (RDMA Reads of 8 KiB or more)");
+  if (o.depth == 0) throw ClientError(ErrorKind::usage, "--depth must be at least 1");
+  o.session.engine.chunk_size = o.chunk_kib * 1024;
+  o.session.engine.readahead_bytes = o.readahead_kib * 1024;
+  o.session.engine.read_depth = o.depth;
+  o.session.connect_timeout = std::chrono::milliseconds(static_cast<long>(o.connect_timeout_s * 1000));
+  o.session.reconnect_for = std::chrono::milliseconds(static_cast<long>(o.reconnect_for_s * 1000));
+}
+
+bool parse(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
+           const std::string& usage, std::string& uri, boost::program_options::variables_map& vm) {
+  namespace po = boost::program_options;
+  po::options_description all;
+  po::options_description hidden;
+  hidden.add_options()("uri", po::value(&uri));
+  po::options_description help("General");
+  help.add_options()("help,h", "show this help");
+  all.add(opts).add(help).add(hidden);
+  po::positional_options_description pos;
+  pos.add("uri", 1);
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw ClientError(ErrorKind::usage, std::string(e.what()) + "\nusage: " + usage);
+  }
+  if (vm.count("help")) {
+    std::cout << "usage: " << usage << "\n\n" << opts << help << "\n";
+    return false;
+  }
+  if (uri.empty()) throw ClientError(ErrorKind::usage, "missing the rdma:// URI\nusage: " + usage);
+  return true;
+}
+
+}  // namespace vod::client::cli
+
+namespace {
+
+const char* kUsage = R"(vod-client: movies from a vod-server, over one-sided RDMA Read
+
+usage: vod-client COMMAND [options] URI
+  list  rdma://host[:port]                      the catalog as a table
+  get   rdma://host[:port]/NAME -o FILE         download, byte-identical, with progress
+  play  rdma://host[:port]/NAME [--start S]     paced stream to stdout (| ffplay -, | vlc -)
+  bench rdma://host[:port][/NAME] --clients N --duration S --pattern sequential|jump:S
+                                                simulated viewers, one connection each
+
+'vod-client COMMAND --help' lists a command's options. The default port is 7470.
+
+exit status: 0 ok, 1 error, 2 usage, 3 unknown movie, 4 server unreachable, 5 no RDMA device,
+             6 seek out of range, 7 connection lost
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace vod::client::cli;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? exit_usage : exit_ok;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "list") return run_list(args);
+    if (command == "get") return run_get(args);
+    if (command == "play") return run_play(args);
+    if (command == "bench") return run_bench(args);
+    std::fprintf(stderr, "vod-client: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+    return exit_usage;
+  } catch (const vod::client::ClientError& e) {
+    std::fprintf(stderr, "vod-client: %s: %s\n", vod::client::to_string(e.kind()), e.what());
+    return exit_status_for(e.kind());
+  } catch (const vod::client::UriError& e) {
+    std::fprintf(stderr, "vod-client: %s\n", e.what());
+    return exit_usage;
+  } catch (const vod::rdma::NoDeviceError& e) {
+    std::fprintf(stderr, "vod-client: %s\n", e.what());
+    return exit_no_device;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vod-client: error: %s\n", e.what());
+    return exit_error;
+  }
+}

@@ -1,0 +1,184 @@
+#include "movie_library.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <unordered_map>
+
+#include "vod/log.hpp"
+#include "vod/media/probe.hpp"
+#include "vod/media/remux.hpp"
+#include "vod/protocol/catalog_layout.hpp"
+#include "vod/protocol/name_hash.hpp"
+
+namespace vod::server {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string mib(std::uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+// Reads a whole file into a HostBuffer with pread, which also makes every page resident before
+// registration. Logs progress for large files.
+HostBuffer load_file(const std::string& path, const struct stat& st) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
+  const auto size = static_cast<std::size_t>(st.st_size);
+  HostBuffer buffer(size);
+  constexpr std::size_t kStep = 64u << 20;
+  const bool report = size >= 4 * kStep;
+  std::size_t next_report = size / 4;
+  for (std::size_t done = 0; done < size;) {
+    const ssize_t n = pread(fd, buffer.data() + done, std::min(kStep, size - done), static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      close(fd);
+      throw std::runtime_error(n < 0 ? std::string("read: ") + std::strerror(err) : "the file shrank while being read");
+    }
+    done += static_cast<std::size_t>(n);
+    if (report && done >= next_report && done < size) {
+      log::info("library", "loading " + path + ": " + std::to_string(done * 100 / size) + "% of " + mib(size));
+      next_report += size / 4;
+    }
+  }
+  close(fd);
+  return buffer;
+}
+
+HostBuffer copy_into_buffer(const std::vector<std::uint8_t>& bytes) {
+  HostBuffer b(bytes.size());
+  if (!bytes.empty()) std::memcpy(b.data(), bytes.data(), bytes.size());
+  return b;
+}
+
+void analyse(LoadedMovie& m) {
+  m.info = media::probe(m.bytes.bytes(), m.name);
+  if (!m.info.note.empty()) log::warn("library", m.info.note);
+  const auto started = std::chrono::steady_clock::now();
+  std::uint64_t last_reported = 0;
+  m.index = media::index_keyframes(m.bytes.bytes(), m.info, [&](std::uint64_t done, std::uint64_t total) {
+    if (total >= (256u << 20) && done - last_reported >= total / 4 && done < total) {
+      log::info("library", "indexing " + m.name + ": " + std::to_string(done * 100 / total) + "%");
+      last_reported = done;
+    }
+  });
+  m.index_bytes = copy_into_buffer(proto::encode_index(m.index));
+  if (m.info.is_media)
+    log::info("library", m.name + ": " + m.info.container + " " + m.info.video_codec + " " + std::to_string(m.info.width) + "x" +
+                             std::to_string(m.info.height) + ", " + std::to_string(m.info.duration_us / 1'000'000) + " s, " +
+                             std::to_string(m.info.bitrate_bps / 1000) + " kb/s, " + std::to_string(m.index.entries.size()) +
+                             " keyframes indexed in " +
+                             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()) +
+                             " ms");
+}
+
+std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct stat& st, const LibraryOptions& options) {
+  auto m = std::make_shared<LoadedMovie>();
+  m->name = path.filename().string();
+  m->path = path.string();
+  m->file_size = static_cast<std::uint64_t>(st.st_size);
+  m->mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  m->inode = st.st_ino;
+  m->bytes = load_file(m->path, st);
+  analyse(*m);
+  if (options.remux_ts && m->info.is_media && m->info.container != "mpegts") {
+    try {
+      auto ts = media::remux_to_mpegts(m->bytes.bytes(), m->name);
+      log::info("library", m->name + ": remuxed " + m->info.container + " to MPEG-TS (" + mib(m->bytes.length()) + " -> " + mib(ts.size()) + ")");
+      m->bytes = copy_into_buffer(ts);
+      m->remuxed = true;
+      analyse(*m);
+    } catch (const std::exception& e) {
+      log::warn("library", std::string(e.what()) + "; serving the original bytes");
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+std::uint64_t Library::total_bytes() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& m : movies) n += m->size();
+  return n;
+}
+
+Library scan_library(const std::string& dir, std::uint32_t generation, const Library* previous, const LibraryOptions& options) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) throw std::runtime_error("cannot list the media directory " + dir + ": " + ec.message());
+  std::vector<fs::path> files;
+  for (const auto& entry : it) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name[0] == '.') continue;  // hidden: editor swap files, generator stamps
+    std::error_code type_ec;
+    if (!entry.is_regular_file(type_ec)) {
+      log::warn("library", "skipping " + entry.path().string() + ": not a regular file");
+      continue;
+    }
+    if (const char* why = proto::invalid_name_reason(name)) {
+      log::warn("library", "skipping " + entry.path().string() + ": " + why);
+      continue;
+    }
+    files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+
+  std::unordered_map<std::string, std::shared_ptr<const LoadedMovie>> reusable;
+  if (previous)
+    for (const auto& m : previous->movies) reusable[m->path] = m;
+
+  Library library;
+  library.generation = generation;
+  std::unordered_map<std::uint64_t, std::string> hashes;
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t loaded = 0, reused = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const fs::path& path = files[i];
+    const std::string name = path.filename().string();
+    if (auto [at, inserted] = hashes.emplace(proto::name_hash(name), name); !inserted) {
+      log::warn("library", "skipping " + name + ": its name hash collides with " + at->second);
+      continue;
+    }
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) {
+      log::warn("library", "skipping " + path.string() + ": " + std::strerror(errno));
+      continue;
+    }
+    const std::int64_t mtime = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    if (auto old = reusable.find(path.string()); old != reusable.end() && old->second->file_size == static_cast<std::uint64_t>(st.st_size) &&
+                                                 old->second->mtime_ns == mtime && old->second->inode == st.st_ino) {
+      library.movies.push_back(old->second);
+      ++reused;
+      continue;
+    }
+    log::info("library", "loading " + std::to_string(i + 1) + "/" + std::to_string(files.size()) + ": " + name + " (" +
+                             mib(static_cast<std::uint64_t>(st.st_size)) + ")");
+    try {
+      library.movies.push_back(load_movie(path, st, options));
+      ++loaded;
+    } catch (const std::exception& e) {
+      log::warn("library", "skipping " + path.string() + ": " + e.what());
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  log::info("library", "generation " + std::to_string(generation) + ": " + std::to_string(library.movies.size()) + " movies, " +
+                           mib(library.total_bytes()) + " (" + std::to_string(loaded) + " loaded, " + std::to_string(reused) +
+                           " unchanged) in " + std::to_string(secs).substr(0, 5) + " s");
+  if (library.movies.empty()) log::warn("library", "the media directory " + dir + " holds no servable file");
+  return library;
+}
+
+}  // namespace vod::server

@@ -1,0 +1,48 @@
+// The movies of a media directory, loaded into memory once, probed and indexed. A scan produces one
+// catalog generation; movies whose file did not change are shared with the previous generation, so
+// a SIGHUP rescan reloads only what changed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host_buffer.hpp"
+#include "vod/media/media_info.hpp"
+#include "vod/protocol/keyframe_index_layout.hpp"
+
+namespace vod::server {
+
+struct LoadedMovie {
+  std::string name;  // the file name: what clients ask for
+  std::string path;
+  std::uint64_t file_size = 0;  // on disk, for change detection
+  std::int64_t mtime_ns = 0;
+  ino_t inode = 0;
+  HostBuffer bytes;  // what clients read: the file, or its MPEG-TS remux
+  media::MediaInfo info;
+  proto::KeyframeIndex index;
+  HostBuffer index_bytes;  // the index in the protocol layout
+  bool remuxed = false;
+
+  std::uint64_t size() const noexcept { return bytes.length(); }
+};
+
+struct LibraryOptions {
+  bool remux_ts = false;  // --remux ts
+};
+
+struct Library {
+  std::uint32_t generation = 0;
+  std::vector<std::shared_ptr<const LoadedMovie>> movies;  // sorted by name, unique name hashes
+  std::uint64_t total_bytes() const noexcept;
+};
+
+// Scans `dir`: every regular, non-hidden file becomes a movie. Files that cannot be read or named
+// are skipped with a warning; the scan itself fails only when `dir` cannot be listed.
+Library scan_library(const std::string& dir, std::uint32_t generation, const Library* previous, const LibraryOptions& options);
+
+}  // namespace vod::server

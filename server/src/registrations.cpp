@@ -1,0 +1,89 @@
+#include "registrations.hpp"
+
+#include <chrono>
+#include <cstring>
+
+#include "vod/log.hpp"
+
+namespace vod::server {
+
+Device::Device(ibv_context* ctx, std::uint8_t port)
+    : context(ctx), limits(rdma::query_limits(ctx, port)), pd(rdma::alloc_pd(ctx)), cq(rdma::create_cq(ctx, 16, nullptr)) {}
+
+namespace {
+proto::RegionDescriptor describe(const ibv_mr* mr, std::uint64_t length) {
+  if (length == 0) return {};  // an empty region is all zeros on the wire
+  return {reinterpret_cast<std::uint64_t>(mr->addr), length, mr->rkey};
+}
+}  // namespace
+
+proto::RegionDescriptor MovieRegistration::movie_region() const noexcept { return describe(movie_mr.get(), movie->size()); }
+proto::RegionDescriptor MovieRegistration::index_region() const noexcept { return describe(index_mr.get(), movie->index_bytes.length()); }
+proto::RegionDescriptor CatalogRegistration::region() const noexcept { return describe(mr.get(), bytes.length()); }
+
+proto::AcceptData CatalogRegistration::accept_for(std::uint32_t index) const {
+  proto::AcceptData a;
+  a.catalog_generation = catalog.generation;
+  a.movie_index = index;
+  a.max_message_size = device->limits.max_msg_size;
+  a.catalog = region();
+  if (index != proto::kNoMovie) {
+    a.movie = movies[index]->movie_region();
+    a.index = movies[index]->index_region();
+  }
+  return a;
+}
+
+std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Device>& device, const Library& library) {
+  const auto started = std::chrono::steady_clock::now();
+  auto reg = std::make_shared<CatalogRegistration>();
+  reg->device = device;
+  reg->catalog.generation = library.generation;
+  std::size_t fresh = 0;
+  for (const auto& movie : library.movies) {
+    std::shared_ptr<MovieRegistration> m = device->movies[movie.get()].lock();
+    if (!m) {
+      m = std::make_shared<MovieRegistration>();
+      m->device = device;
+      m->movie = movie;
+      // REMOTE_READ only: clients can read the movie, and nothing else.
+      m->movie_mr = rdma::register_memory(device->pd.get(), movie->bytes.data(), movie->bytes.mapped_length(),
+                                          IBV_ACCESS_REMOTE_READ, "movie " + movie->name);
+      m->index_mr = rdma::register_memory(device->pd.get(), movie->index_bytes.data(), movie->index_bytes.mapped_length(),
+                                          IBV_ACCESS_REMOTE_READ, "keyframe index of " + movie->name);
+      device->movies[movie.get()] = m;
+      ++fresh;
+    }
+    proto::CatalogEntry e;
+    e.name = movie->name;
+    e.size = movie->size();
+    e.duration_us = movie->info.duration_us;
+    e.bitrate_bps = movie->info.bitrate_bps;
+    e.movie = m->movie_region();
+    e.index = m->index_region();
+    e.flags = (movie->info.is_media ? proto::kEntryIsMedia : 0) | (movie->index.entries.empty() ? 0 : proto::kEntryHasIndex);
+    e.width = movie->info.width;
+    e.height = movie->info.height;
+    e.container = movie->info.container;
+    e.video_codec = movie->info.video_codec.substr(0, 15);
+    e.audio_codec = movie->info.audio_codec.substr(0, 15);
+    e.mime_type = movie->info.mime_type.substr(0, 47);
+    reg->catalog.entries.push_back(std::move(e));
+    reg->movies.push_back(std::move(m));
+  }
+  // Drop cache entries of movies no generation uses any more.
+  std::erase_if(device->movies, [](const auto& kv) { return kv.second.expired(); });
+
+  const auto bytes = proto::encode_catalog(reg->catalog);
+  reg->bytes = HostBuffer(bytes.size());
+  std::memcpy(reg->bytes.data(), bytes.data(), bytes.size());
+  reg->mr = rdma::register_memory(device->pd.get(), reg->bytes.data(), reg->bytes.mapped_length(), IBV_ACCESS_REMOTE_READ,
+                                  "catalog generation " + std::to_string(library.generation));
+  log::info("server", "registered generation " + std::to_string(library.generation) + " on " + device->limits.name + ": " +
+                          std::to_string(reg->movies.size()) + " movies (" + std::to_string(fresh) + " newly registered) in " +
+                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()) +
+                          " ms");
+  return reg;
+}
+
+}  // namespace vod::server

@@ -1,0 +1,61 @@
+// What the server has registered on each RDMA device: a PD and a CQ per device, each movie and its
+// index once per device (shared by every catalog generation that lists it), and one catalog region
+// per generation and device. Everything is REMOTE_READ only.
+//
+// Lifetime: a connection holds the CatalogRegistration it was accepted with, which holds its movies'
+// registrations, which hold the device. So after a SIGHUP rescan, regions stay registered while any
+// connection that received their descriptors is up, and go when the last one does.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "host_buffer.hpp"
+#include "movie_library.hpp"
+#include "vod/protocol/catalog_layout.hpp"
+#include "vod/protocol/private_data.hpp"
+#include "vod/rdma/device.hpp"
+#include "vod/rdma/handles.hpp"
+
+namespace vod::server {
+
+struct MovieRegistration;
+
+struct Device {
+  ibv_context* context = nullptr;  // owned by librdmacm (rdma_get_devices)
+  rdma::DeviceLimits limits;
+  rdma::ProtectionDomain pd;
+  rdma::CompletionQueue cq;  // shared by every QP on this device; nothing is ever posted to it
+  // Registrations still alive for some generation, so a rescan reuses them.
+  std::map<const LoadedMovie*, std::weak_ptr<MovieRegistration>> movies;
+
+  Device(ibv_context* ctx, std::uint8_t port);
+};
+
+struct MovieRegistration {
+  std::shared_ptr<Device> device;  // declared first: outlives the MRs below
+  std::shared_ptr<const LoadedMovie> movie;
+  rdma::MemoryRegion movie_mr;
+  rdma::MemoryRegion index_mr;
+
+  proto::RegionDescriptor movie_region() const noexcept;
+  proto::RegionDescriptor index_region() const noexcept;
+};
+
+struct CatalogRegistration {
+  std::shared_ptr<Device> device;
+  std::vector<std::shared_ptr<MovieRegistration>> movies;  // in catalog order
+  proto::Catalog catalog;
+  HostBuffer bytes;
+  rdma::MemoryRegion mr;
+
+  proto::RegionDescriptor region() const noexcept;
+  // The accept for entry `index` (kNoMovie for catalog only), before the read depth is filled in.
+  proto::AcceptData accept_for(std::uint32_t index) const;
+};
+
+// Registers (or reuses) every movie of `library` on `device`, and builds and registers its catalog.
+std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Device>& device, const Library& library);
+
+}  // namespace vod::server

@@ -1,0 +1,55 @@
+#include "server_config.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+namespace vod::server {
+
+namespace po = boost::program_options;
+
+std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
+  ServerConfig c;
+  unsigned port = c.port;
+  std::string config_file;
+  po::options_description general("vod-server: serves every file of a directory from registered memory; clients read it by one-sided RDMA Read\n\n"
+                                  "usage: vod-server --media-dir DIR [options]\n\noptions");
+  general.add_options()
+      ("help,h", "show this help")
+      ("config", po::value(&config_file), "read options from FILE too (lines of name = value; the command line wins)")
+      ("media-dir", po::value(&c.media_dir), "directory whose regular, non-hidden files are the movies (required)")
+      ("bind", po::value(&c.bind)->default_value(c.bind), "address to listen on, on an RDMA-capable interface")
+      ("port", po::value(&port)->default_value(port), "rdma_cm port (RDMA_PS_TCP)")
+      ("device", po::value(&c.device)->default_value(c.device), "serve only on this RDMA device (e.g. mlx5_0, rxe0); empty = all")
+      ("max-clients", po::value(&c.max_clients)->default_value(c.max_clients), "connections beyond this are rejected as 'server full'")
+      ("backlog", po::value(&c.backlog)->default_value(c.backlog), "pending connection requests rdma_listen queues")
+      ("remux", po::value(&c.remux)->default_value(c.remux), "none, or ts: remux every movie to MPEG-TS at load (no re-encoding)")
+      ("drain-seconds", po::value(&c.drain_seconds)->default_value(c.drain_seconds), "after SIGTERM, seconds connected clients may keep reading before the server disconnects them")
+      ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, general), vm);
+    if (vm.count("config")) {
+      const std::string path = vm["config"].as<std::string>();
+      std::ifstream in(path);
+      if (!in) throw std::invalid_argument("cannot read the config file " + path);
+      po::store(po::parse_config_file(in, general), vm);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(std::string(e.what()) + " (see vod-server --help)");
+  }
+  if (vm.count("help")) {
+    std::cout << general << "\nsignals: SIGTERM/SIGINT stop accepting, let clients drain, exit 0; SIGHUP rescans the media directory into a new catalog generation\n";
+    return std::nullopt;
+  }
+  if (c.media_dir.empty()) throw std::invalid_argument("--media-dir is required (see vod-server --help)");
+  if (port == 0 || port > 65535) throw std::invalid_argument("--port must be 1..65535");
+  c.port = static_cast<std::uint16_t>(port);
+  if (c.max_clients == 0) throw std::invalid_argument("--max-clients must be at least 1");
+  if (c.remux != "none" && c.remux != "ts") throw std::invalid_argument("--remux must be none or ts");
+  if (c.drain_seconds < 0) throw std::invalid_argument("--drain-seconds must not be negative");
+  return c;
+}
+
+}  // namespace vod::server

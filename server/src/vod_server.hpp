@@ -1,0 +1,63 @@
+// The server's one thread: it sleeps in poll() on the rdma_cm event channel and a signalfd, and wakes
+// only for connection events and signals. Clients' RDMA Reads are answered by the RNIC (or by the
+// kernel, with Soft-RoCE) without it. Per client it keeps the QP, the cm_id, and a reference to the
+// catalog generation the client was given: nothing else.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "movie_library.hpp"
+#include "registrations.hpp"
+#include "server_config.hpp"
+#include "vod/protocol/private_data.hpp"
+#include "vod/rdma/connection.hpp"
+
+namespace vod::server {
+
+class VodServer {
+ public:
+  explicit VodServer(ServerConfig config);
+  ~VodServer();
+  // Serves until SIGTERM/SIGINT and the drain that follows; returns the exit status.
+  int run();
+
+ private:
+  struct Connection {
+    std::shared_ptr<CatalogRegistration> catalog;  // first: released after the QP and the id
+    rdma::CmIdHandle id;
+    rdma::QueuePair qp;
+    std::string peer;
+    std::string what;  // "movie 'x'" or "catalog"
+    std::chrono::steady_clock::time_point since;
+  };
+
+  void open_devices();
+  void handle(rdma::CmEvent& event);
+  void on_connect_request(rdma::CmEvent& event);
+  void refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason);
+  void rescan();
+  void begin_drain();
+  bool handle_signals();
+
+  ServerConfig config_;
+  LibraryOptions library_options_;
+  Library library_;
+  std::unique_ptr<rdma::Listener> listener_;
+  struct DeviceList {
+    ibv_context** list = nullptr;
+    ~DeviceList();
+  } rdma_devices_;  // the contexts librdmacm opened; freed after everything registered on them
+  std::map<ibv_context*, std::shared_ptr<Device>> devices_;
+  std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> current_;  // per device: the generation new clients get
+  std::unordered_map<rdma_cm_id*, Connection> connections_;
+  int signal_fd_ = -1;
+  bool draining_ = false;
+  bool stop_ = false;
+  std::chrono::steady_clock::time_point drain_deadline_;
+};
+
+}  // namespace vod::server

@@ -1,0 +1,216 @@
+// VoD core, VCR control through libvodclient against a running vod-server (vod_vcr_test.sh starts
+// it): pause posts no Reads, seeks deliver the bytes at the new offset, switches stay on the same
+// connection, and completions from before a seek never reach the caller.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "pattern.hpp"
+#include "vod/client/movie_reader.hpp"
+#include "vod/client/session.hpp"
+
+namespace vod::client {
+namespace {
+
+using test::first_mismatch;
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) throw std::runtime_error(std::string(name) + " is not set: run through vod_vcr_test.sh");
+  return v;
+}
+
+Uri movie_uri(const std::string& name) {
+  Uri u = parse_uri(env("VOD_TEST_URI"));
+  u.movie = name;
+  return u;
+}
+
+// Movies the script made: pattern-a.bin (seed 1) and pattern-b.bin (seed 2), plus a real MPEG-TS.
+constexpr std::uint64_t kSizeA = 48ull * 1024 * 1024 + 5;
+constexpr std::uint64_t kSizeB = 3ull * 1024 * 1024 + 7;
+
+SessionOptions small_chunks() {
+  SessionOptions o;
+  o.engine.chunk_size = 64 * 1024;
+  o.engine.readahead_bytes = 2u << 20;
+  o.engine.read_depth = 16;
+  return o;
+}
+
+std::size_t count_lines(const std::string& path, const std::string& needle) {
+  std::ifstream in(path);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
+TEST(Vcr, PausePostsNoReads) {
+  Session s(movie_uri("pattern-a.bin"), small_chunks());
+  MovieReader r(s);
+  std::vector<std::uint8_t> buf(256 * 1024);
+  ASSERT_EQ(r.read(buf), buf.size());
+  ASSERT_EQ(first_mismatch(buf.data(), buf.size(), 0, 1), -1);
+  r.pause();
+  // Let Reads already in flight land, then watch: an engine driven while paused posts nothing.
+  for (int i = 0; i < 20; ++i) s.progress(std::chrono::milliseconds(10));
+  const auto posted = s.stats().reads_posted;
+  EXPECT_EQ(s.stats().in_flight, 0u);
+  for (int i = 0; i < 50; ++i) s.progress(std::chrono::milliseconds(10));
+  EXPECT_EQ(s.stats().reads_posted, posted) << "Reads were posted while paused";
+  r.resume();
+  ASSERT_EQ(r.read(buf), buf.size());
+  EXPECT_EQ(first_mismatch(buf.data(), buf.size(), buf.size(), 1), -1);
+  EXPECT_GT(s.stats().reads_posted, posted);
+}
+
+TEST(Vcr, SeekDeliversTheBytesAtTheNewOffset) {
+  Session s(movie_uri("pattern-a.bin"), small_chunks());
+  MovieReader r(s);
+  std::mt19937_64 random(7);
+  std::vector<std::uint8_t> buf(100'000);
+  for (int i = 0; i < 30; ++i) {
+    const std::uint64_t at = random() % kSizeA;
+    r.seek(at);
+    const std::size_t n = r.read(buf);
+    ASSERT_EQ(n, std::min<std::uint64_t>(buf.size(), kSizeA - at));
+    ASSERT_EQ(first_mismatch(buf.data(), n, at, 1), -1) << "after seek to " << at;
+    ASSERT_EQ(r.position(), at + n);
+  }
+  r.seek(kSizeA);  // the end is a valid position: reads return 0
+  EXPECT_EQ(r.read(buf), 0u);
+  try {
+    r.seek(kSizeA + 1);
+    FAIL() << "seek past the end succeeded";
+  } catch (const ClientError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::out_of_range);
+    EXPECT_NE(std::string(e.what()).find("past the end of 'pattern-a.bin'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Vcr, CompletionsFromBeforeASeekNeverSurface) {
+  SessionOptions o = small_chunks();
+  o.engine.readahead_bytes = 4u << 20;  // plenty of Reads in flight at every seek
+  Session s(movie_uri("pattern-a.bin"), o);
+  MovieReader r(s);
+  std::mt19937_64 random(11);
+  std::vector<std::uint8_t> buf(10'000);
+  for (int i = 0; i < 60; ++i) {
+    const std::uint64_t at = random() % (kSizeA - buf.size());
+    r.seek(at);
+    ASSERT_EQ(r.read(buf), buf.size());
+    ASSERT_EQ(first_mismatch(buf.data(), buf.size(), at, 1), -1) << "iteration " << i << ", offset " << at;
+  }
+  // The seeks really did overtake Reads in flight, and those were discarded.
+  EXPECT_GT(s.stats().stale_discarded, 0u);
+  std::printf("stale completions discarded: %llu of %llu Reads\n", static_cast<unsigned long long>(s.stats().stale_discarded),
+              static_cast<unsigned long long>(s.stats().reads_posted));
+}
+
+TEST(Vcr, SwitchStaysOnTheSameConnection) {
+  const std::string log = env("VOD_TEST_SERVER_LOG");
+  Session s(movie_uri("pattern-a.bin"), small_chunks());
+  MovieReader r(s);
+  std::vector<std::uint8_t> buf(300'000);
+  ASSERT_EQ(r.read(buf), buf.size());
+  const std::size_t connects = count_lines(log, "connect from");
+  r.switch_movie("pattern-b.bin");
+  EXPECT_EQ(s.movie()->name, "pattern-b.bin");
+  EXPECT_EQ(r.position(), 0u);
+  std::uint64_t at = 0;
+  for (std::size_t n; (n = r.read(buf)) > 0; at += n) ASSERT_EQ(first_mismatch(buf.data(), n, at, 2), -1) << "at " << at;
+  EXPECT_EQ(at, kSizeB);
+  r.switch_movie("pattern-a.bin");
+  r.seek(kSizeA - 1000);
+  ASSERT_EQ(r.read(buf), 1000u);
+  EXPECT_EQ(first_mismatch(buf.data(), 1000, kSizeA - 1000, 1), -1);
+  EXPECT_EQ(count_lines(log, "connect from"), connects) << "a switch sent something to the server";
+  EXPECT_EQ(s.stats().reconnects, 0u);
+  try {
+    r.switch_movie("nope.bin");
+    FAIL() << "switch to an unknown movie succeeded";
+  } catch (const ClientError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::unknown_movie);
+    EXPECT_NE(std::string(e.what()).find("pattern-a.bin, pattern-b.bin"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Vcr, TimeSeekUsesTheKeyframeIndex) {
+  const std::string ts = env("VOD_TEST_MEDIA_DIR") + "/test-480p-60s.ts";
+  std::ifstream file(ts, std::ios::binary);
+  const std::string original((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  Session s(movie_uri("test-480p-60s.ts"), small_chunks());
+  ASSERT_EQ(s.movie()->size, original.size());
+  ASSERT_GE(s.index().entries.size(), 25u);
+  EXPECT_EQ(s.index().flags, proto::kIndexDirectEntry);
+  MovieReader r(s);
+  for (std::uint64_t t : {0ull, 1'500'000ull, 30'000'000ull, 59'000'000ull}) {
+    const std::uint64_t at = r.seek_time(t);
+    const proto::Keyframe* k = s.index().at_or_before(t);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(at, k->offset);
+    EXPECT_LE(k->time_us, std::max<std::uint64_t>(t, s.index().entries.front().time_us));
+    std::vector<std::uint8_t> buf(188 * 100);
+    const std::size_t n = r.read(buf);
+    ASSERT_GT(n, 0u);
+    EXPECT_EQ(std::string(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n)), original.substr(at, n)) << "t = " << t;
+    EXPECT_EQ(buf[0], 0x47) << "an MPEG-TS entry point starts with a sync byte";
+  }
+  EXPECT_THROW(r.seek_time(61'000'000), ClientError);
+}
+
+TEST(RandomAccess, ManyAsynchronousPreadsAtOnce) {
+  Session s(movie_uri("pattern-a.bin"), small_chunks());
+  std::mt19937_64 random(3);
+  struct Job {
+    std::uint64_t at;
+    std::vector<std::uint8_t> buf;
+    std::size_t got = 0;
+    bool done = false;
+  };
+  std::vector<Job> jobs(64);
+  for (auto& j : jobs) {
+    j.at = random() % kSizeA;
+    j.buf.resize(1 + random() % 300'000);
+    Job* jp = &j;
+    s.pread_async(j.at, j.buf, [jp](std::size_t n) {
+      jp->got = n;
+      jp->done = true;
+    });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return !j.done; })) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    s.progress(std::chrono::milliseconds(100));
+  }
+  for (const auto& j : jobs) {
+    ASSERT_EQ(j.got, std::min<std::uint64_t>(j.buf.size(), kSizeA - j.at));
+    ASSERT_EQ(first_mismatch(j.buf.data(), j.got, j.at, 1), -1) << "pread at " << j.at;
+  }
+  EXPECT_LE(s.stats().in_flight, s.read_depth());
+  std::printf("%s\n", s.stats().summary().c_str());
+}
+
+TEST(Catalog, ListsEveryMovieWithDescriptors) {
+  Uri u = parse_uri(env("VOD_TEST_URI"));
+  Session s(u, small_chunks());
+  EXPECT_EQ(s.movie(), nullptr);
+  const auto& c = s.catalog();
+  ASSERT_EQ(c.entries.size(), 3u);
+  EXPECT_EQ(c.find("pattern-a.bin")->size, kSizeA);
+  EXPECT_EQ(c.find("pattern-b.bin")->size, kSizeB);
+  const auto* ts = c.find("test-480p-60s.ts");
+  ASSERT_NE(ts, nullptr);
+  EXPECT_EQ(ts->container, "mpegts");
+  EXPECT_EQ(ts->mime_type, "video/mp2t");
+  EXPECT_EQ(ts->video_codec, "h264");
+  EXPECT_NEAR(static_cast<double>(ts->duration_us), 60e6, 0.1e6);
+  EXPECT_TRUE(ts->flags & proto::kEntryHasIndex);
+}
+
+}  // namespace
+}  // namespace vod::client

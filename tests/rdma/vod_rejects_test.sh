@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# VoD core: what the server refuses, each with its reason, and the client's errors and exit codes.
+source "$(dirname "$0")/vod_test_lib.sh"
+media=$work/media
+mkdir -p "$media"
+"$build/tests/rdma/make_pattern" 100000 1 "$media/a.bin"
+"$build/tests/rdma/make_pattern" 200000 2 "$media/b.bin"
+cp "$build/test-media/test-480p-60s.ts" "$media/"
+start_server "$media" --max-clients 2
+peer=$build/tests/rdma/smoke_peer
+
+expect() {  # expect LABEL EXIT PATTERN COMMAND...: exit status and output must match
+  local label=$1 want=$2 pattern=$3; shift 3
+  local rc=0 out
+  out=$("$@" 2>&1) || rc=$?
+  echo "$out" | sed 's/^/    /'
+  [[ $rc -eq $want ]] || fail "$label: exit $rc, expected $want"
+  grep -q -- "$pattern" <<< "$out" || fail "$label: output lacks '$pattern'"
+  pass "$label"
+}
+
+step "unknown movie: reject code 1, and the client lists what exists"
+expect "unknown movie (client)" 3 "no movie 'nope.mp4' on $addr:$port; it has: a.bin, b.bin, test-480p-60s.ts" "$client_bin" get "$(uri nope.mp4)" -o "$work/x"
+grep -q "reject .*: unknown movie: no such movie; 3 movies: a.bin, b.bin, test-480p-60s.ts" "$server_log" || fail "server did not log the reject"
+
+step "malformed requests, sent raw"
+expect "bad magic" 3 "reject code 3 (malformed request): connect request: magic 0xdeadbeef" \
+  "$peer" raw --host "$addr" --port "$port" --hex "deadbeef01010038"
+expect "unsupported version" 3 "reject code 2 (unsupported version)" \
+  "$peer" raw --host "$addr" --port "$port" --hex "52564f4402010038"
+expect "empty private data" 3 "reject code 3 (malformed request)" "$peer" raw --host "$addr" --port "$port" --hex ""
+# A live request (kind 3) by name hash: valid, but this server has no live source.
+expect "live request" 3 "reject code 6 (unsupported request kind)" \
+  "$peer" raw --host "$addr" --port "$port" --hex "52564f440101003803010000000000000000000000000001$(printf '00%.0s' $(seq 32))"
+# A catalog-index selector for generation 9, which the server never had.
+expect "stale catalog" 3 "reject code 7 (stale catalog)" \
+  "$peer" raw --host "$addr" --port "$port" --hex "52564f440101003801020000000000090000000000000000$(printf '00%.0s' $(seq 32))"
+
+step "server full: two clients connected, a third is refused"
+"$client_bin" play "$(uri b.bin)" --rate 0.2 --burst 0 > /dev/null 2>&1 &
+p1=$!
+"$client_bin" play "$(uri b.bin)" --rate 0.2 --burst 0 > /dev/null 2>&1 &
+p2=$!
+cleanup_hooks+=("kill $p1 $p2 2>/dev/null")
+for _ in $(seq 100); do [[ $(grep -c '^.*accept .*movie' "$server_log") -ge 2 ]] && break; sleep 0.1; done
+expect "server full" 1 "rejected the connection: server full: 2 clients connected, the limit is 2" "$client_bin" get "$(uri a.bin)" -o "$work/x"
+kill "$p1" "$p2"; wait "$p1" "$p2" 2>/dev/null || true
+
+step "the client's own errors"
+expect "nothing listening" 4 "nothing listens on $addr:1" "$client_bin" get "rdma://$addr:1/a.bin" -o "$work/x"
+expect "bad URI" 2 "the scheme must be rdma://" "$client_bin" get "http://$addr/a.bin" -o "$work/x"
+expect "seek out of range" 6 "past the end of 'test-480p-60s.ts'" "$client_bin" play "$(uri test-480p-60s.ts)" --start 61
+expect "time seek without an index" 6 "cannot be seeked by time" "$client_bin" play "$(uri a.bin)" --start 5
+expect "no movie in the URI" 2 "get needs a movie" "$client_bin" get "$(uri)" -o "$work/x"
+
+step "still serving after all that"
+"$client_bin" get "$(uri a.bin)" -o "$work/a" && cmp "$media/a.bin" "$work/a" || fail "a.bin after rejects"
+pass "served byte-identical after every reject"
+stop_server

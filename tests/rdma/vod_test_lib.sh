@@ -1,0 +1,52 @@
+# Shell helpers for the vod-server RDMA tests. Source it; it needs VOD_RDMA_ADDR (softroce-run sets it)
+# and VOD_BUILD_DIR (CTest sets it).
+set -euo pipefail
+addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
+build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
+server_bin=$build/server/vod-server
+client_bin=$build/client/vod-client
+work=$(mktemp -d)
+server_pid=
+server_log=
+port=
+cleanup_hooks=()
+cleanup() {
+  local rc=$?
+  for hook in "${cleanup_hooks[@]}"; do eval "$hook" || true; done
+  [[ -n $server_pid ]] && kill -KILL "$server_pid" 2>/dev/null
+  if [[ $rc -ne 0 && -n $server_log && -f $server_log ]]; then
+    echo "--- server log (last 40 lines)"; tail -n 40 "$server_log"
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+step() { echo "--- $*"; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# start_server MEDIA_DIR [vod-server options...]: starts vod-server on a free port and waits for it.
+start_server() {
+  local dir=$1; shift
+  port=${VOD_TEST_PORT:-$((20000 + RANDOM % 20000))}
+  server_log=$work/server-$port.log
+  "$server_bin" --media-dir "$dir" --bind "$addr" --port "$port" "$@" 2> "$server_log" &
+  server_pid=$!
+  for _ in $(seq 600); do
+    grep -q 'listening on' "$server_log" && return 0
+    kill -0 "$server_pid" 2>/dev/null || { cat "$server_log"; fail "vod-server exited while starting"; }
+    sleep 0.1
+  done
+  fail "vod-server did not listen within 60 s"
+}
+
+# stop_server: SIGTERM, and the server must exit 0.
+stop_server() {
+  kill -TERM "$server_pid"
+  local rc=0
+  wait "$server_pid" || rc=$?
+  server_pid=
+  [[ $rc -eq 0 ]] || fail "vod-server exited $rc after SIGTERM"
+}
+
+server_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+uri() { echo "rdma://$addr:$port${1:+/$1}"; }
