@@ -1,27 +1,45 @@
 #!/usr/bin/env bash
 # The part of the demo that needs RDMA (scripts/demo.sh runs it through softroce-run).
 set -euo pipefail
-movie=$1
-peer=build/tests/rdma/smoke_peer
+media=$1
+server=build/server/vod-server client=build/client/vod-client
 addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
 work=$(mktemp -d)
 trap 'kill $server_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+say() { echo; echo ">>> $*"; }
 
-echo "RDMA device:"; ibv_devinfo | grep -E 'hca_id|transport|active_mtu|state' | sed 's/^/  /'
-"$peer" serve --file "$movie" --bind "$addr" --port 0 > "$work/serve.out" 2> "$work/serve.err" &
+say "RDMA device"
+ibv_devinfo | grep -E 'hca_id|transport|active_mtu|state' | sed 's/^/    /'
+say "vod-server --media-dir $media (log: one line per event)"
+"$server" --media-dir "$media" --bind "$addr" 2> "$work/server.log" &
 server_pid=$!
-for _ in $(seq 300); do grep -q READY "$work/serve.out" && break; sleep 0.1; done
-port=$(sed -n 's/^READY port=//p' "$work/serve.out")
-[[ -n $port ]] || { cat "$work/serve.err"; echo "server did not start"; exit 1; }
-echo "server: listening on $addr:$port, serving $(basename "$movie") ($(stat -c %s "$movie") bytes) from registered memory"
-server_cpu_before=$(awk '{ print $14 + $15 }' "/proc/$server_pid/stat")
+for _ in $(seq 600); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done
+sed 's/^/    /' "$work/server.log"
+cpu() { awk '{ print $14 + $15 }' "/proc/$server_pid/stat"; }
+hz=$(getconf CLK_TCK)
 
-"$peer" fetch --host "$addr" --port "$port" --name "$(basename "$movie")" --out "$work/fetched.ts" --chunk 262144 --depth 16
-server_cpu_after=$(awk '{ print $14 + $15 }' "/proc/$server_pid/stat")
-cmp "$movie" "$work/fetched.ts"
-echo "client: the fetched copy is byte-identical to the original"
-echo "server: CPU ticks spent while the movie was read: $((server_cpu_after - server_cpu_before)) (one-sided Reads need no server CPU)"
-frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/fetched.ts" | head -n 1)
-ffmpeg -v error -i "$work/fetched.ts" -f null - && echo "player: decoded the fetched movie with ffmpeg: $frames video frames"
-kill -TERM "$server_pid"; wait "$server_pid" || true
-echo "demo finished"
+say "vod-client list rdma://$addr"
+"$client" list "rdma://$addr"
+
+movie=test-1080p-30s.ts
+say "vod-client get rdma://$addr/$movie (full speed), then cmp with the original"
+before=$(cpu)
+"$client" get "rdma://$addr/$movie" -o "$work/$movie"
+cmp "$media/$movie" "$work/$movie" && echo "    byte-identical: $(stat -c %s "$work/$movie") bytes"
+echo "    server CPU during the download: $(echo "scale=2; ($(cpu) - $before) / $hz" | bc) s"
+
+say "vod-client play rdma://$addr/$movie --start 10 --unpaced | ffmpeg (decode to null)"
+"$client" play "rdma://$addr/$movie" --start 10 --unpaced 2>/dev/null |
+  ffmpeg -hide_banner -loglevel error -i - -map 0:v -f framemd5 - 2>/dev/null | grep -vc '^#' |
+  xargs -I{} echo "    decoded {} video frames, from the keyframe at or before 10 s to the end"
+
+say "vod-client bench: 6 viewers at the movies' bitrates, jumping every 3 s, for 12 s"
+before=$(cpu)
+"$client" bench "rdma://$addr" --clients 6 --duration 12 --pattern jump:3 --chunk-kib 128 --readahead-seconds 2 | grep -v '^BENCH' | sed 's/^/    /'
+echo "    server CPU while 6 viewers streamed and jumped: $(echo "scale=2; ($(cpu) - $before) / $hz" | bc) s"
+echo "    (with Soft-RoCE the Read responder runs in the guest kernel; an RNIC does it in hardware)"
+
+say "SIGTERM: the server drains and exits"
+kill -TERM "$server_pid"; wait "$server_pid" && echo "    vod-server exited 0"
+tail -n 3 "$work/server.log" | sed 's/^/    /'
+echo; echo "demo finished"

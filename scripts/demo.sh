@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
-# README command 1, the demo: build, generate a sample HD movie with ffmpeg, serve it from registered
-# memory over Soft-RoCE, fetch it with pipelined one-sided RDMA Reads, check it byte for byte and
-# decode it, and print what happened.
-#
-# Until vod-server and vod-client land (VoD-core issue), the protocol smoke peer stands in for them.
+# README command 1, the demo: build, generate a sample HD movie with ffmpeg, start vod-server on
+# Soft-RoCE, then list, download, play and load-test it over one-sided RDMA Read, and report.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/install-deps.sh
 echo "=== building"
 cmake --preset default >/dev/null
-cmake --build --preset default -j "$(nproc)" --target smoke_peer
-echo "=== generating a 20 s 1080p H.264 movie (~8.7 Mbps) with ffmpeg"
+cmake --build --preset default -j "$(nproc)" --target vod-server vod-client vod-media
+echo "=== generating a 30 s 1080p H.264 movie (~8.7 Mbit/s) and a 480p one with ffmpeg"
 media_dir=build/demo-media
-media/generate-test-media.sh --out "$media_dir" --duration 20 --variants 1080p --containers ts
-echo "=== serving and fetching it over RDMA"
-tests/softroce/softroce-run --timeout 900 -- scripts/demo-session.sh "$media_dir/test-1080p-20s.ts"
+media/generate-test-media.sh --out "$media_dir" --duration 30 --variants 1080p,480p --containers ts,mp4
+echo "=== serving them from registered memory and playing them over RDMA"
+tests/softroce/softroce-run --timeout 1200 -- scripts/demo-session.sh "$media_dir"

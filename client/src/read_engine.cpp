@@ -20,6 +20,7 @@ constexpr std::chrono::seconds kStuckRead{15};
 ReadEngine::ReadEngine(const EngineOptions& o)
     : chunk_((std::max(o.chunk_size, kMinChunk) + kPage - 1) / kPage * kPage),
       readahead_(o.readahead_bytes),
+      readahead_max_(o.readahead_bytes),
       wanted_depth_(std::max(o.read_depth, 1u)) {
   const std::size_t slots = wanted_depth_ + (readahead_ + chunk_ - 1) / chunk_ + 2;
   ring_size_ = slots * chunk_;

@@ -125,7 +125,14 @@ void Session::connect() {
   load_index();
 }
 
+void Session::size_readahead() {
+  if (options_.readahead_seconds <= 0 || !movie_ || movie_->bitrate_bps == 0) return;
+  const double bytes = options_.readahead_seconds * static_cast<double>(movie_->bitrate_bps) / 8;
+  engine_.set_readahead_window(std::max(engine_.chunk_size(), static_cast<std::size_t>(bytes)));
+}
+
 void Session::load_index() {
+  size_readahead();
   engine_.set_region(Region::index, movie_->index);
   index_ = {};
   if (movie_->index.empty()) return;

@@ -80,9 +80,11 @@ int run_bench(const std::vector<std::string>& args) {
     movies.push_back(*uri.movie);
   } else {
     Session catalog(Uri{uri.host, uri.port, std::nullopt}, common.session);
+    // Viewers play media; raw files have no bitrate to pace at unless --rate gives one.
     for (const auto& e : catalog.catalog().entries)
-      if (e.size > 0) movies.push_back(e.name);
-    if (movies.empty()) throw ClientError(ErrorKind::unknown_movie, "the catalog of " + catalog.server() + " has no movie to play");
+      if (e.size > 0 && (e.bitrate_bps > 0 || rate_mbps > 0)) movies.push_back(e.name);
+    if (movies.empty())
+      throw ClientError(ErrorKind::unknown_movie, "the catalog of " + catalog.server() + " has no movie with a known bitrate to play (give --rate)");
   }
 
   std::mt19937_64 random(seed);

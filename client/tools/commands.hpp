@@ -36,6 +36,7 @@ struct CommonOptions {
   std::string log_level = "warn";
   std::size_t chunk_kib = 0;
   std::size_t readahead_kib = 0;
+  double readahead_seconds = 0;
   unsigned depth = 0;
   double connect_timeout_s = 0;
   double reconnect_for_s = 0;

@@ -30,7 +30,8 @@ boost::program_options::options_description common_options(CommonOptions& o) {
   po::options_description d("Connection and read pipeline");
   d.add_options()
       ("chunk-kib", po::value(&o.chunk_kib)->default_value(e.chunk_size / 1024), "bytes per RDMA Read, in KiB (at least 8)")
-      ("readahead-kib", po::value(&o.readahead_kib)->default_value(e.readahead_bytes / 1024), "read-ahead window, in KiB")
+      ("readahead-kib", po::value(&o.readahead_kib)->default_value(e.readahead_bytes / 1024), "read-ahead window, in KiB (the most, with --readahead-seconds)")
+      ("readahead-seconds", po::value(&o.readahead_seconds)->default_value(s.readahead_seconds), "read-ahead window in seconds of the movie's bitrate; 0 = --readahead-kib")
       ("depth", po::value(&o.depth)->default_value(e.read_depth), "RDMA Reads in flight wanted; the server and the devices may allow fewer")
       ("connect-timeout", po::value(&o.connect_timeout_s)->default_value(static_cast<double>(s.connect_timeout.count()) / 1000), "seconds to wait for the server to answer")
       ("reconnect-for", po::value(&o.reconnect_for_s)->default_value(static_cast<double>(s.reconnect_for.count()) / 1000), "seconds to keep reconnecting after the connection breaks")
@@ -49,6 +50,8 @@ void apply(CommonOptions& o) {
   o.session.engine.chunk_size = o.chunk_kib * 1024;
   o.session.engine.readahead_bytes = o.readahead_kib * 1024;
   o.session.engine.read_depth = o.depth;
+  if (o.readahead_seconds < 0) throw ClientError(ErrorKind::usage, "--readahead-seconds must not be negative");
+  o.session.readahead_seconds = o.readahead_seconds;
   o.session.connect_timeout = std::chrono::milliseconds(static_cast<long>(o.connect_timeout_s * 1000));
   o.session.reconnect_for = std::chrono::milliseconds(static_cast<long>(o.reconnect_for_s * 1000));
 }
@@ -66,13 +69,13 @@ bool parse(const std::vector<std::string>& args, const boost::program_options::o
   pos.add("uri", 1);
   try {
     po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    if (vm.count("help")) {  // before notify(), which would insist on required options
+      std::cout << "usage: " << usage << "\n\n" << opts << help << "\n";
+      return false;
+    }
     po::notify(vm);
   } catch (const po::error& e) {
     throw ClientError(ErrorKind::usage, std::string(e.what()) + "\nusage: " + usage);
-  }
-  if (vm.count("help")) {
-    std::cout << "usage: " << usage << "\n\n" << opts << help << "\n";
-    return false;
   }
   if (uri.empty()) throw ClientError(ErrorKind::usage, "missing the rdma:// URI\nusage: " + usage);
   return true;

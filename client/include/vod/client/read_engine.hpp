@@ -30,7 +30,7 @@ namespace vod::client {
 
 struct EngineOptions {
   std::size_t chunk_size = 256 * 1024;  // bytes per RDMA Read; at least 8 KiB
-  std::size_t readahead_bytes = 4u << 20;
+  std::size_t readahead_bytes = 4u << 20;  // the most read-ahead; also sizes the ring
   unsigned read_depth = 16;             // wanted; the connection may allow less
 };
 
@@ -64,6 +64,10 @@ class ReadEngine {
   void restart_at(std::uint64_t offset);
   // Read-ahead on or off (pause turns it off: no Read is posted that nobody asked for).
   void set_readahead(bool enabled) noexcept { readahead_enabled_ = enabled; }
+  // Narrows the read-ahead window (e.g. to some seconds of the movie's bitrate); it never grows
+  // past EngineOptions::readahead_bytes, for which the ring was sized.
+  void set_readahead_window(std::size_t bytes) noexcept { readahead_ = std::min(bytes, readahead_max_); }
+  std::size_t readahead_window() const noexcept { return readahead_; }
 
   // Queues a read of dest.size() bytes at `offset` of region `r`; `done` runs from progress().
   // A read at or past the end completes with 0 bytes; one that crosses it, with the bytes before.
@@ -125,6 +129,7 @@ class ReadEngine {
 
   std::size_t chunk_;
   std::size_t readahead_;
+  std::size_t readahead_max_;
   unsigned wanted_depth_;
   unsigned depth_ = 0;
   struct FreeDeleter {

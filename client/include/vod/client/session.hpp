@@ -23,6 +23,9 @@ namespace vod::client {
 
 struct SessionOptions {
   EngineOptions engine;
+  // When > 0, the read-ahead window is this many seconds of the movie's bitrate (at least one
+  // chunk, at most engine.readahead_bytes); otherwise engine.readahead_bytes.
+  double readahead_seconds = 0;
   std::chrono::milliseconds connect_timeout{5000};
   // After a connection breaks: retry with exponential backoff, for at most this long in all.
   std::chrono::milliseconds reconnect_for{30000};
@@ -69,6 +72,7 @@ class Session {
   [[noreturn]] void throw_rejected(const rdma::ConnectRejected& r);
   std::string catalog_names() const;
   void load_index();
+  void size_readahead();
 
   Uri uri_;
   SessionOptions options_;

@@ -1,0 +1,79 @@
+#include <gtest/gtest.h>
+
+#include "vod/client/stats.hpp"
+#include "vod/client/uri.hpp"
+
+namespace vod::client {
+namespace {
+
+TEST(Uri, ParsesHostPortAndMovie) {
+  EXPECT_EQ(parse_uri("rdma://192.0.2.1:7471/movie.mp4"), (Uri{"192.0.2.1", 7471, "movie.mp4"}));
+  EXPECT_EQ(parse_uri("rdma://server/movie.mp4"), (Uri{"server", kDefaultPort, "movie.mp4"}));
+  EXPECT_EQ(parse_uri("rdma://server"), (Uri{"server", kDefaultPort, std::nullopt}));
+  EXPECT_EQ(parse_uri("rdma://server:9/"), (Uri{"server", 9, std::nullopt}));
+  EXPECT_EQ(parse_uri("rdma://[fd00::1]:7470/a.ts"), (Uri{"fd00::1", 7470, "a.ts"}));
+  EXPECT_EQ(parse_uri("rdma://h/My%20Movie%20%28HD%29.mkv").movie, "My Movie (HD).mkv");
+}
+
+TEST(Uri, RoundTripsThroughItsCanonicalForm) {
+  for (const char* text : {"rdma://h:1/a%20b.ts", "rdma://[fd00::1]:7470/x.mp4", "rdma://h:7470"}) {
+    const Uri u = parse_uri(text);
+    EXPECT_EQ(parse_uri(u.to_string()), u) << text;
+  }
+  EXPECT_EQ(parse_uri("rdma://h/a b").to_string(), "rdma://h:7470/a%20b");
+}
+
+TEST(Uri, RejectsWhatIsNotAValidUri) {
+  auto message = [](const char* text) {
+    try {
+      parse_uri(text);
+    } catch (const UriError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(message("http://h/a").find("the scheme must be rdma://"), std::string::npos);
+  EXPECT_NE(message("rdma:///a").find("the host is empty"), std::string::npos);
+  EXPECT_NE(message("rdma://h:/a").find("the port after ':' is empty"), std::string::npos);
+  EXPECT_NE(message("rdma://h:70000/a").find("above 65535"), std::string::npos);
+  EXPECT_NE(message("rdma://h:0/a").find("port 0"), std::string::npos);
+  EXPECT_NE(message("rdma://h:12x/a").find("not a number"), std::string::npos);
+  EXPECT_NE(message("rdma://[fd00::1/a").find("closing ']'"), std::string::npos);
+  EXPECT_NE(message("rdma://h/a%2").find("two hex digits"), std::string::npos);
+  EXPECT_NE(message("rdma://h/a%zz").find("two hex digits"), std::string::npos);
+  EXPECT_NE(message("rdma://h/a/b").find("contains '/'"), std::string::npos);
+  EXPECT_NE(message("rdma://h/a%2Fb").find("contains '/'"), std::string::npos);
+  EXPECT_NE(message("rdma://h/..").find("'.' or '..'"), std::string::npos);
+  EXPECT_NE(message("rdma://h/a?x=1").find("queries"), std::string::npos);
+  EXPECT_NE(message("rdma://h/x").find("(accepted)"), std::string::npos);
+  EXPECT_NE(message("nope").find("expected rdma://host[:port][/movie]"), std::string::npos);
+}
+
+TEST(LatencyHistogram, PercentilesAreWithinABucket) {
+  LatencyHistogram h;
+  EXPECT_EQ(h.percentile(0.5), 0u);
+  for (std::uint64_t v = 1; v <= 1000; ++v) h.record(v);
+  EXPECT_EQ(h.count(), 1000u);
+  EXPECT_EQ(h.max(), 1000u);
+  EXPECT_NEAR(static_cast<double>(h.percentile(0.5)), 500, 500 * 0.13);
+  EXPECT_NEAR(static_cast<double>(h.percentile(0.9)), 900, 900 * 0.13);
+  EXPECT_EQ(h.percentile(1.0), 1000u);
+  LatencyHistogram small;
+  for (int i = 0; i < 10; ++i) small.record(7);
+  EXPECT_EQ(small.percentile(0.99), 7u);  // exact below 8
+  h.merge(small);
+  EXPECT_EQ(h.count(), 1010u);
+}
+
+TEST(Stats, SummaryNamesEveryCounter) {
+  Stats s;
+  s.bytes_delivered = 10;
+  s.stalls = 2;
+  s.read_latency_us.record(100);
+  const std::string line = s.summary();
+  for (const char* w : {"delivered 10 B", "2 stalls", "p50", "p99", "reconnects", "stale discarded"})
+    EXPECT_NE(line.find(w), std::string::npos) << w << " in " << line;
+}
+
+}  // namespace
+}  // namespace vod::client
