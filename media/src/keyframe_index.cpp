@@ -39,7 +39,7 @@ proto::KeyframeIndex index_keyframes(Bytes bytes, const MediaInfo& info, const P
         static_cast<std::uint64_t>(packet->pos) < bytes.size()) {
       const std::int64_t ts = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
       if (ts != AV_NOPTS_VALUE) {
-        const std::int64_t us = av_rescale_q(ts, time_base, AV_TIME_BASE_Q) - origin;
+        const std::int64_t us = av_rescale_q(ts, time_base, AVRational{1, AV_TIME_BASE}) - origin;
         index.entries.push_back({static_cast<std::uint64_t>(std::max<std::int64_t>(us, 0)), static_cast<std::uint64_t>(packet->pos)});
       }
     }
