@@ -7,6 +7,7 @@
 
 #include "vod/client/errors.hpp"
 #include "vod/rdma/error.hpp"
+#include "vod/rdma/post.hpp"
 
 namespace vod::client {
 
@@ -140,17 +141,8 @@ bool ReadEngine::post(Region r, std::uint64_t block, bool for_request) {
   const std::uint64_t at = block * chunk_;
   const auto length = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk_, d.length - at));
   Slot& slot = slots_[static_cast<std::size_t>(s)];
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(ring_.get() + static_cast<std::size_t>(s) * chunk_), length, mr_->lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = static_cast<std::uint64_t>(s);
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_READ;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = d.addr + at;
-  wr.wr.rdma.rkey = d.rkey;
-  ibv_send_wr* bad = nullptr;
-  if (int err = ibv_post_send(ep_->qp.get(), &wr, &bad))
+  if (int err = rdma::post_read(ep_->qp.get(), static_cast<std::uint64_t>(s), ring_.get() + static_cast<std::size_t>(s) * chunk_,
+                                length, mr_->lkey, d.addr + at, d.rkey))
     throw ConnectionLost(std::string("ibv_post_send of an RDMA Read failed: ") + std::strerror(err));
   slot = {SlotState::in_flight, key(r, block), epoch_, length, ++use_clock_, std::chrono::steady_clock::now()};
   block_slot_[slot.key] = static_cast<std::size_t>(s);

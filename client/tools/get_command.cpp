@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "progress_bar.hpp"
 #include "vod/client/movie_reader.hpp"
 #include "vod/log.hpp"
@@ -38,12 +39,7 @@ int run_get(const std::vector<std::string>& args) {
   for (;;) {
     const std::size_t n = reader.read(buffer);
     if (n == 0) break;
-    for (std::size_t done = 0; done < n;) {
-      const ssize_t w = ::write(fd, buffer.data() + done, n - done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) throw std::runtime_error("writing " + output + ": " + std::strerror(errno));
-      done += static_cast<std::size_t>(w);
-    }
+    if (!write_all(fd, buffer.data(), n, output)) throw std::runtime_error("writing " + output + ": the reader closed the pipe");
     if (!quiet) bar.update(reader.position());
   }
   if (fd != STDOUT_FILENO && close(fd) != 0) throw std::runtime_error("closing " + output + ": " + std::strerror(errno));

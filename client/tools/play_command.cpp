@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "vod/client/movie_reader.hpp"
 #include "vod/log.hpp"
 
@@ -44,15 +45,9 @@ int run_play(const std::vector<std::string>& args) {
   for (;;) {
     const std::size_t n = reader.read(buffer);
     if (n == 0) break;
-    for (std::size_t done = 0; done < n;) {
-      const ssize_t w = ::write(STDOUT_FILENO, buffer.data() + done, n - done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0 && errno == EPIPE) {
-        log::info("vod-client", "the player closed the stream at byte " + std::to_string(reader.position()));
-        return exit_ok;
-      }
-      if (w < 0) throw std::runtime_error(std::string("writing to stdout: ") + std::strerror(errno));
-      done += static_cast<std::size_t>(w);
+    if (!write_all(STDOUT_FILENO, buffer.data(), n, "stdout")) {
+      log::info("vod-client", "the player closed the stream at byte " + std::to_string(reader.position()));
+      return exit_ok;
     }
   }
   log::info("vod-client", "play " + uri.to_string() + ": " + session.stats().summary());

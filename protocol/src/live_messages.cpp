@@ -19,9 +19,7 @@ std::vector<std::uint8_t> encode(const LiveNotify& n) {
   w.credits = n.credits;
   w.oldest_offset = n.oldest_offset;
   w.pts_us = n.pts_us;
-  std::vector<std::uint8_t> out(sizeof w);
-  store_wire(out.data(), w);
-  return out;
+  return to_bytes(w);
 }
 
 std::vector<std::uint8_t> encode(const LiveCredit& c) {
@@ -29,9 +27,7 @@ std::vector<std::uint8_t> encode(const LiveCredit& c) {
   w.header = make_header(MessageType::live_credit, sizeof w);
   w.credits = c.credits;
   w.acked_seq = c.acked_seq;
-  std::vector<std::uint8_t> out(sizeof w);
-  store_wire(out.data(), w);
-  return out;
+  return to_bytes(w);
 }
 
 Decoded<LiveNotify> decode_live_notify(Bytes buf) {

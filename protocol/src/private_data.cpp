@@ -22,9 +22,7 @@ std::vector<std::uint8_t> encode(const ConnectRequest& r) {
   w.catalog_generation = r.catalog_generation;
   w.selector = r.selector;
   std::copy(r.auth_token.begin(), r.auth_token.end(), w.auth_token);
-  std::vector<std::uint8_t> out(sizeof w);
-  store_wire(out.data(), w);
-  return out;
+  return to_bytes(w);
 }
 
 Decoded<ConnectRequest> decode_connect_request(Bytes buf) {
@@ -73,9 +71,7 @@ std::vector<std::uint8_t> encode(const AcceptData& a) {
   w.movie = to_wire(a.movie);
   w.catalog = to_wire(a.catalog);
   w.index = to_wire(a.index);
-  std::vector<std::uint8_t> out(sizeof w);
-  store_wire(out.data(), w);
-  return out;
+  return to_bytes(w);
 }
 
 Decoded<AcceptData> decode_accept(Bytes buf) {

@@ -18,9 +18,7 @@ std::vector<std::uint8_t> encode(const WriteRecordAdvert& a) {
   w.flags = a.flags;
   w.buffer_length = a.buffer_length;
   w.max_payload = a.max_payload;
-  std::vector<std::uint8_t> out(sizeof w);
-  store_wire(out.data(), w);
-  return out;
+  return to_bytes(w);
 }
 
 Decoded<WriteRecordAdvert> decode_write_record_advert(Bytes buf) {

@@ -34,6 +34,7 @@
 #include "vod/protocol/private_data.hpp"
 #include "vod/rdma/connection.hpp"
 #include "vod/rdma/error.hpp"
+#include "vod/rdma/post.hpp"
 
 namespace po = boost::program_options;
 using namespace vod;
@@ -195,6 +196,15 @@ int serve(const std::string& file, const std::string& bind, std::uint16_t port) 
   return 0;
 }
 
+// Prints a decoded reject and returns 3, the exit status the test script expects for rejects.
+int report_reject(const rdma::ConnectRejected& r) {
+  auto reject = proto::decode_reject(r.private_data());
+  if (!reject) throw std::runtime_error(std::string(r.what()) + "; reject data: " + reject.error().message);
+  std::printf("rejected: reject code %u (%s): %s\n", static_cast<unsigned>(reject->code), proto::to_string(reject->code),
+              reject->reason.c_str());
+  return 3;
+}
+
 // Reads `length` bytes of a remote region into `sink(offset, bytes, n)` with up to `depth` Reads of
 // `chunk` bytes in flight, waiting on the completion channel (no busy polling).
 template <class Sink>
@@ -209,17 +219,9 @@ void read_region(rdma::ClientEndpoint& ep, const proto::RegionDescriptor& remote
 
   auto post = [&](std::size_t slot) {
     const std::uint64_t n = std::min<std::uint64_t>(chunk, remote.length - next);
-    ibv_sge sge{reinterpret_cast<std::uint64_t>(ring.bytes() + slot * chunk), static_cast<std::uint32_t>(n), mr->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = slot;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_READ;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = remote.addr + next;
-    wr.wr.rdma.rkey = remote.rkey;
-    ibv_send_wr* bad = nullptr;
-    if (int err = ibv_post_send(ep.qp.get(), &wr, &bad)) rdma::throw_error("ibv_post_send", err, ep.limits.name, "posting an RDMA Read");
+    if (int err = rdma::post_read(ep.qp.get(), slot, ring.bytes() + slot * chunk, static_cast<std::uint32_t>(n), mr->lkey,
+                                  remote.addr + next, remote.rkey))
+      rdma::throw_error("ibv_post_send", err, ep.limits.name, "posting an RDMA Read");
     slot_offset[slot] = next;
     next += n;
     ++in_flight;
@@ -262,11 +264,7 @@ int fetch(const std::string& host, std::uint16_t port, const std::string& name, 
   try {
     ep = rdma::connect({host, port, proto::encode(request), depth, 64, std::chrono::milliseconds(10000)});
   } catch (const rdma::ConnectRejected& r) {
-    auto reject = proto::decode_reject(r.private_data());
-    if (!reject) throw std::runtime_error(std::string(r.what()) + "; reject data: " + reject.error().message);
-    std::printf("rejected: reject code %u (%s): %s\n", static_cast<unsigned>(reject->code), proto::to_string(reject->code),
-                reject->reason.c_str());
-    return 3;
+    return report_reject(r);
   }
   auto accept = proto::decode_accept(ep->accept_data);
   if (!accept) throw std::runtime_error("accept private data: " + accept.error().message);
@@ -306,11 +304,7 @@ int raw(const std::string& host, std::uint16_t port, const std::string& hex) {
     std::printf("accepted\n");
     return 0;
   } catch (const rdma::ConnectRejected& r) {
-    auto reject = proto::decode_reject(r.private_data());
-    if (!reject) throw std::runtime_error(std::string(r.what()) + "; reject data: " + reject.error().message);
-    std::printf("rejected: reject code %u (%s): %s\n", static_cast<unsigned>(reject->code), proto::to_string(reject->code),
-                reject->reason.c_str());
-    return 3;
+    return report_reject(r);
   }
 }
 

@@ -104,34 +104,30 @@ TEST(Catalog, LargerEntriesFromALaterRevisionDecode) {
 
 TEST(Catalog, RejectsEachMalformedField) {
   const ByteVector good = encode_catalog(sample());
-  auto with = [&](std::size_t at, std::uint64_t value, std::size_t width) {
-    ByteVector v = good;
-    put_be(v, at, value, width);
-    return decode_catalog(v);
-  };
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_catalog(test::with(good, at, value, width)); };
   const std::size_t e1 = 64 + 320;
   EXPECT_TRUE(fails_with(decode_catalog(ByteVector(63)), DecodeFault::truncated, "fewer than the 64-byte header"));
   EXPECT_TRUE(fails_with(decode_catalog(ByteVector(good.begin(), good.end() - 1)), DecodeFault::truncated, "only 1023 bytes"));
-  EXPECT_TRUE(fails_with(with(0, 0, 4), DecodeFault::bad_magic, "magic 0x0"));
-  EXPECT_TRUE(fails_with(with(4, 9, 1), DecodeFault::unsupported_version, "layout version 9"));
-  EXPECT_TRUE(fails_with(with(6, 32, 2), DecodeFault::bad_length, "header length 32"));
-  EXPECT_TRUE(fails_with(with(16, 100, 4), DecodeFault::bad_length, "entry size 100"));
-  EXPECT_TRUE(fails_with(with(8, 0, 4), DecodeFault::bad_field, "generation 0"));
-  EXPECT_TRUE(fails_with(with(24, 999, 8), DecodeFault::inconsistent, "region length 999"));
-  EXPECT_TRUE(fails_with(with(12, 0xffffffff, 4), DecodeFault::inconsistent, "4294967295 entries"));
-  EXPECT_TRUE(fails_with(with(e1 + 184, 0, 2), DecodeFault::bad_field, "catalog entry 1: name length 0"));
-  EXPECT_TRUE(fails_with(with(e1 + 184, 129, 2), DecodeFault::bad_field, "name length 129"));
-  EXPECT_TRUE(fails_with(with(e1 + 192, '/', 1), DecodeFault::bad_field, "contains '/'"));
-  EXPECT_TRUE(fails_with(with(e1 + 192, 0x01, 1), DecodeFault::bad_field, "control character"));
-  EXPECT_TRUE(fails_with(with(e1 + 0, 1, 8), DecodeFault::inconsistent, "does not match 'sd 480p.ts'"));
-  EXPECT_TRUE(fails_with(with(e1 + 8, 5, 8), DecodeFault::inconsistent, "size 5 but movie region"));
-  EXPECT_TRUE(fails_with(with(e1 + 80, 0x80, 4), DecodeFault::bad_field, "undefined flags 0x80"));
-  EXPECT_TRUE(fails_with(with(e1 + 64, 8, 8), DecodeFault::inconsistent, "has-index flag with an index region of 8"));
-  EXPECT_TRUE(fails_with(with(e1 + 104, 0x07, 1), DecodeFault::bad_field, "non-printable"));
+  EXPECT_TRUE(fails_with(poked(0, 0, 4), DecodeFault::bad_magic, "magic 0x0"));
+  EXPECT_TRUE(fails_with(poked(4, 9, 1), DecodeFault::unsupported_version, "layout version 9"));
+  EXPECT_TRUE(fails_with(poked(6, 32, 2), DecodeFault::bad_length, "header length 32"));
+  EXPECT_TRUE(fails_with(poked(16, 100, 4), DecodeFault::bad_length, "entry size 100"));
+  EXPECT_TRUE(fails_with(poked(8, 0, 4), DecodeFault::bad_field, "generation 0"));
+  EXPECT_TRUE(fails_with(poked(24, 999, 8), DecodeFault::inconsistent, "region length 999"));
+  EXPECT_TRUE(fails_with(poked(12, 0xffffffff, 4), DecodeFault::inconsistent, "4294967295 entries"));
+  EXPECT_TRUE(fails_with(poked(e1 + 184, 0, 2), DecodeFault::bad_field, "catalog entry 1: name length 0"));
+  EXPECT_TRUE(fails_with(poked(e1 + 184, 129, 2), DecodeFault::bad_field, "name length 129"));
+  EXPECT_TRUE(fails_with(poked(e1 + 192, '/', 1), DecodeFault::bad_field, "contains '/'"));
+  EXPECT_TRUE(fails_with(poked(e1 + 192, 0x01, 1), DecodeFault::bad_field, "control character"));
+  EXPECT_TRUE(fails_with(poked(e1 + 0, 1, 8), DecodeFault::inconsistent, "does not match 'sd 480p.ts'"));
+  EXPECT_TRUE(fails_with(poked(e1 + 8, 5, 8), DecodeFault::inconsistent, "size 5 but movie region"));
+  EXPECT_TRUE(fails_with(poked(e1 + 80, 0x80, 4), DecodeFault::bad_field, "undefined flags 0x80"));
+  EXPECT_TRUE(fails_with(poked(e1 + 64, 8, 8), DecodeFault::inconsistent, "has-index flag with an index region of 8"));
+  EXPECT_TRUE(fails_with(poked(e1 + 104, 0x07, 1), DecodeFault::bad_field, "non-printable"));
   ByteVector unterminated = good;
   std::fill(unterminated.begin() + e1 + 120, unterminated.begin() + e1 + 136, 'a');  // audio codec, no NUL
   EXPECT_TRUE(fails_with(decode_catalog(unterminated), DecodeFault::bad_field, "unterminated"));
-  EXPECT_TRUE(fails_with(with(e1 + 32, ~0ull, 8), DecodeFault::bad_field, "movie descriptor: addr"));
+  EXPECT_TRUE(fails_with(poked(e1 + 32, ~0ull, 8), DecodeFault::bad_field, "movie descriptor: addr"));
 
   Catalog dup = sample();
   dup.entries[1].name = dup.entries[0].name;

@@ -53,21 +53,17 @@ TEST(KeyframeIndex, AtOrBeforePicksTheLastKeyframeNotAfterT) {
 
 TEST(KeyframeIndex, RejectsEachMalformedField) {
   const ByteVector good = encode_index(sample());
-  auto with = [&](std::size_t at, std::uint64_t value, std::size_t width) {
-    ByteVector v = good;
-    put_be(v, at, value, width);
-    return decode_index(v);
-  };
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_index(test::with(good, at, value, width)); };
   EXPECT_TRUE(fails_with(decode_index(ByteVector(31)), DecodeFault::truncated, "fewer than the 32-byte header"));
-  EXPECT_TRUE(fails_with(with(0, 1, 4), DecodeFault::bad_magic, "magic 0x1"));
-  EXPECT_TRUE(fails_with(with(4, 0, 1), DecodeFault::unsupported_version, "layout version 0"));
-  EXPECT_TRUE(fails_with(with(6, 16, 2), DecodeFault::bad_length, "header length 16"));
-  EXPECT_TRUE(fails_with(with(12, 8, 2), DecodeFault::bad_length, "entry size 8"));
-  EXPECT_TRUE(fails_with(with(8, 6, 4), DecodeFault::truncated, "6 entries of 16 bytes"));
-  EXPECT_TRUE(fails_with(with(8, 0xffffffff, 4), DecodeFault::truncated, "4294967295 entries"));
-  EXPECT_TRUE(fails_with(with(14, 0x8000, 2), DecodeFault::bad_field, "undefined flags 0x8000"));
-  EXPECT_TRUE(fails_with(with(32 + 3 * 16 + 8, 10'000'000, 8), DecodeFault::inconsistent, "entry 3 offset 10000000"));
-  EXPECT_TRUE(fails_with(with(32 + 2 * 16, 1, 8), DecodeFault::inconsistent, "entry 2 time 1 us precedes"));
+  EXPECT_TRUE(fails_with(poked(0, 1, 4), DecodeFault::bad_magic, "magic 0x1"));
+  EXPECT_TRUE(fails_with(poked(4, 0, 1), DecodeFault::unsupported_version, "layout version 0"));
+  EXPECT_TRUE(fails_with(poked(6, 16, 2), DecodeFault::bad_length, "header length 16"));
+  EXPECT_TRUE(fails_with(poked(12, 8, 2), DecodeFault::bad_length, "entry size 8"));
+  EXPECT_TRUE(fails_with(poked(8, 6, 4), DecodeFault::truncated, "6 entries of 16 bytes"));
+  EXPECT_TRUE(fails_with(poked(8, 0xffffffff, 4), DecodeFault::truncated, "4294967295 entries"));
+  EXPECT_TRUE(fails_with(poked(14, 0x8000, 2), DecodeFault::bad_field, "undefined flags 0x8000"));
+  EXPECT_TRUE(fails_with(poked(32 + 3 * 16 + 8, 10'000'000, 8), DecodeFault::inconsistent, "entry 3 offset 10000000"));
+  EXPECT_TRUE(fails_with(poked(32 + 2 * 16, 1, 8), DecodeFault::inconsistent, "entry 2 time 1 us precedes"));
 }
 
 TEST(KeyframeIndex, EncoderRefusesDisorder) {

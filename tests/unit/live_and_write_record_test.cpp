@@ -31,16 +31,12 @@ TEST(LiveNotify, LayoutAndRoundTrip) {
 
 TEST(LiveNotify, RejectsEachMalformedField) {
   const ByteVector good = encode(kNotify);
-  auto with = [&](std::size_t at, std::uint64_t value, std::size_t width) {
-    ByteVector v = good;
-    put_be(v, at, value, width);
-    return decode_live_notify(v);
-  };
-  EXPECT_TRUE(fails_with(with(5, 5, 1), DecodeFault::wrong_type, "message type 5"));
-  EXPECT_TRUE(fails_with(with(12, 0x10, 4), DecodeFault::bad_field, "undefined flags 0x10"));
-  EXPECT_TRUE(fails_with(with(32, 0, 4), DecodeFault::bad_field, "zero length without end-of-stream"));
-  EXPECT_TRUE(fails_with(with(24, ~0ull - 10, 8), DecodeFault::bad_field, "wraps"));
-  EXPECT_TRUE(fails_with(with(40, 1'000'001, 8), DecodeFault::inconsistent, "oldest offset 1000001"));
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_live_notify(test::with(good, at, value, width)); };
+  EXPECT_TRUE(fails_with(poked(5, 5, 1), DecodeFault::wrong_type, "message type 5"));
+  EXPECT_TRUE(fails_with(poked(12, 0x10, 4), DecodeFault::bad_field, "undefined flags 0x10"));
+  EXPECT_TRUE(fails_with(poked(32, 0, 4), DecodeFault::bad_field, "zero length without end-of-stream"));
+  EXPECT_TRUE(fails_with(poked(24, ~0ull - 10, 8), DecodeFault::bad_field, "wraps"));
+  EXPECT_TRUE(fails_with(poked(40, 1'000'001, 8), DecodeFault::inconsistent, "oldest offset 1000001"));
   ByteVector eos = good;
   put_be(eos, 12, kLiveEndOfStream, 4);
   put_be(eos, 32, 0, 4);
@@ -70,15 +66,11 @@ TEST(WriteRecordAdvert, LayoutRoundTripAndErrors) {
   EXPECT_EQ(get_be(v, 16, 8), 64u << 20);
   EXPECT_EQ(get_be(v, 24, 4), 8192u);
   EXPECT_EQ(*decode_write_record_advert(v), a);
-  auto with = [&](std::size_t at, std::uint64_t value, std::size_t width) {
-    ByteVector m = v;
-    put_be(m, at, value, width);
-    return decode_write_record_advert(m);
-  };
-  EXPECT_TRUE(fails_with(with(12, 1, 4), DecodeFault::bad_field, "flags 0x1"));
-  EXPECT_TRUE(fails_with(with(16, 0, 8), DecodeFault::bad_field, "empty buffer"));
-  EXPECT_TRUE(fails_with(with(24, 0, 4), DecodeFault::bad_field, "max payload 0"));
-  EXPECT_TRUE(fails_with(with(24, 70000, 4), DecodeFault::bad_field, "max payload 70000"));
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_write_record_advert(test::with(v, at, value, width)); };
+  EXPECT_TRUE(fails_with(poked(12, 1, 4), DecodeFault::bad_field, "flags 0x1"));
+  EXPECT_TRUE(fails_with(poked(16, 0, 8), DecodeFault::bad_field, "empty buffer"));
+  EXPECT_TRUE(fails_with(poked(24, 0, 4), DecodeFault::bad_field, "max payload 0"));
+  EXPECT_TRUE(fails_with(poked(24, 70000, 4), DecodeFault::bad_field, "max payload 70000"));
 }
 
 TEST(WriteRecordData, LayoutRoundTripAndPayloadView) {
@@ -104,20 +96,18 @@ TEST(WriteRecordData, LayoutRoundTripAndPayloadView) {
 TEST(WriteRecordData, OutOfBoundsDatagramsAreErrorsNeverWrites) {
   const ByteVector payload(10, 0xaa);
   const ByteVector good = encode(WriteRecordData{1, 0, 0, 100, 90, 0, payload});
-  auto with = [&](std::size_t at, std::uint64_t value, std::size_t width, std::uint64_t buffer = 1000) {
-    ByteVector v = good;
-    put_be(v, at, value, width);
-    return decode_write_record_data(v, buffer);
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width, std::uint64_t buffer = 1000) {
+    return decode_write_record_data(test::with(good, at, value, width), buffer);
   };
   EXPECT_TRUE(decode_write_record_data(good, 100).ok());
   EXPECT_TRUE(fails_with(decode_write_record_data(good, 99), DecodeFault::inconsistent, "out of bounds"));
-  EXPECT_TRUE(fails_with(with(40, 901, 8), DecodeFault::inconsistent, "record [901, +100) does not fit the advertised 1000"));
-  EXPECT_TRUE(fails_with(with(40, ~0ull, 8), DecodeFault::inconsistent, "out of bounds"));
-  EXPECT_TRUE(fails_with(with(32, 91, 8), DecodeFault::inconsistent, "outside its 100-byte record"));
-  EXPECT_TRUE(fails_with(with(32, ~0ull - 3, 8), DecodeFault::inconsistent, "outside its"));
-  EXPECT_TRUE(fails_with(with(24, ~0ull, 8), DecodeFault::inconsistent, "out of bounds"));
-  EXPECT_TRUE(fails_with(with(14, 9, 2), DecodeFault::inconsistent, "payload length 9 but the header's length field says 10"));
-  EXPECT_TRUE(fails_with(with(12, 0x2, 2), DecodeFault::bad_field, "undefined flags 0x2"));
+  EXPECT_TRUE(fails_with(poked(40, 901, 8), DecodeFault::inconsistent, "record [901, +100) does not fit the advertised 1000"));
+  EXPECT_TRUE(fails_with(poked(40, ~0ull, 8), DecodeFault::inconsistent, "out of bounds"));
+  EXPECT_TRUE(fails_with(poked(32, 91, 8), DecodeFault::inconsistent, "outside its 100-byte record"));
+  EXPECT_TRUE(fails_with(poked(32, ~0ull - 3, 8), DecodeFault::inconsistent, "outside its"));
+  EXPECT_TRUE(fails_with(poked(24, ~0ull, 8), DecodeFault::inconsistent, "out of bounds"));
+  EXPECT_TRUE(fails_with(poked(14, 9, 2), DecodeFault::inconsistent, "payload length 9 but the header's length field says 10"));
+  EXPECT_TRUE(fails_with(poked(12, 0x2, 2), DecodeFault::bad_field, "undefined flags 0x2"));
   ByteVector empty = encode(WriteRecordData{1, 0, 0, 100, 0, 0, {}});
   EXPECT_TRUE(fails_with(decode_write_record_data(empty, 1000), DecodeFault::bad_field, "empty payload in a non-empty record"));
 }

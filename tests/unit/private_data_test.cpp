@@ -81,27 +81,23 @@ TEST(ConnectRequest, LongerMessageFromALaterMinorRevisionDecodesItsPrefix) {
 
 TEST(ConnectRequest, RejectsEachMalformedField) {
   const ByteVector good = encode(movie_request());
-  auto with = [&](std::size_t at, std::uint64_t value, std::size_t width) {
-    ByteVector v = good;
-    put_be(v, at, value, width);
-    return decode_connect_request(v);
-  };
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_connect_request(test::with(good, at, value, width)); };
   EXPECT_TRUE(fails_with(decode_connect_request(ByteVector{}), DecodeFault::truncated, "fewer than the 8-byte header"));
   EXPECT_TRUE(fails_with(decode_connect_request(ByteVector(good.begin(), good.begin() + 7)), DecodeFault::truncated, "7 bytes"));
   EXPECT_TRUE(fails_with(decode_connect_request(ByteVector(good.begin(), good.begin() + 40)), DecodeFault::truncated,
                          "length field 56 but only 40 bytes"));
-  EXPECT_TRUE(fails_with(with(0, 0x52564F45, 4), DecodeFault::bad_magic, "magic 0x52564f45"));
-  EXPECT_TRUE(fails_with(with(4, 2, 1), DecodeFault::unsupported_version, "protocol version 2 not supported"));
-  EXPECT_TRUE(fails_with(with(4, 0, 1), DecodeFault::unsupported_version, "protocol version 0"));
-  EXPECT_TRUE(fails_with(with(5, 2, 1), DecodeFault::wrong_type, "message type 2"));
-  EXPECT_TRUE(fails_with(with(6, 55, 2), DecodeFault::bad_length, "length field 55 is below this message's 56"));
-  EXPECT_TRUE(fails_with(with(8, 0, 1), DecodeFault::bad_field, "unknown request kind 0"));
-  EXPECT_TRUE(fails_with(with(8, 5, 1), DecodeFault::bad_field, "unknown request kind 5"));
-  EXPECT_TRUE(fails_with(with(9, 3, 1), DecodeFault::bad_field, "unknown selector type 3"));
-  EXPECT_TRUE(fails_with(with(10, 0x80, 1), DecodeFault::bad_field, "flags 0x80"));
-  EXPECT_TRUE(fails_with(with(11, 1, 1), DecodeFault::bad_field, "unknown auth type 1"));
-  EXPECT_TRUE(fails_with(with(9, 0, 1), DecodeFault::inconsistent, "needs a selector"));
-  EXPECT_TRUE(fails_with(with(9, 2, 1), DecodeFault::inconsistent, "needs the catalog generation"));
+  EXPECT_TRUE(fails_with(poked(0, 0x52564F45, 4), DecodeFault::bad_magic, "magic 0x52564f45"));
+  EXPECT_TRUE(fails_with(poked(4, 2, 1), DecodeFault::unsupported_version, "protocol version 2 not supported"));
+  EXPECT_TRUE(fails_with(poked(4, 0, 1), DecodeFault::unsupported_version, "protocol version 0"));
+  EXPECT_TRUE(fails_with(poked(5, 2, 1), DecodeFault::wrong_type, "message type 2"));
+  EXPECT_TRUE(fails_with(poked(6, 55, 2), DecodeFault::bad_length, "length field 55 is below this message's 56"));
+  EXPECT_TRUE(fails_with(poked(8, 0, 1), DecodeFault::bad_field, "unknown request kind 0"));
+  EXPECT_TRUE(fails_with(poked(8, 5, 1), DecodeFault::bad_field, "unknown request kind 5"));
+  EXPECT_TRUE(fails_with(poked(9, 3, 1), DecodeFault::bad_field, "unknown selector type 3"));
+  EXPECT_TRUE(fails_with(poked(10, 0x80, 1), DecodeFault::bad_field, "flags 0x80"));
+  EXPECT_TRUE(fails_with(poked(11, 1, 1), DecodeFault::bad_field, "unknown auth type 1"));
+  EXPECT_TRUE(fails_with(poked(9, 0, 1), DecodeFault::inconsistent, "needs a selector"));
+  EXPECT_TRUE(fails_with(poked(9, 2, 1), DecodeFault::inconsistent, "needs the catalog generation"));
   ConnectRequest catalog;
   ByteVector v = encode(catalog);
   put_be(v, 16, 42, 8);
@@ -165,22 +161,18 @@ TEST(Accept, CatalogOnlyHasNoMovie) {
 
 TEST(Accept, RejectsEachMalformedField) {
   const ByteVector good = encode(movie_accept());
-  auto with = [&](std::size_t at, std::uint64_t value, std::size_t width) {
-    ByteVector v = good;
-    put_be(v, at, value, width);
-    return decode_accept(v);
-  };
-  EXPECT_TRUE(fails_with(with(6, 95, 2), DecodeFault::bad_length, "below this message's 96"));
-  EXPECT_TRUE(fails_with(with(8, 0, 4), DecodeFault::bad_field, "catalog generation 0"));
-  EXPECT_TRUE(fails_with(with(16, 0, 2), DecodeFault::bad_field, "granted read depth 0"));
-  EXPECT_TRUE(fails_with(with(20, 0, 4), DecodeFault::bad_field, "max message size 0"));
-  EXPECT_TRUE(fails_with(with(24, ~0ull - 5, 8), DecodeFault::bad_field, "movie descriptor: addr"));
-  EXPECT_TRUE(fails_with(with(56, 63, 8), DecodeFault::inconsistent, "catalog region of 63 bytes"));
-  EXPECT_TRUE(fails_with(with(80, 31, 8), DecodeFault::inconsistent, "index region of 31 bytes"));
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_accept(test::with(good, at, value, width)); };
+  EXPECT_TRUE(fails_with(poked(6, 95, 2), DecodeFault::bad_length, "below this message's 96"));
+  EXPECT_TRUE(fails_with(poked(8, 0, 4), DecodeFault::bad_field, "catalog generation 0"));
+  EXPECT_TRUE(fails_with(poked(16, 0, 2), DecodeFault::bad_field, "granted read depth 0"));
+  EXPECT_TRUE(fails_with(poked(20, 0, 4), DecodeFault::bad_field, "max message size 0"));
+  EXPECT_TRUE(fails_with(poked(24, ~0ull - 5, 8), DecodeFault::bad_field, "movie descriptor: addr"));
+  EXPECT_TRUE(fails_with(poked(56, 63, 8), DecodeFault::inconsistent, "catalog region of 63 bytes"));
+  EXPECT_TRUE(fails_with(poked(80, 31, 8), DecodeFault::inconsistent, "index region of 31 bytes"));
   ByteVector v = good;
   put_be(v, 32, 0, 8);  // movie length 0 but addr and rkey set
   EXPECT_TRUE(fails_with(decode_accept(v), DecodeFault::bad_field, "empty region with a non-zero addr or rkey"));
-  EXPECT_TRUE(fails_with(with(12, kNoMovie, 4), DecodeFault::inconsistent, "without a movie index"));
+  EXPECT_TRUE(fails_with(poked(12, kNoMovie, 4), DecodeFault::inconsistent, "without a movie index"));
 }
 
 TEST(Reject, LayoutRoundTripAndSanitizing) {
@@ -211,21 +203,17 @@ TEST(Reject, EveryCodeRoundTripsWithAName) {
 
 TEST(Reject, RejectsEachMalformedField) {
   const ByteVector good = encode(RejectData{RejectCode::server_full, 1, 1, "busy"});
-  auto with = [&](std::size_t at, std::uint64_t value, std::size_t width) {
-    ByteVector v = good;
-    put_be(v, at, value, width);
-    return decode_reject(v);
-  };
-  EXPECT_TRUE(fails_with(with(8, 0, 2), DecodeFault::bad_field, "unknown reject code 0"));
-  EXPECT_TRUE(fails_with(with(8, 10, 2), DecodeFault::bad_field, "unknown reject code 10"));
-  EXPECT_TRUE(fails_with(with(10, 0, 1), DecodeFault::inconsistent, "version range 0..1"));
-  EXPECT_TRUE(fails_with(with(10, 2, 1), DecodeFault::inconsistent, "version range 2..1"));
-  EXPECT_TRUE(fails_with(with(13, 0x07, 1), DecodeFault::bad_field, "reason byte 1 is 0x7"));
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_reject(test::with(good, at, value, width)); };
+  EXPECT_TRUE(fails_with(poked(8, 0, 2), DecodeFault::bad_field, "unknown reject code 0"));
+  EXPECT_TRUE(fails_with(poked(8, 10, 2), DecodeFault::bad_field, "unknown reject code 10"));
+  EXPECT_TRUE(fails_with(poked(10, 0, 1), DecodeFault::inconsistent, "version range 0..1"));
+  EXPECT_TRUE(fails_with(poked(10, 2, 1), DecodeFault::inconsistent, "version range 2..1"));
+  EXPECT_TRUE(fails_with(poked(13, 0x07, 1), DecodeFault::bad_field, "reason byte 1 is 0x7"));
   ByteVector longer = good;
   longer.resize(12 + kRejectReasonMax + 1, 'a');
   put_be(longer, 6, longer.size(), 2);
   EXPECT_TRUE(fails_with(decode_reject(longer), DecodeFault::bad_length, "reason of 121 bytes"));
-  EXPECT_TRUE(fails_with(with(6, 11, 2), DecodeFault::bad_length, "below this message's 12"));
+  EXPECT_TRUE(fails_with(poked(6, 11, 2), DecodeFault::bad_length, "below this message's 12"));
 }
 
 TEST(NameHash, IsFnv1a64) {

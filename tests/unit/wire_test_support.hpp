@@ -22,6 +22,13 @@ inline std::uint64_t get_be(const ByteVector& v, std::size_t at, std::size_t wid
   return x;
 }
 
+// A copy of `good` with a big-endian value poked in: the malformed input of a decoder test.
+inline ByteVector with(const ByteVector& good, std::size_t at, std::uint64_t value, std::size_t width) {
+  ByteVector v = good;
+  put_be(v, at, value, width);
+  return v;
+}
+
 // Asserts that `result` failed with `fault` and that its message contains `needle`.
 template <class T>
 ::testing::AssertionResult fails_with(const proto::Decoded<T>& result, proto::DecodeFault fault, const std::string& needle) {

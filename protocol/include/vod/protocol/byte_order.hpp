@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace vod::proto {
 
@@ -53,6 +54,14 @@ template <class Wire>
 void store_wire(std::uint8_t* p, const Wire& w) {
   static_assert(std::is_trivially_copyable_v<Wire> && alignof(Wire) == 1);
   std::memcpy(p, &w, sizeof w);
+}
+
+// The bytes of a fixed-size wire struct: what every encoder of a fixed-size message returns.
+template <class Wire>
+std::vector<std::uint8_t> to_bytes(const Wire& w) {
+  std::vector<std::uint8_t> out(sizeof w);
+  store_wire(out.data(), w);
+  return out;
 }
 
 }  // namespace vod::proto
