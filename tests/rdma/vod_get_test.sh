@@ -27,6 +27,17 @@ for f in zero.bin one.bin odd-size.bin test-480p-60s.ts test-480p-60s.mp4 test-4
   pass "$f byte-identical ($(stat -c %s "$work/out") bytes)"
 done
 
+step "play --start 30 into a player: the bytes from the keyframe ffprobe finds, decodable"
+ts=$media/test-480p-60s.ts
+start_us=$(ffprobe -v error -show_entries format=start_time -of csv=p=0 "$ts" | awk '{ printf "%d", $1 * 1e6 }')
+pos=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time,pos,flags -of csv=p=0 "$ts" |
+  awk -F, -v s="$start_us" '$3 ~ /K/ && $1 * 1e6 - s <= 30e6 { p = $2 } END { print p }')
+"$client_bin" play "$(uri test-480p-60s.ts)" --start 30 --unpaced > "$work/played.ts"
+tail -c +$((pos + 1)) "$ts" | cmp - "$work/played.ts" || fail "play --start 30 did not deliver the file from byte $pos"
+frames=$(ffmpeg -v error -i "$work/played.ts" -map 0:v -f framemd5 - | grep -vc '^#')
+[[ $frames -ge 750 ]] || fail "decoded only $frames frames from the 30 s keyframe on"
+pass "play --start 30: the file from byte $pos (ffprobe's keyframe), $frames frames decoded"
+
 step "get big.bin (1100 MiB) through a pipe, compared on the fly"
 start=$(date +%s.%N)
 "$client_bin" get "$(uri big.bin)" -o - --quiet --chunk-kib 1024 --depth 16 | cmp - "$media/big.bin" || fail "big.bin differs"
