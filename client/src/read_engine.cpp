@@ -255,8 +255,9 @@ bool ReadEngine::wait_for_events(std::chrono::milliseconds wait) {
     cq_armed_ = true;
     return true;  // completions may have arrived before arming: the caller polls again first
   }
-  pollfd fds[2] = {{ep_->completions->fd, POLLIN, 0}, {ep_->events.fd(), POLLIN, 0}};
-  const int n = poll(fds, 2, static_cast<int>(wait.count()));
+  pollfd fds[3] = {{ep_->completions->fd, POLLIN, 0}, {ep_->events.fd(), POLLIN, 0}, {interrupter_ ? interrupter_->fd() : -1, POLLIN, 0}};
+  const int n = poll(fds, 3, static_cast<int>(wait.count()));
+  if (interrupter_ && interrupter_->raised()) throw Interrupted();
   if (n <= 0) return false;
   if (fds[0].revents & POLLIN) {
     ibv_cq* cq = nullptr;
@@ -271,6 +272,7 @@ bool ReadEngine::wait_for_events(std::chrono::milliseconds wait) {
 }
 
 void ReadEngine::progress(std::chrono::milliseconds wait) {
+  if (interrupter_ && interrupter_->raised()) throw Interrupted();
   if (!ep_) throw ConnectionLost("not connected");
   const auto deadline = std::chrono::steady_clock::now() + wait;
   check_disconnect();

@@ -1,7 +1,7 @@
 #include "vod/client/session.hpp"
 
 #include <algorithm>
-#include <thread>
+#include <poll.h>
 
 #include "vod/log.hpp"
 #include "vod/protocol/name_hash.hpp"
@@ -33,6 +33,7 @@ std::string list_names(const proto::Catalog& catalog, std::size_t max_names) {
 }
 
 Session::Session(Uri uri, SessionOptions options) : uri_(std::move(uri)), options_(options), engine_(options.engine) {
+  engine_.set_interrupter(&interrupter_);
   connect();
 }
 
@@ -151,7 +152,9 @@ void Session::reconnect(const std::string& why) {
   auto backoff = options_.backoff_first;
   std::string last = why;
   for (int attempt = 1;; ++attempt) {
-    std::this_thread::sleep_for(backoff);
+    pollfd p{interrupter_.fd(), POLLIN, 0};  // an interruptible sleep
+    poll(&p, 1, static_cast<int>(backoff.count()));
+    if (interrupter_.raised()) throw Interrupted();
     try {
       connect();
       ++engine_.stats().reconnects;

@@ -36,4 +36,10 @@ class ConnectionLost : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Another thread asked a blocking call to return (Session::interrupt, e.g. GstBaseSrc::unlock).
+class Interrupted : public std::runtime_error {
+ public:
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
 }  // namespace vod::client

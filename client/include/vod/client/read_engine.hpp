@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "vod/client/interrupter.hpp"
 #include "vod/client/stats.hpp"
 #include "vod/protocol/region_descriptor.hpp"
 #include "vod/rdma/connection.hpp"
@@ -78,13 +79,16 @@ class ReadEngine {
   std::size_t pending() const noexcept { return requests_.size(); }
 
   // Posts what can be posted, reaps completions and completes requests. Waits up to `wait` when
-  // nothing completed. Throws ConnectionLost when a Read fails or the peer disconnects.
+  // nothing completed. Throws ConnectionLost when a Read fails or the peer disconnects, and
+  // Interrupted when the interrupter is raised.
   void progress(std::chrono::milliseconds wait);
 
   // Blocking read built on submit/progress. Throws ConnectionLost.
   std::size_t read(Region r, std::uint64_t offset, std::span<std::uint8_t> dest);
 
   int wait_fd() const noexcept;
+  // While `i` is raised, progress() and read() throw Interrupted instead of waiting.
+  void set_interrupter(const Interrupter* i) noexcept { interrupter_ = i; }
   const Stats& stats() const noexcept { return stats_; }
   Stats& stats() noexcept { return stats_; }
   std::size_t chunk_size() const noexcept { return chunk_; }
@@ -149,6 +153,7 @@ class ReadEngine {
   bool cq_armed_ = false;
   std::chrono::steady_clock::time_point last_progress_;  // for the stuck-Read timeout
   rdma::ClientEndpoint* ep_ = nullptr;
+  const Interrupter* interrupter_ = nullptr;
   ibv_mr* mr_ = nullptr;
   Stats stats_;
 };

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "vod/client/errors.hpp"
+#include "vod/client/interrupter.hpp"
 #include "vod/client/read_engine.hpp"
 #include "vod/client/uri.hpp"
 #include "vod/protocol/catalog_layout.hpp"
@@ -62,6 +63,11 @@ class Session {
   // Drives reads (ReadEngine::progress), reconnecting when the connection breaks.
   void progress(std::chrono::milliseconds wait);
 
+  // Thread-safe: makes a blocking call in another thread (pread, progress, a reconnect's backoff)
+  // throw Interrupted until clear_interrupt().
+  void interrupt() noexcept { interrupter_.raise(); }
+  void clear_interrupt() noexcept { interrupter_.clear(); }
+
   ReadEngine& engine() noexcept { return engine_; }
   const Stats& stats() const noexcept { return engine_.stats(); }
 
@@ -76,6 +82,7 @@ class Session {
 
   Uri uri_;
   SessionOptions options_;
+  Interrupter interrupter_;
   ReadEngine engine_;
   std::unique_ptr<rdma::ClientEndpoint> endpoint_;  // after engine_: destroyed first
   proto::AcceptData accept_;

@@ -1,0 +1,374 @@
+#include "gstrdmasrc.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "vod/client/session.hpp"
+
+GST_DEBUG_CATEGORY_STATIC(gst_rdma_src_debug);
+#define GST_CAT_DEFAULT gst_rdma_src_debug
+
+namespace {
+
+using vod::client::ClientError;
+using vod::client::ErrorKind;
+
+// Defaults, defined once: the property specs and the initial state both use them.
+constexpr guint kDefaultPort = vod::client::kDefaultPort;
+constexpr guint kDefaultBlocksize = 256 * 1024;
+constexpr guint kDefaultChunkSize = 256 * 1024;
+constexpr guint64 kDefaultReadAhead = 4u << 20;
+constexpr gdouble kDefaultReadAheadTime = 0;
+constexpr guint kDefaultReadDepth = 16;
+constexpr gdouble kDefaultReconnectTimeout = 30;
+
+enum {
+  PROP_0,
+  PROP_URI,
+  PROP_LOCATION,
+  PROP_HOST,
+  PROP_PORT,
+  PROP_MOVIE,
+  PROP_CHUNK_SIZE,
+  PROP_READ_AHEAD,
+  PROP_READ_AHEAD_TIME,
+  PROP_READ_DEPTH,
+  PROP_RECONNECT_TIMEOUT,
+};
+
+// The C++ state of the element. GObject allocates the instance zeroed and runs no constructors,
+// so it is constructed in instance_init and destroyed in finalize (std::construct_at/destroy_at).
+struct State {
+  std::string host;
+  guint port = kDefaultPort;
+  std::string movie;
+  guint chunk_size = kDefaultChunkSize;
+  guint64 read_ahead = kDefaultReadAhead;
+  gdouble read_ahead_time = kDefaultReadAheadTime;
+  guint read_depth = kDefaultReadDepth;
+  gdouble reconnect_timeout = kDefaultReconnectTimeout;
+  // Created in start(), destroyed in stop(), used by the streaming thread in between. unlock()
+  // from another thread only calls its thread-safe interrupt().
+  std::unique_ptr<vod::client::Session> session;
+};
+
+}  // namespace
+
+struct _GstRdmaSrc {
+  GstBaseSrc parent;
+  State state;
+};
+
+static void gst_rdma_src_uri_handler_init(gpointer iface, gpointer data);
+
+#define gst_rdma_src_parent_class parent_class
+G_DEFINE_TYPE_WITH_CODE(GstRdmaSrc, gst_rdma_src, GST_TYPE_BASE_SRC,
+                        G_IMPLEMENT_INTERFACE(GST_TYPE_URI_HANDLER, gst_rdma_src_uri_handler_init);
+                        GST_DEBUG_CATEGORY_INIT(gst_rdma_src_debug, "rdmasrc", 0, "rdma-vod RDMA source"))
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+namespace {
+
+std::string uri_of(const State& s) {
+  if (s.host.empty()) return {};
+  vod::client::Uri u{s.host, static_cast<std::uint16_t>(s.port), std::nullopt};
+  if (!s.movie.empty()) u.movie = s.movie;
+  return u.to_string();
+}
+
+// Properties that shape the connection change only while stopped, as in filesrc.
+bool settable(GstRdmaSrc* self, const char* what) {
+  GstState state = GST_STATE(self);
+  if (state == GST_STATE_READY || state == GST_STATE_NULL) return true;
+  GST_WARNING_OBJECT(self, "%s can only be changed in the NULL or READY state", what);
+  return false;
+}
+
+gboolean set_uri(GstRdmaSrc* self, const gchar* text, GError** error) {
+  if (!settable(self, "the URI")) {
+    g_set_error(error, GST_URI_ERROR, GST_URI_ERROR_BAD_STATE, "the URI of rdmasrc can only be changed in the NULL or READY state");
+    return FALSE;
+  }
+  try {
+    const auto u = vod::client::parse_uri(text ? text : "");
+    GST_OBJECT_LOCK(self);
+    self->state.host = u.host;
+    self->state.port = u.port;
+    self->state.movie = u.movie.value_or("");
+    GST_OBJECT_UNLOCK(self);
+    return TRUE;
+  } catch (const vod::client::UriError& e) {
+    g_set_error(error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI, "%s", e.what());
+    return FALSE;
+  }
+}
+
+void post_error(GstRdmaSrc* self, const ClientError& e) {
+  switch (e.kind()) {
+    case ErrorKind::unknown_movie:
+      GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("%s", e.what()), ("rdmasrc: unknown movie"));
+      break;
+    case ErrorKind::server_unreachable:
+    case ErrorKind::no_device:
+    case ErrorKind::rejected:
+      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("%s", e.what()), ("rdmasrc: %s", vod::client::to_string(e.kind())));
+      break;
+    default:
+      GST_ELEMENT_ERROR(self, RESOURCE, READ, ("%s", e.what()), ("rdmasrc: %s", vod::client::to_string(e.kind())));
+  }
+}
+
+}  // namespace
+
+static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
+  auto* self = GST_RDMA_SRC(object);
+  State& s = self->state;
+  switch (id) {
+    case PROP_URI:
+    case PROP_LOCATION: {
+      GError* error = nullptr;
+      if (!set_uri(self, g_value_get_string(value), &error)) {
+        GST_WARNING_OBJECT(self, "%s", error->message);
+        g_error_free(error);
+      }
+      return;
+    }
+    default:
+      break;
+  }
+  if (!settable(self, pspec->name)) return;
+  GST_OBJECT_LOCK(self);
+  switch (id) {
+    case PROP_HOST: s.host = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_PORT: s.port = g_value_get_uint(value); break;
+    case PROP_MOVIE: s.movie = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_CHUNK_SIZE: s.chunk_size = g_value_get_uint(value); break;
+    case PROP_READ_AHEAD: s.read_ahead = g_value_get_uint64(value); break;
+    case PROP_READ_AHEAD_TIME: s.read_ahead_time = g_value_get_double(value); break;
+    case PROP_READ_DEPTH: s.read_depth = g_value_get_uint(value); break;
+    case PROP_RECONNECT_TIMEOUT: s.reconnect_timeout = g_value_get_double(value); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_rdma_src_get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
+  auto* self = GST_RDMA_SRC(object);
+  const State& s = self->state;
+  GST_OBJECT_LOCK(self);
+  switch (id) {
+    case PROP_URI:
+    case PROP_LOCATION: {
+      const std::string u = uri_of(s);
+      g_value_set_string(value, u.empty() ? nullptr : u.c_str());
+      break;
+    }
+    case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
+    case PROP_PORT: g_value_set_uint(value, s.port); break;
+    case PROP_MOVIE: g_value_set_string(value, s.movie.c_str()); break;
+    case PROP_CHUNK_SIZE: g_value_set_uint(value, s.chunk_size); break;
+    case PROP_READ_AHEAD: g_value_set_uint64(value, s.read_ahead); break;
+    case PROP_READ_AHEAD_TIME: g_value_set_double(value, s.read_ahead_time); break;
+    case PROP_READ_DEPTH: g_value_set_uint(value, s.read_depth); break;
+    case PROP_RECONNECT_TIMEOUT: g_value_set_double(value, s.reconnect_timeout); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static gboolean gst_rdma_src_start(GstBaseSrc* base) {
+  auto* self = GST_RDMA_SRC(base);
+  State& s = self->state;
+  vod::client::SessionOptions options;
+  vod::client::Uri uri;
+  GST_OBJECT_LOCK(self);
+  uri = {s.host, static_cast<std::uint16_t>(s.port), s.movie.empty() ? std::nullopt : std::optional<std::string>(s.movie)};
+  options.engine.chunk_size = s.chunk_size;
+  options.engine.readahead_bytes = static_cast<std::size_t>(s.read_ahead);
+  options.engine.read_depth = s.read_depth;
+  options.readahead_seconds = s.read_ahead_time;
+  options.reconnect_for = std::chrono::milliseconds(static_cast<long>(s.reconnect_timeout * 1000));
+  GST_OBJECT_UNLOCK(self);
+  if (uri.host.empty() || !uri.movie) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No movie to read: set uri=rdma://host[:port]/movie (or host and movie)."), (nullptr));
+    return FALSE;
+  }
+  try {
+    s.session = std::make_unique<vod::client::Session>(uri, options);
+  } catch (const ClientError& e) {
+    post_error(self, e);
+    return FALSE;
+  } catch (const std::exception& e) {
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot open %s: %s", uri.to_string().c_str(), e.what()), (nullptr));
+    return FALSE;
+  }
+  const auto& m = *s.session->movie();
+  GST_INFO_OBJECT(self, "opened %s: %" G_GUINT64_FORMAT " bytes, %s, %u keyframes indexed, %u Reads in flight", uri.to_string().c_str(),
+                  static_cast<guint64>(m.size), m.container.c_str(), static_cast<unsigned>(s.session->index().entries.size()),
+                  s.session->read_depth());
+  return TRUE;
+}
+
+static gboolean gst_rdma_src_stop(GstBaseSrc* base) {
+  auto* self = GST_RDMA_SRC(base);
+  if (self->state.session) GST_INFO_OBJECT(self, "closing: %s", self->state.session->stats().summary().c_str());
+  // No RDMA Read ever targets a GstBuffer: Reads land in the session's registered ring and are
+  // copied out, so destroying the session here leaves nothing in flight on freed memory.
+  self->state.session.reset();
+  return TRUE;
+}
+
+static gboolean gst_rdma_src_get_size(GstBaseSrc* base, guint64* size) {
+  auto* self = GST_RDMA_SRC(base);
+  if (!self->state.session) return FALSE;
+  *size = self->state.session->movie()->size;
+  return TRUE;
+}
+
+static gboolean gst_rdma_src_is_seekable(GstBaseSrc*) { return TRUE; }
+
+static GstFlowReturn gst_rdma_src_fill(GstBaseSrc* base, guint64 offset, guint length, GstBuffer* buf) {
+  auto* self = GST_RDMA_SRC(base);
+  auto& session = *self->state.session;
+  const guint64 size = session.movie()->size;
+  if (offset >= size) return GST_FLOW_EOS;
+  GstMapInfo map;
+  if (!gst_buffer_map(buf, &map, GST_MAP_WRITE)) {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map a buffer for writing."), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  std::size_t got = 0;
+  GstFlowReturn ret = GST_FLOW_OK;
+  try {
+    got = session.pread(offset, std::span<std::uint8_t>(map.data, std::min<guint64>(length, map.size)));
+  } catch (const vod::client::Interrupted&) {
+    ret = GST_FLOW_FLUSHING;  // unlock(): a state change or a flushing seek is waiting for us
+  } catch (const ClientError& e) {
+    post_error(self, e);
+    ret = GST_FLOW_ERROR;
+  } catch (const std::exception& e) {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Reading at byte %" G_GUINT64_FORMAT " failed: %s", offset, e.what()), (nullptr));
+    ret = GST_FLOW_ERROR;
+  }
+  gst_buffer_unmap(buf, &map);
+  if (ret != GST_FLOW_OK) return ret;
+  gst_buffer_resize(buf, 0, static_cast<gssize>(got));  // short only at the end of the movie
+  GST_BUFFER_OFFSET(buf) = offset;
+  GST_BUFFER_OFFSET_END(buf) = offset + got;
+  GST_LOG_OBJECT(self, "read %zu bytes at %" G_GUINT64_FORMAT, got, offset);
+  return GST_FLOW_OK;
+}
+
+static gboolean gst_rdma_src_unlock(GstBaseSrc* base) {
+  auto* self = GST_RDMA_SRC(base);
+  if (self->state.session) self->state.session->interrupt();
+  return TRUE;
+}
+
+static gboolean gst_rdma_src_unlock_stop(GstBaseSrc* base) {
+  auto* self = GST_RDMA_SRC(base);
+  if (self->state.session) self->state.session->clear_interrupt();
+  return TRUE;
+}
+
+static gboolean gst_rdma_src_query(GstBaseSrc* base, GstQuery* query) {
+  auto* self = GST_RDMA_SRC(base);
+  if (GST_QUERY_TYPE(query) == GST_QUERY_URI) {
+    GST_OBJECT_LOCK(self);
+    const std::string u = uri_of(self->state);
+    GST_OBJECT_UNLOCK(self);
+    gst_query_set_uri(query, u.c_str());
+    return TRUE;
+  }
+  return GST_BASE_SRC_CLASS(parent_class)->query(base, query);
+}
+
+static void gst_rdma_src_finalize(GObject* object) {
+  std::destroy_at(&GST_RDMA_SRC(object)->state);
+  G_OBJECT_CLASS(parent_class)->finalize(object);
+}
+
+static void gst_rdma_src_init(GstRdmaSrc* self) {
+  std::construct_at(&self->state);
+  gst_base_src_set_blocksize(GST_BASE_SRC(self), kDefaultBlocksize);
+  gst_base_src_set_format(GST_BASE_SRC(self), GST_FORMAT_BYTES);
+}
+
+static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
+  auto* gobject = G_OBJECT_CLASS(klass);
+  auto* element = GST_ELEMENT_CLASS(klass);
+  auto* base = GST_BASE_SRC_CLASS(klass);
+  gobject->set_property = gst_rdma_src_set_property;
+  gobject->get_property = gst_rdma_src_get_property;
+  gobject->finalize = gst_rdma_src_finalize;
+  const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+  g_object_class_install_property(gobject, PROP_URI,
+      g_param_spec_string("uri", "URI", "rdma://host[:port]/movie of a movie on a vod-server", nullptr, flags));
+  g_object_class_install_property(gobject, PROP_LOCATION,
+      g_param_spec_string("location", "Location", "Same as uri (for tools that set a location)", nullptr, flags));
+  g_object_class_install_property(gobject, PROP_HOST,
+      g_param_spec_string("host", "Host", "vod-server address on an RDMA-capable interface", "", flags));
+  g_object_class_install_property(gobject, PROP_PORT,
+      g_param_spec_uint("port", "Port", "vod-server rdma_cm port", 1, 65535, kDefaultPort, flags));
+  g_object_class_install_property(gobject, PROP_MOVIE,
+      g_param_spec_string("movie", "Movie", "Name of the movie in the server's catalog", "", flags));
+  g_object_class_install_property(gobject, PROP_CHUNK_SIZE,
+      g_param_spec_uint("chunk-size", "Chunk size", "Bytes per RDMA Read (at least 8 KiB)", 8192, 64u << 20, kDefaultChunkSize, flags));
+  g_object_class_install_property(gobject, PROP_READ_AHEAD,
+      g_param_spec_uint64("read-ahead", "Read-ahead", "Bytes read ahead of the position (the most, with read-ahead-time)", 0,
+                          G_MAXUINT32, kDefaultReadAhead, flags));
+  g_object_class_install_property(gobject, PROP_READ_AHEAD_TIME,
+      g_param_spec_double("read-ahead-time", "Read-ahead time",
+                          "Seconds of the movie's bitrate to read ahead; 0 uses read-ahead bytes", 0, 3600, kDefaultReadAheadTime, flags));
+  g_object_class_install_property(gobject, PROP_READ_DEPTH,
+      g_param_spec_uint("read-depth", "Read depth", "RDMA Reads in flight wanted (the devices and the server may allow fewer)", 1, 255,
+                        kDefaultReadDepth, flags));
+  g_object_class_install_property(gobject, PROP_RECONNECT_TIMEOUT,
+      g_param_spec_double("reconnect-timeout", "Reconnect timeout",
+                          "Seconds to keep reconnecting after the server goes away before posting an error", 0, 3600,
+                          kDefaultReconnectTimeout, flags));
+
+  gst_element_class_add_static_pad_template(element, &src_template);
+  gst_element_class_set_static_metadata(element, "RDMA source", "Source/Network",
+                                        "Reads a movie from a vod-server with one-sided RDMA Read (rdma://host[:port]/movie)",
+                                        "rdma-vod developers");
+  base->start = gst_rdma_src_start;
+  base->stop = gst_rdma_src_stop;
+  base->get_size = gst_rdma_src_get_size;
+  base->is_seekable = gst_rdma_src_is_seekable;
+  base->fill = gst_rdma_src_fill;
+  base->unlock = gst_rdma_src_unlock;
+  base->unlock_stop = gst_rdma_src_unlock_stop;
+  base->query = gst_rdma_src_query;
+}
+
+// ---------------------------------------------------------------- GstURIHandler
+
+static GstURIType gst_rdma_src_uri_get_type(GType) { return GST_URI_SRC; }
+
+static const gchar* const* gst_rdma_src_uri_get_protocols(GType) {
+  static const gchar* protocols[] = {"rdma", nullptr};
+  return protocols;
+}
+
+static gchar* gst_rdma_src_uri_get_uri(GstURIHandler* handler) {
+  auto* self = GST_RDMA_SRC(handler);
+  GST_OBJECT_LOCK(self);
+  const std::string u = uri_of(self->state);
+  GST_OBJECT_UNLOCK(self);
+  return u.empty() ? nullptr : g_strdup(u.c_str());
+}
+
+static gboolean gst_rdma_src_uri_set_uri(GstURIHandler* handler, const gchar* uri, GError** error) {
+  return set_uri(GST_RDMA_SRC(handler), uri, error);
+}
+
+static void gst_rdma_src_uri_handler_init(gpointer iface, gpointer) {
+  auto* i = static_cast<GstURIHandlerInterface*>(iface);
+  i->get_type = gst_rdma_src_uri_get_type;
+  i->get_protocols = gst_rdma_src_uri_get_protocols;
+  i->get_uri = gst_rdma_src_uri_get_uri;
+  i->set_uri = gst_rdma_src_uri_set_uri;
+}

@@ -1,0 +1,236 @@
+// rdmasrc against a running vod-server (vod_gst_test.sh starts it): byte-identical filesink, playbin
+// decoding every frame of MP4, MPEG-TS and Matroska, seeking, pull-mode reads at the end, errors
+// posted with their GStreamer codes, and two pipelines at once.
+#include <gst/gst.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+
+#include "../media/ffprobe_reference.hpp"
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) throw std::runtime_error(std::string(name) + " is not set: run through vod_gst_test.sh");
+  return v;
+}
+std::string uri_of(const std::string& movie) { return env("VOD_TEST_URI") + "/" + movie; }
+std::string local(const std::string& movie) { return env("VOD_TEST_MEDIA_DIR") + "/" + movie; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+int ffprobe_video_frames(const std::string& path) {
+  return std::stoi(vod::test::run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 '" +
+                                  path + "'"));
+}
+
+// The first EOS or ERROR on the bus, within `seconds`; an ERROR is returned, EOS gives nullptr.
+struct BusResult {
+  bool eos = false;
+  GError* error = nullptr;
+  std::string source;
+  ~BusResult() {
+    if (error) g_error_free(error);
+  }
+};
+
+void wait_for_end(GstElement* pipeline, int seconds, BusResult& r) {
+  GstBus* bus = gst_element_get_bus(pipeline);
+  GstMessage* m = gst_bus_timed_pop_filtered(bus, static_cast<GstClockTime>(seconds) * GST_SECOND,
+                                             static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  gst_object_unref(bus);
+  ASSERT_NE(m, nullptr) << "no EOS or ERROR within " << seconds << " s";
+  if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS) {
+    r.eos = true;
+  } else {
+    gchar* debug = nullptr;
+    gst_message_parse_error(m, &r.error, &debug);
+    r.source = GST_OBJECT_NAME(GST_MESSAGE_SRC(m));
+    g_free(debug);
+  }
+  gst_message_unref(m);
+}
+
+// A playbin with fakesinks that count video frames as they arrive.
+struct Player {
+  GstElement* playbin = nullptr;
+  std::atomic<int> frames{0};
+  std::atomic<bool> counting{true};
+
+  explicit Player(const std::string& uri) {
+    playbin = gst_element_factory_make("playbin", nullptr);
+    GstElement* video = gst_element_factory_make("fakesink", nullptr);
+    GstElement* audio = gst_element_factory_make("fakesink", nullptr);
+    g_object_set(video, "signal-handoffs", TRUE, "sync", FALSE, nullptr);
+    g_object_set(audio, "sync", FALSE, nullptr);
+    g_signal_connect(video, "handoff", G_CALLBACK(+[](GstElement*, GstBuffer*, GstPad*, gpointer self) {
+                       auto* p = static_cast<Player*>(self);
+                       if (p->counting) ++p->frames;
+                     }), this);
+    g_object_set(playbin, "uri", uri.c_str(), "video-sink", video, "audio-sink", audio, nullptr);
+  }
+  ~Player() {
+    gst_element_set_state(playbin, GST_STATE_NULL);
+    gst_object_unref(playbin);
+  }
+};
+
+class Gst : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { gst_init(nullptr, nullptr); }
+};
+
+TEST_F(Gst, FilesinkGetsTheMovieByteIdentical) {
+  const std::string out = ::testing::TempDir() + "/rdmasrc-out.mp4";
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch(("rdmasrc uri=" + uri_of("test-480p-60s.mp4") + " ! filesink location=" + out).c_str(), &error);
+  ASSERT_NE(pipeline, nullptr) << (error ? error->message : "");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  BusResult r;
+  wait_for_end(pipeline, 120, r);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  ASSERT_TRUE(r.eos) << (r.error ? r.error->message : "");
+  EXPECT_TRUE(slurp(out) == slurp(local("test-480p-60s.mp4"))) << "filesink output differs from the original";
+}
+
+class PlaybinPerContainer : public Gst, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(PlaybinPerContainer, DecodesEveryVideoFrame) {
+  const std::string movie = GetParam();
+  Player p(uri_of(movie));
+  gst_element_set_state(p.playbin, GST_STATE_PLAYING);
+  BusResult r;
+  wait_for_end(p.playbin, 240, r);
+  ASSERT_TRUE(r.eos) << r.source << ": " << (r.error ? r.error->message : "");
+  EXPECT_EQ(p.frames.load(), ffprobe_video_frames(local(movie)));
+}
+
+TEST_P(PlaybinPerContainer, SeekTo30sResumesWithinAGopAndPlaysToTheEnd) {
+  const std::string movie = GetParam();
+  Player p(uri_of(movie));
+  gst_element_set_state(p.playbin, GST_STATE_PAUSED);
+  ASSERT_EQ(gst_element_get_state(p.playbin, nullptr, nullptr, 60 * GST_SECOND), GST_STATE_CHANGE_SUCCESS);
+  p.counting = false;
+  ASSERT_TRUE(gst_element_seek_simple(p.playbin, GST_FORMAT_TIME,
+                                      static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT), 30 * GST_SECOND));
+  ASSERT_EQ(gst_element_get_state(p.playbin, nullptr, nullptr, 60 * GST_SECOND), GST_STATE_CHANGE_SUCCESS);
+  gint64 position = -1;
+  ASSERT_TRUE(gst_element_query_position(p.playbin, GST_FORMAT_TIME, &position));
+  EXPECT_NEAR(static_cast<double>(position) / GST_SECOND, 30.0, 2.0) << "the GOP is 2 s";
+  p.frames = 0;
+  p.counting = true;
+  gst_element_set_state(p.playbin, GST_STATE_PLAYING);
+  BusResult r;
+  wait_for_end(p.playbin, 240, r);
+  ASSERT_TRUE(r.eos) << r.source << ": " << (r.error ? r.error->message : "");
+  // 30 s of 25 fps video remain after 30 s. A key-unit seek starts at the keyframe at or before
+  // the target, and tsdemux's push-mode seek may resync up to a GOP before that: so 28 to 33 s.
+  EXPECT_GE(p.frames.load(), 700) << "frames decoded after the seek";
+  EXPECT_LE(p.frames.load(), 825) << "frames decoded after the seek";
+}
+
+INSTANTIATE_TEST_SUITE_P(Containers, PlaybinPerContainer, ::testing::Values("test-480p-60s.mp4", "test-480p-60s.ts", "test-480p-60s.mkv"),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
+                           return n.substr(n.rfind('.') + 1);
+                         });
+
+TEST_F(Gst, PullModeReadsAtTheEndAreShortThenEos) {
+  GstElement* src = gst_element_factory_make("rdmasrc", nullptr);
+  ASSERT_NE(src, nullptr) << "rdmasrc is not registered (GST_PLUGIN_PATH?)";
+  g_object_set(src, "uri", uri_of("test-480p-60s.ts").c_str(), nullptr);
+  ASSERT_EQ(gst_element_set_state(src, GST_STATE_READY), GST_STATE_CHANGE_SUCCESS);
+  GstPad* pad = gst_element_get_static_pad(src, "src");
+  ASSERT_TRUE(gst_pad_activate_mode(pad, GST_PAD_MODE_PULL, TRUE));
+  const std::string original = slurp(local("test-480p-60s.ts"));
+  const guint64 stop = original.size();
+  GstBuffer* buf = nullptr;
+  ASSERT_EQ(gst_pad_get_range(pad, stop - 10, 20, &buf), GST_FLOW_OK);
+  EXPECT_EQ(gst_buffer_get_size(buf), 10u);
+  GstMapInfo map;
+  gst_buffer_map(buf, &map, GST_MAP_READ);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(map.data), map.size), original.substr(stop - 10));
+  gst_buffer_unmap(buf, &map);
+  gst_buffer_unref(buf);
+  buf = nullptr;
+  EXPECT_EQ(gst_pad_get_range(pad, stop, 20, &buf), GST_FLOW_EOS);
+  ASSERT_EQ(gst_pad_get_range(pad, 188 * 1000, 188 * 3, &buf), GST_FLOW_OK);  // random access back in the middle
+  gst_buffer_map(buf, &map, GST_MAP_READ);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(map.data), map.size), original.substr(188 * 1000, 188 * 3));
+  gst_buffer_unmap(buf, &map);
+  gst_buffer_unref(buf);
+  gst_pad_activate_mode(pad, GST_PAD_MODE_PULL, FALSE);
+  gst_object_unref(pad);
+  gst_element_set_state(src, GST_STATE_NULL);
+  gst_object_unref(src);
+}
+
+TEST_F(Gst, UnknownMovieIsAResourceNotFoundErrorNamingIt) {
+  Player p(uri_of("nope.mp4"));
+  gst_element_set_state(p.playbin, GST_STATE_PLAYING);
+  BusResult r;
+  wait_for_end(p.playbin, 60, r);
+  ASSERT_NE(r.error, nullptr);
+  EXPECT_TRUE(g_error_matches(r.error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND)) << r.error->message;
+  EXPECT_NE(std::string(r.error->message).find("no movie 'nope.mp4'"), std::string::npos) << r.error->message;
+  EXPECT_NE(std::string(r.error->message).find("test-480p-60s.mp4"), std::string::npos) << "the error lists what exists";
+}
+
+TEST_F(Gst, ServerDownIsAResourceOpenReadError) {
+  std::string uri = env("VOD_TEST_URI");
+  uri = uri.substr(0, uri.rfind(':')) + ":9/test-480p-60s.mp4";  // nothing listens on port 9
+  Player p(uri);
+  gst_element_set_state(p.playbin, GST_STATE_PLAYING);
+  BusResult r;
+  wait_for_end(p.playbin, 60, r);
+  ASSERT_NE(r.error, nullptr);
+  EXPECT_TRUE(g_error_matches(r.error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ)) << r.error->message;
+  EXPECT_NE(std::string(r.error->message).find("nothing listens on"), std::string::npos) << r.error->message;
+}
+
+TEST_F(Gst, TwoPipelinesOnDifferentMoviesAtOnce) {
+  Player a(uri_of("test-480p-60s.mp4"));
+  Player b(uri_of("test-480p-60s.mkv"));
+  gst_element_set_state(a.playbin, GST_STATE_PLAYING);
+  gst_element_set_state(b.playbin, GST_STATE_PLAYING);
+  BusResult ra, rb;
+  std::thread wait_b([&] { wait_for_end(b.playbin, 300, rb); });
+  wait_for_end(a.playbin, 300, ra);
+  wait_b.join();
+  ASSERT_TRUE(ra.eos && rb.eos);
+  EXPECT_EQ(a.frames.load(), ffprobe_video_frames(local("test-480p-60s.mp4")));
+  EXPECT_EQ(b.frames.load(), ffprobe_video_frames(local("test-480p-60s.mkv")));
+}
+
+TEST_F(Gst, UriHandlerAndProperties) {
+  GError* error = nullptr;
+  GstElement* src = gst_element_make_from_uri(GST_URI_SRC, "rdma://192.0.2.9:7000/My%20Movie.ts", nullptr, &error);
+  ASSERT_NE(src, nullptr) << (error ? error->message : "");
+  gchar *host = nullptr, *movie = nullptr, *uri = nullptr;
+  guint port = 0;
+  g_object_get(src, "host", &host, "port", &port, "movie", &movie, "uri", &uri, nullptr);
+  EXPECT_STREQ(host, "192.0.2.9");
+  EXPECT_EQ(port, 7000u);
+  EXPECT_STREQ(movie, "My Movie.ts");
+  EXPECT_STREQ(uri, "rdma://192.0.2.9:7000/My%20Movie.ts");
+  g_free(host);
+  g_free(movie);
+  g_free(uri);
+  EXPECT_FALSE(gst_uri_handler_set_uri(GST_URI_HANDLER(src), "rdma://host/a/b", &error));
+  ASSERT_NE(error, nullptr);
+  EXPECT_TRUE(g_error_matches(error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI));
+  g_error_free(error);
+  gst_object_unref(src);
+}
+
+}  // namespace
