@@ -33,6 +33,11 @@ say "vod-client play rdma://$addr/$movie --start 10 --unpaced | ffmpeg (decode t
   ffmpeg -hide_banner -loglevel error -i - -map 0:v -f framemd5 - 2>/dev/null | grep -vc '^#' |
   xargs -I{} echo "    decoded {} video frames, from the keyframe at or before 10 s to the end"
 
+say "GStreamer: playbin uri=rdma://$addr/test-480p-30s.mp4 (rdmasrc from the build tree, fakesinks)"
+export GST_PLUGIN_PATH=$PWD/build/client/gst GST_REGISTRY=$work/gst-registry.bin
+gst-launch-1.0 -v playbin uri="rdma://$addr/test-480p-30s.mp4" video-sink="fakesink silent=false name=vsink" audio-sink=fakesink 2>/dev/null |
+  grep -c 'vsink: last-message = chain' | xargs -I{} echo "    playbin decoded {} video frames over RDMA and reached EOS (ffprobe counts $(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$media/test-480p-30s.mp4"))"
+
 say "vod-client bench: 6 viewers at the movies' bitrates, jumping every 3 s, for 12 s"
 before=$(cpu)
 "$client" bench "rdma://$addr" --clients 6 --duration 12 --pattern jump:3 --chunk-kib 128 --readahead-seconds 2 | grep -v '^BENCH' | sed 's/^/    /'
