@@ -23,6 +23,8 @@ packages=(
   qemu-system-x86 busybox-static kmod cpio iproute2 zstd xz-utils
   # players and peers used by tests and benchmarks
   curl nginx-light
+  # VLC for the proxy test (cvlc runs as a non-root user; setpriv is in util-linux)
+  vlc-bin vlc-plugin-base util-linux
   procps
 )
 

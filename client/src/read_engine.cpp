@@ -249,6 +249,22 @@ void ReadEngine::check_disconnect() {
   }
 }
 
+void ReadEngine::arm() {
+  if (!ep_ || cq_armed_) return;
+  if (ibv_req_notify_cq(ep_->cq.get(), 0)) throw ConnectionLost("ibv_req_notify_cq failed");
+  cq_armed_ = true;
+}
+
+void ReadEngine::consume() noexcept {
+  if (!ep_) return;
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  while (ibv_get_cq_event(ep_->completions.get(), &cq, &context) == 0) {  // the channel is non-blocking
+    ibv_ack_cq_events(cq, 1);
+    cq_armed_ = false;
+  }
+}
+
 bool ReadEngine::wait_for_events(std::chrono::milliseconds wait) {
   if (!cq_armed_) {
     if (ibv_req_notify_cq(ep_->cq.get(), 0)) throw ConnectionLost("ibv_req_notify_cq failed");

@@ -28,6 +28,10 @@ MemoryRegion register_memory(ibv_pd* pd, void* addr, std::size_t length, int acc
 CompletionChannel create_completion_channel(ibv_context* ctx) {
   CompletionChannel ch(ibv_create_comp_channel(ctx));
   if (!ch) throw_errno("ibv_create_comp_channel", device_name(ctx), "creating a completion channel");
+  // Non-blocking, so that an event loop can drain it without ever sleeping in ibv_get_cq_event.
+  const int flags = fcntl(ch->fd, F_GETFL);
+  if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    throw_errno("fcntl", device_name(ctx), "making the completion channel non-blocking");
   return ch;
 }
 

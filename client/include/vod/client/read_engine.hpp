@@ -87,6 +87,11 @@ class ReadEngine {
   std::size_t read(Region r, std::uint64_t offset, std::span<std::uint8_t> dest);
 
   int wait_fd() const noexcept;
+  // For an external event loop (vod-proxy's asio): arm() asks for a notification on wait_fd()
+  // (call progress(0) after it, for completions that raced the arming); when wait_fd() is readable,
+  // consume() takes the notification, and progress(0) handles what completed.
+  void arm();
+  void consume() noexcept;
   // While `i` is raised, progress() and read() throw Interrupted instead of waiting.
   void set_interrupter(const Interrupter* i) noexcept { interrupter_ = i; }
   const Stats& stats() const noexcept { return stats_; }

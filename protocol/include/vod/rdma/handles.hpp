@@ -38,7 +38,7 @@ std::string device_name(const ibv_context* ctx);
 
 ProtectionDomain alloc_pd(ibv_context* ctx);
 MemoryRegion register_memory(ibv_pd* pd, void* addr, std::size_t length, int access, const std::string& what);
-CompletionChannel create_completion_channel(ibv_context* ctx);
+CompletionChannel create_completion_channel(ibv_context* ctx);  // non-blocking fd
 CompletionQueue create_cq(ibv_context* ctx, int entries, ibv_comp_channel* channel);
 
 // rdma_cm's QP for a cm_id: created by rdma_create_qp, destroyed by rdma_destroy_qp on the same id.

@@ -1,0 +1,125 @@
+// vod-proxy: the client-local HTTP-to-RDMA proxy. Any HTTP player plays and seeks (Range requests)
+// movies that it reads from a vod-server by one-sided RDMA Read.
+#include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+#include <boost/asio.hpp>
+#include <csignal>
+#include <cstdio>
+
+#include "http_connection.hpp"
+#include "proxy_config.hpp"
+#include "rdma_pool.hpp"
+#include "vod/log.hpp"
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+tcp::endpoint parse_listen(const std::string& text, bool allow_remote) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) throw std::invalid_argument("--listen must be address:port, e.g. 127.0.0.1:8080");
+  std::string host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (ec) throw std::invalid_argument("--listen address '" + host + "' is not an IP address");
+  const unsigned long port = std::strtoul(text.substr(colon + 1).c_str(), nullptr, 10);
+  if (port == 0 || port > 65535) throw std::invalid_argument("--listen port must be 1..65535");
+  if (!address.is_loopback()) {
+    if (!allow_remote)
+      throw std::invalid_argument("--listen " + text + " is not a loopback address: the proxy is client-local; add --allow-remote to serve other hosts");
+    vod::log::warn("proxy", "listening on " + text + ", reachable from other hosts (--allow-remote)");
+  }
+  return {address, static_cast<unsigned short>(port)};
+}
+
+// Accepts connections forever; a transient failure (no file descriptors left, an aborted
+// connection) is logged and retried after a pause instead of ending the loop.
+class Listener {
+ public:
+  Listener(asio::io_context& io, tcp::endpoint at, vod::proxy::RdmaPool& pool, vod::proxy::ConnectionLimits limits)
+      : acceptor_(io, at), retry_(io), pool_(pool), limits_(limits), host_(at.address().to_string() + ":" + std::to_string(at.port())) {}
+  void accept() {
+    acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted) return;
+      if (ec) {
+        vod::log::warn("proxy", "accept failed: " + ec.message() + "; retrying in 100 ms");
+        retry_.expires_after(std::chrono::milliseconds(100));
+        retry_.async_wait([this](boost::system::error_code wec) {
+          if (!wec) accept();
+        });
+        return;
+      }
+      std::make_shared<vod::proxy::HttpConnection>(std::move(socket), pool_, limits_, host_)->start();
+      accept();
+    });
+  }
+  void close() { acceptor_.close(); }
+  std::string address() const { return host_; }
+
+ private:
+  tcp::acceptor acceptor_;
+  asio::steady_timer retry_;
+  vod::proxy::RdmaPool& pool_;
+  vod::proxy::ConnectionLimits limits_;
+  std::string host_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace vod;
+  std::optional<proxy::ProxyConfig> config;
+  client::Uri server;
+  tcp::endpoint at;
+  try {
+    config = proxy::parse_proxy_config(argc, argv);
+    if (!config) return 0;
+    log::set_level(log::parse_level(config->log_level));
+    server = client::parse_uri(config->server);
+    if (server.movie) throw std::invalid_argument("--server names a server, not a movie: rdma://host[:port]");
+    at = parse_listen(config->listen, config->allow_remote);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vod-proxy: %s\n", e.what());
+    return 2;
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  asio::io_context io;
+  client::SessionOptions options;
+  options.engine.chunk_size = std::size_t{config->chunk_kib} * 1024;
+  options.engine.read_depth = config->depth;
+  options.engine.readahead_bytes = 0;  // Reads are issued per response as its client drains them
+  options.reconnect_for = std::chrono::milliseconds(static_cast<long>(config->reconnect_for * 1000));
+  proxy::RdmaPool pool(io, server, options);
+  try {
+    const auto& c = pool.catalog();
+    log::info("proxy", "vod-server " + server.to_string() + ": catalog generation " + std::to_string(c.generation) + ", " +
+                           std::to_string(c.entries.size()) + " movies");
+  } catch (const client::ClientError& e) {
+    if (e.kind() == client::ErrorKind::no_device) {
+      log::error("proxy", e.what());
+      return 3;
+    }
+    log::warn("proxy", std::string("the vod-server is not available yet (requests get 502 until it is): ") + e.what());
+  }
+  proxy::ConnectionLimits limits;
+  limits.header_bytes = config->header_limit;
+  limits.chunk_bytes = std::size_t{config->chunk_kib} * 1024;
+  std::unique_ptr<Listener> listener;
+  try {
+    listener = std::make_unique<Listener>(io, at, pool, limits);
+  } catch (const boost::system::system_error& e) {
+    log::error("proxy", "cannot listen on " + config->listen + ": " + e.code().message());
+    return 1;
+  }
+  listener->accept();
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code, int sig) {
+    log::info("proxy", std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"));
+    listener->close();
+    io.stop();
+  });
+  log::info("proxy", "listening on http://" + listener->address() + "/ for " + server.to_string());
+  io.run();
+  return 0;
+}

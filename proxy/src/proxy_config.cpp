@@ -1,0 +1,49 @@
+#include "proxy_config.hpp"
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+
+namespace vod::proxy {
+
+namespace po = boost::program_options;
+
+std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
+  ProxyConfig c;
+  std::string config_file;
+  po::options_description d("vod-proxy: serves a vod-server's movies over HTTP, for VLC, ffmpeg, mpv and browsers\n\n"
+                            "usage: vod-proxy --server rdma://host[:port] [--listen 127.0.0.1:8080] [options]\n\noptions");
+  d.add_options()
+      ("help,h", "show this help")
+      ("config", po::value(&config_file), "read options from FILE too (name = value lines; the command line wins)")
+      ("server", po::value(&c.server), "the vod-server, rdma://host[:port] (required)")
+      ("listen", po::value(&c.listen)->default_value(c.listen), "HTTP address:port; loopback unless --allow-remote")
+      ("allow-remote", po::bool_switch(&c.allow_remote), "allow --listen on a non-loopback address (logged as a warning)")
+      ("chunk-kib", po::value(&c.chunk_kib)->default_value(c.chunk_kib), "bytes per RDMA Read and per HTTP body block, in KiB")
+      ("depth", po::value(&c.depth)->default_value(c.depth), "RDMA Reads in flight per movie session")
+      ("reconnect-for", po::value(&c.reconnect_for)->default_value(c.reconnect_for), "seconds to keep reconnecting when the vod-server goes away")
+      ("header-limit", po::value(&c.header_limit)->default_value(c.header_limit), "largest request header accepted, in bytes (431 beyond)")
+      ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, d), vm);
+    if (vm.count("help")) {
+      std::cout << d << "\nendpoints: / (HTML catalog), /catalog.json, /playlist.m3u, /movies/NAME (GET, HEAD, Range)\n";
+      return std::nullopt;
+    }
+    if (vm.count("config")) {
+      std::ifstream in(vm["config"].as<std::string>());
+      if (!in) throw std::invalid_argument("cannot read the config file " + vm["config"].as<std::string>());
+      po::store(po::parse_config_file(in, d), vm);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(std::string(e.what()) + " (see vod-proxy --help)");
+  }
+  if (c.server.empty()) throw std::invalid_argument("--server rdma://host[:port] is required (see vod-proxy --help)");
+  if (c.chunk_kib < 8) throw std::invalid_argument("--chunk-kib must be at least 8");
+  if (c.depth == 0) throw std::invalid_argument("--depth must be at least 1");
+  return c;
+}
+
+}  // namespace vod::proxy

@@ -1,0 +1,25 @@
+// vod-proxy's settings (Boost.Program_options, command line and config file, same names).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "vod/client/session.hpp"
+
+namespace vod::proxy {
+
+struct ProxyConfig {
+  std::string server;                   // rdma://host[:port]
+  std::string listen = "127.0.0.1:8080";
+  bool allow_remote = false;            // required to listen on anything but loopback
+  unsigned chunk_kib = 256;
+  unsigned depth = 16;
+  double reconnect_for = 10;
+  std::size_t header_limit = 8192;
+  std::string log_level = "info";
+};
+
+// Returns nullopt after --help; throws std::invalid_argument naming the bad option.
+std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv);
+
+}  // namespace vod::proxy

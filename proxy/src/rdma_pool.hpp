@@ -1,0 +1,63 @@
+// The proxy's RDMA side: one libvodclient Session per movie being watched, shared by every HTTP
+// response for that movie, and a catalog-only Session for the catalog. Everything runs on the
+// proxy's io_context thread: completions are noticed through asio waits on each session's
+// completion channel and CM channel, so no thread polls.
+#pragma once
+
+#include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+#include <boost/asio.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "vod/client/session.hpp"
+
+namespace vod::proxy {
+
+class RdmaPool {
+ public:
+  // Completion of a read: bytes placed, or an error message (bytes 0).
+  using Done = std::function<void(std::size_t bytes, const std::string& error)>;
+
+  RdmaPool(boost::asio::io_context& io, client::Uri server, client::SessionOptions options);
+  ~RdmaPool();
+
+  // The catalog, re-read from the server when older than `max_age`. Throws ClientError when the
+  // server cannot be reached.
+  const proto::Catalog& catalog(std::chrono::milliseconds max_age = std::chrono::milliseconds(5000));
+
+  // Reads dest.size() bytes of `movie` at `offset`. `done` runs later, on the io thread. Returns an
+  // id for cancel().
+  std::uint64_t read(const std::string& movie, std::uint64_t offset, std::span<std::uint8_t> dest, Done done);
+  // The caller no longer wants the read (its HTTP client left): `done` will not run, and the
+  // destination is not written.
+  void cancel(std::uint64_t id) noexcept;
+
+  std::size_t sessions() const noexcept { return movies_.size(); }
+  std::string server() const { return server_.to_string(); }
+
+ private:
+  struct Movie;
+  std::shared_ptr<Movie> movie_session(const std::string& name);
+  void schedule(const std::shared_ptr<Movie>& m);
+  void drive(const std::shared_ptr<Movie>& m);
+  void watch(const std::shared_ptr<Movie>& m);
+  void wait_on(const std::weak_ptr<Movie>& m, bool completions, boost::asio::posix::stream_descriptor* d);
+  void fail(const std::shared_ptr<Movie>& m, const std::string& error);
+  void sweep();
+
+  boost::asio::io_context& io_;
+  client::Uri server_;
+  client::SessionOptions options_;
+  std::unique_ptr<client::Session> catalog_session_;
+  std::chrono::steady_clock::time_point catalog_read_;
+  std::map<std::string, std::shared_ptr<Movie>> movies_;
+  std::map<std::uint64_t, std::weak_ptr<Movie>> reads_;  // read id -> its movie session
+  std::uint64_t next_read_ = 1;
+  boost::asio::steady_timer sweeper_;
+};
+
+}  // namespace vod::proxy

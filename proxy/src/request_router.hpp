@@ -1,0 +1,43 @@
+// The proxy's HTTP logic as a pure function from a request to a plan for the response: which status,
+// which headers, and which body (a page, or a byte range of a movie). It never touches a socket or
+// RDMA, so it is unit-tested on its own (the Boost.Beast examples' split).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vod/protocol/catalog_layout.hpp"
+
+namespace vod::proxy {
+
+struct Request {
+  std::string method;  // as sent
+  std::string target;  // origin-form, e.g. /movies/a%20b.ts?x=1
+  std::string host;    // Host header, for absolute URLs in the playlist; may be empty
+  std::string range, if_range, if_match, if_none_match;
+};
+
+struct Plan {
+  unsigned status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;  // Content-Length is added by the sender
+  std::string text;        // the body of pages and errors
+  std::string movie;       // set when the body is a movie range
+  std::uint64_t offset = 0, length = 0;
+  bool send_body = true;   // false for HEAD and 304: headers only (Content-Length still describes it)
+
+  std::uint64_t body_length() const noexcept { return movie.empty() ? text.size() : length; }
+  const std::string* header(const std::string& name) const noexcept;
+};
+
+// `catalog` is the server's current catalog; `default_host` serves when the request has no Host.
+Plan route(const Request& request, const proto::Catalog& catalog, const std::string& default_host);
+
+// The strong validator of a movie: its catalog generation, name hash and size.
+std::string etag_for(const proto::Catalog& catalog, const proto::CatalogEntry& movie);
+
+// A plan for an error page (for failures found outside route(), e.g. the server being unreachable).
+Plan error_plan(unsigned status, const std::string& message);
+
+}  // namespace vod::proxy
