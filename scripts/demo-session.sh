@@ -38,6 +38,16 @@ export GST_PLUGIN_PATH=$PWD/build/client/gst GST_REGISTRY=$work/gst-registry.bin
 gst-launch-1.0 -v playbin uri="rdma://$addr/test-480p-30s.mp4" video-sink="fakesink silent=false name=vsink" audio-sink=fakesink 2>/dev/null |
   grep -c 'vsink: last-message = chain' | xargs -I{} echo "    playbin decoded {} video frames over RDMA and reached EOS (ffprobe counts $(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$media/test-480p-30s.mp4"))"
 
+say "vod-proxy on 127.0.0.1:8080: ffmpeg seeks to 20 s over HTTP Range requests"
+build/proxy/vod-proxy --server "rdma://$addr" --listen 127.0.0.1:8080 2> "$work/proxy.log" &
+proxy_pid=$!
+for _ in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:8080/ && break; sleep 0.1; done
+curl -s http://127.0.0.1:8080/playlist.m3u | head -n 3 | sed 's/^/    /'
+ffmpeg -v error -ss 20 -i "http://127.0.0.1:8080/movies/test-1080p-30s.mp4" -t 5 -map 0:v -f framemd5 - | grep -vc '^#' |
+  xargs -I{} echo "    ffmpeg decoded {} video frames of 20-25 s of the 1080p MP4 through the proxy"
+grep 'access' "$work/proxy.log" | tail -n 2 | sed 's/^/    /'
+kill "$proxy_pid"
+
 say "vod-client bench: 6 viewers at the movies' bitrates, jumping every 3 s, for 12 s"
 before=$(cpu)
 "$client" bench "rdma://$addr" --clients 6 --duration 12 --pattern jump:3 --chunk-kib 128 --readahead-seconds 2 | grep -v '^BENCH' | sed 's/^/    /'

@@ -6,7 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/install-deps.sh
 echo "=== building"
 cmake --preset default >/dev/null
-cmake --build --preset default -j "$(nproc)" --target vod-server vod-client vod-media gstrdma
+cmake --build --preset default -j "$(nproc)" --target vod-server vod-client vod-media gstrdma vod-proxy
 echo "=== generating a 30 s 1080p H.264 movie (~8.7 Mbit/s) and a 480p one with ffmpeg"
 media_dir=build/demo-media
 media/generate-test-media.sh --out "$media_dir" --duration 30 --variants 1080p,480p --containers ts,mp4
