@@ -22,7 +22,7 @@ packages=(
   # Soft-RoCE guest: QEMU/TCG, busybox initramfs, module tools
   qemu-system-x86 busybox-static kmod cpio iproute2 zstd xz-utils
   # players and peers used by tests and benchmarks
-  curl nginx-light
+  curl nginx-light gnuplot-nox bc
   # VLC for the proxy test (cvlc runs as a non-root user; setpriv is in util-linux)
   vlc-bin vlc-plugin-base util-linux
   procps

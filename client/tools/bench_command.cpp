@@ -36,6 +36,8 @@ struct Viewer {
   Clock::time_point next_jump;
   bool outstanding = false;
   bool awaiting_first_byte = false;
+  bool first_start = true;              // the first byte after connecting: startup, not a seek
+  double connect_seconds = 0;
   Clock::time_point seek_started;
   std::vector<std::uint8_t> buffer;
   std::uint64_t in_time = 0, late = 0, bytes = 0, jumps = 0;
@@ -92,7 +94,9 @@ int run_bench(const std::vector<std::string>& args) {
   const auto connect_start = Clock::now();
   for (unsigned i = 0; i < clients; ++i) {
     Viewer& v = viewers[i];
+    const auto connect_at = Clock::now();
     v.session = std::make_unique<Session>(Uri{uri.host, uri.port, movies[i % movies.size()]}, common.session);
+    v.connect_seconds = seconds_between(connect_at, Clock::now());
     const auto& m = *v.session->movie();
     v.size = m.size;
     v.rate_bps = rate_mbps > 0 ? rate_mbps * 1e6 : static_cast<double>(m.bitrate_bps);
@@ -102,7 +106,7 @@ int run_bench(const std::vector<std::string>& args) {
   std::fprintf(stderr, "bench: %u viewers connected in %.2f s over %zu movie(s); pattern %s for %.0f s\n", clients,
                seconds_between(connect_start, Clock::now()), movies.size(), pattern.c_str(), duration);
 
-  LatencyHistogram seek_latency_us;
+  LatencyHistogram seek_latency_us, startup_latency_us;
   const auto start = Clock::now();
   const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
   auto restart = [&](Viewer& v, Clock::time_point now, std::uint64_t at) {
@@ -133,19 +137,25 @@ int run_bench(const std::vector<std::string>& args) {
       // The player needs byte `since_start` at origin + since_start * 8 / rate.
       const auto due = v.origin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(static_cast<double>(v.since_start) * 8 / v.rate_bps));
       const auto ask_at = due - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lead));
-      if (now < ask_at) {
+      // After a start or a jump the player wants data at once; later chunks are asked for `lead`
+      // seconds before they are due.
+      if (now < ask_at && !v.awaiting_first_byte) {
         next_wake = std::min(next_wake, ask_at);
         continue;
       }
       if (v.position >= v.size) restart(v, now, 0);  // loop the movie
+      if (v.awaiting_first_byte) v.seek_started = now;  // latency runs from the request
       v.outstanding = true;
       Viewer* vp = &v;
-      v.session->pread_async(v.position, v.buffer, [vp, due, &seek_latency_us](std::size_t n) {
+      v.session->pread_async(v.position, v.buffer, [vp, due, &seek_latency_us, &startup_latency_us](std::size_t n) {
         const auto done = Clock::now();
         vp->outstanding = false;
         if (vp->awaiting_first_byte) {
-          seek_latency_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(done - vp->seek_started).count()));
-          vp->awaiting_first_byte = false;
+          const auto us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(done - vp->seek_started).count());
+          // Startup: connecting (catalog and index reads included) plus the first chunk.
+          if (vp->first_start) startup_latency_us.record(us + static_cast<std::uint64_t>(vp->connect_seconds * 1e6));
+          else seek_latency_us.record(us);
+          vp->awaiting_first_byte = vp->first_start = false;
         }
         (done <= due ? vp->in_time : vp->late)++;
         vp->position += n;
@@ -182,15 +192,18 @@ int run_bench(const std::vector<std::string>& args) {
               static_cast<unsigned long long>(in_time), static_cast<unsigned long long>(late),
               in_time + late ? 100.0 * static_cast<double>(late) / static_cast<double>(in_time + late) : 0.0, viewers_late, clients);
   std::printf("  goodput: %.2f Mbit/s aggregate (%.2f MB/s), %.3f Mbit/s per viewer\n", goodput, goodput / 8, goodput / clients);
+  std::printf("  startup (connect to first byte): p50 %llu us, p99 %llu us\n", static_cast<unsigned long long>(startup_latency_us.percentile(0.5)),
+              static_cast<unsigned long long>(startup_latency_us.percentile(0.99)));
   std::printf("  seeks: %llu (%llu jumps), time to first byte p50 %llu us, p90 %llu us, p99 %llu us\n",
               static_cast<unsigned long long>(seek_latency_us.count()), static_cast<unsigned long long>(jumps),
               static_cast<unsigned long long>(seek_latency_us.percentile(0.5)), static_cast<unsigned long long>(seek_latency_us.percentile(0.9)),
               static_cast<unsigned long long>(seek_latency_us.percentile(0.99)));
   std::printf("  reads: %s\n", total.summary().c_str());
   // One machine-readable line for the benchmark scripts.
-  std::printf("BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%u goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu read_p50_us=%llu read_p99_us=%llu reconnects=%llu\n",
+  std::printf("BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%u goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu startup_p50_us=%llu startup_p99_us=%llu read_p50_us=%llu read_p99_us=%llu reconnects=%llu\n",
               clients, elapsed, static_cast<unsigned long long>(in_time), static_cast<unsigned long long>(late), viewers_late, goodput,
               static_cast<unsigned long long>(seek_latency_us.percentile(0.5)), static_cast<unsigned long long>(seek_latency_us.percentile(0.99)),
+              static_cast<unsigned long long>(startup_latency_us.percentile(0.5)), static_cast<unsigned long long>(startup_latency_us.percentile(0.99)),
               static_cast<unsigned long long>(total.read_latency_us.percentile(0.5)), static_cast<unsigned long long>(total.read_latency_us.percentile(0.99)),
               static_cast<unsigned long long>(total.reconnects));
   return exit_ok;

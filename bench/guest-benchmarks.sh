@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# guest-benchmarks.sh MODE MEDIA_DIR OUT_DIR [MOVIE]: every measurement of the benchmark suite, in one RDMA
+# session (bench/run-benchmarks.sh runs it through softroce-run). MODE is full, quick or smoke.
+# Writes OUT_DIR/results.tsv (section, key, value) and OUT_DIR/sweep.tsv (one row per run).
+set -euo pipefail
+mode=$1 media=$(realpath "$2") out=$3
+addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
+build=${VOD_BUILD_DIR:-build}
+mkdir -p "$out"
+results=$out/results.tsv sweep=$out/sweep.tsv
+: > "$results"
+printf 'system\tpattern\tclients\tseconds\tproc_cpu_s\ttotal_cpu_s\tin_time\tlate\tviewers_late\tgoodput_mbps\tseek_p50_us\tseek_p99_us\tstartup_p50_us\n' > "$sweep"
+work=$(mktemp -d)
+pids=()
+trap 'kill ${pids[*]} 2>/dev/null || true; rm -rf "$work"' EXIT
+record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$results"; echo "  $1 $2 = $3"; }
+hz=$(getconf CLK_TCK)
+
+case $mode in
+  full) sizes="65536 262144 1048576"; ib_secs=5; sweep_n="1 10 25 50 100"; run_secs=20; jump=5; scale_n="1 100 500 1000"; max_probe="20 25 30 35 40" ;;
+  quick) sizes="262144"; ib_secs=3; sweep_n="1 10 25"; run_secs=10; jump=3; scale_n="1 100"; max_probe="" ;;
+  smoke) sizes="262144"; ib_secs=1; sweep_n="1 2"; run_secs=3; jump=1; scale_n="1 5"; max_probe="" ;;
+  *) echo "mode must be full, quick or smoke" >&2; exit 2 ;;
+esac
+movie=${4:-$(cd "$media" && ls test-1080p-*.ts | head -n 1)}
+rate=$(ffprobe -v error -show_entries format=bit_rate -of csv=p=0 "$media/$movie" | awk '{ printf "%.3f", $1 / 1e6 }')
+record setup movie "$movie"
+record setup movie_mbps "$rate"
+record setup guest "$(uname -r), $(nproc) vCPU, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo), $(ibv_devinfo | awk '/hca_id/ { print $2 }') $(ibv_devinfo | awk '/active_mtu/ { print "MTU", $2 }')"
+
+proc_ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done; echo "$t"; }
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }  # user nice system irq softirq
+
+# perftest sleeps on completion events (-e), as vod-client does: busy-polling both ends on a
+# 2-vCPU guest would starve rxe's softirq work and understate the limit.
+echo "== 1. the limit: ib_read_bw -R -e and ib_read_lat -R -e on $(ibv_devinfo | awk '/hca_id/ { print $2 }')"
+for s in $sizes; do
+  # perftest's duration mode refuses events: iterations sized for about $ib_secs s at ~25 MB/s.
+  iters=$(( ib_secs * 25000000 / s )); [[ $iters -lt 50 ]] && iters=50
+  ib_read_bw -R -e -s "$s" -n "$iters" -q 1 -F > /dev/null 2>&1 &
+  srv=$!; sleep 1
+  bw=$(ib_read_bw -R -e -s "$s" -n "$iters" -q 1 -F "$addr" 2>/dev/null | awk -v s="$s" '$1 == s { print $4 }')
+  wait "$srv" || true
+  record ib_read_bw "$s" "${bw:-0}"
+  ib_read_lat -R -e -s "$s" -n 200 -F > /dev/null 2>&1 &
+  srv=$!; sleep 1
+  lat=$(ib_read_lat -R -e -s "$s" -n 200 -F "$addr" 2>/dev/null | awk -v s="$s" '$1 == s { print $6 }')
+  wait "$srv" || true
+  record ib_read_lat_typical_us "$s" "${lat:-0}"
+done
+
+echo "== vod-server and nginx on the same media"
+"$build/server/vod-server" --media-dir "$media" --bind "$addr" --port 7470 --max-clients 5000 2> "$work/server.log" &
+server=$!; pids+=("$server")
+for _ in $(seq 600); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done
+mkdir -p "$work/nginx"
+cat > "$work/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 8192; }
+http {
+  sendfile on; tcp_nopush on; access_log off;
+  keepalive_requests 1000000; keepalive_timeout 300;
+  types { video/mp2t ts; }
+  server { listen $addr:8081; root $media; }
+}
+CONF
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
+nginx_master=$!; pids+=("$nginx_master")
+sleep 1
+nginx_procs() { echo "$nginx_master $(pgrep -P "$nginx_master" | tr '\n' ' ')"; }
+record setup vod_server_rss_idle_kib "$(awk '/VmRSS/ { print $2 }' "/proc/$server/status")"
+
+echo "== 2. goodput at full speed, vs ib_read_bw at the same chunk size"
+size_bytes=$(stat -c %s "$media/$movie")
+for n in 1 4; do
+  start=$(date +%s.%N); gets=()
+  for i in $(seq "$n"); do "$build/client/vod-client" get "rdma://$addr/$movie" -o /dev/null --quiet --chunk-kib 256 --depth 16 & gets+=($!); done
+  wait "${gets[@]}"
+  secs=$(echo "$(date +%s.%N) - $start" | bc)
+  record goodput_mbytes_per_s "vod_$n" "$(echo "scale=2; $n * $size_bytes / $secs / 1000000" | bc)"
+  start=$(date +%s.%N); gets=()
+  for i in $(seq "$n"); do curl -s -o /dev/null "http://$addr:8081/$movie" & gets+=($!); done
+  wait "${gets[@]}"
+  secs=$(echo "$(date +%s.%N) - $start" | bc)
+  record goodput_mbytes_per_s "nginx_$n" "$(echo "scale=2; $n * $size_bytes / $secs / 1000000" | bc)"
+done
+
+run_one() {  # run_one SYSTEM PATTERN N: one bench run; appends a row to sweep.tsv
+  local system=$1 pattern=$2 n=$3 line procs
+  if [[ $system == vod ]]; then procs=$server; else procs=$(nginx_procs); fi
+  local p0 t0 p1 t1
+  p0=$(proc_ticks $procs); t0=$(busy_ticks)
+  if [[ $system == vod ]]; then
+    line=$("$build/client/vod-client" bench "rdma://$addr/$movie" --clients "$n" --duration "$run_secs" --pattern "$pattern" --rate "$rate" \
+      --chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8 | grep '^BENCH')
+  else
+    line=$("$build/bench/http-bench" --host "$addr" --port 8081 --path "/$movie" --clients "$n" --duration "$run_secs" --pattern "$pattern" \
+      --rate "$rate" --chunk-kib 256 | grep '^BENCH')
+  fi
+  p1=$(proc_ticks $procs); t1=$(busy_ticks)
+  field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$line"; }
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$system" "$pattern" "$n" "$(field seconds)" \
+    "$(echo "scale=3; ($p1 - $p0) / $hz" | bc)" "$(echo "scale=3; ($t1 - $t0) / $hz" | bc)" "$(field in_time)" "$(field late)" \
+    "$(field viewers_late)" "$(field goodput_mbps)" "$(field seek_p50_us)" "$(field seek_p99_us)" "$(field startup_p50_us)" >> "$sweep"
+  tail -n 1 "$sweep" | sed 's/^/  /'
+}
+
+echo "== 3-5. server CPU, in-time chunks, seek and startup latency vs clients ($run_secs s runs, jumps every $jump s)"
+for n in $sweep_n; do
+  for pattern in sequential "jump:$jump"; do
+    run_one vod "$pattern" "$n"
+    run_one nginx "$pattern" "$n"
+  done
+done
+
+echo "== 6. scale: vod-server RSS with connected, nearly idle clients"
+for n in $scale_n; do
+  "$build/client/vod-client" bench "rdma://$addr/$movie" --clients "$n" --duration 4 --pattern sequential --rate 0.01 \
+    --chunk-kib 64 --readahead-kib 64 --depth 1 > "$work/scale.out" 2>&1 &
+  b=$!
+  for _ in $(seq 3000); do grep -q 'viewers connected' "$work/scale.out" && break; kill -0 "$b" 2>/dev/null || break; sleep 0.1; done
+  sleep 1
+  record scale_rss_kib "$n" "$(awk '/VmRSS/ { print $2 }' "/proc/$server/status")"
+  wait "$b" || true
+done
+for n in $max_probe; do
+  run_one vod sequential "$n"
+done
+kill "$server" "$nginx_master" 2>/dev/null || true
+echo "results in $out"

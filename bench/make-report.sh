@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# make-report.sh RESULTS_DIR PNG_DIR PNG_REF: turns guest-benchmarks.sh's results into Markdown (stdout) with
+# PNG plots in PNG_DIR. Every figure stands next to its peer from the same run, with the ratio.
+set -euo pipefail
+in=$1 png=$2 pngref=${3:-benchmarks}  # PNG_REF: how the Markdown refers to PNG_DIR
+mkdir -p "$png"
+r() { awk -F'\t' -v s="$1" -v k="$2" '$1 == s && $2 == k { print $3 }' "$in/results.tsv"; }
+bw256=$(r ib_read_bw 262144); lat256=$(r ib_read_lat_typical_us 262144); rate=$(r setup movie_mbps)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'; }
+
+cat <<MD
+# Benchmarks
+
+Produced by \`bench/run-benchmarks.sh\` on $(date -u +%Y-%m-%d). Everything below ran in one
+Soft-RoCE session: vod-server, nginx 1.22 with sendfile on the same media, perftest, and the clients.
+
+- **Host**: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r).
+- **Guest**: $(r setup guest); QEMU/TCG (software emulation: absolute figures are low, only ratios
+  within this run mean anything).
+- **Movie**: $(r setup movie), H.264 1080p at $(r setup movie_mbps) Mbit/s (MPEG-TS).
+
+**Soft-RoCE moves the RDMA work into the guest kernel.** rxe answers RDMA Reads in softirq
+context, which an RNIC does in hardware. So the vod-server *process* CPU (utime+stime from
+/proc/PID/stat) shows what the design costs the server's own code, and the *total* guest CPU
+(user+system+irq+softirq from /proc/stat, clients included) shows what this emulated NIC costs.
+Both are shown, for both systems.
+
+## 1. The limit: perftest on the same rxe device
+
+| chunk | ib_read_bw -R -e (MB/s) | ib_read_lat -R -e typical (µs) |
+|------:|---------------------:|----------------------------:|
+MD
+for s in $(awk -F'\t' '$1 == "ib_read_bw" { print $2 }' "$in/results.tsv"); do
+  echo "| $((s / 1024)) KiB | $(r ib_read_bw "$s") | $(r ib_read_lat_typical_us "$s") |"
+done
+
+g1=$(r goodput_mbytes_per_s vod_1); g4=$(r goodput_mbytes_per_s vod_4)
+n1=$(r goodput_mbytes_per_s nginx_1); n4=$(r goodput_mbytes_per_s nginx_4)
+cat <<MD
+
+## 2. Goodput at full speed (256 KiB chunks, 16 Reads in flight)
+
+| clients | vod-client get (MB/s) | ÷ ib_read_bw 256 KiB | nginx + curl (MB/s) | vod ÷ nginx |
+|--------:|----------------------:|---------------------:|--------------------:|------------:|
+| 1 | $g1 | $(ratio "$g1" "$bw256") | $n1 | $(ratio "$g1" "$n1") |
+| 4 | $g4 | $(ratio "$g4" "$bw256") | $n4 | $(ratio "$g4" "$n4") |
+
+## 3. Server CPU and chunks in time vs clients
+
+Each viewer plays at $rate Mbit/s in 256 KiB chunks, sequentially, or jumping to a random position
+every few seconds (the 30 s of the issue, scaled down so runs stay short). CPU is in % of one core
+over the run.
+
+| clients | pattern | vod-server process | nginx processes | guest total, vod | guest total, nginx | in time, vod | in time, nginx | viewers late vod / nginx |
+|--------:|---------|-------------------:|----------------:|-----------------:|-------------------:|-------------:|---------------:|--------------------------|
+MD
+awk -F'\t' 'NR > 1 { key = $3 "\t" $2; sys[key, $1] = $0; keys[key] = 1 }
+  END { for (k in keys) print k }' "$in/sweep.tsv" | sort -n | while IFS=$'\t' read -r n pattern; do
+  v=$(awk -F'\t' -v n="$n" -v p="$pattern" '$1 == "vod" && $2 == p && $3 == n' "$in/sweep.tsv" | head -n 1)
+  x=$(awk -F'\t' -v n="$n" -v p="$pattern" '$1 == "nginx" && $2 == p && $3 == n' "$in/sweep.tsv" | head -n 1)
+  [[ -n $v && -n $x ]] || continue
+  awk -F'\t' -v v="$v" -v x="$x" 'BEGIN {
+    split(v, a, "\t"); split(x, b, "\t");
+    printf "| %s | %s | %.2f%% | %.2f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %s / %s |\n", a[3], a[2],
+      100 * a[5] / a[4], 100 * b[5] / b[4], 100 * a[6] / a[4], 100 * b[6] / b[4],
+      (a[7] + a[8]) ? 100 * a[7] / (a[7] + a[8]) : 0, (b[7] + b[8]) ? 100 * b[7] / (b[7] + b[8]) : 0, a[9], b[9] }'
+done
+
+cat <<MD
+
+![CPU vs clients]($pngref/cpu.png)
+
+![Chunks in time vs clients]($pngref/in-time.png)
+
+## 4. Seek latency: time from a jump to the data at the new position
+
+vod-client: a jump bumps the epoch and asks for the new chunk at once, and the time runs until that
+chunk's RDMA Read completes. http-bench: a new Range request on the kept-alive connection, timed to
+the first body byte, which favours nginx. Both are medians and p99 over every jump in the runs above.
+
+| clients | vod p50 (µs) | vod p99 (µs) | nginx p50 (µs) | nginx p99 (µs) | vod p50 ÷ ib_read_lat 256 KiB |
+|--------:|-------------:|-------------:|---------------:|---------------:|------------------------------:|
+MD
+awk -F'\t' '$2 ~ /^jump/ { print }' "$in/sweep.tsv" | awk -F'\t' '{ row[$3, $1] = $11 "\t" $12; ns[$3] = 1 } END { for (n in ns) print n "\t" row[n, "vod"] "\t" row[n, "nginx"] }' |
+  sort -n | while IFS=$'\t' read -r n vp50 vp99 xp50 xp99; do
+  echo "| $n | $vp50 | $vp99 | $xp50 | $xp99 | $(ratio "$vp50" "$lat256") |"
+done
+
+cat <<MD
+
+## 5. Startup: from connecting to the first chunk
+
+vod-client counts the rdma_cm connect, reading the catalog and the keyframe index, and the first
+chunk. http-bench counts the TCP connect and the first byte of the first chunk.
+
+| clients | vod p50 (µs) | nginx p50 (µs) | vod ÷ nginx |
+|--------:|-------------:|---------------:|------------:|
+MD
+awk -F'\t' '$2 == "sequential" { row[$3, $1] = $13; ns[$3] = 1 } END { for (n in ns) print n "\t" row[n, "vod"] "\t" row[n, "nginx"] }' "$in/sweep.tsv" |
+  sort -n | while IFS=$'\t' read -r n v x; do
+  [[ -n $x ]] || continue
+  echo "| $n | $v | $x | $(ratio "$v" "$x") |"
+done
+
+rss1=$(r scale_rss_kib 1)
+cat <<MD
+
+## 6. Scale
+
+vod-server resident memory with N connected clients (nearly idle: 0.01 Mbit/s each). The server
+holds the movie (registered once, shared by every client) whatever N is.
+
+| connected clients | vod-server RSS (KiB) | per extra connection (KiB) |
+|------------------:|---------------------:|---------------------------:|
+MD
+for n in $(awk -F'\t' '$1 == "scale_rss_kib" { print $2 }' "$in/results.tsv"); do
+  rss=$(r scale_rss_kib "$n")
+  per="—"; [[ $n -gt 1 ]] && per=$(awk -v a="$rss" -v b="$rss1" -v n="$n" 'BEGIN { printf "%.1f", (a - b) / (n - 1) }')
+  echo "| $n | $rss | $per |"
+done
+maxn=$(awk -F'\t' 'NR > 1 && $1 == "vod" && $2 == "sequential" && $8 == 0 && $3 > m { m = $3 } END { print m + 0 }' "$in/sweep.tsv")
+maxx=$(awk -F'\t' 'NR > 1 && $1 == "nginx" && $2 == "sequential" && $8 == 0 && $3 > m { m = $3 } END { print m + 0 }' "$in/sweep.tsv")
+ideal=$(awk -v bw="$bw256" -v r="$rate" 'BEGIN { if (r + 0 == 0) print 0; else printf "%.1f", bw * 8 / r }')
+per_conn=$(awk -F'\t' -v b="$rss1" '$1 == "scale_rss_kib" && $2 > n { n = $2; v = $3 } END { if (n > 1) printf "%.1f", (v - b) / (n - 1); else print "n/a" }' "$in/results.tsv")
+max_proc=$(awk -F'\t' 'NR > 1 && $1 == "vod" { p = 100 * $5 / $4; if (p > m) m = p } END { printf "%.2f", m }' "$in/sweep.tsv")
+best_seek=$(awk -F'\t' 'NR > 1 && $1 == "vod" && $2 ~ /^jump/ && $3 == 1 { print $11 }' "$in/sweep.tsv" | head -n 1)
+cat <<MD
+
+Most clients served at $rate Mbit/s with zero late chunks in the sequential runs: **$maxn** for
+vod-server and **$maxx** for nginx. ib_read_bw at 256 KiB allows $ideal such streams.
+
+## Targets
+
+| target | measured | met |
+|--------|----------|-----|
+| server-process CPU flat, ≤ 1% of a core at every N, with and without jumps | at most $max_proc% | $(awk -v m="$max_proc" 'BEGIN { print (m <= 1 ? "yes" : "no") }') |
+| aggregate goodput ≥ 90% of ib_read_bw | 1 client $(ratio "$g1" "$bw256"), 4 clients $(ratio "$g4" "$bw256") | $(awk -v a="$(ratio "$g4" "$bw256")" 'BEGIN { print (a + 0 >= 0.9 ? "yes" : "no") }') |
+| clients in time at $rate Mbit/s ≥ 0.9 × ib_read_bw ÷ $rate Mbit/s | $maxn of $ideal | $(awk -v m="$maxn" -v i="$ideal" 'BEGIN { print (m >= 0.9 * i ? "yes" : "no (the sweep's largest zero-late N; see below)") }') |
+| seek to first byte ≤ 2 × ib_read_lat at the chunk size | 1 client: ${best_seek:-n/a} µs vs 2 × $lat256 µs | $(awk -v s="${best_seek:-0}" -v l="$lat256" 'BEGIN { print (s > 0 && s <= 2 * l ? "yes" : "no") }') |
+| ≤ 64 KiB server memory per connected client | $per_conn KiB | $(awk -v p="$per_conn" 'BEGIN { print (p + 0 <= 64 ? "yes" : "no") }') |
+
+## Raw numbers
+
+results.tsv:
+
+\`\`\`
+$(cat "$in/results.tsv")
+\`\`\`
+
+sweep.tsv (CPU in seconds over the run):
+
+\`\`\`
+$(cat "$in/sweep.tsv")
+\`\`\`
+MD
+
+# Plots: % of a core vs clients, sequential pattern; chunks in time vs clients.
+awk -F'\t' 'NR > 1 && $2 == "sequential" { printf "%s %s %.3f %.3f %.2f\n", $1, $3, 100 * $5 / $4, 100 * $6 / $4, ($7 + $8) ? 100 * $7 / ($7 + $8) : 0 }' "$in/sweep.tsv" |
+  sort -k2,2n > "$png/seq.dat"
+grep '^vod ' "$png/seq.dat" > "$png/vod.dat" || true
+grep '^nginx ' "$png/seq.dat" > "$png/nginx.dat" || true
+if command -v gnuplot > /dev/null && [[ -s $png/vod.dat && -s $png/nginx.dat ]]; then
+  gnuplot <<GP
+set terminal pngcairo size 800,450
+set output "$png/cpu.png"
+set title "CPU vs clients at $rate Mbit/s each (sequential), Soft-RoCE guest"
+set xlabel "clients"; set ylabel "% of one core"; set key top left; set grid
+plot "$png/vod.dat" using 2:3 with linespoints title "vod-server process", \
+     "$png/nginx.dat" using 2:3 with linespoints title "nginx processes", \
+     "$png/vod.dat" using 2:4 with linespoints dashtype 2 title "guest total, vod", \
+     "$png/nginx.dat" using 2:4 with linespoints dashtype 2 title "guest total, nginx"
+set output "$png/in-time.png"
+set title "Chunks in time vs clients (sequential)"
+set ylabel "% of chunks in time"; set yrange [0:105]
+plot "$png/vod.dat" using 2:5 with linespoints title "vod-server (RDMA Read)", \
+     "$png/nginx.dat" using 2:5 with linespoints title "nginx (sendfile)"
+GP
+fi
+rm -f "$png"/*.dat

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The benchmark suite, one command: bench/run-benchmarks.sh [full|quick|smoke]
+#   full   (~15 min in a TCG guest) writes docs/benchmarks.md and docs/benchmarks/*.png
+#   quick  (~5 min) the same, with fewer points
+#   smoke  (~1 min, used by CI) runs every measurement briefly and writes the report to the
+#          build tree only; no figure is asserted
+# Everything runs inside one Soft-RoCE session (tests/softroce/softroce-run): vod-server, nginx
+# (sendfile) on the same media, ib_read_bw/ib_read_lat, and the clients.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+mode=${1:-full}
+case $mode in full|quick|smoke) ;; *) echo "usage: bench/run-benchmarks.sh [full|quick|smoke]" >&2; exit 2 ;; esac
+scripts/install-deps.sh
+cmake --preset default > /dev/null
+cmake --build --preset default -j "$(nproc)" --target vod-server vod-client http-bench
+duration=60; [[ $mode == smoke ]] && duration=10
+media=build/bench-media-${duration}s
+media/generate-test-media.sh --out "$media" --duration "$duration" --variants 1080p --containers ts
+out=build/bench-results/$mode
+rm -rf "$out"
+tests/softroce/softroce-run --timeout 3000 --memory 6144 -- env VOD_BUILD_DIR=build bench/guest-benchmarks.sh "$mode" "$media" "$out"
+if [[ $mode == smoke ]]; then
+  mkdir -p "$out/report"
+  bench/make-report.sh "$out" "$out/report" . > "$out/report/benchmarks.md"
+  echo "smoke report: $out/report/benchmarks.md"
+else
+  bench/make-report.sh "$out" docs/benchmarks benchmarks > docs/benchmarks.md
+  echo "wrote docs/benchmarks.md and docs/benchmarks/*.png"
+fi

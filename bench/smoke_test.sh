@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# CI's smoke run of the benchmark suite (so that it cannot rot): every measurement, briefly, on the
+# test media, and the report built from it. No figure is asserted; the report must hold every
+# section and a number for each measurement.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+VOD_BUILD_DIR=$build "$here/guest-benchmarks.sh" smoke "$build/test-media" "$out/results" test-480p-60s.ts
+mkdir -p "$out/report"
+"$here/make-report.sh" "$out/results" "$out/report" . > "$out/report/benchmarks.md"
+for section in "## 1. The limit" "## 2. Goodput" "## 3. Server CPU" "## 4. Seek latency" "## 5. Startup" "## 6. Scale" "## Targets"; do
+  grep -q "^$section" "$out/report/benchmarks.md" || { echo "FAIL: the report lacks '$section'"; exit 1; }
+done
+for key in ib_read_bw ib_read_lat_typical_us goodput_mbytes_per_s scale_rss_kib; do
+  grep -qP "^$key\t\S+\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key"; cat "$out/results/results.tsv"; exit 1; }
+done
+[[ $(grep -c '^vod' "$out/results/sweep.tsv") -ge 4 && $(grep -c '^nginx' "$out/results/sweep.tsv") -ge 4 ]] || { echo "FAIL: sweep rows missing"; exit 1; }
+grep -P '^(vod|nginx)\t' "$out/results/sweep.tsv" | awk -F'\t' '$7 + $8 == 0 { bad = 1 } END { exit bad }' || { echo "FAIL: a run delivered no chunk"; cat "$out/results/sweep.tsv"; exit 1; }
+echo "PASS: benchmark smoke run; report has every section"
