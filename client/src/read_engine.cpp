@@ -22,7 +22,8 @@ ReadEngine::ReadEngine(const EngineOptions& o)
     : chunk_((std::max(o.chunk_size, kMinChunk) + kPage - 1) / kPage * kPage),
       readahead_(o.readahead_bytes),
       readahead_max_(o.readahead_bytes),
-      wanted_depth_(std::max(o.read_depth, 1u)) {
+      wanted_depth_(std::max(o.read_depth, 1u)),
+      readahead_depth_(std::max(o.readahead_depth, 1u)) {
   const std::size_t slots = wanted_depth_ + (readahead_ + chunk_ - 1) / chunk_ + 2;
   ring_size_ = slots * chunk_;
   ring_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(kPage, ring_size_)));
@@ -144,7 +145,7 @@ bool ReadEngine::post(Region r, std::uint64_t block, bool for_request) {
   if (int err = rdma::post_read(ep_->qp.get(), static_cast<std::uint64_t>(s), ring_.get() + static_cast<std::size_t>(s) * chunk_,
                                 length, mr_->lkey, d.addr + at, d.rkey))
     throw ConnectionLost(std::string("ibv_post_send of an RDMA Read failed: ") + std::strerror(err));
-  slot = {SlotState::in_flight, key(r, block), epoch_, length, ++use_clock_, std::chrono::steady_clock::now()};
+  slot = {SlotState::in_flight, !for_request, key(r, block), epoch_, length, ++use_clock_, std::chrono::steady_clock::now()};
   block_slot_[slot.key] = static_cast<std::size_t>(s);
   ++stats_.reads_posted;
   ++stats_.in_flight;
@@ -165,10 +166,13 @@ void ReadEngine::post_wanted() {
   }
   // Then read-ahead of the movie, from where the reader is.
   if (!readahead_enabled_ || readahead_ == 0) return;
+  unsigned readahead_in_flight = 0;
+  for (const Slot& slot : slots_) readahead_in_flight += slot.state == SlotState::in_flight && slot.readahead;
   const std::uint64_t end = std::min(blocks_in(Region::movie), (readahead_from_ + readahead_) / chunk_ + 1);
   for (std::uint64_t b = readahead_from_ / chunk_; b < end; ++b) {
     if (cached_or_coming(key(Region::movie, b))) continue;
-    if (stats_.in_flight >= depth_ || !post(Region::movie, b, false)) return;
+    if (stats_.in_flight >= depth_ || readahead_in_flight >= readahead_depth_ || !post(Region::movie, b, false)) return;
+    ++readahead_in_flight;
   }
 }
 

@@ -38,6 +38,7 @@ struct CommonOptions {
   std::size_t readahead_kib = 0;
   double readahead_seconds = 0;
   unsigned depth = 0;
+  unsigned readahead_depth = 0;
   double connect_timeout_s = 0;
   double reconnect_for_s = 0;
 };

@@ -33,6 +33,10 @@ struct EngineOptions {
   std::size_t chunk_size = 256 * 1024;  // bytes per RDMA Read; at least 8 KiB
   std::size_t readahead_bytes = 4u << 20;  // the most read-ahead; also sizes the ring
   unsigned read_depth = 16;             // wanted; the connection may allow less
+  // Read-ahead Reads in flight at most. An RC QP executes Reads in order and a posted Read cannot
+  // be recalled, so after a seek the new position's Read waits behind these: fewer means faster
+  // seeks. Requested blocks (what a caller is waiting for) may use the whole read_depth.
+  unsigned readahead_depth = 2;
 };
 
 // Remote regions an engine reads. Requests and cached blocks are tagged with one of these.
@@ -104,6 +108,7 @@ class ReadEngine {
   enum class SlotState : std::uint8_t { free, in_flight, ready };
   struct Slot {
     SlotState state = SlotState::free;
+    bool readahead = false;  // posted for read-ahead, not for a waiting request
     std::uint64_t key = 0;  // (region << 56) | block
     std::uint32_t epoch = 0;
     std::uint32_t length = 0;
@@ -140,6 +145,7 @@ class ReadEngine {
   std::size_t readahead_;
   std::size_t readahead_max_;
   unsigned wanted_depth_;
+  unsigned readahead_depth_;
   unsigned depth_ = 0;
   struct FreeDeleter {
     void operator()(std::uint8_t* p) const noexcept { std::free(p); }
