@@ -271,22 +271,14 @@ void ReadEngine::consume() noexcept {
 
 bool ReadEngine::wait_for_events(std::chrono::milliseconds wait) {
   if (!cq_armed_) {
-    if (ibv_req_notify_cq(ep_->cq.get(), 0)) throw ConnectionLost("ibv_req_notify_cq failed");
-    cq_armed_ = true;
+    arm();
     return true;  // completions may have arrived before arming: the caller polls again first
   }
   pollfd fds[3] = {{ep_->completions->fd, POLLIN, 0}, {ep_->events.fd(), POLLIN, 0}, {interrupter_ ? interrupter_->fd() : -1, POLLIN, 0}};
   const int n = poll(fds, 3, static_cast<int>(wait.count()));
   if (interrupter_ && interrupter_->raised()) throw Interrupted();
   if (n <= 0) return false;
-  if (fds[0].revents & POLLIN) {
-    ibv_cq* cq = nullptr;
-    void* context = nullptr;
-    if (ibv_get_cq_event(ep_->completions.get(), &cq, &context) == 0) {
-      ibv_ack_cq_events(cq, 1);
-      cq_armed_ = false;
-    }
-  }
+  if (fds[0].revents & POLLIN) consume();
   if (fds[1].revents & POLLIN) check_disconnect();
   return true;
 }

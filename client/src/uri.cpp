@@ -23,6 +23,22 @@ int hex_value(char c) {
 
 }  // namespace
 
+std::optional<std::string> percent_decode(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    const int hi = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
+    const int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
 std::string percent_encode(std::string_view name) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
@@ -85,20 +101,10 @@ Uri parse_uri(std::string_view text) {
     uri.port = static_cast<std::uint16_t>(port);
   }
   if (!path.empty()) {
-    std::string name;
-    for (std::size_t i = 0; i < path.size(); ++i) {
-      if (path[i] == '%') {
-        const int hi = i + 2 < path.size() ? hex_value(path[i + 1]) : -1;
-        const int lo = i + 2 < path.size() ? hex_value(path[i + 2]) : -1;
-        if (hi < 0 || lo < 0) bad(text, "a '%' in the movie name is not followed by two hex digits");
-        name += static_cast<char>(hi * 16 + lo);
-        i += 2;
-      } else if (path[i] == '?' || path[i] == '#') {
-        bad(text, "queries and fragments are not part of rdma:// URIs");
-      } else {
-        name += path[i];
-      }
-    }
+    if (path.find_first_of("?#") != std::string_view::npos) bad(text, "queries and fragments are not part of rdma:// URIs");
+    auto decoded = percent_decode(path);
+    if (!decoded) bad(text, "a '%' in the movie name is not followed by two hex digits");
+    std::string name = std::move(*decoded);
     if (const char* why = proto::invalid_name_reason(name)) bad(text, std::string("the movie name is not valid: ") + why);
     uri.movie = std::move(name);
   }

@@ -54,27 +54,6 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
-int hex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Percent-decodes a path segment; false for a bad escape.
-bool percent_decode(const std::string& in, std::string& out) {
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out += in[i];
-      continue;
-    }
-    if (i + 2 >= in.size() || hex(in[i + 1]) < 0 || hex(in[i + 2]) < 0) return false;
-    out += static_cast<char>(hex(in[i + 1]) * 16 + hex(in[i + 2]));
-    i += 2;
-  }
-  return true;
-}
-
 bool lists_tag(const std::string& header, const std::string& etag) {
   // A comma-separated list of entity tags, or "*". Weak tags never match (strong comparison).
   std::size_t at = 0;
@@ -207,8 +186,9 @@ Plan route(const Request& r, const proto::Catalog& catalog, const std::string& d
   else if (path == "/catalog.json") p = catalog_json(catalog);
   else if (path == "/playlist.m3u") p = playlist(catalog, host);
   else if (path.rfind("/movies/", 0) == 0) {
-    std::string name;
-    if (!percent_decode(path.substr(8), name)) return error_plan(400, "bad percent-encoding in " + path);
+    const auto decoded = client::percent_decode(path.substr(8));
+    if (!decoded) return error_plan(400, "bad percent-encoding in " + path);
+    const std::string& name = *decoded;
     if (const char* why = proto::invalid_name_reason(name)) return error_plan(400, std::string("bad movie name: ") + why);
     const proto::CatalogEntry* e = catalog.find(name);
     if (!e) return error_plan(404, "no movie '" + name + "' in catalog generation " + std::to_string(catalog.generation));

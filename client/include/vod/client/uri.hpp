@@ -28,6 +28,9 @@ class UriError : public std::invalid_argument {
 // Throws UriError saying what is wrong and what a valid URI looks like.
 Uri parse_uri(std::string_view text);
 
+// Percent-decodes a URI path segment; nullopt when a '%' is not followed by two hex digits.
+std::optional<std::string> percent_decode(std::string_view text);
+
 // Percent-encodes a movie name for a URI path (RFC 3986 unreserved characters stay as they are).
 std::string percent_encode(std::string_view name);
 
