@@ -6,13 +6,12 @@
 //       with a reason. Prints "READY port=P" when listening; exits 0 on SIGTERM.
 //   smoke_peer fetch --host H --port P --name NAME --out F [--chunk BYTES] [--depth N]
 //       Connects for NAME, decodes the accept, reads the catalog, then RDMA-Reads the whole movie in
-//       pipelined chunks into F. A reject prints its decoded reason and exits 3.
+//       pipelined chunks (libvodclient's ReadEngine) into F. A reject prints its decoded reason and exits 3.
 //   smoke_peer raw --host H --port P --hex BYTES
 //       Sends BYTES (hex) as connect private data and prints the decoded reject; exits 3 on reject.
 //
 // The real server and client (server/, client/) follow the same protocol with far more policy.
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,13 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "vod/client/read_engine.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/rdma/connection.hpp"
 #include "vod/rdma/error.hpp"
-#include "vod/rdma/post.hpp"
 
 namespace po = boost::program_options;
 using namespace vod;
@@ -205,54 +204,17 @@ int report_reject(const rdma::ConnectRejected& r) {
   return 3;
 }
 
-// Reads `length` bytes of a remote region into `sink(offset, bytes, n)` with up to `depth` Reads of
-// `chunk` bytes in flight, waiting on the completion channel (no busy polling).
+// Reads a whole remote region through libvodclient's ReadEngine, the pipeline every client uses
+// (chunked Reads, at most the negotiated depth in flight, completions waited for on the channel),
+// and hands it to `sink` piece by piece.
 template <class Sink>
-void read_region(rdma::ClientEndpoint& ep, const proto::RegionDescriptor& remote, std::size_t chunk, unsigned depth, Sink sink) {
-  if (remote.length == 0) return;
-  const std::size_t slots = std::min<std::size_t>(depth, (remote.length + chunk - 1) / chunk);
-  Region ring(slots * chunk);
-  auto mr = rdma::register_memory(ep.pd.get(), ring.data, ring.length, rdma::read_sink_access(ep.limits), "read ring");
-  std::vector<std::uint64_t> slot_offset(slots);
-  std::uint64_t next = 0, done = 0;
-  unsigned in_flight = 0;
-
-  auto post = [&](std::size_t slot) {
-    const std::uint64_t n = std::min<std::uint64_t>(chunk, remote.length - next);
-    if (int err = rdma::post_read(ep.qp.get(), slot, ring.bytes() + slot * chunk, static_cast<std::uint32_t>(n), mr->lkey,
-                                  remote.addr + next, remote.rkey))
-      rdma::throw_error("ibv_post_send", err, ep.limits.name, "posting an RDMA Read");
-    slot_offset[slot] = next;
-    next += n;
-    ++in_flight;
-  };
-  for (std::size_t s = 0; s < slots && next < remote.length; ++s) post(s);
-
-  if (ibv_req_notify_cq(ep.cq.get(), 0)) rdma::throw_errno("ibv_req_notify_cq", ep.limits.name, "arming the CQ");
-  while (done < remote.length) {
-    ibv_wc wc[16];
-    const int n = ibv_poll_cq(ep.cq.get(), 16, wc);
-    if (n < 0) rdma::throw_error("ibv_poll_cq", -n, ep.limits.name, "reading completions");
-    if (n == 0) {
-      pollfd p{ep.completions->fd, POLLIN, 0};
-      if (poll(&p, 1, 10000) <= 0) throw std::runtime_error("no RDMA Read completed within 10 s");
-      ibv_cq* ev_cq = nullptr;
-      void* ev_ctx = nullptr;
-      if (ibv_get_cq_event(ep.completions.get(), &ev_cq, &ev_ctx)) rdma::throw_errno("ibv_get_cq_event", ep.limits.name, "");
-      ibv_ack_cq_events(ev_cq, 1);
-      if (ibv_req_notify_cq(ep.cq.get(), 0)) rdma::throw_errno("ibv_req_notify_cq", ep.limits.name, "re-arming the CQ");
-      continue;
-    }
-    for (int i = 0; i < n; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS)
-        throw std::runtime_error(std::string("RDMA Read failed: ") + ibv_wc_status_str(wc[i].status));
-      const std::size_t slot = wc[i].wr_id;
-      const std::uint64_t got = std::min<std::uint64_t>(chunk, remote.length - slot_offset[slot]);
-      sink(slot_offset[slot], ring.bytes() + slot * chunk, got);
-      done += got;
-      --in_flight;
-      if (next < remote.length) post(slot);
-    }
+void read_region(client::ReadEngine& engine, client::Region r, const proto::RegionDescriptor& remote, Sink sink) {
+  engine.set_region(r, remote);
+  std::vector<std::uint8_t> piece(4u << 20);
+  for (std::uint64_t at = 0; at < remote.length;) {
+    const std::size_t n = engine.read(r, at, piece);
+    sink(at, piece.data(), n);
+    at += n;
   }
 }
 
@@ -260,22 +222,28 @@ int fetch(const std::string& host, std::uint16_t port, const std::string& name, 
           std::size_t chunk, unsigned depth) {
   proto::ConnectRequest request{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(name), 0, 0,
                                 proto::AuthType::none, {}};
+  client::EngineOptions engine_options;
+  engine_options.chunk_size = chunk;
+  engine_options.read_depth = depth;
+  engine_options.readahead_bytes = 0;
+  client::ReadEngine engine(engine_options);  // before the endpoint: its ring outlives the MR
   std::unique_ptr<rdma::ClientEndpoint> ep;
   try {
-    ep = rdma::connect({host, port, proto::encode(request), depth, 64, std::chrono::milliseconds(10000)});
+    ep = rdma::connect({host, port, proto::encode(request), depth, depth + 4, std::chrono::milliseconds(10000)});
   } catch (const rdma::ConnectRejected& r) {
     return report_reject(r);
   }
   auto accept = proto::decode_accept(ep->accept_data);
   if (!accept) throw std::runtime_error("accept private data: " + accept.error().message);
   const unsigned effective_depth = std::min<unsigned>({depth, ep->initiator_depth, accept->granted_read_depth});
-  chunk = std::min<std::size_t>({chunk, accept->max_message_size, ep->limits.max_msg_size});
+  engine.attach(*ep, effective_depth, std::min<std::size_t>(accept->max_message_size, ep->limits.max_msg_size));
+  chunk = engine.chunk_size();
   std::fprintf(stderr, "INFO accepted: generation %u, movie %llu bytes rkey 0x%x, depth %u (asked %u, granted %u), chunk %zu\n",
                accept->catalog_generation, static_cast<unsigned long long>(accept->movie.length), accept->movie.rkey,
                effective_depth, ep->initiator_depth, accept->granted_read_depth, chunk);
 
   std::vector<std::uint8_t> catalog_bytes(accept->catalog.length);
-  read_region(*ep, accept->catalog, chunk, effective_depth,
+  read_region(engine, client::Region::catalog, accept->catalog,
               [&](std::uint64_t off, const std::uint8_t* p, std::size_t n) { std::memcpy(catalog_bytes.data() + off, p, n); });
   auto catalog = proto::decode_catalog(catalog_bytes);
   if (!catalog) throw std::runtime_error("catalog region: " + catalog.error().message);
@@ -285,7 +253,7 @@ int fetch(const std::string& host, std::uint16_t port, const std::string& name, 
   const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("open " + out + ": " + std::strerror(errno));
   const auto start = std::chrono::steady_clock::now();
-  read_region(*ep, accept->movie, chunk, effective_depth, [&](std::uint64_t off, const std::uint8_t* p, std::size_t n) {
+  read_region(engine, client::Region::movie, accept->movie, [&](std::uint64_t off, const std::uint8_t* p, std::size_t n) {
     if (pwrite(fd, p, n, static_cast<off_t>(off)) != static_cast<ssize_t>(n)) throw std::runtime_error("write " + out + " failed");
   });
   close(fd);
