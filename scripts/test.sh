@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command 2: install what is missing, build, and run every test.
 #   1. g++ build with warnings as errors; unit and media tests natively
-#   2. clang build with ASan+UBSan; unit and media tests again, then every libFuzzer target for a bounded time
+#   2. clang build with ASan+UBSan; unit and media tests again, then every libFuzzer target for a bounded time,
+#      replaying the corpus kept in tests/fuzz/corpus first, and a report of executions and coverage
 #   3. the RDMA tests on real rdma-core: natively where the host has RDMA, else in one Soft-RoCE guest
 # Exit status is non-zero if any step fails.
 set -euo pipefail
@@ -24,6 +25,8 @@ stage "sanitizer build (clang, ASan+UBSan) and fuzz smoke"
 cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize -j "$jobs" --target vod_sanitizer_checks
 ctest --preset sanitize -L 'unit|media|fuzz' -j "$jobs"
+stage "fuzz report (executions per target, edges covered per decoder)"
+tests/fuzz/report.sh . build-sanitize/tests/fuzz-stats
 
 stage "RDMA tests on real rdma-core (Soft-RoCE)"
 tests/softroce/softroce-run --timeout 1800 -- ctest --preset default -L rdma
