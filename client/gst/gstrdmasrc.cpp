@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "vod/client/live_session.hpp"
 #include "vod/client/session.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_rdma_src_debug);
@@ -43,14 +44,16 @@ struct State {
   std::string host;
   guint port = kDefaultPort;
   std::string movie;
+  bool live = false;  // the URI names a live channel (rdma://host/live/NAME)
   guint chunk_size = kDefaultChunkSize;
   guint64 read_ahead = kDefaultReadAhead;
   gdouble read_ahead_time = kDefaultReadAheadTime;
   guint read_depth = kDefaultReadDepth;
   gdouble reconnect_timeout = kDefaultReconnectTimeout;
   // Created in start(), destroyed in stop(), used by the streaming thread in between. unlock()
-  // from another thread only calls its thread-safe interrupt().
+  // from another thread only calls their thread-safe interrupt(). One or the other.
   std::unique_ptr<vod::client::Session> session;
+  std::unique_ptr<vod::client::LiveSession> live_session;
 };
 
 }  // namespace
@@ -75,6 +78,7 @@ std::string uri_of(const State& s) {
   if (s.host.empty()) return {};
   vod::client::Uri u{s.host, static_cast<std::uint16_t>(s.port), std::nullopt};
   if (!s.movie.empty()) u.movie = s.movie;
+  u.live = s.live && u.movie;
   return u.to_string();
 }
 
@@ -97,7 +101,10 @@ gboolean set_uri(GstRdmaSrc* self, const gchar* text, GError** error) {
     self->state.host = u.host;
     self->state.port = u.port;
     self->state.movie = u.movie.value_or("");
+    self->state.live = u.live;
     GST_OBJECT_UNLOCK(self);
+    // A live channel is a live source: no preroll, timestamps from the stream's clock (tsdemux).
+    gst_base_src_set_live(GST_BASE_SRC(self), u.live);
     return TRUE;
   } catch (const vod::client::UriError& e) {
     g_set_error(error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI, "%s", e.what());
@@ -143,7 +150,7 @@ static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* v
   switch (id) {
     case PROP_HOST: s.host = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     case PROP_PORT: s.port = g_value_get_uint(value); break;
-    case PROP_MOVIE: s.movie = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_MOVIE: s.movie = g_value_get_string(value) ? g_value_get_string(value) : ""; s.live = false; break;
     case PROP_CHUNK_SIZE: s.chunk_size = g_value_get_uint(value); break;
     case PROP_READ_AHEAD: s.read_ahead = g_value_get_uint64(value); break;
     case PROP_READ_AHEAD_TIME: s.read_ahead_time = g_value_get_double(value); break;
@@ -185,6 +192,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   vod::client::Uri uri;
   GST_OBJECT_LOCK(self);
   uri = {s.host, static_cast<std::uint16_t>(s.port), s.movie.empty() ? std::nullopt : std::optional<std::string>(s.movie)};
+  uri.live = s.live;
   options.engine.chunk_size = s.chunk_size;
   options.engine.readahead_bytes = static_cast<std::size_t>(s.read_ahead);
   options.engine.read_depth = s.read_depth;
@@ -196,6 +204,16 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
     return FALSE;
   }
   try {
+    if (uri.live) {
+      vod::client::LiveOptions live;
+      live.chunk_size = options.engine.chunk_size;
+      live.read_depth = options.engine.read_depth;
+      live.reconnect_for = options.reconnect_for;
+      s.live_session = std::make_unique<vod::client::LiveSession>(uri, live);
+      GST_INFO_OBJECT(self, "opened live channel %s: ring of %" G_GUINT64_FORMAT " bytes", uri.to_string().c_str(),
+                      static_cast<guint64>(s.live_session->channel().size));
+      return TRUE;
+    }
     s.session = std::make_unique<vod::client::Session>(uri, options);
   } catch (const ClientError& e) {
     post_error(self, e);
@@ -214,20 +232,67 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
 static gboolean gst_rdma_src_stop(GstBaseSrc* base) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.session) GST_INFO_OBJECT(self, "closing: %s", self->state.session->stats().summary().c_str());
+  if (self->state.live_session) GST_INFO_OBJECT(self, "closing: %s", self->state.live_session->stats().summary().c_str());
   // No RDMA Read ever targets a GstBuffer: Reads land in the session's registered ring and are
   // copied out, so destroying the session here leaves nothing in flight on freed memory.
   self->state.session.reset();
+  self->state.live_session.reset();
   return TRUE;
 }
 
 static gboolean gst_rdma_src_get_size(GstBaseSrc* base, guint64* size) {
   auto* self = GST_RDMA_SRC(base);
-  if (!self->state.session) return FALSE;
+  if (!self->state.session) return FALSE;  // a live channel has no size
   *size = self->state.session->movie()->size;
   return TRUE;
 }
 
-static gboolean gst_rdma_src_is_seekable(GstBaseSrc*) { return TRUE; }
+static gboolean gst_rdma_src_is_seekable(GstBaseSrc* base) { return !GST_RDMA_SRC(base)->state.live; }
+
+// A live channel: the next bytes the viewer may deliver, DISCONT after a skip, a loop or a
+// restart of the source. Blocks until there are some (unlock() interrupts it).
+static GstFlowReturn live_create(GstRdmaSrc* self, guint length, GstBuffer** out) {
+  auto& session = *self->state.live_session;
+  GstBuffer* buf = gst_buffer_new_allocate(nullptr, length, nullptr);
+  GstMapInfo map;
+  if (!gst_buffer_map(buf, &map, GST_MAP_WRITE)) {
+    gst_buffer_unref(buf);
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map a buffer for writing."), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  vod::client::LiveChunk chunk;
+  GstFlowReturn ret = GST_FLOW_OK;
+  bool discont = false;
+  try {
+    do {
+      chunk = session.read(std::span<std::uint8_t>(map.data, map.size), std::chrono::milliseconds(1000));
+      discont = discont || chunk.discontinuity;
+      if (chunk.end_of_stream) GST_INFO_OBJECT(self, "the channel's source stopped; waiting for it to come back");
+    } while (chunk.bytes == 0);
+  } catch (const vod::client::Interrupted&) {
+    ret = GST_FLOW_FLUSHING;
+  } catch (const ClientError& e) {
+    post_error(self, e);
+    ret = GST_FLOW_ERROR;
+  }
+  gst_buffer_unmap(buf, &map);
+  if (ret != GST_FLOW_OK) {
+    gst_buffer_unref(buf);
+    return ret;
+  }
+  gst_buffer_resize(buf, 0, static_cast<gssize>(chunk.bytes));
+  GST_BUFFER_OFFSET(buf) = chunk.stream_offset;
+  GST_BUFFER_OFFSET_END(buf) = chunk.stream_offset + chunk.bytes;
+  if (discont) GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DISCONT);
+  *out = buf;
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn gst_rdma_src_create(GstBaseSrc* base, guint64 offset, guint length, GstBuffer** out) {
+  auto* self = GST_RDMA_SRC(base);
+  if (self->state.live_session) return live_create(self, length, out);
+  return GST_BASE_SRC_CLASS(parent_class)->create(base, offset, length, out);  // allocates and calls fill()
+}
 
 static GstFlowReturn gst_rdma_src_fill(GstBaseSrc* base, guint64 offset, guint length, GstBuffer* buf) {
   auto* self = GST_RDMA_SRC(base);
@@ -264,12 +329,14 @@ static GstFlowReturn gst_rdma_src_fill(GstBaseSrc* base, guint64 offset, guint l
 static gboolean gst_rdma_src_unlock(GstBaseSrc* base) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.session) self->state.session->interrupt();
+  if (self->state.live_session) self->state.live_session->interrupt();
   return TRUE;
 }
 
 static gboolean gst_rdma_src_unlock_stop(GstBaseSrc* base) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.session) self->state.session->clear_interrupt();
+  if (self->state.live_session) self->state.live_session->clear_interrupt();
   return TRUE;
 }
 
@@ -305,7 +372,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
   gobject->finalize = gst_rdma_src_finalize;
   const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
   g_object_class_install_property(gobject, PROP_URI,
-      g_param_spec_string("uri", "URI", "rdma://host[:port]/movie of a movie on a vod-server", nullptr, flags));
+      g_param_spec_string("uri", "URI", "rdma://host[:port]/movie of a movie, or rdma://host[:port]/live/NAME of a live channel, on a vod-server", nullptr, flags));
   g_object_class_install_property(gobject, PROP_LOCATION,
       g_param_spec_string("location", "Location", "Same as uri (for tools that set a location)", nullptr, flags));
   g_object_class_install_property(gobject, PROP_HOST,
@@ -339,6 +406,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
   base->get_size = gst_rdma_src_get_size;
   base->is_seekable = gst_rdma_src_is_seekable;
   base->fill = gst_rdma_src_fill;
+  base->create = gst_rdma_src_create;
   base->unlock = gst_rdma_src_unlock;
   base->unlock_stop = gst_rdma_src_unlock_stop;
   base->query = gst_rdma_src_query;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The "rdma" GStreamer plugin: rdmasrc.
 #include <gst/gst.h>
 
@@ -12,4 +13,4 @@ static gboolean plugin_init(GstPlugin* plugin) {
 }
 
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, rdma, "Video on demand over one-sided RDMA Read (rdma-vod)", plugin_init,
-                  VOD_VERSION, "LGPL", "rdma-vod", "https://github.com/rdma-vod/rdma-vod")
+                  VOD_VERSION, "LGPL", "rdma-vod", "Unknown package origin")  // no published home yet: GStreamer's own placeholder

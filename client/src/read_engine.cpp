@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "vod/client/errors.hpp"
 #include "vod/rdma/error.hpp"
@@ -32,28 +33,38 @@ ReadEngine::ReadEngine(const EngineOptions& o)
   slots_.resize(slots);
 }
 
-ReadEngine::~ReadEngine() = default;
+ReadEngine::~ReadEngine() { detach(); }
 
 void ReadEngine::attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read) {
   if (chunk_ > max_read)
     throw ClientError(ErrorKind::usage, "chunk size " + std::to_string(chunk_) + " exceeds the " + std::to_string(max_read) +
                                             "-byte largest RDMA Read this connection allows; choose a smaller chunk");
-  drop_all_slots();
-  ep_ = &ep;
+  detach();
   depth_ = std::clamp<unsigned>(depth, 1u, std::min<unsigned>(wanted_depth_, static_cast<unsigned>(slots_.size())));
   ep.memory.push_back(rdma::register_memory(ep.pd.get(), ring_.get(), ring_size_, rdma::read_sink_access(ep.limits), "the client read ring"));
   mr_ = ep.memory.back().get();
-  cq_armed_ = false;
+  ep_ = &ep;
+  hub_ = ep.cq.hub;
+  owner_ = hub_->add_owner([this](const ibv_wc& wc, rdma::WorkId id) { on_completion(wc, id); });
+  failure_.clear();
   last_progress_ = std::chrono::steady_clock::now();
 }
 
 void ReadEngine::detach() noexcept {
+  // Completions of this connection still in the shared CQ are dropped by the hub from now on.
+  if (hub_) hub_->remove_owner(owner_);
+  hub_ = nullptr;
+  owner_ = 0;
   ep_ = nullptr;
   mr_ = nullptr;
   drop_all_slots();
 }
 
-int ReadEngine::wait_fd() const noexcept { return ep_ ? ep_->completions->fd : -1; }
+int ReadEngine::wait_fd() const noexcept {
+  if (!hub_) return -1;
+  const auto fds = hub_->fds();
+  return fds.empty() ? -1 : fds.front();
+}
 int ReadEngine::cm_fd() const noexcept { return ep_ ? ep_->events.fd() : -1; }
 
 std::uint64_t ReadEngine::blocks_in(Region r) const noexcept {
@@ -142,7 +153,8 @@ bool ReadEngine::post(Region r, std::uint64_t block, bool for_request) {
   const std::uint64_t at = block * chunk_;
   const auto length = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk_, d.length - at));
   Slot& slot = slots_[static_cast<std::size_t>(s)];
-  if (int err = rdma::post_read(ep_->qp.get(), static_cast<std::uint64_t>(s), ring_.get() + static_cast<std::size_t>(s) * chunk_,
+  const rdma::WorkId tag{owner_, kReadSlot, static_cast<std::uint32_t>(s)};
+  if (int err = rdma::post_read(ep_->qp.get(), tag.pack(), ring_.get() + static_cast<std::size_t>(s) * chunk_,
                                 length, mr_->lkey, d.addr + at, d.rkey))
     throw ConnectionLost(std::string("ibv_post_send of an RDMA Read failed: ") + std::strerror(err));
   slot = {SlotState::in_flight, !for_request, key(r, block), epoch_, length, ++use_clock_, std::chrono::steady_clock::now()};
@@ -176,38 +188,34 @@ void ReadEngine::post_wanted() {
   }
 }
 
-void ReadEngine::reap(int max) {
-  ibv_wc wc[32];
-  std::string failure;
-  for (int reaped = 0; reaped < max;) {
-    const int n = ibv_poll_cq(ep_->cq.get(), 32, wc);
-    if (n < 0) throw ConnectionLost("ibv_poll_cq failed: " + std::string(std::strerror(-n)));
-    if (n == 0) break;
-    reaped += n;
-    last_progress_ = std::chrono::steady_clock::now();
-    for (int i = 0; i < n; ++i) {
-      const auto s = static_cast<std::size_t>(wc[i].wr_id);
-      if (s >= slots_.size() || slots_[s].state != SlotState::in_flight) continue;
-      Slot& slot = slots_[s];
-      if (stats_.in_flight) --stats_.in_flight;
-      if (wc[i].status != IBV_WC_SUCCESS) {
-        if (failure.empty()) failure = std::string("RDMA Read failed: ") + ibv_wc_status_str(wc[i].status) + " (vendor error " + std::to_string(wc[i].vendor_err) + ")";
-        drop_slot(s);
-        continue;
-      }
-      if (slot.epoch != epoch_) {
-        ++stats_.stale_discarded;  // from before a seek or switch: never delivered
-        slot.state = SlotState::free;
-        continue;
-      }
-      slot.state = SlotState::ready;
-      ++stats_.reads_completed;
-      stats_.bytes_read += slot.length;
-      stats_.read_latency_us.record(static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::microseconds>(last_progress_ - slot.posted).count()));
-    }
+void ReadEngine::on_completion(const ibv_wc& wc, rdma::WorkId id) {
+  const std::size_t s = id.index;
+  if (id.kind != kReadSlot || s >= slots_.size() || slots_[s].state != SlotState::in_flight) return;
+  Slot& slot = slots_[s];
+  last_progress_ = std::chrono::steady_clock::now();
+  if (stats_.in_flight) --stats_.in_flight;
+  if (wc.status != IBV_WC_SUCCESS) {
+    if (failure_.empty())
+      failure_ = std::string("RDMA Read failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")";
+    drop_slot(s);
+    return;
   }
-  if (!failure.empty()) throw ConnectionLost(failure);
+  if (slot.epoch != epoch_) {
+    ++stats_.stale_discarded;  // from before a seek or switch: never delivered
+    slot.state = SlotState::free;
+    return;
+  }
+  slot.state = SlotState::ready;
+  ++stats_.reads_completed;
+  stats_.bytes_read += slot.length;
+  stats_.read_latency_us.record(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress_ - slot.posted).count()));
+}
+
+void ReadEngine::reap() {
+  // Completions of every connection on the hub are handled here; each lands in its own engine.
+  hub_->poll();
+  if (!failure_.empty()) throw ConnectionLost(std::exchange(failure_, {}));
 }
 
 bool ReadEngine::serve_requests() {
@@ -254,32 +262,34 @@ void ReadEngine::check_disconnect() {
 }
 
 void ReadEngine::arm() {
-  if (!ep_ || cq_armed_) return;
-  if (ibv_req_notify_cq(ep_->cq.get(), 0)) throw ConnectionLost("ibv_req_notify_cq failed");
-  cq_armed_ = true;
+  if (!hub_ || hub_->armed()) return;
+  try {
+    hub_->arm();
+  } catch (const rdma::RdmaError& e) {
+    throw ConnectionLost(e.what());
+  }
 }
 
 void ReadEngine::consume() noexcept {
-  if (!ep_) return;
-  ibv_cq* cq = nullptr;
-  void* context = nullptr;
-  while (ibv_get_cq_event(ep_->completions.get(), &cq, &context) == 0) {  // the channel is non-blocking
-    ibv_ack_cq_events(cq, 1);
-    cq_armed_ = false;
-  }
+  if (hub_) hub_->consume();
 }
 
 bool ReadEngine::wait_for_events(std::chrono::milliseconds wait) {
-  if (!cq_armed_) {
+  if (!hub_->armed()) {
     arm();
     return true;  // completions may have arrived before arming: the caller polls again first
   }
-  pollfd fds[3] = {{ep_->completions->fd, POLLIN, 0}, {ep_->events.fd(), POLLIN, 0}, {interrupter_ ? interrupter_->fd() : -1, POLLIN, 0}};
-  const int n = poll(fds, 3, static_cast<int>(wait.count()));
+  std::vector<pollfd> fds;
+  for (int fd : hub_->fds()) fds.push_back({fd, POLLIN, 0});
+  const std::size_t completion_fds = fds.size();
+  fds.push_back({ep_->events.fd(), POLLIN, 0});
+  fds.push_back({interrupter_ ? interrupter_->fd() : -1, POLLIN, 0});
+  const int n = poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
   if (interrupter_ && interrupter_->raised()) throw Interrupted();
   if (n <= 0) return false;
-  if (fds[0].revents & POLLIN) consume();
-  if (fds[1].revents & POLLIN) check_disconnect();
+  for (std::size_t i = 0; i < completion_fds; ++i)
+    if (fds[i].revents & POLLIN) consume();
+  if (fds[completion_fds].revents & POLLIN) check_disconnect();
   return true;
 }
 
@@ -290,7 +300,7 @@ void ReadEngine::progress(std::chrono::milliseconds wait) {
   check_disconnect();
   for (;;) {
     post_wanted();
-    reap(256);
+    reap();
     post_wanted();
     if (serve_requests()) return;
     const auto now = std::chrono::steady_clock::now();

@@ -32,7 +32,11 @@ std::string list_names(const proto::Catalog& catalog, std::size_t max_names) {
   return out;
 }
 
-Session::Session(Uri uri, SessionOptions options) : uri_(std::move(uri)), options_(options), engine_(options.engine) {
+Session::Session(Uri uri, SessionOptions options)
+    : uri_(std::move(uri)),
+      options_(std::move(options)),
+      hub_(options_.hub ? options_.hub : std::make_shared<rdma::CompletionHub>()),
+      engine_(options_.engine) {
   engine_.set_interrupter(&interrupter_);
   connect();
 }
@@ -71,6 +75,7 @@ std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::Connec
   o.wanted_read_depth = options_.engine.read_depth;
   o.send_queue_depth = options_.engine.read_depth + 4;
   o.timeout = options_.connect_timeout;
+  o.hub = hub_.get();
   try {
     return rdma::connect(o);
   } catch (const rdma::ConnectRejected& r) {

@@ -8,7 +8,7 @@ namespace vod::client {
 
 namespace {
 
-const char* const kForm = " (expected rdma://host[:port][/movie], e.g. rdma://192.0.2.1:7470/movie.mp4)";
+const char* const kForm = " (expected rdma://host[:port][/movie] or rdma://host[:port]/live/channel, e.g. rdma://192.0.2.1:7470/movie.mp4)";
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw UriError("invalid URI '" + std::string(text) + "': " + why + kForm);
@@ -57,7 +57,7 @@ std::string percent_encode(std::string_view name) {
 std::string Uri::to_string() const {
   const bool v6 = host.find(':') != std::string::npos;
   std::string s = "rdma://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-  if (movie) s += "/" + percent_encode(*movie);
+  if (movie) s += (live ? "/live/" : "/") + percent_encode(*movie);
   return s;
 }
 
@@ -102,6 +102,11 @@ Uri parse_uri(std::string_view text) {
   }
   if (!path.empty()) {
     if (path.find_first_of("?#") != std::string_view::npos) bad(text, "queries and fragments are not part of rdma:// URIs");
+    if (path.substr(0, 5) == "live/") {
+      uri.live = true;
+      path = path.substr(5);
+      if (path.empty()) bad(text, "the live channel's name after /live/ is empty");
+    }
     auto decoded = percent_decode(path);
     if (!decoded) bad(text, "a '%' in the movie name is not followed by two hex digits");
     std::string name = std::move(*decoded);

@@ -89,6 +89,8 @@ int run_bench(const std::vector<std::string>& args) {
       throw ClientError(ErrorKind::unknown_movie, "the catalog of " + catalog.server() + " has no movie with a known bitrate to play (give --rate)");
   }
 
+  // Every viewer's connection completes on one shared CQ: one fd to sleep on, one poll for all.
+  common.session.hub = std::make_shared<rdma::CompletionHub>();
   std::mt19937_64 random(seed);
   std::vector<Viewer> viewers(clients);
   const auto connect_start = Clock::now();
@@ -164,14 +166,13 @@ int run_bench(const std::vector<std::string>& args) {
       });
     }
     // Drive every connection; wait on their completion channels until the next chunk is due.
+    // Arm first, then drive: a completion that lands after the drive still wakes the poll.
+    common.session.hub->arm();
+    for (auto& v : viewers) v.session->progress(std::chrono::milliseconds(0));
     std::vector<pollfd> fds;
-    fds.reserve(viewers.size() * 2);
-    for (auto& v : viewers) {
-      v.session->progress(std::chrono::milliseconds(0));
-      if (v.session->engine().wait_fd() >= 0) fds.push_back({v.session->engine().wait_fd(), POLLIN, 0});
-    }
+    for (int fd : common.session.hub->fds()) fds.push_back({fd, POLLIN, 0});
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_wake - Clock::now());
-    poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long>(wait.count(), 0, 5)));
+    if (poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long>(wait.count(), 0, 5))) > 0) common.session.hub->consume();
   }
   const double elapsed = seconds_between(start, Clock::now());
 

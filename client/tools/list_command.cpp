@@ -34,8 +34,10 @@ int run_list(const std::vector<std::string>& args) {
     char bitrate[32] = "-";
     if (e.bitrate_bps) std::snprintf(bitrate, sizeof bitrate, "%.2f Mb/s", static_cast<double>(e.bitrate_bps) / 1e6);
     std::string video = e.video_codec.empty() ? "-" : e.video_codec + " " + std::to_string(e.width) + "x" + std::to_string(e.height);
+    const bool live = e.flags & proto::kEntryLive;  // its URI is rdma://host/live/NAME; SIZE is its ring
     std::printf("%-40s %12s %9s %10s %-10s %s\n", e.name.c_str(), human_bytes(static_cast<double>(e.size)).c_str(),
-                duration_text(e.duration_us).c_str(), bitrate, e.container.empty() ? "raw" : e.container.c_str(), video.c_str());
+                live ? "LIVE" : duration_text(e.duration_us).c_str(), bitrate, e.container.empty() ? "raw" : e.container.c_str(),
+                live ? "live channel" : video.c_str());
   }
   return exit_ok;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "live_stream.hpp"
 #include "output.hpp"
 #include "vod/client/movie_reader.hpp"
 #include "vod/log.hpp"
@@ -24,16 +25,26 @@ int run_play(const std::vector<std::string>& args) {
       "rate", po::value(&rate_mbps)->default_value(0), "pacing rate in Mbit/s; 0 = the movie's bitrate")(
       "burst", po::value(&burst)->default_value(1.0), "seconds delivered at once after a start, as a player's initial buffer")(
       "unpaced", po::bool_switch(&unpaced), "as fast as RDMA allows");
+  double duration = 0;
+  opts.add_options()("duration", po::value(&duration)->default_value(0), "live channels: stop after this many seconds (0: when the player quits)");
+  LiveCliOptions live;
+  opts.add(live_options(live));
   opts.add(common_options(common));
   std::string uri_text;
   po::variables_map vm;
-  if (!parse(args, opts, "vod-client play rdma://host[:port]/NAME [--start SECONDS] | player -", uri_text, vm)) return exit_ok;
+  if (!parse(args, opts, "vod-client play rdma://host[:port]/NAME [--start SECONDS] | player -   (or rdma://host[:port]/live/NAME)", uri_text, vm))
+    return exit_ok;
   apply(common);
   if (start < 0) throw ClientError(ErrorKind::usage, "--start must not be negative");
+  if (duration < 0) throw ClientError(ErrorKind::usage, "--duration must not be negative");
   const Uri uri = parse_uri(uri_text);
   if (!uri.movie) throw ClientError(ErrorKind::usage, "play needs a movie in the URI: rdma://host[:port]/NAME");
   if (isatty(STDOUT_FILENO)) throw ClientError(ErrorKind::usage, "play writes the movie to stdout: pipe it into a player (| ffplay -)");
   std::signal(SIGPIPE, SIG_IGN);  // a player that quits ends the stream with EPIPE
+  if (uri.live) {
+    if (start > 0) throw ClientError(ErrorKind::usage, "--start does not apply to a live channel: it starts at the newest keyframe");
+    return stream_live(uri, common, live, STDOUT_FILENO, "stdout", duration);
+  }
 
   Session session(uri, common.session);
   MovieReader reader(session, PlaybackOptions{!unpaced, rate_mbps * 1e6, burst});

@@ -158,6 +158,8 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
     if (e.flags & ~kEntryKnownFlags) return fail(DecodeFault::bad_field, where + ": undefined flags " + hex(e.flags & ~kEntryKnownFlags));
     if ((e.flags & kEntryHasIndex) && e.index.length < 32)
       return fail(DecodeFault::inconsistent, where + ": has-index flag with an index region of " + num(e.index.length) + " bytes");
+    if ((e.flags & kEntryLive) && ((e.flags & kEntryHasIndex) || e.index.length < 64 || e.size == 0 || e.duration_us != 0))
+      return fail(DecodeFault::inconsistent, where + ": a live channel needs a ring, a 64-byte live header and no keyframe index or duration");
     e.width = w.width.get();
     e.height = w.height.get();
     auto container = detail::fixed_text(w.container);

@@ -20,6 +20,7 @@ HttpConnection::~HttpConnection() {
   // Reads still outstanding would write into blocks_, which go with this object.
   for (auto& b : blocks_)
     if (b.busy && !b.ready) pool_.cancel(b.read_id);
+  if (live_) live_->close();
 }
 
 void HttpConnection::start() { read_request(); }
@@ -54,6 +55,7 @@ void HttpConnection::on_request(beast::error_code ec) {
   }
   const auto& req = parser_->get();
   keep_alive_ = req.keep_alive();
+  http_version_ = req.version();
   Request r;
   r.method = std::string(req.method_string());
   r.target = std::string(req.target());
@@ -81,12 +83,20 @@ void HttpConnection::respond(Plan plan, const std::string& method) {
   header_->result(plan_.status);
   header_->set(http::field::server, "vod-proxy");
   for (const auto& [name, value] : plan_.headers) header_->set(name, value);
-  header_->content_length(plan_.status == 304 ? 0 : plan_.body_length());
+  if (!plan_.live.empty()) {
+    // An endless body: chunked for HTTP/1.1, delimited by closing the connection for HTTP/1.0.
+    keep_alive_ = false;
+    chunked_ = http_version_ >= 11;
+    if (chunked_) header_->chunked(true);
+  } else {
+    header_->content_length(plan_.status == 304 ? 0 : plan_.body_length());
+  }
   header_->keep_alive(keep_alive_);
   stream_.expires_after(limits_.stalled);
   // The header goes first; the body follows as raw bytes on the same stream.
   http::async_write(stream_, *header_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
     if (ec) return self->log_access(self->plan_.status, 0);
+    if (!self->plan_.live.empty()) return self->plan_.send_body ? self->start_live() : self->finish();
     if (!self->plan_.send_body || self->plan_.body_length() == 0) return self->finish();
     if (self->plan_.movie.empty()) {
       asio::async_write(self->stream_, asio::buffer(self->plan_.text), [self](beast::error_code wec, std::size_t) {
@@ -143,6 +153,38 @@ void HttpConnection::write_ready_block() {
     });
     return;
   }
+}
+
+void HttpConnection::start_live() {
+  client::Uri uri = pool_.server_uri();
+  uri.movie = plan_.live;
+  uri.live = true;
+  try {
+    live_ = std::make_shared<LiveRelay>(pool_.io(), uri, pool_.live_options());
+  } catch (const std::exception& e) {
+    return abort_stream(std::string("cannot open the live channel: ") + e.what());
+  }
+  next_write_ = 0;
+  relay_live();
+}
+
+void HttpConnection::relay_live() {
+  Block& b = blocks_[0];
+  live_->next(std::span<std::uint8_t>(b.data), [self = shared_from_this()](std::size_t n, const std::string& error) {
+    if (!error.empty()) return self->abort_stream(error);
+    auto written = [self, n](beast::error_code ec, std::size_t) {
+      if (ec) {  // the player went away: the relay (and its RDMA connection) goes with this object
+        self->log_access(self->plan_.status, self->next_write_);
+        return;
+      }
+      self->next_write_ += n;
+      self->relay_live();
+    };
+    self->stream_.expires_after(self->limits_.stalled);
+    const auto data = asio::buffer(self->blocks_[0].data.data(), n);
+    if (self->chunked_) asio::async_write(self->stream_, http::make_chunk(data), written);
+    else asio::async_write(self->stream_, data, written);
+  });
 }
 
 void HttpConnection::abort_stream(const std::string& why) {

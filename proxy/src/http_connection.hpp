@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "live_relay.hpp"
 #include "rdma_pool.hpp"
 #include "request_router.hpp"
 
@@ -46,6 +47,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void respond(Plan plan, const std::string& method);
   void fill_blocks();
   void write_ready_block();
+  void start_live();
+  void relay_live();
   void abort_stream(const std::string& why);
   void finish();
   void log_access(unsigned status, std::uint64_t bytes);
@@ -65,6 +68,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::shared_ptr<boost::beast::http::response<boost::beast::http::empty_body>> header_;
   std::uint64_t next_read_ = 0, next_write_ = 0, end_ = 0;
   std::array<Block, 2> blocks_;
+  // A live channel's response: one relay, one block in flight, chunked for HTTP/1.1.
+  std::shared_ptr<LiveRelay> live_;
+  bool chunked_ = false;
+  unsigned http_version_ = 11;
 };
 
 }  // namespace vod::proxy

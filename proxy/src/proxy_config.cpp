@@ -28,7 +28,7 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);
     if (vm.count("help")) {
-      std::cout << d << "\nendpoints: / (HTML catalog), /catalog.json, /playlist.m3u, /movies/NAME (GET, HEAD, Range)\n";
+      std::cout << d << "\nendpoints: / (HTML catalog), /catalog.json, /playlist.m3u, /movies/NAME (GET, HEAD, Range), /live/NAME (endless TS)\n";
       return std::nullopt;
     }
     if (vm.count("config")) {

@@ -49,6 +49,15 @@ RdmaPool::RdmaPool(asio::io_context& io, client::Uri server, client::SessionOpti
 
 RdmaPool::~RdmaPool() = default;
 
+client::LiveOptions RdmaPool::live_options() const {
+  client::LiveOptions o;
+  o.chunk_size = options_.engine.chunk_size;
+  o.read_depth = options_.engine.read_depth;
+  o.connect_timeout = options_.connect_timeout;
+  o.reconnect_for = options_.reconnect_for;
+  return o;
+}
+
 const proto::Catalog& RdmaPool::catalog(std::chrono::milliseconds max_age) {
   const auto now = std::chrono::steady_clock::now();
   if (!catalog_session_ || now - catalog_read_ > max_age) {

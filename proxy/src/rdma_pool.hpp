@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 
+#include "vod/client/live_session.hpp"
 #include "vod/client/session.hpp"
 
 namespace vod::proxy {
@@ -38,6 +39,10 @@ class RdmaPool {
 
   std::size_t sessions() const noexcept { return movies_.size(); }
   std::string server() const { return server_.to_string(); }
+  const client::Uri& server_uri() const noexcept { return server_; }
+  boost::asio::io_context& io() const noexcept { return io_; }
+  // How live channels are read (the same read depth and chunk size as the movies).
+  client::LiveOptions live_options() const;
 
  private:
   struct Movie;

@@ -76,7 +76,12 @@ Plan page(std::string content_type, std::string body) {
   return p;
 }
 
-std::string movie_url(const std::string& host, const std::string& name) { return "http://" + host + "/movies/" + client::percent_encode(name); }
+bool is_live(const proto::CatalogEntry& e) { return (e.flags & proto::kEntryLive) != 0; }
+
+// Where an entry is served: /movies/NAME, or /live/NAME for a live channel.
+std::string path_of(const proto::CatalogEntry& e) { return (is_live(e) ? "/live/" : "/movies/") + client::percent_encode(e.name); }
+
+std::string movie_url(const std::string& host, const proto::CatalogEntry& e) { return "http://" + host + path_of(e); }
 
 Plan catalog_html(const proto::Catalog& c) {
   std::string b = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rdma-vod catalog</title></head><body>\n";
@@ -84,8 +89,9 @@ Plan catalog_html(const proto::Catalog& c) {
   b += "<p><a href=\"/playlist.m3u\">playlist.m3u</a> &middot; <a href=\"/catalog.json\">catalog.json</a></p>\n<table>\n";
   b += "<tr><th>movie</th><th>size</th><th>duration</th><th>type</th></tr>\n";
   for (const auto& e : c.entries) {
-    b += "<tr><td><a href=\"/movies/" + client::percent_encode(e.name) + "\">" + html_escape(e.name) + "</a></td><td>" +
-         std::to_string(e.size) + "</td><td>" + std::to_string(e.duration_us / 1'000'000) + " s</td><td>" + html_escape(e.mime_type) +
+    b += "<tr><td><a href=\"" + path_of(e) + "\">" + html_escape(e.name) + "</a></td><td>" +
+         (is_live(e) ? std::string("live") : std::to_string(e.size)) + "</td><td>" +
+         (is_live(e) ? std::string("live") : std::to_string(e.duration_us / 1'000'000) + " s") + "</td><td>" + html_escape(e.mime_type) +
          "</td></tr>\n";
   }
   return page("text/html; charset=utf-8", b + "</table></body></html>\n");
@@ -95,8 +101,8 @@ Plan catalog_json(const proto::Catalog& c) {
   std::string b = "{\"generation\":" + std::to_string(c.generation) + ",\"movies\":[";
   for (std::size_t i = 0; i < c.entries.size(); ++i) {
     const auto& e = c.entries[i];
-    b += std::string(i ? "," : "") + "{\"name\":\"" + json_escape(e.name) + "\",\"url\":\"/movies/" + json_escape(client::percent_encode(e.name)) +
-         "\",\"size\":" + std::to_string(e.size) + ",\"duration_us\":" + std::to_string(e.duration_us) +
+    b += std::string(i ? "," : "") + "{\"name\":\"" + json_escape(e.name) + "\",\"url\":\"" + json_escape(path_of(e)) +
+         "\",\"live\":" + (is_live(e) ? "true" : "false") + ",\"size\":" + std::to_string(e.size) + ",\"duration_us\":" + std::to_string(e.duration_us) +
          ",\"bitrate_bps\":" + std::to_string(e.bitrate_bps) + ",\"container\":\"" + json_escape(e.container) + "\",\"mime_type\":\"" +
          json_escape(e.mime_type) + "\",\"video_codec\":\"" + json_escape(e.video_codec) + "\",\"audio_codec\":\"" +
          json_escape(e.audio_codec) + "\",\"width\":" + std::to_string(e.width) + ",\"height\":" + std::to_string(e.height) + "}";
@@ -107,8 +113,8 @@ Plan catalog_json(const proto::Catalog& c) {
 Plan playlist(const proto::Catalog& c, const std::string& host) {
   std::string b = "#EXTM3U\n";
   for (const auto& e : c.entries) {
-    const long seconds = e.duration_us ? static_cast<long>(e.duration_us / 1'000'000) : -1;
-    b += "#EXTINF:" + std::to_string(seconds) + "," + e.name + "\n" + movie_url(host, e.name) + "\n";
+    const long seconds = e.duration_us ? static_cast<long>(e.duration_us / 1'000'000) : -1;  // -1: live, or unknown
+    b += "#EXTINF:" + std::to_string(seconds) + "," + e.name + "\n" + movie_url(host, e) + "\n";
   }
   return page("audio/x-mpegurl", b);
 }
@@ -185,14 +191,22 @@ Plan route(const Request& r, const proto::Catalog& catalog, const std::string& d
   if (path == "/") p = catalog_html(catalog);
   else if (path == "/catalog.json") p = catalog_json(catalog);
   else if (path == "/playlist.m3u") p = playlist(catalog, host);
-  else if (path.rfind("/movies/", 0) == 0) {
-    const auto decoded = client::percent_decode(path.substr(8));
+  else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
+    const bool live = path[1] == 'l';
+    const auto decoded = client::percent_decode(path.substr(live ? 6 : 8));
     if (!decoded) return error_plan(400, "bad percent-encoding in " + path);
     const std::string& name = *decoded;
-    if (const char* why = proto::invalid_name_reason(name)) return error_plan(400, std::string("bad movie name: ") + why);
+    if (const char* why = proto::invalid_name_reason(name)) return error_plan(400, std::string("bad name: ") + why);
     const proto::CatalogEntry* e = catalog.find(name);
-    if (!e) return error_plan(404, "no movie '" + name + "' in catalog generation " + std::to_string(catalog.generation));
-    return movie(r, catalog, *e);
+    if (!e || is_live(*e) != live) {
+      if (e) return error_plan(404, "'" + name + "' is " + (live ? "a movie: /movies/" : "a live channel: /live/") + client::percent_encode(name));
+      return error_plan(404, std::string("no ") + (live ? "live channel" : "movie") + " '" + name + "' in catalog generation " +
+                                 std::to_string(catalog.generation));
+    }
+    if (!live) return movie(r, catalog, *e);
+    // Endless: no length, no ranges, never cached. The sender frames it (chunked for HTTP/1.1).
+    p.headers = {{"Content-Type", "video/mp2t"}, {"Cache-Control", "no-store"}, {"Accept-Ranges", "none"}};
+    p.live = e->name;
   } else {
     return error_plan(404, "nothing at " + path + "; try / for the catalog");
   }

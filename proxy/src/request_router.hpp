@@ -25,6 +25,7 @@ struct Plan {
   std::string text;        // the body of pages and errors
   std::string movie;       // set when the body is a movie range
   std::uint64_t offset = 0, length = 0;
+  std::string live;        // set when the body is a live channel: endless, chunked, no Content-Length
   bool send_body = true;   // false for HEAD and 304: headers only (Content-Length still describes it)
 
   std::uint64_t body_length() const noexcept { return movie.empty() ? text.size() : length; }

@@ -116,6 +116,7 @@ std::uint64_t Library::total_bytes() const noexcept {
 }
 
 Library scan_library(const std::string& dir, std::uint32_t generation, const Library* previous, const LibraryOptions& options) {
+  if (dir.empty()) return Library{generation, {}};  // a live-only server
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
   if (ec) throw std::runtime_error("cannot list the media directory " + dir + ": " + ec.message());
@@ -130,6 +131,10 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
     }
     if (const char* why = proto::invalid_name_reason(name)) {
       log::warn("library", "skipping " + entry.path().string() + ": " + why);
+      continue;
+    }
+    if (options.reserved_names.count(name)) {
+      log::warn("library", "skipping " + entry.path().string() + ": a live channel has that name");
       continue;
     }
     files.push_back(entry.path());

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct LoadedMovie {
 
 struct LibraryOptions {
   bool remux_ts = false;  // --remux ts
+  std::set<std::string> reserved_names;  // the live channels': files with these names are skipped
 };
 
 struct Library {

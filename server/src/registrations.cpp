@@ -1,5 +1,6 @@
 #include "registrations.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -21,12 +22,17 @@ proto::RegionDescriptor MovieRegistration::movie_region() const noexcept { retur
 proto::RegionDescriptor MovieRegistration::index_region() const noexcept { return describe(index_mr.get(), movie->index_bytes.length()); }
 proto::RegionDescriptor CatalogRegistration::region() const noexcept { return describe(mr.get(), bytes.length()); }
 
-proto::AcceptData CatalogRegistration::accept_for(std::uint32_t index) const {
+proto::AcceptData CatalogRegistration::accept_common() const {
   proto::AcceptData a;
   a.catalog_generation = catalog.generation;
-  a.movie_index = index;
   a.max_message_size = device->limits.max_msg_size;
   a.catalog = region();
+  return a;
+}
+
+proto::AcceptData CatalogRegistration::accept_for(std::uint32_t index) const {
+  proto::AcceptData a = accept_common();
+  a.movie_index = index;
   if (index != proto::kNoMovie) {
     a.movie = movies[index]->movie_region();
     a.index = movies[index]->index_region();
@@ -34,7 +40,8 @@ proto::AcceptData CatalogRegistration::accept_for(std::uint32_t index) const {
   return a;
 }
 
-std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Device>& device, const Library& library) {
+std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Device>& device, const Library& library,
+                                                      const std::vector<proto::CatalogEntry>& extra) {
   const auto started = std::chrono::steady_clock::now();
   auto reg = std::make_shared<CatalogRegistration>();
   reg->device = device;
@@ -46,10 +53,12 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
       m = std::make_shared<MovieRegistration>();
       m->device = device;
       m->movie = movie;
-      // REMOTE_READ only: clients can read the movie, and nothing else.
-      m->movie_mr = rdma::register_memory(device->pd.get(), movie->bytes.data(), movie->bytes.mapped_length(),
+      // REMOTE_READ only, and exactly the bytes the catalog advertises (the device enforces the
+      // registered length byte for byte; the mapping's slack past the end stays unreachable). An
+      // empty movie registers one byte that no descriptor names.
+      m->movie_mr = rdma::register_memory(device->pd.get(), movie->bytes.data(), std::max<std::size_t>(movie->bytes.length(), 1),
                                           IBV_ACCESS_REMOTE_READ, "movie " + movie->name);
-      m->index_mr = rdma::register_memory(device->pd.get(), movie->index_bytes.data(), movie->index_bytes.mapped_length(),
+      m->index_mr = rdma::register_memory(device->pd.get(), movie->index_bytes.data(), std::max<std::size_t>(movie->index_bytes.length(), 1),
                                           IBV_ACCESS_REMOTE_READ, "keyframe index of " + movie->name);
       device->movies[movie.get()] = m;
       ++fresh;
@@ -71,13 +80,14 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
     reg->catalog.entries.push_back(std::move(e));
     reg->movies.push_back(std::move(m));
   }
+  for (const auto& e : extra) reg->catalog.entries.push_back(e);
   // Drop cache entries of movies no generation uses any more.
   std::erase_if(device->movies, [](const auto& kv) { return kv.second.expired(); });
 
   const auto bytes = proto::encode_catalog(reg->catalog);
   reg->bytes = HostBuffer(bytes.size());
   std::memcpy(reg->bytes.data(), bytes.data(), bytes.size());
-  reg->mr = rdma::register_memory(device->pd.get(), reg->bytes.data(), reg->bytes.mapped_length(), IBV_ACCESS_REMOTE_READ,
+  reg->mr = rdma::register_memory(device->pd.get(), reg->bytes.data(), reg->bytes.length(), IBV_ACCESS_REMOTE_READ,
                                   "catalog generation " + std::to_string(library.generation));
   log::info("server", "registered generation " + std::to_string(library.generation) + " on " + device->limits.name + ": " +
                           std::to_string(reg->movies.size()) + " movies (" + std::to_string(fresh) + " newly registered) in " +

@@ -45,17 +45,21 @@ struct MovieRegistration {
 
 struct CatalogRegistration {
   std::shared_ptr<Device> device;
-  std::vector<std::shared_ptr<MovieRegistration>> movies;  // in catalog order
+  std::vector<std::shared_ptr<MovieRegistration>> movies;  // the first entries of the catalog, in its order
   proto::Catalog catalog;
   HostBuffer bytes;
   rdma::MemoryRegion mr;
 
   proto::RegionDescriptor region() const noexcept;
-  // The accept for entry `index` (kNoMovie for catalog only), before the read depth is filled in.
+  // What every accept of this generation carries: generation, max message size, catalog region.
+  proto::AcceptData accept_common() const;
+  // The accept for movie entry `index` (kNoMovie for catalog only), before the read depth is filled in.
   proto::AcceptData accept_for(std::uint32_t index) const;
 };
 
-// Registers (or reuses) every movie of `library` on `device`, and builds and registers its catalog.
-std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Device>& device, const Library& library);
+// Registers (or reuses) every movie of `library` on `device`, and builds and registers its catalog:
+// the movies, then `extra` entries (the live channels, registered by their own module).
+std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Device>& device, const Library& library,
+                                                      const std::vector<proto::CatalogEntry>& extra = {});
 
 }  // namespace vod::server

@@ -17,7 +17,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   general.add_options()
       ("help,h", "show this help")
       ("config", po::value(&config_file), "read options from FILE too (lines of name = value; the command line wins)")
-      ("media-dir", po::value(&c.media_dir), "directory whose regular, non-hidden files are the movies (required)")
+      ("media-dir", po::value(&c.media_dir), "directory whose regular, non-hidden files are the movies (required unless only --live channels are served)")
       ("bind", po::value(&c.bind)->default_value(c.bind), "address to listen on, on an RDMA-capable interface")
       ("port", po::value(&port)->default_value(port), "rdma_cm port (RDMA_PS_TCP)")
       ("device", po::value(&c.device)->default_value(c.device), "serve only on this RDMA device (e.g. mlx5_0, rxe0); empty = all")
@@ -25,7 +25,12 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("backlog", po::value(&c.backlog)->default_value(c.backlog), "pending connection requests rdma_listen queues")
       ("remux", po::value(&c.remux)->default_value(c.remux), "none, or ts: remux every movie to MPEG-TS at load (no re-encoding)")
       ("drain-seconds", po::value(&c.drain_seconds)->default_value(c.drain_seconds), "after SIGTERM, seconds connected clients may keep reading before the server disconnects them")
-      ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error");
+      ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error")
+      ("live", po::value(&c.live)->composing(), "a live channel NAME=SOURCE (repeatable); SOURCE is file:PATH (a TS file replayed in a loop), "
+                                               "udp://[GROUP@]HOST:PORT (TS over UDP, multicast GROUP joined on HOST's interface), "
+                                               "gst:PIPELINE (ending in MPEG-TS) or - (TS on standard input)")
+      ("live-buffer", po::value(&c.live_buffer_seconds)->default_value(c.live_buffer_seconds), "seconds of a live channel its ring holds (late joiners start at the newest keyframe in it)")
+      ("live-bitrate", po::value(&c.live_bitrate_mbps)->default_value(c.live_bitrate_mbps), "Mbit/s assumed for sizing the ring of a udp:, gst: or stdin channel, whose rate is unknown until it runs");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, general), vm);
@@ -43,7 +48,10 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
     std::cout << general << "\nsignals: SIGTERM/SIGINT stop accepting, let clients drain, exit 0; SIGHUP rescans the media directory into a new catalog generation\n";
     return std::nullopt;
   }
-  if (c.media_dir.empty()) throw std::invalid_argument("--media-dir is required (see vod-server --help)");
+  if (c.media_dir.empty() && c.live.empty())
+    throw std::invalid_argument("--media-dir is required, unless the server only serves --live channels (see vod-server --help)");
+  if (c.live_buffer_seconds < 0.5 || c.live_buffer_seconds > 600) throw std::invalid_argument("--live-buffer must be 0.5..600 seconds");
+  if (c.live_bitrate_mbps <= 0 || c.live_bitrate_mbps > 10000) throw std::invalid_argument("--live-bitrate must be in (0, 10000] Mbit/s");
   if (port == 0 || port > 65535) throw std::invalid_argument("--port must be 1..65535");
   c.port = static_cast<std::uint16_t>(port);
   if (c.max_clients == 0) throw std::invalid_argument("--max-clients must be at least 1");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace vod::server {
 
@@ -20,6 +21,10 @@ struct ServerConfig {
   std::string remux = "none";  // none | ts
   double drain_seconds = 30;   // after SIGTERM, how long connected clients may keep reading
   std::string log_level = "info";
+  // Live channels (docs/live.md): NAME=SOURCE each.
+  std::vector<std::string> live;
+  double live_buffer_seconds = 4;     // ring size in seconds of the channel's bitrate
+  double live_bitrate_mbps = 8;       // assumed for sources whose bitrate is unknown before they run
 };
 
 // Parses argv (and --config FILE). Returns nullopt after printing --help. Throws

@@ -38,8 +38,25 @@ VodServer::DeviceList::~DeviceList() {
   if (list) rdma_free_devices(list);
 }
 
-VodServer::VodServer(ServerConfig config) : config_(std::move(config)) {
+namespace {
+std::vector<live::ChannelConfig> live_channels(const ServerConfig& c) {
+  std::vector<live::ChannelConfig> out;
+  for (const auto& text : c.live) out.push_back(live::parse_channel(text));
+  return out;
+}
+
+live::LiveOptions live_options(const ServerConfig& c) {
+  live::LiveOptions o;
+  o.buffer_seconds = c.live_buffer_seconds;
+  o.assumed_bitrate_bps = c.live_bitrate_mbps * 1e6;
+  o.source.assumed_bitrate_bps = o.assumed_bitrate_bps;
+  return o;
+}
+}  // namespace
+
+VodServer::VodServer(ServerConfig config) : config_(std::move(config)), live_(live_channels(config_), live_options(config_)) {
   library_options_.remux_ts = config_.remux == "ts";
+  for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
   rdma::require_device();
 
   // Signals arrive through a signalfd, so the event loop sleeps in one poll() for everything.
@@ -53,13 +70,23 @@ VodServer::VodServer(ServerConfig config) : config_(std::move(config)) {
   library_ = scan_library(config_.media_dir, 1, nullptr, library_options_);
   listener_ = std::make_unique<rdma::Listener>(config_.bind == "0.0.0.0" ? "" : config_.bind, config_.port, config_.backlog);
   open_devices();
+  live_.start();
   log::info("server", "listening on " + config_.bind + ":" + std::to_string(listener_->port()) + " with " +
-                          std::to_string(library_.movies.size()) + " movies, at most " + std::to_string(config_.max_clients) + " clients");
+                          std::to_string(library_.movies.size()) + " movies and " + std::to_string(config_.live.size()) +
+                          " live channels, at most " + std::to_string(config_.max_clients) + " clients");
 }
 
 VodServer::~VodServer() {
   connections_.clear();
   if (signal_fd_ >= 0) close(signal_fd_);
+}
+
+void VodServer::publish_generation(Library next) {
+  std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
+  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, next, live_.catalog_entries(ctx));
+  // Connections keep the generation they were accepted with; new ones get this one.
+  current_ = std::move(registered);
+  library_ = std::move(next);
 }
 
 void VodServer::open_devices() {
@@ -80,9 +107,10 @@ void VodServer::open_devices() {
     log::info("server", "device " + name + (device->limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " +
                             std::to_string(device->limits.max_qp_rd_atom) + ", max_msg_size " + std::to_string(device->limits.max_msg_size) +
                             ", active MTU " + std::to_string(device->limits.active_mtu_bytes));
-    current_[ctx] = register_library(device, library_);
+    live_.register_device(device);
     devices_[ctx] = std::move(device);
   }
+  publish_generation(std::move(library_));
   if (devices_.empty()) {
     if (!config_.device.empty())
       throw rdma::NoDeviceError("--device " + config_.device + " is not an RDMA device this listener can use (found: " +
@@ -102,72 +130,39 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
   rdma_cm_id* id = event.id();
   rdma::CmIdHandle owned(id);  // ours from here; destroyed (after the event is acknowledged) unless kept
   const std::string peer = peer_of(id);
-  auto request = proto::decode_connect_request(event.private_data());
-  if (!request) {
-    log::info("server", "connect from " + peer + ": " + std::to_string(event.private_data().size()) + " bytes of private data");
-    return refuse(event, peer, proto::reject_code_for(request.error()), request.error().message);
-  }
-  std::string asked = "catalog";
-  if (request->kind != proto::RequestKind::catalog_only) {
-    char selector[64];
-    std::snprintf(selector, sizeof selector, "%s %s 0x%016llx", request->kind == proto::RequestKind::movie ? "movie" : "stream",
-                  request->selector_type == proto::SelectorType::name_hash ? "hash" : "index",
-                  static_cast<unsigned long long>(request->selector));
-    asked = selector;
-  }
-  log::info("server", "connect from " + peer + ": " + asked);
   auto current = current_.find(id->verbs);
   if (current == current_.end())
     return refuse(event, peer, proto::RejectCode::internal_error, "this server does not serve on device " + rdma::device_name(id->verbs));
   const CatalogRegistration& catalog = *current->second;
-
-  std::uint32_t index = proto::kNoMovie;
-  std::string what = "catalog";
-  switch (request->kind) {
-    case proto::RequestKind::catalog_only:
-      break;
-    case proto::RequestKind::movie: {
-      if (request->selector_type == proto::SelectorType::catalog_index) {
-        if (request->catalog_generation != catalog.catalog.generation)
-          return refuse(event, peer, proto::RejectCode::stale_catalog,
-                        "catalog generation " + std::to_string(request->catalog_generation) + " is gone; the current one is " +
-                            std::to_string(catalog.catalog.generation) + ": reconnect for the catalog");
-        if (request->selector >= catalog.catalog.entries.size())
-          return refuse(event, peer, proto::RejectCode::unknown_movie, "catalog index " + std::to_string(request->selector) + " is past the " +
-                                                                        std::to_string(catalog.catalog.entries.size()) + " entries");
-        index = static_cast<std::uint32_t>(request->selector);
-      } else {
-        const auto& entries = catalog.catalog.entries;
-        const proto::CatalogEntry* e = catalog.catalog.find_hash(request->selector);
-        if (!e) {
-          std::string names;
-          for (const auto& x : entries) {
-            if (names.size() + x.name.size() + 2 > 80) {
-              names += ", ...";
-              break;
-            }
-            names += (names.empty() ? "" : ", ") + x.name;
-          }
-          return refuse(event, peer, proto::RejectCode::unknown_movie,
-                        "no such movie; " + std::to_string(entries.size()) + " movies: " + (names.empty() ? "(none)" : names));
-        }
-        index = static_cast<std::uint32_t>(e - entries.data());
-      }
-      what = "movie '" + catalog.catalog.entries[index].name + "'";
-      break;
-    }
-    case proto::RequestKind::live:
-    case proto::RequestKind::write_record:
-      return refuse(event, peer, proto::RejectCode::unsupported_kind, "this server serves movies and the catalog only (no live source, no Write-Record)");
+  const Admission decision = admit(event.private_data(), {catalog.catalog, clients(), config_.max_clients, draining_});
+  if (const auto* no = std::get_if<Refuse>(&decision)) {
+    log::info("server", "connect from " + peer + ": " + std::to_string(event.private_data().size()) + " bytes of private data");
+    return refuse(event, peer, no->code, no->reason);
   }
-  if (draining_) return refuse(event, peer, proto::RejectCode::shutting_down, "the server is shutting down");
-  if (connections_.size() >= config_.max_clients)
-    return refuse(event, peer, proto::RejectCode::server_full, std::to_string(connections_.size()) + " clients connected, the limit is " +
-                                                                 std::to_string(config_.max_clients) + "; try later");
-
-  const Device& device = *catalog.device;
-  proto::AcceptData accept = catalog.accept_for(index);
+  const Admit& yes = std::get<Admit>(decision);
+  log::info("server", "connect from " + peer + ": " + describe(yes, catalog.catalog));
   // The client's initiator_depth arrives as responder_resources in a CONNECT_REQUEST.
+  const std::uint8_t depth = rdma::server_responder_resources(catalog.device->limits, event.conn().responder_resources);
+  if (yes.kind == Admit::Kind::live) {
+    try {
+      live_.accept(owned, current->second, yes.entry, depth, peer);
+    } catch (const std::exception& e) {
+      log::error("server", "cannot set up the live connection from " + peer + ": " + e.what());
+      return refuse(event, peer, proto::RejectCode::internal_error, "the server could not set up the connection");
+    }
+    log::info("server", "accept " + peer + ": " + describe(yes, catalog.catalog) + ", read depth " + std::to_string(depth) + ", " +
+                            std::to_string(clients()) + " connected");
+    return;
+  }
+  accept_vod(event, owned, yes, peer);
+}
+
+void VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const Admit& admit, const std::string& peer) {
+  rdma_cm_id* id = owned.get();
+  const auto& current = current_.at(id->verbs);
+  const Device& device = *current->device;
+  const std::string what = describe(admit, current->catalog);
+  proto::AcceptData accept = current->accept_for(admit.kind == Admit::Kind::movie ? admit.entry : proto::kNoMovie);
   const std::uint8_t depth = rdma::server_responder_resources(device.limits, event.conn().responder_resources);
   accept.granted_read_depth = depth;
   try {
@@ -179,16 +174,16 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
     attr.cap.max_recv_wr = 1;
     attr.cap.max_send_sge = 1;
     attr.cap.max_recv_sge = 1;
-    Connection c{current->second, std::move(owned), rdma::QueuePair(id, device.pd.get(), attr), peer, what, std::chrono::steady_clock::now()};
+    rdma::QueuePair qp(id, device.pd.get(), attr);
     rdma::accept(id, proto::encode(accept), depth);
-    connections_.emplace(id, std::move(c));
-  } catch (const std::exception& e) {
+    connections_.emplace(id, Connection{current, std::move(owned), std::move(qp), peer, what, std::chrono::steady_clock::now()});
+  } catch (const std::exception& e) {  // the QP (if any) is gone again; the id is still ours
     log::error("server", "cannot set up the connection from " + peer + ": " + e.what());
     return refuse(event, peer, proto::RejectCode::internal_error, "the server could not set up the connection");
   }
   log::info("server", "accept " + peer + ": " + what + ", generation " + std::to_string(accept.catalog_generation) + ", read depth " +
                           std::to_string(depth) + " (asked " + std::to_string(event.conn().responder_resources) + "), " +
-                          std::to_string(connections_.size()) + " connected");
+                          std::to_string(clients()) + " connected");
 }
 
 void VodServer::handle(rdma::CmEvent& event) {
@@ -197,6 +192,11 @@ void VodServer::handle(rdma::CmEvent& event) {
     case RDMA_CM_EVENT_CONNECT_REQUEST:
       on_connect_request(event);
       return;
+    default:
+      break;
+  }
+  if (live_.on_cm_event(event)) return;  // one of the live module's viewers
+  switch (event.type()) {
     case RDMA_CM_EVENT_ESTABLISHED:
       if (auto it = connections_.find(id); it != connections_.end()) log::debug("server", "established " + it->second.peer);
       return;
@@ -208,7 +208,7 @@ void VodServer::handle(rdma::CmEvent& event) {
       auto it = connections_.find(id);
       if (it == connections_.end()) return;
       log::info("server", "disconnect " + it->second.peer + ": " + it->second.what + " after " + seconds_since(it->second.since) + " (" +
-                              event.type_name() + "), " + std::to_string(connections_.size() - 1) + " connected");
+                              event.type_name() + "), " + std::to_string(clients() - 1) + " connected");
       Connection gone = std::move(it->second);
       connections_.erase(it);
       event.release();  // rdma_destroy_id waits for the ack; `gone` (QP, then cm_id) goes after it
@@ -226,12 +226,7 @@ void VodServer::handle(rdma::CmEvent& event) {
 void VodServer::rescan() {
   log::info("server", "SIGHUP: rescanning " + config_.media_dir);
   try {
-    Library next = scan_library(config_.media_dir, library_.generation + 1, &library_, library_options_);
-    std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
-    for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, next);
-    // Connections keep the generation they were accepted with; new ones get this one.
-    current_ = std::move(registered);
-    library_ = std::move(next);
+    publish_generation(scan_library(config_.media_dir, library_.generation + 1, &library_, library_options_));
   } catch (const std::exception& e) {
     log::error("server", std::string("rescan failed, keeping generation ") + std::to_string(library_.generation) + ": " + e.what());
   }
@@ -244,39 +239,49 @@ void VodServer::begin_drain() {
                                                            std::chrono::duration<double>(config_.drain_seconds));
   log::info("server", "stopping: new connections are refused; " + std::to_string(connections_.size()) + " connected client(s) may read for up to " +
                           std::to_string(static_cast<int>(config_.drain_seconds)) + " s");
+  // A live stream never ends by itself: its viewers are disconnected now.
+  if (live_.viewers()) log::info("server", "disconnecting " + std::to_string(live_.viewers()) + " live viewer(s)");
+  live_.disconnect_all();
 }
 
-bool VodServer::handle_signals() {
+void VodServer::handle_signals() {
   signalfd_siginfo info{};
   while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
     if (info.ssi_signo == SIGHUP) rescan();
     else begin_drain();
   }
-  return true;
 }
 
 int VodServer::run() {
+  using std::chrono::milliseconds;
   while (!stop_) {
     if (draining_) {
-      if (connections_.empty()) break;
+      if (clients() == 0) break;
       if (std::chrono::steady_clock::now() >= drain_deadline_) {
-        log::info("server", "drain time is up: disconnecting " + std::to_string(connections_.size()) + " client(s)");
+        log::info("server", "drain time is up: disconnecting " + std::to_string(clients()) + " client(s)");
         for (auto& [id, c] : connections_) rdma_disconnect(id);
         connections_.clear();
+        live_.disconnect_all();
         break;
       }
     }
-    pollfd fds[2] = {{listener_->events().fd(), POLLIN, 0}, {signal_fd_, POLLIN, 0}};
-    int timeout = -1;  // asleep until a connection event or a signal
+    // The CM channel and the signalfd; with live channels also the records' eventfd and the CQ.
+    std::vector<pollfd> fds{{listener_->events().fd(), POLLIN, 0}, {signal_fd_, POLLIN, 0}};
+    if (!live_.empty()) {
+      fds.push_back({live_.wake_fd(), POLLIN, 0});
+      for (int fd : live_.completion_fds()) fds.push_back({fd, POLLIN, 0});
+    }
+    milliseconds timeout(-1);  // asleep until an event, a signal, a record or a completion
     if (draining_)
-      timeout = static_cast<int>(std::max<long>(
-          1, std::chrono::duration_cast<std::chrono::milliseconds>(drain_deadline_ - std::chrono::steady_clock::now()).count()));
-    const int n = poll(fds, 2, timeout);
+      timeout = std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(drain_deadline_ - std::chrono::steady_clock::now()));
+    if (auto live = live_.next_deadline()) timeout = timeout.count() < 0 ? *live : std::min(timeout, *live);
+    const int n = poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
     if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    if (n == 0) live_.reap();
     if (n <= 0) continue;
     if (fds[1].revents & POLLIN) handle_signals();
     if (fds[0].revents & POLLIN) {
-      while (auto event = listener_->events().next(std::chrono::milliseconds(0))) {
+      while (auto event = listener_->events().next(milliseconds(0))) {
         try {
           handle(*event);
         } catch (const std::exception& e) {
@@ -284,7 +289,14 @@ int VodServer::run() {
         }
       }
     }
+    if (fds.size() > 2) {
+      if (fds[2].revents & POLLIN) live_.on_wake();
+      bool completions = false;
+      for (std::size_t i = 3; i < fds.size(); ++i) completions = completions || (fds[i].revents & POLLIN);
+      if (completions) live_.on_completions();
+    }
   }
+  live_.reap(true);
   log::info("server", "stopped");
   return 0;
 }

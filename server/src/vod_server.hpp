@@ -1,7 +1,12 @@
-// The server's one thread: it sleeps in poll() on the rdma_cm event channel and a signalfd, and wakes
-// only for connection events and signals. Clients' RDMA Reads are answered by the RNIC (or by the
-// kernel, with Soft-RoCE) without it. Per client it keeps the QP, the cm_id, and a reference to the
-// catalog generation the client was given: nothing else.
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The server's one event-loop thread. It sleeps in poll() on the rdma_cm event channel and a
+// signalfd and, when live channels are configured, on the live module's eventfd and shared CQ.
+//
+// Each connect request goes through admit() (admission.hpp), then to its transport: VoD and
+// catalog clients are accepted here with the regions' descriptors, and from then on their RDMA
+// Reads are answered by the RNIC (or by the kernel, with Soft-RoCE) without this thread: per VoD
+// client it keeps the QP, the cm_id and a reference to the catalog generation it was given.
+// Live viewers belong to live::LiveService, which sends their notifications.
 #pragma once
 
 #include <chrono>
@@ -10,6 +15,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "admission.hpp"
+#include "live/live_service.hpp"
 #include "movie_library.hpp"
 #include "registrations.hpp"
 #include "server_config.hpp"
@@ -36,12 +43,15 @@ class VodServer {
   };
 
   void open_devices();
+  void publish_generation(Library next);
   void handle(rdma::CmEvent& event);
   void on_connect_request(rdma::CmEvent& event);
+  void accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& id, const Admit& admit, const std::string& peer);
   void refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason);
   void rescan();
   void begin_drain();
-  bool handle_signals();
+  void handle_signals();
+  std::size_t clients() const noexcept { return connections_.size() + live_.viewers(); }
 
   ServerConfig config_;
   LibraryOptions library_options_;
@@ -52,8 +62,9 @@ class VodServer {
     ~DeviceList();
   } rdma_devices_;  // the contexts librdmacm opened; freed after everything registered on them
   std::map<ibv_context*, std::shared_ptr<Device>> devices_;
+  live::LiveService live_;  // after the devices: its registrations go before their PDs
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> current_;  // per device: the generation new clients get
-  std::unordered_map<rdma_cm_id*, Connection> connections_;
+  std::unordered_map<rdma_cm_id*, Connection> connections_;  // VoD and catalog clients
   int signal_fd_ = -1;
   bool draining_ = false;
   bool stop_ = false;

@@ -52,7 +52,19 @@ int main(int argc, char** argv) {
   KeyframeIndex index{1000, kIndexDirectEntry, {{0, 0}, {2'000'000, 500}}};
   write(dir, "keyframe_index", "two", encode_index(index));
 
-  write(dir, "live_messages", "notify", encode(LiveNotify{1, kLiveKeyframe, 1, 0, 4096, 4, 0, 0}));
+  LiveNotify notify;
+  notify.stream_id = 1;
+  notify.flags = kLiveKeyframe;
+  notify.seq = 1;
+  notify.length = 4096;
+  notify.credits = 4;
+  notify.keyframe_offset = 0;
+  write(dir, "live_messages", "notify", encode(notify));
+  std::vector<std::uint8_t> header_seed(8, 0);
+  header_seed[2] = 0x10;  // ring size 1 MiB in the host's byte order on little-endian machines
+  const auto header = encode(LiveHeader{8192, 0, 4096, 0, 1, 0, 6});
+  header_seed.insert(header_seed.end(), header.begin(), header.end());
+  write(dir, "live_messages", "header", header_seed);
   write(dir, "live_messages", "credit", encode(LiveCredit{4, 1}));
 
   std::vector<std::uint8_t> data_seed(8, 0);
@@ -62,5 +74,22 @@ int main(int argc, char** argv) {
   data_seed.insert(data_seed.end(), datagram.begin(), datagram.end());
   write(dir, "write_record", "data", data_seed);
   write(dir, "write_record", "advert", encode(WriteRecordAdvert{1, 0, 4096, 1400}));
+
+  // MPEG-TS: a PAT, a PMT with H.264 video and AAC audio, and a video PES start with a PCR and the
+  // random access indicator (what the live sources scan).
+  std::vector<std::uint8_t> ts;
+  auto packet = [&](std::uint16_t pid, std::vector<std::uint8_t> head, std::vector<std::uint8_t> payload) {
+    std::vector<std::uint8_t> p{0x47, static_cast<std::uint8_t>(0x40 | (pid >> 8)), static_cast<std::uint8_t>(pid), 0x30};
+    const std::size_t af = 184 - 1 - payload.size();
+    p.push_back(static_cast<std::uint8_t>(af));
+    head.resize(af, 0xff);
+    p.insert(p.end(), head.begin(), head.end());
+    p.insert(p.end(), payload.begin(), payload.end());
+    ts.insert(ts.end(), p.begin(), p.end());
+  };
+  packet(0, {0}, {0, 0x00, 0xb0, 0x0d, 0, 1, 0xc1, 0, 0, 0, 1, 0xe0, 0x20, 0xde, 0xad, 0xbe, 0xef});
+  packet(0x20, {0}, {0, 0x02, 0xb0, 0x17, 0, 1, 0xc1, 0, 0, 0xe1, 0, 0xf0, 0, 0x1b, 0xe1, 0, 0xf0, 0, 0x0f, 0xe1, 1, 0xf0, 0, 0xde, 0xad, 0xbe, 0xef});
+  packet(0x100, {0x50, 0, 0, 0, 0, 0x7e, 0}, {0, 0, 1, 0xe0, 0, 0, 0x80, 0x80, 5, 0x21, 0, 1, 0, 1, 0, 0, 0, 1, 0x65, 0x88});
+  write(dir, "ts_scanner", "program", ts);
   return 0;
 }

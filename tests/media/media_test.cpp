@@ -8,6 +8,7 @@
 #include "vod/media/mapped_file.hpp"
 #include "vod/media/probe.hpp"
 #include "vod/media/remux.hpp"
+#include "vod/media/ts_scanner.hpp"
 
 namespace vod::media {
 namespace {
@@ -211,6 +212,44 @@ TEST(Remux, GarbageIsAClearError) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("remuxing garbage.bin to MPEG-TS"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace vod::media
+
+namespace vod::media {
+namespace {
+
+// The live sources' packet scanner on ffmpeg's MPEG-TS: every keyframe ffprobe reports starts at a
+// packet the scanner marks as a random access point, with the same PTS, and no other packet is.
+TEST(TsScannerOnRealMedia, FindsExactlyFfprobesKeyframes) {
+  const std::string file = path_of("test-480p-60s.ts");
+  MappedFile ts(file);
+  const auto bytes = ts.bytes();
+  ASSERT_EQ(bytes.size() % kTsPacketSize, 0u);
+  TsScanner scanner;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> found;  // (offset, pts in microseconds)
+  std::size_t pcrs = 0, starts = 0;
+  for (std::size_t at = 0; at < bytes.size(); at += kTsPacketSize) {
+    auto packet = parse_ts_packet(bytes.subspan(at, kTsPacketSize));
+    ASSERT_TRUE(packet) << "packet at " << at;
+    const auto m = scanner.scan(*packet);
+    pcrs += m.pcr_27m.has_value();
+    starts += m.access_unit_start;
+    if (m.random_access) {
+      ASSERT_TRUE(m.pts_90k) << "keyframe at " << at << " without a PTS";
+      found.emplace_back(at, *m.pts_90k * 100 / 9);
+    }
+  }
+  EXPECT_EQ(scanner.video_codec(), VideoCodec::h264);
+  const auto reference = ffprobe_keyframes(file);
+  ASSERT_EQ(found.size(), reference.size());
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    EXPECT_EQ(found[i].first, reference[i].pos) << "keyframe " << i;
+    EXPECT_NEAR(static_cast<double>(found[i].second), static_cast<double>(reference[i].pts_us), 12.0) << "keyframe " << i;
+  }
+  EXPECT_EQ(starts, 1500u);  // 60 s at 25 fps: one video PES per frame
+  EXPECT_GT(pcrs, 600u);     // ffmpeg writes a PCR at least every 100 ms
 }
 
 }  // namespace

@@ -226,10 +226,19 @@ int fetch(const std::string& host, std::uint16_t port, const std::string& name, 
   engine_options.chunk_size = chunk;
   engine_options.read_depth = depth;
   engine_options.readahead_bytes = 0;
+  rdma::CompletionHub hub;                   // first: outlives the engine and the endpoint's QP
   client::ReadEngine engine(engine_options);  // before the endpoint: its ring outlives the MR
   std::unique_ptr<rdma::ClientEndpoint> ep;
   try {
-    ep = rdma::connect({host, port, proto::encode(request), depth, depth + 4, std::chrono::milliseconds(10000)});
+    rdma::ConnectOptions o;
+    o.host = host;
+    o.port = port;
+    o.private_data = proto::encode(request);
+    o.wanted_read_depth = depth;
+    o.send_queue_depth = depth + 4;
+    o.timeout = std::chrono::milliseconds(10000);
+    o.hub = &hub;
+    ep = rdma::connect(o);
   } catch (const rdma::ConnectRejected& r) {
     return report_reject(r);
   }
@@ -267,8 +276,17 @@ int fetch(const std::string& host, std::uint16_t port, const std::string& name, 
 int raw(const std::string& host, std::uint16_t port, const std::string& hex) {
   std::vector<std::uint8_t> bytes;
   for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  rdma::CompletionHub hub;
+  rdma::ConnectOptions o;
+  o.host = host;
+  o.port = port;
+  o.private_data = bytes;
+  o.wanted_read_depth = 1;
+  o.send_queue_depth = 4;
+  o.timeout = std::chrono::milliseconds(10000);
+  o.hub = &hub;
   try {
-    auto ep = rdma::connect({host, port, bytes, 1, 4, std::chrono::milliseconds(10000)});
+    auto ep = rdma::connect(o);
     std::printf("accepted\n");
     return 0;
   } catch (const rdma::ConnectRejected& r) {

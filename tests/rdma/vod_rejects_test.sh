@@ -29,9 +29,11 @@ expect "bad magic" 3 "reject code 3 (malformed request): connect request: magic 
 expect "unsupported version" 3 "reject code 2 (unsupported version)" \
   "$peer" raw --host "$addr" --port "$port" --hex "52564f4402010038"
 expect "empty private data" 3 "reject code 3 (malformed request)" "$peer" raw --host "$addr" --port "$port" --hex ""
-# A live request (kind 3) by name hash: valid, but this server has no live source.
-expect "live request" 3 "reject code 6 (unsupported request kind)" \
+# A live request (kind 3) by name hash: valid, but this server has no such live channel.
+expect "live request" 3 "reject code 1 (unknown movie): no such live channel; 0 live channels" \
   "$peer" raw --host "$addr" --port "$port" --hex "52564f440101003803010000000000000000000000000001$(printf '00%.0s' $(seq 32))"
+expect "live request for a movie" 1 "'a.bin' is a movie, not a live channel" "$client_bin" play "$(uri live/a.bin)" --duration 1
+expect "unknown live channel (client)" 3 "no such live channel" "$client_bin" play "$(uri live/nope)" --duration 1
 # A catalog-index selector for generation 9, which the server never had.
 expect "stale catalog" 3 "reject code 7 (stale catalog)" \
   "$peer" raw --host "$addr" --port "$port" --hex "52564f440101003801020000000000090000000000000000$(printf '00%.0s' $(seq 32))"

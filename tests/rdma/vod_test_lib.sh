@@ -22,7 +22,7 @@ cleanup() {
 trap cleanup EXIT
 step() { echo "--- $*"; }
 pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; exit 1; }
+fail() { echo "FAIL: $*" >&2; exit 1; }  # stderr: also seen from inside $(...) and > /dev/null
 
 # start_server MEDIA_DIR [vod-server options...]: starts vod-server on a free port and waits for it.
 start_server() {

@@ -15,8 +15,20 @@ TEST(Uri, ParsesHostPortAndMovie) {
   EXPECT_EQ(parse_uri("rdma://h/My%20Movie%20%28HD%29.mkv").movie, "My Movie (HD).mkv");
 }
 
+TEST(Uri, NamesALiveChannelUnderLive) {
+  const Uri cam = parse_uri("rdma://192.0.2.1/live/cam%201");
+  EXPECT_TRUE(cam.live);
+  EXPECT_EQ(cam.movie, "cam 1");
+  EXPECT_EQ(cam.to_string(), "rdma://192.0.2.1:7470/live/cam%201");
+  const Uri movie = parse_uri("rdma://h/live");  // a movie that happens to be called "live"
+  EXPECT_FALSE(movie.live);
+  EXPECT_EQ(movie.movie, "live");
+  EXPECT_THROW(parse_uri("rdma://h/live/"), UriError);
+  EXPECT_THROW(parse_uri("rdma://h/live/a/b"), UriError);  // a name holds no '/'
+}
+
 TEST(Uri, RoundTripsThroughItsCanonicalForm) {
-  for (const char* text : {"rdma://h:1/a%20b.ts", "rdma://[fd00::1]:7470/x.mp4", "rdma://h:7470"}) {
+  for (const char* text : {"rdma://h:1/a%20b.ts", "rdma://[fd00::1]:7470/x.mp4", "rdma://h:7470", "rdma://h:7470/live/c"}) {
     const Uri u = parse_uri(text);
     EXPECT_EQ(parse_uri(u.to_string()), u) << text;
   }

@@ -63,6 +63,12 @@ proto::Catalog catalog() {
   e.name = "<x>.mp4";
   e.mime_type = "video/mp4";
   c.entries.push_back(e);
+  proto::CatalogEntry live;
+  live.name = "cam 1";
+  live.size = 1 << 20;
+  live.flags = proto::kEntryIsMedia | proto::kEntryLive;
+  live.mime_type = "video/mp2t";
+  c.entries.push_back(live);
   return c;
 }
 
@@ -143,6 +149,23 @@ TEST(Router, PagesAndPlaylist) {
   EXPECT_NE(p.text.find("#EXTINF:60,a b.ts\nhttp://127.0.0.1:8080/movies/a%20b.ts\n"), std::string::npos) << p.text;
   Request no_host{"GET", "/playlist.m3u", "", "", "", "", ""};
   EXPECT_NE(route(no_host, catalog(), "127.0.0.1:9").text.find("http://127.0.0.1:9/movies/"), std::string::npos);
+}
+
+TEST(Router, LiveChannelsAreEndlessStreamsUnderLive) {
+  Plan p = get("/live/cam%201", "bytes=0-99");  // a Range means nothing for an endless stream
+  EXPECT_EQ(p.status, 200u);
+  EXPECT_EQ(p.live, "cam 1");
+  EXPECT_TRUE(p.movie.empty());
+  EXPECT_EQ(*p.header("Content-Type"), "video/mp2t");
+  EXPECT_EQ(*p.header("Cache-Control"), "no-store");
+  EXPECT_EQ(p.header("Content-Range"), nullptr);
+  EXPECT_FALSE(get("/live/cam%201", "", "HEAD").send_body);
+  EXPECT_EQ(get("/live/nope").status, 404u);
+  EXPECT_NE(get("/movies/cam%201").text.find("is a live channel: /live/cam%201"), std::string::npos);
+  EXPECT_NE(get("/live/a%20b.ts").text.find("is a movie: /movies/a%20b.ts"), std::string::npos);
+  EXPECT_NE(get("/playlist.m3u").text.find("#EXTINF:-1,cam 1\nhttp://127.0.0.1:8080/live/cam%201\n"), std::string::npos);
+  EXPECT_NE(get("/").text.find("href=\"/live/cam%201\""), std::string::npos);
+  EXPECT_NE(get("/catalog.json").text.find("\"url\":\"/live/cam%201\",\"live\":true"), std::string::npos);
 }
 
 TEST(Router, BadRequests) {

@@ -44,6 +44,7 @@ ClientEndpoint::~ClientEndpoint() {
 }
 
 std::unique_ptr<ClientEndpoint> connect(const ConnectOptions& o) {
+  if (!o.hub) throw std::invalid_argument("rdma::connect: ConnectOptions::hub is required (the CQ the QP completes on)");
   require_device();
   auto ep = std::make_unique<ClientEndpoint>();
   ep->id = create_id(ep->events, nullptr);
@@ -68,19 +69,30 @@ std::unique_ptr<ClientEndpoint> connect(const ConnectOptions& o) {
   ep->limits = query_limits(ctx, ep->id->port_num);
   ep->initiator_depth = client_initiator_depth(ep->limits, o.wanted_read_depth);
   ep->pd = alloc_pd(ctx);
-  ep->completions = create_completion_channel(ctx);
-  const std::uint32_t sq = std::min(o.send_queue_depth, ep->limits.max_qp_wr);
-  ep->cq = create_cq(ctx, static_cast<int>(std::min(sq + 1, ep->limits.max_cqe)), ep->completions.get());
+  const std::uint32_t sq = std::max(1u, std::min(o.send_queue_depth, ep->limits.max_qp_wr));
+  const std::uint32_t rq = std::max(1u, std::min(o.recv_queue_depth, ep->limits.max_qp_wr));
+  ep->cq.cq = o.hub->reserve(ctx, sq + rq);
+  ep->cq.hub = o.hub;
+  ep->cq.context = ctx;
+  ep->cq.entries = sq + rq;
   ibv_qp_init_attr attr{};
-  attr.send_cq = ep->cq.get();
-  attr.recv_cq = ep->cq.get();
+  attr.send_cq = ep->cq.cq;
+  attr.recv_cq = ep->cq.cq;
   attr.qp_type = IBV_QPT_RC;
   attr.cap.max_send_wr = sq;
-  attr.cap.max_recv_wr = 1;
+  attr.cap.max_recv_wr = rq;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
+  attr.cap.max_inline_data = o.recv_queue_depth ? 64 : 0;  // credit messages go inline where the device allows
   attr.sq_sig_all = 0;
-  ep->qp = QueuePair(ep->id.get(), ep->pd.get(), attr);
+  try {
+    ep->qp = QueuePair(ep->id.get(), ep->pd.get(), attr);
+  } catch (const RdmaError&) {
+    if (attr.cap.max_inline_data == 0) throw;
+    attr.cap.max_inline_data = 0;  // a device without inline data: sends come from registered memory
+    ep->qp = QueuePair(ep->id.get(), ep->pd.get(), attr);
+  }
+  ep->max_inline_data = attr.cap.max_inline_data;
 
   rdma_conn_param param{};
   param.private_data = o.private_data.data();
@@ -113,13 +125,14 @@ Listener::Listener(const std::string& host, std::uint16_t port, int backlog) : i
 
 std::uint16_t Listener::port() const { return ntohs(rdma_get_src_port(id_.get())); }
 
-void accept(rdma_cm_id* id, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources) {
+void accept(rdma_cm_id* id, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources, std::uint8_t rnr_retry_count) {
   rdma_conn_param param{};
   param.private_data = private_data.data();
   param.private_data_len = static_cast<std::uint8_t>(private_data.size());
   param.responder_resources = responder_resources;
   param.initiator_depth = 0;  // the server never issues Reads
-  param.rnr_retry_count = 7;
+  param.retry_count = 7;
+  param.rnr_retry_count = rnr_retry_count;
   if (rdma_accept(id, &param) != 0) throw_errno("rdma_accept", device_name(id->verbs), "accepting a connection");
 }
 

@@ -41,7 +41,7 @@ CompletionQueue create_cq(ibv_context* ctx, int entries, ibv_comp_channel* chann
   return cq;
 }
 
-QueuePair::QueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr attr) {
+QueuePair::QueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr& attr) {
   if (rdma_create_qp(id, pd, &attr) != 0) throw_errno("rdma_create_qp", device_name(id->verbs), "creating an RC QP");
   id_ = id;
 }

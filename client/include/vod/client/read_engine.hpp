@@ -19,12 +19,14 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "vod/client/interrupter.hpp"
 #include "vod/client/stats.hpp"
 #include "vod/protocol/region_descriptor.hpp"
+#include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/connection.hpp"
 
 namespace vod::client {
@@ -90,10 +92,11 @@ class ReadEngine {
   // Blocking read built on submit/progress. Throws ConnectionLost.
   std::size_t read(Region r, std::uint64_t offset, std::span<std::uint8_t> dest);
 
-  int wait_fd() const noexcept;
-  // For an external event loop (vod-proxy's asio): arm() asks for a notification on wait_fd()
-  // (call progress(0) after it, for completions that raced the arming); when wait_fd() is readable,
+  // The completion channel of the connection's CompletionHub (shared with the other connections on
+  // that hub). For an external event loop (vod-proxy's asio): arm() asks for a notification on it
+  // (call progress(0) after it, for completions that raced the arming); when it is readable,
   // consume() takes the notification, and progress(0) handles what completed.
+  int wait_fd() const noexcept;
   void arm();
   void consume() noexcept;
   // While `i` is raised, progress() and read() throw Interrupted instead of waiting.
@@ -134,7 +137,8 @@ class ReadEngine {
   bool in_readahead_window(std::uint64_t k) const noexcept;
   void invalidate() noexcept;
   void post_wanted();
-  void reap(int max);
+  void on_completion(const ibv_wc& wc, rdma::WorkId id);
+  void reap();
   bool serve_requests();
   void drop_slot(std::size_t s) noexcept;
   void drop_all_slots() noexcept;
@@ -161,9 +165,12 @@ class ReadEngine {
   std::uint64_t next_request_id_ = 1;
   std::uint64_t readahead_from_ = 0;  // movie offset the read-ahead window starts at
   bool readahead_enabled_ = true;
-  bool cq_armed_ = false;
   std::chrono::steady_clock::time_point last_progress_;  // for the stuck-Read timeout
+  std::string failure_;  // the first failed completion, thrown by the next progress()
   rdma::ClientEndpoint* ep_ = nullptr;
+  rdma::CompletionHub* hub_ = nullptr;  // the endpoint's: completions of every connection it serves
+  std::uint32_t owner_ = 0;             // this engine's owner id on the hub (wr_id tag)
+  static constexpr std::uint8_t kReadSlot = 1;  // wr_id kind: index is the ring slot
   const Interrupter* interrupter_ = nullptr;
   ibv_mr* mr_ = nullptr;
   Stats stats_;

@@ -24,6 +24,9 @@ namespace vod::client {
 
 struct SessionOptions {
   EngineOptions engine;
+  // The completion queue (per device) this session's connection shares with the others a thread
+  // drives; the session holds a reference. Null: the session makes one of its own.
+  std::shared_ptr<rdma::CompletionHub> hub;
   // When > 0, the read-ahead window is this many seconds of the movie's bitrate (at least one
   // chunk, at most engine.readahead_bytes); otherwise engine.readahead_bytes.
   double readahead_seconds = 0;
@@ -69,6 +72,7 @@ class Session {
   void clear_interrupt() noexcept { interrupter_.clear(); }
 
   ReadEngine& engine() noexcept { return engine_; }
+  const std::shared_ptr<rdma::CompletionHub>& hub() const noexcept { return hub_; }
   const Stats& stats() const noexcept { return engine_.stats(); }
 
  private:
@@ -82,6 +86,7 @@ class Session {
 
   Uri uri_;
   SessionOptions options_;
+  std::shared_ptr<rdma::CompletionHub> hub_;  // before engine_ and endpoint_: outlives both
   Interrupter interrupter_;
   ReadEngine engine_;
   std::unique_ptr<rdma::ClientEndpoint> endpoint_;  // after engine_: destroyed first

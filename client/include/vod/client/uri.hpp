@@ -1,4 +1,5 @@
-// rdma://host[:port][/movie]: what every rdma-vod client takes to name a server and a movie.
+// rdma://host[:port][/movie] and rdma://host[:port]/live/channel: what every rdma-vod client takes
+// to name a server and a movie or a live channel. Names hold no '/', so "live/NAME" is unambiguous.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@ struct Uri {
   std::string host;                  // a name, an IPv4 address, or an IPv6 address without brackets
   std::uint16_t port = kDefaultPort;
   std::optional<std::string> movie;  // percent-decoded; absent for catalog-only URIs
+  bool live = false;                 // `movie` names a live channel (the path was /live/NAME)
 
   std::string to_string() const;     // canonical form, the movie percent-encoded
   bool operator==(const Uri&) const = default;

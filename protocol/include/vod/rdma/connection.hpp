@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/device.hpp"
 #include "vod/rdma/handles.hpp"
 
@@ -45,21 +46,36 @@ struct ConnectOptions {
   std::vector<std::uint8_t> private_data;
   unsigned wanted_read_depth = 16;  // capped by the device; the server may grant less
   std::uint32_t send_queue_depth = 64;
+  std::uint32_t recv_queue_depth = 0;  // receives this side posts (live notifications); 0: none
   std::chrono::milliseconds timeout{5000};
+  // Where the QP's completions go: the CQ of this hub for the device the route resolves to. The hub
+  // must outlive the endpoint.
+  CompletionHub* hub = nullptr;
 };
 
 // One connected RC endpoint on the active side. Members are declared in creation order, so they are
-// destroyed in reverse: QP, CQ, completion channel, local MRs, PD, cm_id, event channel.
+// destroyed in reverse: QP, its share of the hub's CQ, local MRs, PD, cm_id, event channel.
 struct ClientEndpoint {
   EventChannel events;
   CmIdHandle id;
   ProtectionDomain pd;
   std::vector<MemoryRegion> memory;  // local MRs this QP uses: they go after the QP, before the PD
-  CompletionChannel completions;
-  CompletionQueue cq;
+  struct CqShare {                   // the QP's reservation on the hub's shared CQ
+    CompletionHub* hub = nullptr;
+    ibv_context* context = nullptr;
+    std::uint32_t entries = 0;
+    ibv_cq* cq = nullptr;
+    CqShare() = default;
+    CqShare(const CqShare&) = delete;
+    CqShare& operator=(const CqShare&) = delete;
+    ~CqShare() {
+      if (hub) hub->release(context, entries);
+    }
+  } cq;
   QueuePair qp;
   DeviceLimits limits;
   std::uint8_t initiator_depth = 0;            // what this side asked for
+  std::uint32_t max_inline_data = 0;           // what the QP was created with
   std::vector<std::uint8_t> accept_data;       // the peer's accept private data, copied
 
   ClientEndpoint() = default;
@@ -86,7 +102,10 @@ class Listener {
 };
 
 // Accept with private data, granting `responder_resources` outstanding Reads and issuing none.
-void accept(rdma_cm_id* id, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources);
+// `rnr_retry_count` bounds how often this side's Sends are retried while the peer has no receive
+// posted (7 = for ever; the VoD path sends nothing).
+void accept(rdma_cm_id* id, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources,
+            std::uint8_t rnr_retry_count = 7);
 // Reject with private data; failures are returned as errno (the peer may already be gone).
 int reject(rdma_cm_id* id, std::span<const std::uint8_t> private_data) noexcept;
 

@@ -46,7 +46,8 @@ CompletionQueue create_cq(ibv_context* ctx, int entries, ibv_comp_channel* chann
 class QueuePair {
  public:
   QueuePair() = default;
-  QueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr attr);
+  // `attr` is updated with the capacities the device granted (as rdma_create_qp does).
+  QueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr& attr);
   QueuePair(QueuePair&& o) noexcept : id_(std::exchange(o.id_, nullptr)) {}
   QueuePair& operator=(QueuePair&& o) noexcept;
   QueuePair(const QueuePair&) = delete;

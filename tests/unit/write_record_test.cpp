@@ -1,6 +1,5 @@
 #include <gtest/gtest.h>
 
-#include "vod/protocol/live_messages.hpp"
 #include "vod/protocol/write_record.hpp"
 #include "wire_test_support.hpp"
 
@@ -11,51 +10,6 @@ using test::ByteVector;
 using test::fails_with;
 using test::get_be;
 using test::put_be;
-
-const LiveNotify kNotify{5, kLiveKeyframe, 42, 1'000'000, 65536, 8, 900'000, 33'000'000};
-
-TEST(LiveNotify, LayoutAndRoundTrip) {
-  const ByteVector v = encode(kNotify);
-  ASSERT_EQ(v.size(), 56u);
-  EXPECT_EQ(v[5], 4);
-  EXPECT_EQ(get_be(v, 8, 4), 5u);
-  EXPECT_EQ(get_be(v, 12, 4), kLiveKeyframe);
-  EXPECT_EQ(get_be(v, 16, 8), 42u);
-  EXPECT_EQ(get_be(v, 24, 8), 1'000'000u);
-  EXPECT_EQ(get_be(v, 32, 4), 65536u);
-  EXPECT_EQ(get_be(v, 36, 4), 8u);
-  EXPECT_EQ(get_be(v, 40, 8), 900'000u);
-  EXPECT_EQ(get_be(v, 48, 8), 33'000'000u);
-  EXPECT_EQ(*decode_live_notify(v), kNotify);
-}
-
-TEST(LiveNotify, RejectsEachMalformedField) {
-  const ByteVector good = encode(kNotify);
-  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_live_notify(test::with(good, at, value, width)); };
-  EXPECT_TRUE(fails_with(poked(5, 5, 1), DecodeFault::wrong_type, "message type 5"));
-  EXPECT_TRUE(fails_with(poked(12, 0x10, 4), DecodeFault::bad_field, "undefined flags 0x10"));
-  EXPECT_TRUE(fails_with(poked(32, 0, 4), DecodeFault::bad_field, "zero length without end-of-stream"));
-  EXPECT_TRUE(fails_with(poked(24, ~0ull - 10, 8), DecodeFault::bad_field, "wraps"));
-  EXPECT_TRUE(fails_with(poked(40, 1'000'001, 8), DecodeFault::inconsistent, "oldest offset 1000001"));
-  ByteVector eos = good;
-  put_be(eos, 12, kLiveEndOfStream, 4);
-  put_be(eos, 32, 0, 4);
-  EXPECT_TRUE(decode_live_notify(eos).ok());
-}
-
-TEST(LiveCredit, LayoutRoundTripAndErrors) {
-  const LiveCredit c{16, 41};
-  const ByteVector v = encode(c);
-  ASSERT_EQ(v.size(), 24u);
-  EXPECT_EQ(v[5], 5);
-  EXPECT_EQ(get_be(v, 8, 4), 16u);
-  EXPECT_EQ(get_be(v, 16, 8), 41u);
-  EXPECT_EQ(*decode_live_credit(v), c);
-  ByteVector zero = v;
-  put_be(zero, 8, 0, 4);
-  EXPECT_TRUE(fails_with(decode_live_credit(zero), DecodeFault::bad_field, "granting 0 credits"));
-  EXPECT_TRUE(fails_with(decode_live_credit(ByteVector(v.begin(), v.begin() + 20)), DecodeFault::truncated, "only 20 bytes"));
-}
 
 TEST(WriteRecordAdvert, LayoutRoundTripAndErrors) {
   const WriteRecordAdvert a{77, 0, 64u << 20, 8192};

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// A viewer of a live channel: an RC connection whose connect request selects the channel, receives
+// posted for the server's notifications with credits granted for them, and RDMA Reads of the
+// published bytes from the channel's ring, each batch followed by a read of the live header that
+// proves the bytes were not overwritten meanwhile (LiveCursor decides; this class does the I/O).
+//
+// With notifications off (poll_interval > 0) the viewer grants no credit and follows the header
+// alone, reading it every poll_interval.
+//
+// Work requests on the shared CQ are tagged: kRead (a data Read, index = its slot), kHeader, kRecv
+// (index = receive slot), kSend (a credit message, index = send slot).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vod/client/errors.hpp"
+#include "vod/client/interrupter.hpp"
+#include "vod/client/live_cursor.hpp"
+#include "vod/client/stats.hpp"
+#include "vod/client/uri.hpp"
+#include "vod/protocol/catalog_layout.hpp"
+#include "vod/protocol/private_data.hpp"
+#include "vod/rdma/completion_hub.hpp"
+#include "vod/rdma/connection.hpp"
+
+namespace vod::client {
+
+struct LiveOptions {
+  std::uint32_t credits = 16;                   // receives posted: notifications the server may send ahead
+  std::size_t staging_bytes = 4u << 20;         // bytes read per batch at most
+  std::size_t chunk_size = 256 * 1024;          // bytes per RDMA Read at most (and the device's max message)
+  unsigned read_depth = 16;                     // wanted; the server and devices may allow fewer
+  std::chrono::milliseconds poll_interval{0};   // > 0: no notifications; read the header this often
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds reconnect_for{30000};
+  std::shared_ptr<rdma::CompletionHub> hub;     // shared with other connections of this thread; null: own
+};
+
+struct LiveStats {
+  std::uint64_t bytes_delivered = 0;
+  std::uint64_t notifications = 0;
+  std::uint64_t coalesced = 0;      // notifications that covered several records
+  std::uint64_t credit_messages = 0;
+  std::uint64_t header_reads = 0;
+  std::uint64_t torn_headers = 0;   // a header read caught mid-update and read again
+  std::uint64_t reconnects = 0;
+  LiveCursorStats cursor;
+  LatencyHistogram latency_us;      // server's publish time to delivery (CLOCK_REALTIME on both)
+
+  std::string summary() const;
+};
+
+// What read() delivered.
+struct LiveChunk {
+  std::size_t bytes = 0;
+  std::uint64_t stream_offset = 0;
+  bool discontinuity = false;  // reset decoders: a skip, a source restart, a loop, a reconnect
+  bool end_of_stream = false;  // the source stopped after these bytes (it may come back)
+  bool finished = false;       // after finish(): the stream was delivered up to a frame boundary
+};
+
+class LiveSession {
+ public:
+  // Connects to uri (a /live/ URI). Throws ClientError.
+  LiveSession(Uri uri, LiveOptions options = {});
+  ~LiveSession();
+  LiveSession(const LiveSession&) = delete;
+  LiveSession& operator=(const LiveSession&) = delete;
+
+  // Waits up to `timeout` for stream bytes and copies at most out.size() of them. A chunk with 0
+  // bytes and no flag means the time ran out. Reconnects underneath; throws ClientError when that
+  // gives up, Interrupted when interrupt() was called.
+  LiveChunk read(std::span<std::uint8_t> out, std::chrono::milliseconds timeout);
+
+  // Ends the stream at the next access-unit start: read() delivers up to it, then a chunk with
+  // `finished` (a recording of --duration seconds ends on a whole frame).
+  void finish() noexcept {
+    if (cursor_) cursor_->finish();
+  }
+
+  void interrupt() noexcept { interrupter_.raise(); }
+  void clear_interrupt() noexcept { interrupter_.clear(); }
+
+  // For an event loop: read() with a zero timeout never blocks (short of a reconnect) and leaves
+  // the completion channel armed, so these fds turn readable when there may be more to read.
+  std::vector<int> wait_fds() const;
+
+  const proto::CatalogEntry& channel() const noexcept { return channel_; }
+  const LiveStats& stats() const noexcept { return stats_; }
+  std::string server() const;
+
+ private:
+  static constexpr std::uint8_t kRead = 1, kHeader = 2, kRecv = 3, kSend = 4;
+  void connect();
+  void reconnect(const std::string& why);
+  void drop_connection() noexcept;
+  void on_completion(const ibv_wc& wc, rdma::WorkId id);
+  void on_notification(std::size_t slot, std::size_t length);
+  void post_recv(std::uint32_t slot);
+  void return_credit(bool force);
+  void post_batch();
+  void post_header_read();
+  void check_batch();
+  bool wait(std::chrono::steady_clock::time_point deadline);
+  void pump();
+
+  Uri uri_;
+  LiveOptions options_;
+  std::shared_ptr<rdma::CompletionHub> hub_;  // before the endpoint: outlives its QP
+  Interrupter interrupter_;
+  std::vector<std::uint8_t> memory_;          // staging | header slot | receive slots | send slots
+  std::unique_ptr<rdma::ClientEndpoint> ep_;
+  ibv_mr* mr_ = nullptr;
+  std::uint32_t owner_ = 0;
+  proto::AcceptData accept_;
+  proto::CatalogEntry channel_;
+  unsigned depth_ = 1;
+  std::size_t max_read_ = 0;
+
+  std::unique_ptr<LiveCursor> cursor_;
+  // The batch in flight: data Reads, then the header Read that validates them.
+  enum class Batch { idle, reading, ready } batch_ = Batch::idle;
+  LiveRange batch_range_;
+  unsigned reads_outstanding_ = 0;
+  bool header_outstanding_ = false;
+  bool header_only_ = false;         // a header Read without data (polling, or a torn header)
+  std::size_t delivered_in_batch_ = 0;
+  std::chrono::steady_clock::time_point next_poll_;
+  std::string failure_;
+
+  std::uint32_t credits_to_return_ = 0;
+  std::uint64_t last_seq_ = 0;
+  unsigned sends_outstanding_ = 0;
+  std::uint32_t next_send_slot_ = 0;
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> published_;  // (end offset, publish time us)
+  LiveStats stats_;
+};
+
+}  // namespace vod::client

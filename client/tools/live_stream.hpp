@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// A live channel to a file or a pipe, for `vod-client play` and `vod-client get` of /live/ URIs.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <string>
+
+#include "commands.hpp"
+#include "vod/client/live_session.hpp"
+
+namespace vod::client::cli {
+
+struct LiveCliOptions {
+  unsigned credits = LiveOptions{}.credits;
+  unsigned poll_ms = 0;
+};
+boost::program_options::options_description live_options(LiveCliOptions& o);
+
+// Streams `uri` to fd for `duration` seconds (0: until the reader goes away). Logs each
+// discontinuity and end of stream with the output byte it happened at (info level), and ends with
+// one machine-readable LIVE line on stderr. Returns the exit status.
+int stream_live(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, int fd, const std::string& what, double duration);
+
+}  // namespace vod::client::cli

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// One HTTP client's view of a live channel: a LiveSession driven from the proxy's io_context. It
+// waits (asio) on the session's completion and CM fds, with a short timer for what has no fd
+// (header polling, reconnect backoff), and hands the next bytes to the HTTP side when there are some.
+#pragma once
+
+#include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+#include <boost/asio.hpp>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vod/client/live_session.hpp"
+
+namespace vod::proxy {
+
+class LiveRelay : public std::enable_shared_from_this<LiveRelay> {
+ public:
+  // Bytes placed in the destination (never 0 unless `error` says why the stream ended).
+  using Done = std::function<void(std::size_t bytes, const std::string& error)>;
+
+  // Connects (blocking, like the movie sessions); throws ClientError.
+  LiveRelay(boost::asio::io_context& io, client::Uri uri, client::LiveOptions options);
+  ~LiveRelay();
+
+  // `done` runs on the io thread once some bytes are in `dest`.
+  void next(std::span<std::uint8_t> dest, Done done);
+  void close() noexcept;
+  const client::LiveStats& stats() const noexcept { return session_.stats(); }
+
+ private:
+  void attempt();
+  void watch();
+
+  boost::asio::io_context& io_;
+  client::LiveSession session_;
+  std::vector<std::unique_ptr<boost::asio::posix::stream_descriptor>> watches_;
+  boost::asio::steady_timer timer_;
+  std::span<std::uint8_t> dest_;
+  Done done_;
+  bool closed_ = false;
+};
+
+}  // namespace vod::proxy

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "admission.hpp"
+
+namespace vod::server {
+
+namespace {
+
+bool is_live(const proto::CatalogEntry& e) { return (e.flags & proto::kEntryLive) != 0; }
+
+// The names a client could have meant, as far as they fit a reject reason.
+std::string names_of(const proto::Catalog& c, bool live) {
+  std::string names;
+  std::size_t count = 0;
+  for (const auto& e : c.entries) {
+    if (is_live(e) != live) continue;
+    ++count;
+    if (names.size() + e.name.size() + 2 > 70) {
+      if (names.find("...") == std::string::npos) names += ", ...";
+      continue;
+    }
+    names += (names.empty() ? "" : ", ") + e.name;
+  }
+  return std::to_string(count) + (live ? " live channels: " : " movies: ") + (names.empty() ? "(none)" : names);
+}
+
+Refuse refuse(proto::RejectCode code, std::string reason) { return {code, std::move(reason)}; }
+
+}  // namespace
+
+Admission admit(proto::Bytes private_data, const AdmissionState& s) {
+  auto request = proto::decode_connect_request(private_data);
+  if (!request) return refuse(proto::reject_code_for(request.error()), request.error().message);
+  const auto& entries = s.catalog.entries;
+
+  Admit a;
+  switch (request->kind) {
+    case proto::RequestKind::catalog_only:
+      a.kind = Admit::Kind::catalog;
+      break;
+    case proto::RequestKind::movie:
+    case proto::RequestKind::live: {
+      const bool live = request->kind == proto::RequestKind::live;
+      const proto::CatalogEntry* e = nullptr;
+      if (request->selector_type == proto::SelectorType::catalog_index) {
+        if (request->catalog_generation != s.catalog.generation)
+          return refuse(proto::RejectCode::stale_catalog, "catalog generation " + std::to_string(request->catalog_generation) +
+                                                              " is gone; the current one is " + std::to_string(s.catalog.generation) +
+                                                              ": reconnect for the catalog");
+        if (request->selector >= entries.size())
+          return refuse(proto::RejectCode::unknown_movie, "catalog index " + std::to_string(request->selector) + " is past the " +
+                                                              std::to_string(entries.size()) + " entries");
+        e = &entries[static_cast<std::size_t>(request->selector)];
+      } else {
+        e = s.catalog.find_hash(request->selector);
+        if (!e) return refuse(proto::RejectCode::unknown_movie, std::string(live ? "no such live channel; " : "no such movie; ") + names_of(s.catalog, live));
+      }
+      if (is_live(*e) != live)
+        return refuse(proto::RejectCode::unsupported_kind,
+                      "'" + e->name + (live ? "' is a movie, not a live channel: connect for a movie"
+                                            : "' is a live channel: connect with kind live (rdma://host/live/" + e->name + ")"));
+      a.kind = live ? Admit::Kind::live : Admit::Kind::movie;
+      a.entry = static_cast<std::uint32_t>(e - entries.data());
+      break;
+    }
+    case proto::RequestKind::write_record:
+      return refuse(proto::RejectCode::unsupported_kind,
+                    "Write-Record is served over UDP (vod-server --udp-port), not over an RDMA connection");
+  }
+  if (s.draining) return refuse(proto::RejectCode::shutting_down, "the server is shutting down");
+  if (s.connections >= s.max_clients)
+    return refuse(proto::RejectCode::server_full, std::to_string(s.connections) + " clients connected, the limit is " +
+                                                      std::to_string(s.max_clients) + "; try later");
+  return a;
+}
+
+std::string describe(const Admit& a, const proto::Catalog& catalog) {
+  switch (a.kind) {
+    case Admit::Kind::catalog: return "catalog";
+    case Admit::Kind::movie: return "movie '" + catalog.entries.at(a.entry).name + "'";
+    case Admit::Kind::live: return "live channel '" + catalog.entries.at(a.entry).name + "'";
+  }
+  return "?";
+}
+
+}  // namespace vod::server

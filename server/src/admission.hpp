@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Which connect request gets which descriptors, or which reject: a pure function of the request and
+// the server's state, so that every rule is unit-tested without a NIC (as the proxy's route() is).
+// The transports then act on the decision: the VoD path accepts with the movie's regions, the live
+// module with the channel's ring and header.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "vod/protocol/catalog_layout.hpp"
+#include "vod/protocol/private_data.hpp"
+
+namespace vod::server {
+
+struct AdmissionState {
+  const proto::Catalog& catalog;  // what new connections get (the current generation)
+  std::size_t connections = 0;    // connected clients of every kind
+  std::size_t max_clients = 0;
+  bool draining = false;          // after SIGTERM
+};
+
+struct Admit {
+  enum class Kind { catalog, movie, live } kind = Kind::catalog;
+  std::uint32_t entry = proto::kNoMovie;  // catalog entry of the movie or channel
+  bool operator==(const Admit&) const = default;
+};
+
+struct Refuse {
+  proto::RejectCode code = proto::RejectCode::malformed_request;
+  std::string reason;  // for people; the reject carries at most kRejectReasonMax bytes of it
+};
+
+using Admission = std::variant<Admit, Refuse>;
+
+// `private_data` is the connect request as it arrived (undecoded).
+Admission admit(proto::Bytes private_data, const AdmissionState& state);
+
+// "movie 'x'", "live channel 'x'" or "catalog", for logs.
+std::string describe(const Admit& a, const proto::Catalog& catalog);
+
+}  // namespace vod::server

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "live/live_service.hpp"
+
+#include <gst/gst.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "vod/log.hpp"
+#include "vod/protocol/catalog_layout.hpp"
+#include "vod/rdma/connection.hpp"
+#include "vod/rdma/error.hpp"
+
+namespace vod::server::live {
+
+namespace {
+constexpr auto kDrainLimit = std::chrono::seconds(5);
+constexpr std::size_t kMinRing = 256u << 10;  // room for a few records of 64 KiB at any bitrate
+
+proto::RegionDescriptor describe(const ibv_mr* mr, std::uint64_t length) {
+  return {reinterpret_cast<std::uint64_t>(mr->addr), length, mr->rkey};
+}
+}  // namespace
+
+ChannelConfig parse_channel(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw std::invalid_argument("--live '" + text + "' must be NAME=SOURCE, e.g. cam=udp://239.0.0.1:5000 or demo=file:/srv/loop.ts");
+  ChannelConfig c;
+  c.name = text.substr(0, eq);
+  if (const char* why = proto::invalid_name_reason(c.name)) throw std::invalid_argument("--live channel name '" + c.name + "': " + why);
+  c.source = parse_source(text.substr(eq + 1));
+  return c;
+}
+
+LiveService::LiveService(std::vector<ChannelConfig> configs, LiveOptions options) : options_(std::move(options)) {
+  if (configs.empty()) return;
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+  bool gst = false;
+  for (auto& c : configs) {
+    for (const auto& other : channels_)
+      if (other.channel->name() == c.name) throw std::invalid_argument("--live: the channel name '" + c.name + "' is given twice");
+    double bps = estimated_bitrate_bps(c.source);
+    const bool known = bps > 0;
+    if (!known) bps = options_.assumed_bitrate_bps;
+    const auto ring = std::max(kMinRing, static_cast<std::size_t>(options_.buffer_seconds * bps / 8));
+    ChannelSlot slot;
+    slot.channel = std::make_unique<Channel>(c.name, ring, options_.max_record_bytes, wake_fd_);
+    slot.source = make_source(c.source, options_.source);
+    log::info("live", c.name + ": " + c.source.text + ", ring of " + std::to_string(ring >> 10) + " KiB (" +
+                          std::to_string(options_.buffer_seconds).substr(0, 4) + " s at " + std::to_string(static_cast<long>(bps / 1000)) +
+                          " kb/s" + (known ? "" : ", assumed: --live-bitrate") + ")");
+    gst = gst || c.source.kind == SourceSpec::Kind::gst;
+    channels_.push_back(std::move(slot));
+  }
+  if (gst) {
+    GError* error = nullptr;
+    if (!gst_init_check(nullptr, nullptr, &error)) {
+      const std::string why = error ? error->message : "unknown error";
+      if (error) g_error_free(error);
+      throw std::runtime_error("GStreamer cannot start (gst: sources need it): " + why);
+    }
+  }
+}
+
+LiveService::~LiveService() {
+  for (auto& c : channels_) {
+    c.thread.request_stop();
+    if (c.thread.joinable()) c.thread.join();
+  }
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+bool LiveService::has(const std::string& name) const noexcept {
+  return std::any_of(channels_.begin(), channels_.end(), [&](const ChannelSlot& c) { return c.channel->name() == name; });
+}
+
+void LiveService::start() {
+  for (auto& c : channels_)
+    c.thread = std::jthread([&c](std::stop_token stop) {
+      try {
+        c.source->run(stop, *c.channel);
+      } catch (const std::exception& e) {
+        log::error("live", c.channel->name() + ": the source stopped: " + e.what());
+        c.channel->end_stream(e.what());
+      }
+    });
+}
+
+void LiveService::register_device(const std::shared_ptr<Device>& device) {
+  if (channels_.empty() || std::find(devices_.begin(), devices_.end(), device) != devices_.end()) return;
+  devices_.push_back(device);
+  for (auto& c : channels_) {
+    // REMOTE_READ only, and exactly the bytes the catalog advertises.
+    Regions r;
+    r.ring = rdma::register_memory(device->pd.get(), c.channel->ring().ring_memory().data(), c.channel->ring().size(),
+                                   IBV_ACCESS_REMOTE_READ, "the ring of live channel " + c.channel->name());
+    r.header = rdma::register_memory(device->pd.get(), c.channel->ring().header_memory().data(), sizeof(proto::WireLiveHeader),
+                                     IBV_ACCESS_REMOTE_READ, "the live header of " + c.channel->name());
+    c.regions[device->context] = std::move(r);
+  }
+}
+
+std::vector<proto::CatalogEntry> LiveService::catalog_entries(ibv_context* ctx) const {
+  std::vector<proto::CatalogEntry> out;
+  for (const auto& c : channels_) {
+    auto r = c.regions.find(ctx);
+    if (r == c.regions.end()) continue;
+    proto::CatalogEntry e;
+    e.name = c.channel->name();
+    e.size = c.channel->ring().size();
+    e.movie = describe(r->second.ring.get(), e.size);
+    e.index = describe(r->second.header.get(), sizeof(proto::WireLiveHeader));
+    e.flags = proto::kEntryIsMedia | proto::kEntryLive;
+    e.container = "mpegts";
+    e.mime_type = "video/mp2t";
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void LiveService::on_wake() {
+  std::uint64_t n = 0;
+  (void)!::read(wake_fd_, &n, sizeof n);
+  std::vector<RecordInfo> fresh;
+  for (std::size_t i = 0; i < channels_.size(); ++i) {
+    fresh.clear();
+    channels_[i].channel->drain(fresh);
+    if (fresh.empty()) continue;
+    for (const auto& r : fresh) channels_[i].view.add(r);
+    pump_channel(i);
+  }
+}
+
+void LiveService::pump_channel(std::size_t channel) {
+  for (auto it = viewers_.begin(); it != viewers_.end();) {
+    auto next = std::next(it);
+    if (it->second.channel == channel) service(it->second);
+    it = next;
+  }
+  reap();
+}
+
+void LiveService::service(Connection& c) {
+  c.viewer->pump(channels_[c.channel].view);
+  if (c.viewer->failed() && c.viewer->state() != Viewer::State::draining) {
+    log::warn("live", c.viewer->peer() + ": disconnecting from '" + c.viewer->channel() + "': " + c.viewer->failure());
+    c.viewer->begin_drain(c.viewer->failure());
+    rdma_disconnect(c.id.get());  // its DISCONNECTED event retires it
+  }
+}
+
+void LiveService::on_completions() {
+  hub_.consume();
+  for (;;) {
+    hub_.poll();
+    for (auto it = viewers_.begin(); it != viewers_.end();) {
+      auto next = std::next(it);
+      if (it->second.viewer->take_wants_pump() || it->second.viewer->failed()) service(it->second);
+      it = next;
+    }
+    if (hub_.armed()) break;
+    hub_.arm();  // then poll once more: a completion may have landed before the arming
+  }
+  reap();
+}
+
+void LiveService::accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegistration>& catalog, std::uint32_t entry,
+                         std::uint8_t depth, const std::string& peer) {
+  const proto::CatalogEntry& e = catalog->catalog.entries.at(entry);
+  std::size_t index = 0;
+  while (index < channels_.size() && channels_[index].channel->name() != e.name) ++index;
+  if (index == channels_.size()) throw std::logic_error("catalog entry '" + e.name + "' is not a live channel of this server");
+  const Device& device = *catalog->device;
+  auto viewer = std::make_unique<Viewer>(id.get(), device.pd.get(), device.limits, hub_, options_.depths, peer, e.name);
+  proto::AcceptData accept = catalog->accept_common();
+  accept.movie_index = entry;
+  accept.movie = e.movie;
+  accept.index = e.index;
+  accept.granted_read_depth = depth;
+  // A bounded RNR retry: a viewer that grants credit it has no receive for gets its connection
+  // failed instead of stalling its send queue forever.
+  rdma::accept(id.get(), proto::encode(accept), depth, 3);
+  hub_.arm();
+  rdma_cm_id* raw = id.get();
+  viewers_.emplace(raw, Connection{catalog, std::move(id), std::move(viewer), index, std::chrono::steady_clock::now()});
+}
+
+bool LiveService::on_cm_event(rdma::CmEvent& event) {
+  auto it = viewers_.find(event.id());
+  if (it == viewers_.end()) return false;
+  switch (event.type()) {
+    case RDMA_CM_EVENT_ESTABLISHED:
+      log::debug("live", it->second.viewer->peer() + ": established");
+      return true;
+    case RDMA_CM_EVENT_DISCONNECTED:
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_REJECTED:
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT: {
+      const std::string why = event.type_name();
+      event.release();  // rdma_destroy_id waits for the acknowledgement; the event is gone from here
+      retire(it, why);
+      return true;
+    }
+    default:
+      return true;
+  }
+}
+
+void LiveService::retire(std::map<rdma_cm_id*, Connection>::iterator it, const std::string& why) {
+  Connection& c = it->second;
+  const auto& s = c.viewer->stats();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - c.since).count();
+  log::info("server", "disconnect " + c.viewer->peer() + ": live channel '" + c.viewer->channel() + "' after " +
+                          std::to_string(secs).substr(0, 5) + " s (" + why + "), " + std::to_string(s.notifications) + " notifications, " +
+                          std::to_string(s.coalesced) + " coalesced, " + std::to_string(viewers_.size() - 1) + " live viewers");
+  c.viewer->begin_drain(why);
+  draining_.push_back(std::move(c));
+  viewers_.erase(it);
+  reap();
+}
+
+void LiveService::reap(bool force) {
+  if (draining_.empty()) return;
+  hub_.poll();  // flushes of the draining QPs
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(draining_, [&](const Connection& c) {
+    if (c.viewer->drained()) return true;
+    if (force || now - c.viewer->drain_started() > kDrainLimit) {
+      log::warn("live", c.viewer->peer() + ": its work requests did not flush within " + std::to_string(kDrainLimit.count()) +
+                            " s; destroying its QP anyway");
+      return true;
+    }
+    return false;
+  });
+}
+
+std::optional<std::chrono::milliseconds> LiveService::next_deadline() const {
+  if (draining_.empty()) return std::nullopt;
+  return std::chrono::milliseconds(100);  // check the flushes again soon
+}
+
+void LiveService::disconnect_all() {
+  for (auto& [id, c] : viewers_) rdma_disconnect(id);
+}
+
+}  // namespace vod::server::live

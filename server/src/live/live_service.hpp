@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The server's live transport: its channels (ring, header, source thread), their registrations on
+// every device (REMOTE_READ, exactly the advertised bytes), the catalog entries that describe them,
+// and the viewers' connections with their send state machines on one shared CQ.
+//
+// It runs on the server's event-loop thread. The loop polls wake_fd() (a record was published) and
+// completion_fds() (a credit arrived, a Send completed) and calls on_wake() / on_completions(); the
+// VoD path never touches any of it, so movie clients cost the server nothing more than before.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "live/channel.hpp"
+#include "live/sources.hpp"
+#include "live/viewer.hpp"
+#include "registrations.hpp"
+#include "vod/protocol/private_data.hpp"
+#include "vod/rdma/completion_hub.hpp"
+#include "vod/rdma/handles.hpp"
+
+namespace vod::server::live {
+
+struct ChannelConfig {
+  std::string name;
+  SourceSpec source;
+};
+
+struct LiveOptions {
+  double buffer_seconds = 4;             // ring size, in seconds of the channel's bitrate
+  double assumed_bitrate_bps = 8e6;      // for sources whose bitrate is not known before they run
+  std::size_t max_record_bytes = 64 * 1024;
+  SourceOptions source;
+  Viewer::Depths depths;
+};
+
+// Parses NAME=SOURCE (--live); throws std::invalid_argument.
+ChannelConfig parse_channel(const std::string& text);
+
+class LiveService {
+ public:
+  LiveService(std::vector<ChannelConfig> channels, LiveOptions options);
+  ~LiveService();
+  LiveService(const LiveService&) = delete;
+  LiveService& operator=(const LiveService&) = delete;
+
+  bool empty() const noexcept { return channels_.empty(); }
+  bool has(const std::string& name) const noexcept;
+  // Starts every source thread.
+  void start();
+
+  // Registers every ring and header on `device` (once per device).
+  void register_device(const std::shared_ptr<Device>& device);
+  // The channels as catalog entries, with `ctx`'s descriptors; appended after the movies.
+  std::vector<proto::CatalogEntry> catalog_entries(ibv_context* ctx) const;
+
+  int wake_fd() const noexcept { return wake_fd_; }
+  std::vector<int> completion_fds() const { return hub_.fds(); }
+  void on_wake();
+  void on_completions();
+  // How long the loop may sleep before a draining viewer must be reaped anyway.
+  std::optional<std::chrono::milliseconds> next_deadline() const;
+  void reap(bool force = false);
+
+  // Accepts a viewer of catalog entry `entry` (a live channel) on `id`: creates its QP on the
+  // shared CQ, posts its receives and answers with the ring and header. Throws on failure (the
+  // caller rejects with internal error; `id` stays the caller's then).
+  void accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegistration>& catalog, std::uint32_t entry, std::uint8_t depth,
+              const std::string& peer);
+  // A CM event for one of its viewers (disconnect, error): true when the id was a viewer's.
+  bool on_cm_event(rdma::CmEvent& event);
+  std::size_t viewers() const noexcept { return viewers_.size(); }
+  void disconnect_all();
+
+ private:
+  struct Regions {
+    rdma::MemoryRegion ring, header;
+  };
+  struct ChannelSlot {
+    std::unique_ptr<Channel> channel;
+    std::unique_ptr<Source> source;
+    ChannelView view;
+    std::map<ibv_context*, Regions> regions;  // per device
+    std::jthread thread;                       // last: stopped and joined first
+  };
+  struct Connection {
+    std::shared_ptr<CatalogRegistration> catalog;  // first: released after the QP and the id
+    rdma::CmIdHandle id;
+    std::unique_ptr<Viewer> viewer;
+    std::size_t channel = 0;
+    std::chrono::steady_clock::time_point since;
+  };
+
+  void pump_channel(std::size_t channel);
+  void service(Connection& c);
+  void retire(std::map<rdma_cm_id*, Connection>::iterator it, const std::string& why);
+
+  // Declared so that they are destroyed in reverse: viewers (QPs) before the hub's CQs, the
+  // channels' MRs before the devices' PDs.
+  LiveOptions options_;
+  int wake_fd_ = -1;
+  rdma::CompletionHub hub_;
+  std::vector<std::shared_ptr<Device>> devices_;
+  std::vector<ChannelSlot> channels_;
+  std::map<rdma_cm_id*, Connection> viewers_;
+  std::vector<Connection> draining_;  // disconnected; destroyed once their work requests have flushed
+};
+
+}  // namespace vod::server::live

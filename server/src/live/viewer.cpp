@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "live/viewer.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "vod/log.hpp"
+#include "vod/rdma/error.hpp"
+
+namespace vod::server::live {
+
+namespace {
+constexpr std::size_t kSendSlot = 128;  // a notification (72 bytes) and room to grow
+constexpr std::size_t kRecvSlot = proto::kLiveMessageMax;
+constexpr std::uint32_t kMaxCredits = 1u << 16;
+constexpr std::size_t kMaxRecent = 1u << 16;
+}  // namespace
+
+const char* to_string(Viewer::State s) noexcept {
+  switch (s) {
+    case Viewer::State::awaiting_credit: return "awaiting credit";
+    case Viewer::State::joining: return "joining";
+    case Viewer::State::streaming: return "streaming";
+    case Viewer::State::draining: return "draining";
+  }
+  return "?";
+}
+
+void ChannelView::add(const RecordInfo& r) {
+  recent.push_back(r);
+  end = r.end();
+  oldest = r.oldest;
+  ended = (r.flags & proto::kLiveEndOfStream) != 0;
+  // Records fully overwritten are of no use to anyone: a viewer that was not told of them skips.
+  while (!recent.empty() && (recent.front().end() < oldest || (recent.front().end() == oldest && recent.front().length > 0) ||
+                             recent.size() > kMaxRecent))
+    recent.pop_front();
+}
+
+Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths,
+               std::string peer, std::string channel)
+    : id_(id), hub_(hub), depths_(depths), peer_(std::move(peer)), channel_(std::move(channel)) {
+  const std::uint32_t max_wr = std::max(limits.max_qp_wr, 4u);
+  depths_.send = std::clamp(depths_.send, 4u, max_wr);
+  depths_.recv = std::clamp(depths_.recv, 1u, max_wr);
+  depths_.signal_every = std::clamp(depths_.signal_every, 1u, depths_.send / 2);
+  buffers_ = HostBuffer(depths_.send * kSendSlot + depths_.recv * kRecvSlot);
+  // Local access only: the client never reads or writes these.
+  mr_ = rdma::register_memory(pd, buffers_.data(), buffers_.length(), IBV_ACCESS_LOCAL_WRITE, "live message buffers for " + peer_);
+  const std::uint32_t entries = depths_.send + depths_.recv;
+  ibv_cq* cq = hub.reserve(id->verbs, entries);
+  cq_share_.reset(new CqShare{&hub, id->verbs, entries});
+  ibv_qp_init_attr attr{};
+  attr.send_cq = cq;
+  attr.recv_cq = cq;
+  attr.qp_type = IBV_QPT_RC;
+  attr.cap.max_send_wr = depths_.send;
+  attr.cap.max_recv_wr = depths_.recv;
+  attr.cap.max_send_sge = 1;
+  attr.cap.max_recv_sge = 1;
+  attr.cap.max_inline_data = sizeof(proto::WireLiveNotify);
+  try {
+    qp_ = rdma::QueuePair(id, pd, attr);
+  } catch (const rdma::RdmaError&) {
+    attr.cap.max_inline_data = 0;  // no inline data on this device: sends come from the registered slots
+    qp_ = rdma::QueuePair(id, pd, attr);
+  }
+  inline_sends_ = attr.cap.max_inline_data >= sizeof(proto::WireLiveNotify);
+  owner_ = hub.add_owner([this](const ibv_wc& wc, rdma::WorkId wid) {
+    if (on_completion(wc, wid)) wants_pump_ = true;
+  });
+  try {
+    for (std::uint32_t slot = 0; slot < depths_.recv; ++slot) post_recv(slot);
+  } catch (...) {
+    hub.remove_owner(owner_);
+    throw;
+  }
+}
+
+Viewer::~Viewer() { hub_.remove_owner(owner_); }
+
+void Viewer::post_recv(std::uint32_t slot) {
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(buffers_.data() + depths_.send * kSendSlot + slot * kRecvSlot),
+              static_cast<std::uint32_t>(kRecvSlot), mr_->lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = rdma::WorkId{owner_, kRecv, slot}.pack();
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (int err = ibv_post_recv(qp_.get(), &wr, &bad)) rdma::throw_error("ibv_post_recv", err, rdma::device_name(id_->verbs), "posting a receive for live credits");
+  ++recvs_posted_;
+}
+
+void Viewer::fail(const std::string& why) {
+  if (failure_.empty()) failure_ = why;
+}
+
+bool Viewer::on_completion(const ibv_wc& wc, rdma::WorkId id) {
+  if (id.kind == kDrainSend) {
+    send_marker_done_ = true;
+    return false;
+  }
+  if (id.kind == kSend) {
+    // The send's sequence number from its low 24 bits: fewer than 2^24 are ever outstanding.
+    std::uint64_t seqno = (sends_done_ & ~std::uint64_t{rdma::WorkId::kMaxIndex}) | id.index;
+    if (seqno < sends_done_) seqno += std::uint64_t{rdma::WorkId::kMaxIndex} + 1;
+    sends_done_ = std::max(sends_done_, seqno + 1);  // a signaled completion retires every send before it
+    if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR)
+      fail(std::string("a notification Send failed: ") + ibv_wc_status_str(wc.status));
+    return wc.status == IBV_WC_SUCCESS && state_ != State::draining;
+  }
+  if (id.kind != kRecv) return false;
+  if (recvs_posted_) --recvs_posted_;
+  if (wc.status != IBV_WC_SUCCESS) {
+    if (wc.status != IBV_WC_WR_FLUSH_ERR) fail(std::string("a receive failed: ") + ibv_wc_status_str(wc.status));
+    return false;
+  }
+  if (state_ == State::draining) return false;
+  const std::uint8_t* slot = buffers_.data() + depths_.send * kSendSlot + id.index * kRecvSlot;
+  auto credit = proto::decode_live_credit(proto::Bytes(slot, std::min<std::size_t>(wc.byte_len, kRecvSlot)));
+  if (!credit) {
+    ++stats_.bad_messages;
+    fail("sent a message that is not a live credit: " + credit.error().message);
+    return false;
+  }
+  credits_ = std::min(credits_ + credit->credits, kMaxCredits);
+  stats_.credits_granted += credit->credits;
+  acked_seq_ = std::max(acked_seq_, credit->acked_seq);
+  try {
+    post_recv(id.index);
+  } catch (const rdma::RdmaError& e) {
+    fail(e.what());
+    return false;
+  }
+  if (state_ == State::awaiting_credit) state_ = State::joining;
+  return true;
+}
+
+void Viewer::send(const proto::LiveNotify& n) {
+  const auto bytes = proto::encode(n);
+  std::uint8_t* slot = buffers_.data() + (sends_posted_ % depths_.send) * kSendSlot;
+  std::memcpy(slot, bytes.data(), bytes.size());
+  // Signal every Nth send, and whenever the queue is about to fill, so its room is always known.
+  const bool signal = sends_posted_ + 1 - last_signaled_ >= depths_.signal_every || sends_posted_ + 2 - sends_done_ >= depths_.send;
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(slot), static_cast<std::uint32_t>(bytes.size()), mr_->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = rdma::WorkId{owner_, kSend, static_cast<std::uint32_t>(sends_posted_ & rdma::WorkId::kMaxIndex)}.pack();
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = (signal ? IBV_SEND_SIGNALED : 0) | (inline_sends_ ? IBV_SEND_INLINE : 0);
+  ibv_send_wr* bad = nullptr;
+  if (int err = ibv_post_send(qp_.get(), &wr, &bad)) {
+    fail(std::string("ibv_post_send of a notification failed: ") + std::strerror(err));
+    return;
+  }
+  ++sends_posted_;
+  if (signal) last_signaled_ = sends_posted_;
+  --credits_;
+  ++seq_;
+  ++stats_.notifications;
+  stats_.coalesced += (n.flags & proto::kLiveCoalesced) != 0;
+}
+
+void Viewer::pump(const ChannelView& view) {
+  if (state_ == State::awaiting_credit || state_ == State::draining || failed()) return;
+  bool first = false;
+  if (state_ == State::joining) {
+    // Late join: start at the newest keyframe still in the ring.
+    auto kf = std::find_if(view.recent.rbegin(), view.recent.rend(),
+                           [&](const RecordInfo& r) { return (r.flags & proto::kLiveKeyframe) && r.offset >= view.oldest; });
+    if (kf == view.recent.rend()) return;
+    next_record_ = kf->number;
+    next_ = kf->offset;
+    state_ = State::streaming;
+    first = true;
+  }
+  while (credits_ > 0 && sends_posted_ - sends_done_ < depths_.send && !failed()) {
+    if (view.recent.empty() || next_record_ > view.recent.back().number) return;
+    const std::uint64_t base = view.recent.front().number;
+    const bool lost = next_record_ < base;  // the records it was not told of are gone from the ring
+    const std::size_t i0 = lost ? 0 : static_cast<std::size_t>(next_record_ - base);
+    const std::size_t pending = view.recent.size() - i0;
+    // One record per notification while credit lasts; otherwise everything pending at once.
+    const std::size_t take = (!lost && !first && pending <= credits_) ? 1 : pending;
+    const RecordInfo& head = view.recent[i0];
+    const std::size_t i1 = i0 + take - 1;
+    const RecordInfo& last = view.recent[i1];
+    const std::uint64_t start = lost ? std::max(next_, view.oldest) : head.offset;
+
+    proto::LiveNotify n;
+    n.stream_id = last.stream_id;
+    n.seq = seq_;
+    n.stream_offset = std::min(start, last.end());
+    n.length = static_cast<std::uint32_t>(last.end() - n.stream_offset);
+    n.credits = credits_ - 1;
+    n.oldest_offset = std::min(view.oldest, last.end());
+    n.pts_us = n.stream_offset == head.offset ? head.pts_us : 0;
+    n.publish_time_us = last.publish_time_us;
+    if (take > 1 || lost) n.flags |= proto::kLiveCoalesced;
+    if ((head.flags & proto::kLiveKeyframe) && n.stream_offset == head.offset && head.offset >= n.oldest_offset)
+      n.flags |= proto::kLiveKeyframe;
+    if ((head.flags & proto::kLiveUnitStart) && n.stream_offset == head.offset) n.flags |= proto::kLiveUnitStart;
+    for (std::size_t i = i0; i <= i1; ++i) n.flags |= view.recent[i].flags & proto::kLiveDiscontinuity;
+    if (last.flags & proto::kLiveEndOfStream) n.flags |= proto::kLiveEndOfStream;
+    next_record_ = last.number + 1;
+    next_ = last.end();
+    first = false;
+    if (n.length == 0 && !(n.flags & proto::kLiveEndOfStream)) continue;  // nothing to tell: only an end of stream is empty
+    for (std::size_t i = i1 + 1; i-- > 0;) {
+      const RecordInfo& r = view.recent[i];
+      if ((r.flags & proto::kLiveKeyframe) && r.offset >= n.oldest_offset && r.offset <= last.end()) {
+        n.keyframe_offset = r.offset;
+        break;
+      }
+    }
+    send(n);
+  }
+}
+
+void Viewer::begin_drain(const std::string& why) {
+  if (state_ == State::draining) return;
+  log::debug("live", peer_ + ": draining (" + why + ")");
+  state_ = State::draining;
+  drain_started_ = std::chrono::steady_clock::now();
+  // In the error state every outstanding work request completes as a flush. Receives always
+  // complete, so they are counted; Sends are signaled only now and then, so a signaled marker
+  // posted after the transition completes last on its queue. (A disconnect may have moved the QP
+  // to error already; doing it again is harmless.) No receive marker: rxe in Linux 6.1 flushes the
+  // receives queued at the transition but never completes one posted after it.
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  if (int err = ibv_modify_qp(qp_.get(), &attr, IBV_QP_STATE))
+    log::warn("live", peer_ + ": moving the QP to the error state failed: " + std::strerror(err));
+  ibv_send_wr send{};
+  send.wr_id = rdma::WorkId{owner_, kDrainSend, 0}.pack();
+  send.opcode = IBV_WR_SEND;
+  send.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad_send = nullptr;
+  if (ibv_post_send(qp_.get(), &send, &bad_send) != 0) send_marker_done_ = true;  // nothing can arrive for it
+}
+
+}  // namespace vod::server::live

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// One live viewer's connection on the server: its QP on the live module's shared CQ, the credit
+// messages it receives and the notifications it sends, as an explicit state machine.
+//
+//   awaiting_credit --credit--> joining --a keyframe is in the ring--> streaming
+//          \                        \                                   |
+//           `------------------------`--- disconnect, error, stop ---> draining --all WRs flushed--> (destroyed)
+//
+//   awaiting_credit  accepted, receives posted; nothing may be sent before the first credit message
+//                    (the client sends first, as iWARP requires).
+//   joining          credit granted, but the ring holds no keyframe yet: the viewer starts at the
+//                    newest keyframe, so its first bytes decode at once.
+//   streaming        one notification per record while credits and send-queue room last; when
+//                    either runs short, everything pending goes out as one coalesced notification
+//                    (latest wins). The server never waits for a viewer.
+//   draining         the QP is moved to the error state and a marker Send is posted (as the
+//                    kernel's ib_drain_sq does): once it and every receive have completed as
+//                    flushes, nothing of the QP is left in the CQ, and the viewer is destroyed.
+//
+// Work requests are tagged (rdma::WorkId): kind kSend with the send's sequence number, kind kRecv
+// with the receive slot. Sends are signaled every `signal_every`th, and one signaled completion
+// retires every send before it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "host_buffer.hpp"
+#include "live/channel.hpp"
+#include "vod/protocol/live_messages.hpp"
+#include "vod/rdma/completion_hub.hpp"
+#include "vod/rdma/device.hpp"
+#include "vod/rdma/handles.hpp"
+
+namespace vod::server::live {
+
+// What the event loop knows of a channel: the records still in its ring, newest last.
+struct ChannelView {
+  std::deque<RecordInfo> recent;
+  std::uint64_t end = 0;     // the published end (write offset)
+  std::uint64_t oldest = 0;  // the oldest valid offset
+  bool ended = false;        // the newest record is an end of stream
+
+  void add(const RecordInfo& r);
+};
+
+struct ViewerStats {
+  std::uint64_t notifications = 0, coalesced = 0, credits_granted = 0, bad_messages = 0;
+};
+
+class Viewer {
+ public:
+  enum class State { awaiting_credit, joining, streaming, draining };
+  static constexpr std::uint8_t kSend = 1;
+  static constexpr std::uint8_t kRecv = 2;
+  static constexpr std::uint8_t kDrainSend = 3;  // the marker posted after the QP went to error
+
+  struct Depths {
+    std::uint32_t send = 64;   // notifications in flight at most (capped by max_qp_wr)
+    std::uint32_t recv = 8;    // credit messages the server has receives posted for
+    std::uint32_t signal_every = 16;
+  };
+
+  // Creates the QP on `hub`'s CQ for the id's device, registers the message buffers and posts the
+  // receives: call before rdma_accept. Throws RdmaError.
+  Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths,
+         std::string peer, std::string channel);
+  Viewer(const Viewer&) = delete;
+  Viewer& operator=(const Viewer&) = delete;
+  ~Viewer();
+
+  // A completion of this viewer's work. Returns true when the viewer can send more (credit came).
+  bool on_completion(const ibv_wc& wc, rdma::WorkId id);
+  // Sends what `view` has published beyond what this viewer was told, as credits allow.
+  void pump(const ChannelView& view);
+  // No more posts; outstanding work completes as flushes (the CM moves the QP to error).
+  void begin_drain(const std::string& why);
+
+  State state() const noexcept { return state_; }
+  // Every receive has completed and so has the send marker (after every earlier Send: a queue
+  // completes in order): nothing of this QP is left to arrive in the shared CQ.
+  bool drained() const noexcept { return state_ == State::draining && send_marker_done_ && recvs_posted_ == 0; }
+  bool failed() const noexcept { return !failure_.empty(); }  // a bad message or a failed send: disconnect it
+  const std::string& failure() const noexcept { return failure_; }
+  const std::string& peer() const noexcept { return peer_; }
+  const std::string& channel() const noexcept { return channel_; }
+  const ViewerStats& stats() const noexcept { return stats_; }
+  std::uint32_t credits() const noexcept { return credits_; }
+  std::chrono::steady_clock::time_point drain_started() const noexcept { return drain_started_; }
+  // True once after a completion gave this viewer credit or queue room: the loop pumps it then.
+  bool take_wants_pump() noexcept { return std::exchange(wants_pump_, false); }
+
+ private:
+  void post_recv(std::uint32_t slot);
+  void send(const proto::LiveNotify& n);
+  void fail(const std::string& why);
+
+  rdma_cm_id* id_;
+  rdma::CompletionHub& hub_;
+  Depths depths_;
+  std::string peer_, channel_;
+  std::uint32_t owner_ = 0;
+  // Declared in creation order; destroyed in reverse: QP, CQ share, MR, buffer.
+  HostBuffer buffers_;  // send slots, then receive slots; local access only
+  rdma::MemoryRegion mr_;
+  struct CqShare {
+    rdma::CompletionHub* hub;
+    ibv_context* context;
+    std::uint32_t entries;
+    ~CqShare() { hub->release(context, entries); }
+  };
+  std::unique_ptr<CqShare> cq_share_;
+  rdma::QueuePair qp_;
+  bool inline_sends_ = false;
+  bool wants_pump_ = false;
+  bool send_marker_done_ = false;
+
+  State state_ = State::awaiting_credit;
+  std::uint32_t credits_ = 0;
+  std::uint64_t seq_ = 0;            // of the next notification
+  std::uint64_t next_record_ = 0;    // the number of the first record this viewer has not been told of
+  std::uint64_t next_ = 0;           // the stream offset that record starts at, as far as the viewer knows
+  std::uint64_t sends_posted_ = 0, sends_done_ = 0, last_signaled_ = 0;
+  std::uint64_t recvs_posted_ = 0;
+  std::uint64_t acked_seq_ = 0;
+  std::string failure_;
+  std::chrono::steady_clock::time_point drain_started_;
+  ViewerStats stats_;
+};
+
+const char* to_string(Viewer::State s) noexcept;
+
+}  // namespace vod::server::live
