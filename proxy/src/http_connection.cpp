@@ -93,10 +93,18 @@ void HttpConnection::respond(Plan plan, const std::string& method) {
   }
   header_->keep_alive(keep_alive_);
   stream_.expires_after(limits_.stalled);
+  if (!plan_.live.empty()) {
+    // The header alone: writing the whole (empty-bodied) message would end the chunked body.
+    live_header_ = std::make_shared<http::response_serializer<http::empty_body>>(*header_);
+    http::async_write_header(stream_, *live_header_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->log_access(self->plan_.status, 0);
+      self->plan_.send_body ? self->start_live() : self->finish();
+    });
+    return;
+  }
   // The header goes first; the body follows as raw bytes on the same stream.
   http::async_write(stream_, *header_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
     if (ec) return self->log_access(self->plan_.status, 0);
-    if (!self->plan_.live.empty()) return self->plan_.send_body ? self->start_live() : self->finish();
     if (!self->plan_.send_body || self->plan_.body_length() == 0) return self->finish();
     if (self->plan_.movie.empty()) {
       asio::async_write(self->stream_, asio::buffer(self->plan_.text), [self](beast::error_code wec, std::size_t) {

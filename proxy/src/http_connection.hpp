@@ -70,6 +70,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::array<Block, 2> blocks_;
   // A live channel's response: one relay, one block in flight, chunked for HTTP/1.1.
   std::shared_ptr<LiveRelay> live_;
+  std::shared_ptr<boost::beast::http::response_serializer<boost::beast::http::empty_body>> live_header_;
   bool chunked_ = false;
   unsigned http_version_ = 11;
 };

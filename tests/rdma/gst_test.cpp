@@ -1,6 +1,7 @@
 // rdmasrc against a running vod-server (vod_gst_test.sh starts it): byte-identical filesink, playbin
 // decoding every frame of MP4, MPEG-TS and Matroska, seeking, pull-mode reads at the end, errors
 // posted with their GStreamer codes, and two pipelines at once.
+#include <gst/base/gstbasesrc.h>
 #include <gst/gst.h>
 #include <gtest/gtest.h>
 
@@ -210,6 +211,53 @@ TEST_F(Gst, TwoPipelinesOnDifferentMoviesAtOnce) {
   ASSERT_TRUE(ra.eos && rb.eos);
   EXPECT_EQ(a.frames.load(), ffprobe_video_frames(local("test-480p-60s.mp4")));
   EXPECT_EQ(b.frames.load(), ffprobe_video_frames(local("test-480p-60s.mkv")));
+}
+
+// A live channel (vod_gst_test.sh serves the 480p TS as live channel 'cam'): playbin plays it as a
+// live source for a bounded time and decodes frames; the element says it is live and not seekable.
+TEST_F(Gst, PlaybinPlaysALiveChannel) {
+  Player p(env("VOD_TEST_URI") + "/live/cam");
+  ASSERT_NE(gst_element_set_state(p.playbin, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  GstBus* bus = gst_element_get_bus(p.playbin);
+  // Live: no EOS is coming. Play for 6 s of wall time, failing on any error.
+  GstMessage* m = gst_bus_timed_pop_filtered(bus, 6 * GST_SECOND, GST_MESSAGE_ERROR);
+  if (m) {
+    GError* e = nullptr;
+    gst_message_parse_error(m, &e, nullptr);
+    ADD_FAILURE() << "error while playing the live channel: " << (e ? e->message : "?");
+    if (e) g_error_free(e);
+    gst_message_unref(m);
+  }
+  gst_object_unref(bus);
+  // Ask the source itself (sinks that do not sync report a pipeline as not live).
+  GstElement* src = nullptr;
+  g_object_get(p.playbin, "source", &src, nullptr);
+  ASSERT_NE(src, nullptr);
+  EXPECT_STREQ(G_OBJECT_TYPE_NAME(src), "GstRdmaSrc");
+  EXPECT_TRUE(gst_base_src_is_live(GST_BASE_SRC(src))) << "a live channel is a live source";
+  GstQuery* seeking = gst_query_new_seeking(GST_FORMAT_BYTES);
+  gboolean seekable = TRUE;
+  if (gst_element_query(src, seeking)) gst_query_parse_seeking(seeking, nullptr, &seekable, nullptr, nullptr);
+  gst_query_unref(seeking);
+  EXPECT_FALSE(seekable) << "a live channel cannot be seeked";
+  gst_object_unref(src);
+  gst_element_set_state(p.playbin, GST_STATE_NULL);
+  // 25 fps for about 6 s, less the start-up; fakesink does not sync, so at least this many arrived.
+  EXPECT_GE(p.frames.load(), 75) << "video frames decoded from the live channel";
+}
+
+TEST_F(Gst, LiveUriSetsTheLiveFlag) {
+  GError* error = nullptr;
+  GstElement* src = gst_element_make_from_uri(GST_URI_SRC, "rdma://192.0.2.9/live/cam", nullptr, &error);
+  ASSERT_NE(src, nullptr) << (error ? error->message : "");
+  EXPECT_TRUE(gst_base_src_is_live(GST_BASE_SRC(src)));
+  gchar* uri = nullptr;
+  g_object_get(src, "uri", &uri, nullptr);
+  EXPECT_STREQ(uri, "rdma://192.0.2.9:7470/live/cam");
+  g_free(uri);
+  ASSERT_TRUE(gst_uri_handler_set_uri(GST_URI_HANDLER(src), "rdma://192.0.2.9/movie.ts", &error));
+  EXPECT_FALSE(gst_base_src_is_live(GST_BASE_SRC(src)));
+  gst_object_unref(src);
 }
 
 TEST_F(Gst, UriHandlerAndProperties) {

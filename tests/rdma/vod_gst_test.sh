@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # GStreamer: runs the rdmasrc suite (gst_test.cpp) against a vod-server in this session, with the
-# plugin from the build tree.
+# plugin from the build tree. The server also replays the TS movie as live channel 'cam'.
 source "$(dirname "$0")/vod_test_lib.sh"
 media=$work/media
 mkdir -p "$media"
 for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do cp "$build/test-media/$f" "$media/"; done
-start_server "$media"
+start_server "$media" --live "cam=file:$media/test-480p-60s.ts"
 export GST_PLUGIN_PATH=$build/client/gst
 export GST_REGISTRY=$work/gst-registry.bin
 gst-inspect-1.0 rdmasrc > /dev/null || fail "gst-inspect-1.0 does not find rdmasrc in $GST_PLUGIN_PATH"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # vod-proxy: HTTP players over RDMA. curl (statuses, headers and bodies exact), ffmpeg (framemd5
 # equal to the local file after a 30 s seek), VLC as a non-root user (remuxed and counted with
-# ffprobe), 100 concurrent clients with their own ranges, malformed requests, and a server restart
-# under a download.
+# ffprobe), a live channel (curl chunked, HTTP/1.0, VLC), 100 concurrent clients with their own
+# ranges, malformed requests, and a server restart under a download.
 source "$(dirname "$0")/vod_test_lib.sh"
 media=$work/media
 mkdir -p "$media"
 for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do cp "$build/test-media/$f" "$media/"; done
 "$build/tests/rdma/make_pattern" $((20 * 1024 * 1024 + 17)) 7 "$media/pattern.bin"
 export VOD_TEST_PORT=$((20000 + RANDOM % 20000))
-start_server "$media"
+start_server "$media" --live "cam=file:$media/test-480p-60s.ts"
 http_port=$((40000 + RANDOM % 20000))
 base=http://127.0.0.1:$http_port
 proxy_log=$work/proxy.log
@@ -109,6 +109,31 @@ frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream
 [[ $frames -ge 200 ]] || { cat "$work/vlc.log"; fail "VLC produced $frames video frames"; }
 grep -q '"GET /movies/test-480p-60s.ts"' "$proxy_log" || fail "no access log line for VLC"
 pass "VLC played through the proxy: $frames video frames in its remux"
+
+step "a live channel: /live/cam is an endless chunked TS that ffprobe and VLC decode"
+curl -s -N --max-time 6 -D "$work/h" -o "$work/live.ts" "$base/live/cam" || true
+expect_eq status "$(status)" 200
+expect_eq Content-Type "$(header Content-Type)" video/mp2t
+expect_eq Transfer-Encoding "$(header Transfer-Encoding)" chunked
+[[ -z $(header Content-Length) ]] || fail "a live response has a Content-Length"
+size_live=$(stat -c %s "$work/live.ts")
+head -c $((size_live / 188 * 188)) "$work/live.ts" > "$work/live-whole.ts"  # curl stopped mid-packet
+ffprobe -v error -select_streams v:0 -show_entries frame=key_frame -of csv=p=0 "$work/live-whole.ts" > "$work/live.frames" 2> "$work/live.errors" || true
+live_frames=$(grep -c . "$work/live.frames")
+[[ $(head -n 1 "$work/live.frames" | tr -d ,) == 1 ]] || fail "the live response does not start with a keyframe"
+((live_frames >= 75)) || fail "6 s of the live channel gave $live_frames frames"
+# curl cut the last frame short; nothing else may fail to decode.
+(( $(grep -c . "$work/live.errors" || true) <= 2 )) || fail "the live response does not decode: $(head -n 3 "$work/live.errors")"
+curl -s -0 -N --max-time 3 -D "$work/h" -o /dev/null "$base/live/cam" || true
+[[ -z $(header Transfer-Encoding) ]] || fail "an HTTP/1.0 client got chunked encoding"
+fetch "$base/playlist.m3u"
+grep -q "^$base/live/cam\$" "$work/body" || grep -q "/live/cam" "$work/body" || fail "the playlist does not list the live channel"
+HOME=$vlc_home timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+  cvlc --play-and-exit --run-time=8 --vout=dummy --aout=dummy "$base/live/cam" \
+  --sout "#std{access=file,mux=ts,dst=$vlc_home/live.ts}" > "$work/vlc-live.log" 2>&1 || true
+vlc_live=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$vlc_home/live.ts" 2>/dev/null | head -n 1)
+[[ ${vlc_live:-0} -ge 75 ]] || { tail -n 20 "$work/vlc-live.log"; fail "VLC got ${vlc_live:-0} video frames from the live channel"; }
+pass "live: $live_frames frames by curl (chunked), HTTP/1.0 close-delimited, playlist entry, VLC $vlc_live frames"
 
 step "100 concurrent clients, each with its own range of a 20 MiB pattern file"
 psize=$(stat -c %s "$media/pattern.bin")
