@@ -130,4 +130,7 @@ for n in $max_probe; do
   run_one vod sequential "$n"
 done
 kill "$server" "$nginx_master" 2>/dev/null || true
+# Live, in the same session: the 480p TS as a channel, against VLC's HTTP live output.
+live_ts=${VOD_LIVE_TS:-$media/live.ts}
+[[ -f $live_ts ]] && "$(dirname "${BASH_SOURCE[0]}")/live-benchmarks.sh" "$mode" "$live_ts" "$out"
 echo "results in $out"

@@ -5,7 +5,8 @@
 #   smoke  (~1 min, used by CI) runs every measurement briefly and writes the report to the
 #          build tree only; no figure is asserted
 # Everything runs inside one Soft-RoCE session (tests/softroce/softroce-run): vod-server, nginx
-# (sendfile) on the same media, ib_read_bw/ib_read_lat, and the clients.
+# (sendfile) on the same media, ib_read_bw/ib_read_lat, the clients, and the live part (the
+# server with a live channel against VLC's HTTP live output).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mode=${1:-full}
@@ -16,6 +17,9 @@ cmake --build --preset default -j "$(nproc)" --target vod-server vod-client http
 duration=60; [[ $mode == smoke ]] && duration=10
 media=build/bench-media-${duration}s
 media/generate-test-media.sh --out "$media" --duration "$duration" --variants 1080p --containers ts
+# The live channel of section 7: the 480p TS (about 1 Mbit/s, so 100 viewers fit rxe's bandwidth).
+media/generate-test-media.sh --out "$media/.live" --duration "$duration" --variants 480p --containers ts
+export VOD_LIVE_TS=$media/.live/test-480p-${duration}s.ts
 out=build/bench-results/$mode
 rm -rf "$out"
 tests/softroce/softroce-run --timeout 3000 --memory 6144 -- env VOD_BUILD_DIR=build bench/guest-benchmarks.sh "$mode" "$media" "$out"
