@@ -68,7 +68,8 @@ vlc_home=$(mktemp -d); chown nobody "$vlc_home"; cp "$ts" "$vlc_home/live.ts"; c
 HOME=$vlc_home setpriv --reuid=nobody --regid=nogroup --clear-groups cvlc --loop --intf dummy "$vlc_home/live.ts" \
   --sout "#std{access=http,mux=ts,dst=127.0.0.1:8082/live}" > "$work/vlc.log" 2>&1 &
 vlc=$!; pids+=("$vlc")
-for _ in $(seq 100); do curl -s --max-time 1 -o /dev/null http://127.0.0.1:8082/live && break; sleep 0.2; done
+# An endless stream never completes: wait for its 200, not for curl to finish.
+for _ in $(seq 100); do [[ $(curl -s --max-time 1 -o /dev/null -w '%{http_code}' http://127.0.0.1:8082/live || true) == 200 ]] && break; sleep 0.2; done
 for n in $viewers; do
   curls=()
   for i in $(seq "$n"); do curl -s -o "$work/peer-$i.ts" --max-time $((secs + 2)) http://127.0.0.1:8082/live & curls+=($!); done

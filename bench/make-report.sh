@@ -159,7 +159,7 @@ $(awk -F'\t' 'NR > 1 && $2 == "sequential" { p = 100 * $5 / $4; t = 100 * $6 / $
 - **Memory.** Server memory does not grow with connections: a connection is a kernel QP and a few
   dozen bytes of server state, and the movie is registered once for everyone.
 
-$(bench/live-report.sh "$in")
+$("$(dirname "${BASH_SOURCE[0]}")/live-report.sh" "$in")
 
 ## Raw numbers
 

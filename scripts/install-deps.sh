@@ -13,16 +13,16 @@ packages=(
   # GStreamer 1.22
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
-  # Boost: Program_options, Beast/Asio
-  libboost-program-options-dev libboost-dev
+  # Boost: Program_options, Beast/Asio; OpenSSL's libcrypto (HMAC for Write-Record cookies)
+  libboost-program-options-dev libboost-dev libssl-dev
   # GoogleTest
   googletest libgtest-dev
   # libFuzzer comes with clang's runtime
   clang libclang-rt-14-dev
   # Soft-RoCE guest: QEMU/TCG, busybox initramfs, module tools
   qemu-system-x86 busybox-static kmod cpio iproute2 zstd xz-utils
-  # players and peers used by tests and benchmarks
-  curl nginx-light gnuplot-nox bc
+  # players and peers used by tests and benchmarks (srt-tools: the loss-recovery peer of Write-Record)
+  curl nginx-light gnuplot-nox bc srt-tools
   # VLC for the proxy test (cvlc runs as a non-root user; setpriv is in util-linux)
   vlc-bin vlc-plugin-base util-linux
   procps

@@ -7,8 +7,7 @@
 #include <utility>
 
 #include "vod/client/errors.hpp"
-#include "vod/rdma/error.hpp"
-#include "vod/rdma/post.hpp"
+#include "rdma/rdma_fetcher.hpp"
 
 namespace vod::client {
 
@@ -35,37 +34,36 @@ ReadEngine::ReadEngine(const EngineOptions& o)
 
 ReadEngine::~ReadEngine() { detach(); }
 
-void ReadEngine::attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read) {
-  if (chunk_ > max_read)
-    throw ClientError(ErrorKind::usage, "chunk size " + std::to_string(chunk_) + " exceeds the " + std::to_string(max_read) +
-                                            "-byte largest RDMA Read this connection allows; choose a smaller chunk");
+void ReadEngine::attach(std::unique_ptr<Fetcher> fetcher) {
+  if (chunk_ > fetcher->max_fetch())
+    throw ClientError(ErrorKind::usage, "chunk size " + std::to_string(chunk_) + " exceeds the " + std::to_string(fetcher->max_fetch()) +
+                                            "-byte largest fetch this connection allows; choose a smaller chunk");
   detach();
-  depth_ = std::clamp<unsigned>(depth, 1u, std::min<unsigned>(wanted_depth_, static_cast<unsigned>(slots_.size())));
-  ep.memory.push_back(rdma::register_memory(ep.pd.get(), ring_.get(), ring_size_, rdma::read_sink_access(ep.limits), "the client read ring"));
-  mr_ = ep.memory.back().get();
-  ep_ = &ep;
-  hub_ = ep.cq.hub;
-  owner_ = hub_->add_owner([this](const ibv_wc& wc, rdma::WorkId id) { on_completion(wc, id); });
+  depth_ = std::clamp<unsigned>(fetcher->depth(), 1u, std::min<unsigned>(wanted_depth_, static_cast<unsigned>(slots_.size())));
+  fetcher->on_done([this](std::uint32_t slot, bool ok, const std::string& failure) { on_done(slot, ok, failure); });
+  fetcher_ = std::move(fetcher);
   failure_.clear();
   last_progress_ = std::chrono::steady_clock::now();
 }
 
+void ReadEngine::attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read) {
+  if (chunk_ > max_read)
+    throw ClientError(ErrorKind::usage, "chunk size " + std::to_string(chunk_) + " exceeds the " + std::to_string(max_read) +
+                                            "-byte largest RDMA Read this connection allows; choose a smaller chunk");
+  attach(std::make_unique<RdmaFetcher>(ep, ring_.get(), ring_size_, depth, max_read));
+}
+
 void ReadEngine::detach() noexcept {
-  // Completions of this connection still in the shared CQ are dropped by the hub from now on.
-  if (hub_) hub_->remove_owner(owner_);
-  hub_ = nullptr;
-  owner_ = 0;
-  ep_ = nullptr;
-  mr_ = nullptr;
+  fetcher_.reset();  // its completions still queued anywhere are dropped from now on
   drop_all_slots();
 }
 
 int ReadEngine::wait_fd() const noexcept {
-  if (!hub_) return -1;
-  const auto fds = hub_->fds();
+  if (!fetcher_) return -1;
+  const auto fds = fetcher_->wait_fds();
   return fds.empty() ? -1 : fds.front();
 }
-int ReadEngine::cm_fd() const noexcept { return ep_ ? ep_->events.fd() : -1; }
+int ReadEngine::cm_fd() const noexcept { return fetcher_ ? fetcher_->control_fd() : -1; }
 
 std::uint64_t ReadEngine::blocks_in(Region r) const noexcept {
   const std::uint64_t len = regions_[static_cast<int>(r)].length;
@@ -88,9 +86,20 @@ void ReadEngine::drop_all_slots() noexcept {
 
 void ReadEngine::invalidate() noexcept {
   ++epoch_;
+  const bool recall = fetcher_ && fetcher_->can_recall();
   for (std::size_t s = 0; s < slots_.size(); ++s) {
-    if (slots_[s].state == SlotState::ready) drop_slot(s);
-    else if (slots_[s].state == SlotState::in_flight) block_slot_.erase(slots_[s].key);  // lands, then is discarded
+    if (slots_[s].state == SlotState::ready) {
+      drop_slot(s);
+    } else if (slots_[s].state == SlotState::in_flight) {
+      if (recall) {  // nothing more lands in it: free at once
+        fetcher_->forget(static_cast<std::uint32_t>(s));
+        drop_slot(s);
+        if (stats_.in_flight) --stats_.in_flight;
+        ++stats_.stale_discarded;
+      } else {
+        block_slot_.erase(slots_[s].key);  // lands, then is discarded
+      }
+    }
   }
 }
 
@@ -153,10 +162,7 @@ bool ReadEngine::post(Region r, std::uint64_t block, bool for_request) {
   const std::uint64_t at = block * chunk_;
   const auto length = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk_, d.length - at));
   Slot& slot = slots_[static_cast<std::size_t>(s)];
-  const rdma::WorkId tag{owner_, kReadSlot, static_cast<std::uint32_t>(s)};
-  if (int err = rdma::post_read(ep_->qp.get(), tag.pack(), ring_.get() + static_cast<std::size_t>(s) * chunk_,
-                                length, mr_->lkey, d.addr + at, d.rkey))
-    throw ConnectionLost(std::string("ibv_post_send of an RDMA Read failed: ") + std::strerror(err));
+  fetcher_->fetch(static_cast<std::uint32_t>(s), r, d, at, length, ring_.get() + static_cast<std::size_t>(s) * chunk_);
   slot = {SlotState::in_flight, !for_request, key(r, block), epoch_, length, ++use_clock_, std::chrono::steady_clock::now()};
   block_slot_[slot.key] = static_cast<std::size_t>(s);
   ++stats_.reads_posted;
@@ -165,7 +171,7 @@ bool ReadEngine::post(Region r, std::uint64_t block, bool for_request) {
 }
 
 void ReadEngine::post_wanted() {
-  if (!ep_) return;
+  if (!fetcher_) return;
   // Requests first, oldest first: their blocks in order.
   for (const Request& q : requests_) {
     // A region without a descriptor (the new connection has not described it yet) waits.
@@ -188,15 +194,13 @@ void ReadEngine::post_wanted() {
   }
 }
 
-void ReadEngine::on_completion(const ibv_wc& wc, rdma::WorkId id) {
-  const std::size_t s = id.index;
-  if (id.kind != kReadSlot || s >= slots_.size() || slots_[s].state != SlotState::in_flight) return;
+void ReadEngine::on_done(std::uint32_t s, bool ok, const std::string& failure) {
+  if (s >= slots_.size() || slots_[s].state != SlotState::in_flight) return;
   Slot& slot = slots_[s];
   last_progress_ = std::chrono::steady_clock::now();
   if (stats_.in_flight) --stats_.in_flight;
-  if (wc.status != IBV_WC_SUCCESS) {
-    if (failure_.empty())
-      failure_ = std::string("RDMA Read failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")";
+  if (!ok) {
+    if (failure_.empty()) failure_ = failure;
     drop_slot(s);
     return;
   }
@@ -213,8 +217,7 @@ void ReadEngine::on_completion(const ibv_wc& wc, rdma::WorkId id) {
 }
 
 void ReadEngine::reap() {
-  // Completions of every connection on the hub are handled here; each lands in its own engine.
-  hub_->poll();
+  fetcher_->poll();
   if (!failure_.empty()) throw ConnectionLost(std::exchange(failure_, {}));
 }
 
@@ -248,43 +251,30 @@ bool ReadEngine::serve_requests() {
 }
 
 void ReadEngine::check_disconnect() {
-  if (!ep_) return;
-  while (auto e = ep_->events.next(std::chrono::milliseconds(0))) {
-    switch (e->type()) {
-      case RDMA_CM_EVENT_DISCONNECTED:
-      case RDMA_CM_EVENT_DEVICE_REMOVAL:
-      case RDMA_CM_EVENT_ADDR_CHANGE:
-        throw ConnectionLost(std::string("the server connection ended: ") + e->type_name());
-      default:
-        break;
-    }
-  }
+  if (fetcher_) fetcher_->check_events();
 }
 
 void ReadEngine::arm() {
-  if (!hub_ || hub_->armed()) return;
-  try {
-    hub_->arm();
-  } catch (const rdma::RdmaError& e) {
-    throw ConnectionLost(e.what());
-  }
+  if (fetcher_ && !fetcher_->armed()) fetcher_->arm();
 }
 
 void ReadEngine::consume() noexcept {
-  if (hub_) hub_->consume();
+  if (fetcher_) fetcher_->consume();
 }
 
 bool ReadEngine::wait_for_events(std::chrono::milliseconds wait) {
-  if (!hub_->armed()) {
+  if (!fetcher_->armed()) {
     arm();
     return true;  // completions may have arrived before arming: the caller polls again first
   }
   std::vector<pollfd> fds;
-  for (int fd : hub_->fds()) fds.push_back({fd, POLLIN, 0});
+  for (int fd : fetcher_->wait_fds()) fds.push_back({fd, POLLIN, 0});
   const std::size_t completion_fds = fds.size();
-  fds.push_back({ep_->events.fd(), POLLIN, 0});
+  fds.push_back({fetcher_->control_fd(), POLLIN, 0});
   fds.push_back({interrupter_ ? interrupter_->fd() : -1, POLLIN, 0});
-  const int n = poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
+  int ms = static_cast<int>(wait.count());
+  if (const int timer = fetcher_->next_timeout_ms(); timer >= 0) ms = std::min(ms, timer);
+  const int n = poll(fds.data(), fds.size(), ms);
   if (interrupter_ && interrupter_->raised()) throw Interrupted();
   if (n <= 0) return false;
   for (std::size_t i = 0; i < completion_fds; ++i)
@@ -295,7 +285,7 @@ bool ReadEngine::wait_for_events(std::chrono::milliseconds wait) {
 
 void ReadEngine::progress(std::chrono::milliseconds wait) {
   if (interrupter_ && interrupter_->raised()) throw Interrupted();
-  if (!ep_) throw ConnectionLost("not connected");
+  if (!fetcher_) throw ConnectionLost("not connected");
   const auto deadline = std::chrono::steady_clock::now() + wait;
   check_disconnect();
   for (;;) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <poll.h>
 
+#include "udp/udp_fetcher.hpp"
 #include "vod/log.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/rdma/error.hpp"
@@ -45,7 +46,8 @@ Session::~Session() = default;
 
 std::string Session::server() const {
   const bool v6 = uri_.host.find(':') != std::string::npos;
-  return (v6 ? "[" + uri_.host + "]" : uri_.host) + ":" + std::to_string(uri_.port);
+  const bool udp = options_.transport == Transport::udp;
+  return (v6 ? "[" + uri_.host + "]" : uri_.host) + ":" + std::to_string(udp ? options_.udp.port : uri_.port) + (udp ? " (UDP)" : "");
 }
 
 void Session::throw_rejected(const rdma::ConnectRejected& r) {
@@ -87,8 +89,7 @@ std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::Connec
   }
 }
 
-void Session::connect() {
-  const std::string name = movie_ ? movie_->name : uri_.movie.value_or("");
+void Session::open_rdma(const std::string& name) {
   proto::ConnectRequest request;
   if (!name.empty()) {
     request.kind = proto::RequestKind::movie;
@@ -102,31 +103,69 @@ void Session::connect() {
   read_depth_ = std::min<unsigned>(ep->initiator_depth, accept->granted_read_depth);
   const std::size_t max_read = std::min<std::size_t>(accept->max_message_size, ep->limits.max_msg_size);
   engine_.detach();
+  udp_ = nullptr;
   endpoint_.reset();  // the old connection (and its MR) go before the new one is used
   endpoint_ = std::move(ep);
   engine_.attach(*endpoint_, read_depth_, max_read);
   accept_ = *accept;
+  engine_.set_region(Region::catalog, accept_.catalog);
+}
+
+void Session::open_udp() {
+  engine_.detach();
+  endpoint_.reset();
+  udp_ = nullptr;
+  auto fetcher = std::make_unique<UdpFetcher>(uri_.host, options_.udp.port, engine_.ring(), engine_.ring_bytes(), options_.udp);
+  udp_ = fetcher.get();
+  read_depth_ = fetcher->depth();
+  engine_.attach(std::move(fetcher));
+  accept_ = {};
+  // The catalog's length is in its header: read that first.
+  engine_.set_region(Region::catalog, {0, sizeof(proto::WireCatalogHeader), 0});
+  std::vector<std::uint8_t> head(sizeof(proto::WireCatalogHeader));
+  engine_.read(Region::catalog, 0, head);
+  auto info = proto::decode_catalog_header(head);
+  if (!info) throw ClientError(ErrorKind::protocol_error, "the catalog of " + server() + " does not decode: " + info.error().message);
+  engine_.set_region(Region::catalog, {0, info->region_length, 0});
+}
+
+void Session::read_catalog() {
+  std::vector<std::uint8_t> bytes(engine_.region(Region::catalog).length);
+  engine_.read(Region::catalog, 0, bytes);
+  auto catalog = proto::decode_catalog(bytes);
+  if (!catalog) throw ClientError(ErrorKind::protocol_error, "the catalog of " + server() + " does not decode: " + catalog.error().message);
+  catalog_ = std::move(*catalog);
+}
+
+void Session::connect() {
+  const std::string name = movie_ ? movie_->name : uri_.movie.value_or("");
   // Until this connection's catalog says where the movie and its index are, nothing may be read
   // from them: after a server restart the old rkeys are invalid.
   engine_.set_region(Region::movie, {});
   engine_.set_region(Region::index, {});
-
-  engine_.set_region(Region::catalog, accept_.catalog);
-  std::vector<std::uint8_t> bytes(accept_.catalog.length);
-  engine_.read(Region::catalog, 0, bytes);
-  auto catalog = proto::decode_catalog(bytes);
-  if (!catalog) throw ClientError(ErrorKind::protocol_error, "the catalog region of " + server() + " does not decode: " + catalog.error().message);
-  catalog_ = std::move(*catalog);
+  if (options_.transport == Transport::udp) open_udp();
+  else open_rdma(name);
+  read_catalog();
 
   if (name.empty()) return;
-  if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name ||
-      catalog_.entries[accept_.movie_index].movie != accept_.movie)
-    throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + name + "' with descriptors its catalog does not list");
-  const proto::CatalogEntry& entry = catalog_.entries[accept_.movie_index];
+  const proto::CatalogEntry* found = nullptr;
+  if (options_.transport == Transport::udp) {
+    found = catalog_.find(name);
+    if (!found) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' on " + server() + "; it has: " + list_names(catalog_));
+  } else {
+    if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name ||
+        catalog_.entries[accept_.movie_index].movie != accept_.movie)
+      throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + name + "' with descriptors its catalog does not list");
+    found = &catalog_.entries[accept_.movie_index];
+  }
+  const proto::CatalogEntry& entry = *found;
+  if (entry.flags & proto::kEntryLive)
+    throw ClientError(ErrorKind::usage, "'" + name + "' is a live channel: use rdma://" + uri_.host + "/live/" + percent_encode(name));
   if (movie_ && movie_->size != entry.size)
     throw ClientError(ErrorKind::movie_changed, "'" + name + "' on " + server() + " is now " + std::to_string(entry.size) +
                                                     " bytes, not " + std::to_string(movie_->size) + ": refusing to resume into another file");
   movie_ = entry;
+  if (udp_) udp_->set_movie(proto::name_hash(entry.name), catalog_.generation);
   engine_.set_region(Region::movie, entry.movie);
   load_index();
 }
@@ -152,6 +191,7 @@ void Session::load_index() {
 void Session::reconnect(const std::string& why) {
   log::warn("client", "connection to " + server() + " lost (" + why + "); reconnecting");
   engine_.detach();
+  udp_ = nullptr;
   endpoint_.reset();
   const auto give_up = std::chrono::steady_clock::now() + options_.reconnect_for;
   auto backoff = options_.backoff_first;
@@ -172,6 +212,7 @@ void Session::reconnect(const std::string& why) {
       last = e.what();
     }
     engine_.detach();
+    udp_ = nullptr;
     endpoint_.reset();
     if (std::chrono::steady_clock::now() + backoff > give_up)
       throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server() + " and could not reconnect within " +
@@ -185,6 +226,7 @@ void Session::switch_movie(const std::string& name) {
   if (!entry) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' in the catalog of " + server() + "; it has: " + list_names(catalog_));
   movie_ = *entry;
   uri_.movie = name;
+  if (udp_) udp_->set_movie(proto::name_hash(entry->name), catalog_.generation);
   engine_.set_region(Region::movie, entry->movie);
   try {
     load_index();

@@ -41,6 +41,10 @@ struct CommonOptions {
   unsigned readahead_depth = 0;
   double connect_timeout_s = 0;
   double reconnect_for_s = 0;
+  std::string transport = "rdma";
+  unsigned udp_port = 0;
+  double udp_rate_mbps = 0;
+  unsigned udp_payload = 0;
 };
 boost::program_options::options_description common_options(CommonOptions& o);
 // Applies what was parsed: log level, sizes; throws ClientError(usage) for bad values.

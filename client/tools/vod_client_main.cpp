@@ -36,7 +36,11 @@ boost::program_options::options_description common_options(CommonOptions& o) {
       ("readahead-depth", po::value(&o.readahead_depth)->default_value(e.readahead_depth), "read-ahead Reads in flight at most (fewer: faster seeks)")
       ("connect-timeout", po::value(&o.connect_timeout_s)->default_value(static_cast<double>(s.connect_timeout.count()) / 1000), "seconds to wait for the server to answer")
       ("reconnect-for", po::value(&o.reconnect_for_s)->default_value(static_cast<double>(s.reconnect_for.count()) / 1000), "seconds to keep reconnecting after the connection breaks")
-      ("log-level", po::value(&o.log_level)->default_value(o.log_level), "debug, info, warn or error");
+      ("log-level", po::value(&o.log_level)->default_value(o.log_level), "debug, info, warn or error")
+      ("transport", po::value(&o.transport)->default_value(o.transport), "rdma (one-sided RDMA Read) or udp (Write-Record over UDP: no RDMA device needed here)")
+      ("udp-port", po::value(&o.udp_port)->default_value(s.udp.port), "the server's Write-Record port, with --transport udp (the URI's port is RDMA's)")
+      ("udp-rate", po::value(&o.udp_rate_mbps)->default_value(s.udp.rate_bps / 1e6), "Mbit/s this client asks the server to send at, with --transport udp")
+      ("udp-payload", po::value(&o.udp_payload)->default_value(s.udp.max_payload), "bytes per UDP datagram at most; 0: what the path MTU allows");
   return d;
 }
 
@@ -56,6 +60,14 @@ void apply(CommonOptions& o) {
   o.session.readahead_seconds = o.readahead_seconds;
   o.session.connect_timeout = std::chrono::milliseconds(static_cast<long>(o.connect_timeout_s * 1000));
   o.session.reconnect_for = std::chrono::milliseconds(static_cast<long>(o.reconnect_for_s * 1000));
+  if (o.transport == "udp") o.session.transport = Transport::udp;
+  else if (o.transport != "rdma") throw ClientError(ErrorKind::usage, "--transport must be rdma or udp");
+  if (o.udp_port == 0 || o.udp_port > 65535) throw ClientError(ErrorKind::usage, "--udp-port must be 1..65535");
+  if (o.udp_rate_mbps <= 0) throw ClientError(ErrorKind::usage, "--udp-rate must be positive");
+  o.session.udp.port = static_cast<std::uint16_t>(o.udp_port);
+  o.session.udp.rate_bps = o.udp_rate_mbps * 1e6;
+  o.session.udp.max_payload = o.udp_payload;
+  o.session.udp.depth = std::max(1u, o.depth / 2);
 }
 
 bool parse(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
@@ -100,6 +112,9 @@ usage: vod-client COMMAND [options] URI
 
 exit status: 0 ok, 1 error, 2 usage, 3 unknown movie, 4 server unreachable, 5 no RDMA device,
              6 seek out of range, 7 connection lost
+
+Every command reads over RDMA by default; --transport udp reads the same movies by UDP
+Write-Record from a server started with --udp-port, with no RDMA device on this machine.
 )";
 
 }  // namespace

@@ -28,8 +28,11 @@ const char* to_string(MessageType t) noexcept {
     case MessageType::reject: return "reject";
     case MessageType::live_notify: return "live notification";
     case MessageType::live_credit: return "live credit";
-    case MessageType::write_record_advert: return "write-record advert";
+    case MessageType::write_record_request: return "write-record request";
     case MessageType::write_record_data: return "write-record datagram";
+    case MessageType::write_record_hello: return "write-record hello";
+    case MessageType::write_record_cookie: return "write-record cookie";
+    case MessageType::write_record_error: return "write-record error";
   }
   return "unknown message";
 }

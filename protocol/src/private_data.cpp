@@ -120,6 +120,8 @@ const char* to_string(RejectCode c) noexcept {
     case RejectCode::stale_catalog: return "stale catalog";
     case RejectCode::shutting_down: return "shutting down";
     case RejectCode::internal_error: return "internal error";
+    case RejectCode::bad_cookie: return "bad cookie";
+    case RejectCode::rate_limited: return "rate limited";
   }
   return "unknown reject code";
 }
@@ -151,7 +153,7 @@ Decoded<RejectData> decode_reject(Bytes buf) {
 
   RejectData r;
   const auto code = w.code.get();
-  if (code < 1 || code > 9) return fail(DecodeFault::bad_field, "reject: unknown reject code " + num(code));
+  if (code < 1 || code > kMaxRejectCode) return fail(DecodeFault::bad_field, "reject: unknown reject code " + num(code));
   r.code = static_cast<RejectCode>(code);
   r.min_version = w.min_version;
   r.max_version = w.max_version;

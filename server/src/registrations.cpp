@@ -40,6 +40,24 @@ proto::AcceptData CatalogRegistration::accept_for(std::uint32_t index) const {
   return a;
 }
 
+proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionDescriptor& bytes, const proto::RegionDescriptor& index) {
+  proto::CatalogEntry e;
+  e.name = movie.name;
+  e.size = movie.size();
+  e.duration_us = movie.info.duration_us;
+  e.bitrate_bps = movie.info.bitrate_bps;
+  e.movie = bytes;
+  e.index = index;
+  e.flags = (movie.info.is_media ? proto::kEntryIsMedia : 0) | (movie.index.entries.empty() ? 0 : proto::kEntryHasIndex);
+  e.width = movie.info.width;
+  e.height = movie.info.height;
+  e.container = movie.info.container;
+  e.video_codec = movie.info.video_codec.substr(0, 15);
+  e.audio_codec = movie.info.audio_codec.substr(0, 15);
+  e.mime_type = movie.info.mime_type.substr(0, 47);
+  return e;
+}
+
 std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Device>& device, const Library& library,
                                                       const std::vector<proto::CatalogEntry>& extra) {
   const auto started = std::chrono::steady_clock::now();
@@ -63,21 +81,7 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
       device->movies[movie.get()] = m;
       ++fresh;
     }
-    proto::CatalogEntry e;
-    e.name = movie->name;
-    e.size = movie->size();
-    e.duration_us = movie->info.duration_us;
-    e.bitrate_bps = movie->info.bitrate_bps;
-    e.movie = m->movie_region();
-    e.index = m->index_region();
-    e.flags = (movie->info.is_media ? proto::kEntryIsMedia : 0) | (movie->index.entries.empty() ? 0 : proto::kEntryHasIndex);
-    e.width = movie->info.width;
-    e.height = movie->info.height;
-    e.container = movie->info.container;
-    e.video_codec = movie->info.video_codec.substr(0, 15);
-    e.audio_codec = movie->info.audio_codec.substr(0, 15);
-    e.mime_type = movie->info.mime_type.substr(0, 47);
-    reg->catalog.entries.push_back(std::move(e));
+    reg->catalog.entries.push_back(catalog_entry(*movie, m->movie_region(), m->index_region()));
     reg->movies.push_back(std::move(m));
   }
   for (const auto& e : extra) reg->catalog.entries.push_back(e);

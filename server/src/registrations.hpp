@@ -57,6 +57,9 @@ struct CatalogRegistration {
   proto::AcceptData accept_for(std::uint32_t index) const;
 };
 
+// A movie's catalog entry, with the descriptors of its bytes and its keyframe index.
+proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionDescriptor& bytes, const proto::RegionDescriptor& index);
+
 // Registers (or reuses) every movie of `library` on `device`, and builds and registers its catalog:
 // the movies, then `extra` entries (the live channels, registered by their own module).
 std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Device>& device, const Library& library,

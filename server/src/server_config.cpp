@@ -4,6 +4,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "vod/protocol/write_record.hpp"
+
 namespace vod::server {
 
 namespace po = boost::program_options;
@@ -11,6 +13,7 @@ namespace po = boost::program_options;
 std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   ServerConfig c;
   unsigned port = c.port;
+  unsigned udp_port = c.udp_port;
   std::string config_file;
   po::options_description general("vod-server: serves every file of a directory from registered memory; clients read it by one-sided RDMA Read\n\n"
                                   "usage: vod-server --media-dir DIR [options]\n\noptions");
@@ -30,7 +33,12 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
                                                "udp://[GROUP@]HOST:PORT (TS over UDP, multicast GROUP joined on HOST's interface), "
                                                "gst:PIPELINE (ending in MPEG-TS) or - (TS on standard input)")
       ("live-buffer", po::value(&c.live_buffer_seconds)->default_value(c.live_buffer_seconds), "seconds of a live channel its ring holds (late joiners start at the newest keyframe in it)")
-      ("live-bitrate", po::value(&c.live_bitrate_mbps)->default_value(c.live_bitrate_mbps), "Mbit/s assumed for sizing the ring of a udp:, gst: or stdin channel, whose rate is unknown until it runs");
+      ("live-bitrate", po::value(&c.live_bitrate_mbps)->default_value(c.live_bitrate_mbps), "Mbit/s assumed for sizing the ring of a udp:, gst: or stdin channel, whose rate is unknown until it runs")
+      ("udp-port", po::value(&udp_port)->default_value(udp_port), "serve Write-Record over UDP on this port too (7471 is the documented one); 0: off")
+      ("udp-max-rate", po::value(&c.udp_max_rate_mbps)->default_value(c.udp_max_rate_mbps), "Mbit/s the UDP side sends at most, in all")
+      ("udp-client-rate", po::value(&c.udp_client_rate_mbps)->default_value(c.udp_client_rate_mbps), "Mbit/s one client address gets at most (it may ask for less)")
+      ("udp-max-payload", po::value(&c.udp_max_payload)->default_value(c.udp_max_payload), "bytes per UDP datagram at most (clients ask for what their path MTU allows)")
+      ("no-rdma", po::bool_switch(&c.no_rdma), "serve over UDP only (needs --udp-port): no RDMA device is needed");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, general), vm);
@@ -54,6 +62,12 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   if (c.live_bitrate_mbps <= 0 || c.live_bitrate_mbps > 10000) throw std::invalid_argument("--live-bitrate must be in (0, 10000] Mbit/s");
   if (port == 0 || port > 65535) throw std::invalid_argument("--port must be 1..65535");
   c.port = static_cast<std::uint16_t>(port);
+  if (udp_port > 65535) throw std::invalid_argument("--udp-port must be 0..65535");
+  c.udp_port = static_cast<std::uint16_t>(udp_port);
+  if (c.no_rdma && c.udp_port == 0) throw std::invalid_argument("--no-rdma serves over UDP only: give --udp-port too (7471)");
+  if (c.udp_max_rate_mbps <= 0 || c.udp_client_rate_mbps <= 0) throw std::invalid_argument("--udp-max-rate and --udp-client-rate must be positive");
+  if (c.udp_max_payload < 512 || c.udp_max_payload > proto::kWriteRecordMaxPayload)
+    throw std::invalid_argument("--udp-max-payload must be 512.." + std::to_string(proto::kWriteRecordMaxPayload));
   if (c.max_clients == 0) throw std::invalid_argument("--max-clients must be at least 1");
   if (c.remux != "none" && c.remux != "ts") throw std::invalid_argument("--remux must be none or ts");
   if (c.drain_seconds < 0) throw std::invalid_argument("--drain-seconds must not be negative");

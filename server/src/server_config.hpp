@@ -25,6 +25,12 @@ struct ServerConfig {
   std::vector<std::string> live;
   double live_buffer_seconds = 4;     // ring size in seconds of the channel's bitrate
   double live_bitrate_mbps = 8;       // assumed for sources whose bitrate is unknown before they run
+  // UDP Write-Record (docs/write-record.md): off unless a port is given.
+  std::uint16_t udp_port = 0;          // 0: off; the documented port is 7471
+  double udp_max_rate_mbps = 1000;     // the whole server
+  double udp_client_rate_mbps = 400;   // one client address
+  unsigned udp_max_payload = 8192;     // bytes per datagram at most (clients ask for their path MTU's)
+  bool no_rdma = false;                // serve UDP only: no RDMA device needed
 };
 
 // Parses argv (and --config FILE). Returns nullopt after printing --help. Throws

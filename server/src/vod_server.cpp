@@ -1,5 +1,7 @@
 #include "vod_server.hpp"
 
+#include "udp/udp_regions.hpp"
+
 #include <arpa/inet.h>
 #include <poll.h>
 #include <sys/signalfd.h>
@@ -57,7 +59,7 @@ live::LiveOptions live_options(const ServerConfig& c) {
 VodServer::VodServer(ServerConfig config) : config_(std::move(config)), live_(live_channels(config_), live_options(config_)) {
   library_options_.remux_ts = config_.remux == "ts";
   for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
-  rdma::require_device();
+  if (!config_.no_rdma) rdma::require_device();
 
   // Signals arrive through a signalfd, so the event loop sleeps in one poll() for everything.
   sigset_t set;
@@ -68,12 +70,26 @@ VodServer::VodServer(ServerConfig config) : config_(std::move(config)), live_(li
   if (signal_fd_ < 0) throw std::runtime_error(std::string("signalfd: ") + std::strerror(errno));
 
   library_ = scan_library(config_.media_dir, 1, nullptr, library_options_);
-  listener_ = std::make_unique<rdma::Listener>(config_.bind == "0.0.0.0" ? "" : config_.bind, config_.port, config_.backlog);
-  open_devices();
+  if (config_.udp_port) {
+    udp::UdpOptions o;
+    o.bind = config_.bind;
+    o.port = config_.udp_port;
+    o.max_rate_bps = config_.udp_max_rate_mbps * 1e6;
+    o.client_rate_bps = config_.udp_client_rate_mbps * 1e6;
+    o.max_payload = config_.udp_max_payload;
+    udp_ = std::make_unique<udp::UdpService>(o);
+  }
+  if (!config_.no_rdma) {
+    listener_ = std::make_unique<rdma::Listener>(config_.bind == "0.0.0.0" ? "" : config_.bind, config_.port, config_.backlog);
+    open_devices();
+  } else {
+    publish_generation(std::move(library_));
+  }
   live_.start();
-  log::info("server", "listening on " + config_.bind + ":" + std::to_string(listener_->port()) + " with " +
-                          std::to_string(library_.movies.size()) + " movies and " + std::to_string(config_.live.size()) +
-                          " live channels, at most " + std::to_string(config_.max_clients) + " clients");
+  log::info("server", "listening on " + config_.bind + ":" + (listener_ ? std::to_string(listener_->port()) : std::string("- (no RDMA)")) +
+                          (udp_ ? ", UDP " + std::to_string(udp_->port()) : std::string()) + " with " + std::to_string(library_.movies.size()) +
+                          " movies and " + std::to_string(config_.live.size()) + " live channels, at most " + std::to_string(config_.max_clients) +
+                          " clients");
 }
 
 VodServer::~VodServer() {
@@ -86,6 +102,7 @@ void VodServer::publish_generation(Library next) {
   for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, next, live_.catalog_entries(ctx));
   // Connections keep the generation they were accepted with; new ones get this one.
   current_ = std::move(registered);
+  if (udp_) udp_->publish(udp::udp_regions(next, live_.catalog_entries(nullptr)));
   library_ = std::move(next);
 }
 
@@ -265,8 +282,10 @@ int VodServer::run() {
         break;
       }
     }
-    // The CM channel and the signalfd; with live channels also the records' eventfd and the CQ.
-    std::vector<pollfd> fds{{listener_->events().fd(), POLLIN, 0}, {signal_fd_, POLLIN, 0}};
+    // The CM channel and the signalfd; the UDP socket and its pacing timer; with live channels
+    // also the records' eventfd and the CQ.
+    std::vector<pollfd> fds{{listener_ ? listener_->events().fd() : -1, POLLIN, 0}, {signal_fd_, POLLIN, 0},
+                            {udp_ ? udp_->socket_fd() : -1, POLLIN, 0}, {udp_ ? udp_->timer_fd() : -1, POLLIN, 0}};
     if (!live_.empty()) {
       fds.push_back({live_.wake_fd(), POLLIN, 0});
       for (int fd : live_.completion_fds()) fds.push_back({fd, POLLIN, 0});
@@ -289,10 +308,12 @@ int VodServer::run() {
         }
       }
     }
-    if (fds.size() > 2) {
-      if (fds[2].revents & POLLIN) live_.on_wake();
+    if (fds[2].revents & POLLIN) udp_->on_readable();
+    if (fds[3].revents & POLLIN) udp_->on_timer();
+    if (fds.size() > 4) {
+      if (fds[4].revents & POLLIN) live_.on_wake();
       bool completions = false;
-      for (std::size_t i = 3; i < fds.size(); ++i) completions = completions || (fds[i].revents & POLLIN);
+      for (std::size_t i = 5; i < fds.size(); ++i) completions = completions || (fds[i].revents & POLLIN);
       if (completions) live_.on_completions();
     }
   }

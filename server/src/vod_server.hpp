@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The server's one event-loop thread. It sleeps in poll() on the rdma_cm event channel and a
-// signalfd and, when live channels are configured, on the live module's eventfd and shared CQ.
+// signalfd and, when live channels are configured, on the live module's eventfd and shared CQ, and
+// with --udp-port on the UDP socket and its pacing timer.
 //
 // Each connect request goes through admit() (admission.hpp), then to its transport: VoD and
 // catalog clients are accepted here with the regions' descriptors, and from then on their RDMA
@@ -17,6 +18,7 @@
 
 #include "admission.hpp"
 #include "live/live_service.hpp"
+#include "udp/udp_service.hpp"
 #include "movie_library.hpp"
 #include "registrations.hpp"
 #include "server_config.hpp"
@@ -65,6 +67,7 @@ class VodServer {
   live::LiveService live_;  // after the devices: its registrations go before their PDs
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> current_;  // per device: the generation new clients get
   std::unordered_map<rdma_cm_id*, Connection> connections_;  // VoD and catalog clients
+  std::unique_ptr<udp::UdpService> udp_;  // Write-Record over UDP, when --udp-port is given
   int signal_fd_ = -1;
   bool draining_ = false;
   bool stop_ = false;

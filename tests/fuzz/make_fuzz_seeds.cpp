@@ -70,10 +70,30 @@ int main(int argc, char** argv) {
   std::vector<std::uint8_t> data_seed(8, 0);
   data_seed[6] = 0x10;  // buffer length 4096 in the host's byte order on little-endian machines
   const std::vector<std::uint8_t> payload(64, 0x5a);
-  auto datagram = encode(WriteRecordData{1, kRecordLastDatagram, 0, 64, 0, 128, payload});
+  WriteRecordData datagram_fields;
+  datagram_fields.session_id = 1;
+  datagram_fields.flags = kRecordLastDatagram;
+  datagram_fields.epoch = 2;
+  datagram_fields.record_length = 64;
+  datagram_fields.buffer_offset = 128;
+  datagram_fields.payload = payload;
+  auto datagram = encode(datagram_fields);
   data_seed.insert(data_seed.end(), datagram.begin(), datagram.end());
   write(dir, "write_record", "data", data_seed);
-  write(dir, "write_record", "advert", encode(WriteRecordAdvert{1, 0, 4096, 1400}));
+  WriteRecordRequest request;
+  request.session_id = 1;
+  request.epoch = 2;
+  request.record_seq = 3;
+  request.region = WriteRecordRegion::movie;
+  request.selector = name_hash("movie.mp4");
+  request.length = 4096;
+  request.buffer_length = 1 << 20;
+  request.max_payload = 1416;
+  request.rate_bps = 100'000'000;
+  write(dir, "write_record", "request", encode(request));
+  write(dir, "write_record", "hello", encode(WriteRecordHello{42}));
+  write(dir, "write_record", "cookie", encode(WriteRecordCookie{42, {}, 60, 1416}));
+  write(dir, "write_record", "error", encode(WriteRecordError{1, 2, 3, RejectCode::bad_cookie, "say hello again"}));
 
   // MPEG-TS: a PAT, a PMT with H.264 video and AAC audio, and a video PES start with a PCR and the
   // random access indicator (what the live sources scan).

@@ -110,12 +110,12 @@ std::vector<proto::CatalogEntry> LiveService::catalog_entries(ibv_context* ctx) 
   std::vector<proto::CatalogEntry> out;
   for (const auto& c : channels_) {
     auto r = c.regions.find(ctx);
-    if (r == c.regions.end()) continue;
+    if (ctx && r == c.regions.end()) continue;
     proto::CatalogEntry e;
     e.name = c.channel->name();
     e.size = c.channel->ring().size();
-    e.movie = describe(r->second.ring.get(), e.size);
-    e.index = describe(r->second.header.get(), sizeof(proto::WireLiveHeader));
+    e.movie = ctx ? describe(r->second.ring.get(), e.size) : proto::RegionDescriptor{0, e.size, 0};
+    e.index = ctx ? describe(r->second.header.get(), sizeof(proto::WireLiveHeader)) : proto::RegionDescriptor{0, sizeof(proto::WireLiveHeader), 0};
     e.flags = proto::kEntryIsMedia | proto::kEntryLive;
     e.container = "mpegts";
     e.mime_type = "video/mp2t";

@@ -57,7 +57,8 @@ class LiveService {
 
   // Registers every ring and header on `device` (once per device).
   void register_device(const std::shared_ptr<Device>& device);
-  // The channels as catalog entries, with `ctx`'s descriptors; appended after the movies.
+  // The channels as catalog entries, with `ctx`'s descriptors (null: lengths only, for UDP
+  // clients); appended after the movies.
   std::vector<proto::CatalogEntry> catalog_entries(ibv_context* ctx) const;
 
   int wake_fd() const noexcept { return wake_fd_; }

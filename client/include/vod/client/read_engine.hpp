@@ -1,5 +1,6 @@
-// The client's read pipeline: RDMA Reads of chunk-aligned blocks of remote regions into one
-// registered ring, with read-ahead, a small block cache, and requests served from it.
+// The client's read pipeline: chunk-aligned blocks of remote regions fetched into one ring (by
+// RDMA Read or by UDP Write-Record: a Fetcher), with read-ahead, a small block cache, and requests
+// served from it.
 //
 // It runs on its caller's thread: submit() queues a request, progress() posts Reads (never more
 // than the negotiated depth in flight), reaps completions and fills requests. Nothing runs behind
@@ -23,10 +24,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "vod/client/fetcher.hpp"
 #include "vod/client/interrupter.hpp"
 #include "vod/client/stats.hpp"
 #include "vod/protocol/region_descriptor.hpp"
-#include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/connection.hpp"
 
 namespace vod::client {
@@ -41,9 +42,6 @@ struct EngineOptions {
   unsigned readahead_depth = 2;
 };
 
-// Remote regions an engine reads. Requests and cached blocks are tagged with one of these.
-enum class Region : std::uint8_t { movie = 0, catalog = 1, index = 2 };
-
 class ReadEngine {
  public:
   // Completion of a request: bytes placed in its destination (short only at the region's end).
@@ -54,13 +52,18 @@ class ReadEngine {
   ReadEngine& operator=(const ReadEngine&) = delete;
   ~ReadEngine();
 
-  // Uses `ep` from now on: registers the ring in ep.memory, so it goes away with the connection.
-  // `depth` and `max_read` are what this connection allows. Slots from a previous connection are
-  // dropped; queued requests stay and are re-driven on this one.
+  // Fetches through `fetcher` from now on. Slots from a previous fetcher are dropped; queued
+  // requests stay and are re-driven on this one. Throws ClientError(usage) when a chunk is larger
+  // than the fetcher's largest fetch.
+  void attach(std::unique_ptr<Fetcher> fetcher);
+  // By RDMA Read on `ep`: registers the ring in ep.memory, so it goes away with the connection.
+  // `depth` and `max_read` are what this connection allows.
   void attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read);
   // The connection is gone (its QP and MR with it): nothing is in flight any more.
   void detach() noexcept;
-  bool attached() const noexcept { return ep_ != nullptr; }
+  bool attached() const noexcept { return fetcher_ != nullptr; }
+  // The ring fetches land in (a UDP fetcher advertises it as its Write-Record buffer).
+  std::uint8_t* ring() const noexcept { return ring_.get(); }
 
   // Where a region lives now. Changing the movie's descriptor (switch, reconnect) bumps the epoch.
   void set_region(Region r, const proto::RegionDescriptor& d);
@@ -137,7 +140,7 @@ class ReadEngine {
   bool in_readahead_window(std::uint64_t k) const noexcept;
   void invalidate() noexcept;
   void post_wanted();
-  void on_completion(const ibv_wc& wc, rdma::WorkId id);
+  void on_done(std::uint32_t slot, bool ok, const std::string& failure);
   void reap();
   bool serve_requests();
   void drop_slot(std::size_t s) noexcept;
@@ -167,12 +170,8 @@ class ReadEngine {
   bool readahead_enabled_ = true;
   std::chrono::steady_clock::time_point last_progress_;  // for the stuck-Read timeout
   std::string failure_;  // the first failed completion, thrown by the next progress()
-  rdma::ClientEndpoint* ep_ = nullptr;
-  rdma::CompletionHub* hub_ = nullptr;  // the endpoint's: completions of every connection it serves
-  std::uint32_t owner_ = 0;             // this engine's owner id on the hub (wr_id tag)
-  static constexpr std::uint8_t kReadSlot = 1;  // wr_id kind: index is the ring slot
+  std::unique_ptr<Fetcher> fetcher_;
   const Interrupter* interrupter_ = nullptr;
-  ibv_mr* mr_ = nullptr;
   Stats stats_;
 };
 

@@ -19,11 +19,28 @@
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
 #include "vod/protocol/private_data.hpp"
+#include "vod/protocol/write_record.hpp"
 
 namespace vod::client {
 
+// How a session reads: one-sided RDMA Read (an RDMA device on both ends), or UDP Write-Record (any
+// Linux machine; the server must run with --udp-port). docs/write-record.md.
+enum class Transport { rdma, udp };
+
+struct UdpOptions {
+  std::uint16_t port = proto::kWriteRecordPort;  // the server's UDP port (not the URI's, which is RDMA's)
+  double rate_bps = 400e6;                       // the rate this client asks the server to send at
+  std::uint32_t max_payload = 0;                 // bytes per datagram at most; 0: what the path MTU allows
+  unsigned depth = 8;                            // records (chunks) asked for at once
+  std::chrono::milliseconds first_timeout{150};  // for a record's first datagram, beyond its transfer time
+  std::chrono::milliseconds gap_timeout{60};     // between two datagrams of a record: then ask for the holes
+  unsigned retries = 10;                         // repairs of one record before the session reconnects
+};
+
 struct SessionOptions {
   EngineOptions engine;
+  Transport transport = Transport::rdma;
+  UdpOptions udp;
   // The completion queue (per device) this session's connection shares with the others a thread
   // drives; the session holds a reference. Null: the session makes one of its own.
   std::shared_ptr<rdma::CompletionHub> hub;
@@ -77,6 +94,9 @@ class Session {
 
  private:
   void connect();
+  void open_rdma(const std::string& name);
+  void open_udp();
+  void read_catalog();
   void reconnect(const std::string& why);
   std::unique_ptr<rdma::ClientEndpoint> open_endpoint(const proto::ConnectRequest& request);
   [[noreturn]] void throw_rejected(const rdma::ConnectRejected& r);
@@ -90,6 +110,7 @@ class Session {
   Interrupter interrupter_;
   ReadEngine engine_;
   std::unique_ptr<rdma::ClientEndpoint> endpoint_;  // after engine_: destroyed first
+  class UdpFetcher* udp_ = nullptr;                  // the engine's fetcher, over UDP
   proto::AcceptData accept_;
   proto::Catalog catalog_;
   std::optional<proto::CatalogEntry> movie_;

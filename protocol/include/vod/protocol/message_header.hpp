@@ -21,8 +21,11 @@ enum class MessageType : std::uint8_t {
   reject = 3,
   live_notify = 4,
   live_credit = 5,
-  write_record_advert = 6,
+  write_record_request = 6,
   write_record_data = 7,
+  write_record_hello = 8,
+  write_record_cookie = 9,
+  write_record_error = 10,
 };
 
 const char* to_string(MessageType t) noexcept;

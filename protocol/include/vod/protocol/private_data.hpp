@@ -112,7 +112,10 @@ enum class RejectCode : std::uint16_t {
   stale_catalog = 7,     // a catalog_index selector for a generation the server no longer has
   shutting_down = 8,     // the server is draining after SIGTERM
   internal_error = 9,    // the server could not set up the connection (e.g. QP creation failed)
+  bad_cookie = 10,       // Write-Record: the request's cookie is missing, forged or expired: say hello again
+  rate_limited = 11,     // Write-Record: the client or the server is at its rate limit; ask again later
 };
+inline constexpr std::uint16_t kMaxRejectCode = 11;
 
 const char* to_string(RejectCode c) noexcept;
 

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// How a ReadEngine gets blocks of a remote region into the slots of its ring: by one-sided RDMA
+// Read (RdmaFetcher) or by UDP Write-Record (UdpFetcher). The engine decides what to fetch, where
+// it lands and what is stale; a fetcher only moves bytes and says when a slot is filled.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "vod/protocol/region_descriptor.hpp"
+
+namespace vod::client {
+
+// Remote regions an engine reads. Requests and cached blocks are tagged with one of these.
+enum class Region : std::uint8_t { movie = 0, catalog = 1, index = 2 };
+
+class Fetcher {
+ public:
+  // A fetch finished: `ok` with all its bytes in place, or not (the message says why; the
+  // connection is then considered lost).
+  using Done = std::function<void(std::uint32_t slot, bool ok, const std::string& failure)>;
+
+  virtual ~Fetcher() = default;
+
+  // Where the engine's completions go. Set once, before the first fetch.
+  virtual void on_done(Done done) = 0;
+  // Starts moving `length` bytes at `offset` of `region` (described by `where`) into `dest`, the
+  // memory of ring slot `slot`. Throws ConnectionLost when the transport refuses.
+  virtual void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset,
+                     std::uint32_t length, std::uint8_t* dest) = 0;
+  // True when a started fetch can be abandoned: forget() then guarantees nothing more is written
+  // into its slot (UDP drops its datagrams). An RDMA Read, once posted, cannot be recalled.
+  virtual bool can_recall() const noexcept = 0;
+  virtual void forget(std::uint32_t slot) noexcept = 0;
+
+  // Runs completions (and, for UDP, takes datagrams, retransmits and times out). Throws
+  // ConnectionLost when the transport has failed.
+  virtual void poll() = 0;
+  // For waiting: fds that turn readable when poll() may have work, after arm(). A control fd
+  // (the rdma_cm channel) is checked by check_events().
+  virtual std::vector<int> wait_fds() const = 0;
+  virtual int control_fd() const noexcept = 0;
+  virtual void check_events() = 0;
+  virtual void arm() = 0;
+  virtual bool armed() const noexcept = 0;
+  virtual void consume() noexcept = 0;
+  // The longest the caller may sleep before poll() has timers to run (UDP retransmission), or -1.
+  virtual int next_timeout_ms() const noexcept { return -1; }
+
+  // Fetches in flight at most, and the largest single fetch.
+  virtual unsigned depth() const noexcept = 0;
+  virtual std::size_t max_fetch() const noexcept = 0;
+};
+
+}  // namespace vod::client

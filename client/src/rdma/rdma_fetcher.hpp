@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Blocks by one-sided RDMA Read: each fetch is one Read into the slot, tagged (owner, kRead, slot)
+// on the connection's shared CQ. The ring is registered on the connection's PD (and goes with it).
+#pragma once
+
+#include <string>
+
+#include "vod/client/fetcher.hpp"
+#include "vod/rdma/connection.hpp"
+
+namespace vod::client {
+
+class RdmaFetcher final : public Fetcher {
+ public:
+  // Registers [ring, ring + ring_size) on ep's PD. `depth` Reads in flight at most, each at most
+  // `max_read` bytes (both as the connection negotiated).
+  RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size, unsigned depth, std::size_t max_read);
+  ~RdmaFetcher() override;
+
+  void on_done(Done done) override { done_ = std::move(done); }
+  void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
+             std::uint8_t* dest) override;
+  bool can_recall() const noexcept override { return false; }
+  void forget(std::uint32_t) noexcept override {}
+  void poll() override;
+  std::vector<int> wait_fds() const override { return ep_.cq.hub->fds(); }
+  int control_fd() const noexcept override { return ep_.events.fd(); }
+  void check_events() override;
+  void arm() override;
+  bool armed() const noexcept override { return ep_.cq.hub->armed(); }
+  void consume() noexcept override { ep_.cq.hub->consume(); }
+  unsigned depth() const noexcept override { return depth_; }
+  std::size_t max_fetch() const noexcept override { return max_read_; }
+
+ private:
+  static constexpr std::uint8_t kRead = 1;
+  rdma::ClientEndpoint& ep_;
+  ibv_mr* mr_ = nullptr;
+  std::uint32_t owner_ = 0;
+  unsigned depth_;
+  std::size_t max_read_;
+  Done done_;
+  std::string failure_;
+};
+
+}  // namespace vod::client

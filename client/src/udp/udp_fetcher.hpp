@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Blocks by UDP Write-Record: each fetch is a request for a chunk of a region, answered as one
+// record placed into the ring by a WriteRecordReceiver (the ring is the advertised buffer). Holes
+// are repaired by asking again for exactly the missing ranges (a NACK is a request for less), with
+// backoff; a record still incomplete after its retries fails the fetch (the session reconnects).
+// A seek forgets in-flight fetches at once: the next request carries a newer epoch, which makes the
+// server drop what the older one still had queued, and the receiver drops its datagrams.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "vod/client/fetcher.hpp"
+#include "vod/client/session.hpp"
+#include "vod/client/write_record_receiver.hpp"
+
+namespace vod::client {
+
+class UdpFetcher final : public Fetcher {
+ public:
+  // Resolves host:port, opens a connected UDP socket and takes a cookie (hello, with retries).
+  // Throws ClientError(server_unreachable) when nobody answers.
+  UdpFetcher(const std::string& host, std::uint16_t port, std::uint8_t* ring, std::size_t ring_size, const UdpOptions& options);
+  ~UdpFetcher() override;
+
+  // What the movie and index regions name: the movie's name hash, in catalog `generation`.
+  void set_movie(std::uint64_t name_hash, std::uint32_t generation) noexcept {
+    selector_ = name_hash;
+    generation_ = generation;
+  }
+
+  void on_done(Done done) override { done_ = std::move(done); }
+  void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
+             std::uint8_t* dest) override;
+  bool can_recall() const noexcept override { return true; }
+  void forget(std::uint32_t slot) noexcept override;
+  void poll() override;
+  std::vector<int> wait_fds() const override { return {fd_}; }
+  int control_fd() const noexcept override { return -1; }
+  void check_events() override {}
+  void arm() override {}
+  bool armed() const noexcept override { return true; }  // a socket needs no arming
+  void consume() noexcept override {}
+  int next_timeout_ms() const noexcept override;
+  unsigned depth() const noexcept override { return options_.depth; }
+  std::size_t max_fetch() const noexcept override { return 16u << 20; }
+
+  const ReceiverStats& receiver_stats() const noexcept { return receiver_->stats(); }
+  std::uint64_t repair_requests() const noexcept { return repairs_; }
+  std::uint32_t max_payload() const noexcept { return max_payload_; }
+
+ private:
+  struct Pending {
+    std::uint32_t slot;
+    Region region;
+    std::uint64_t offset;  // in the region
+    std::uint64_t buffer_offset;
+    std::uint32_t epoch;
+    unsigned retries = 0;
+  };
+  void hello();
+  void request(const Pending& p, std::uint64_t seq, std::uint64_t region_offset, std::uint64_t length, std::uint64_t buffer_offset);
+  std::chrono::milliseconds first_timeout(std::uint64_t length) const;
+
+  std::string server_;
+  UdpOptions options_;
+  int fd_ = -1;
+  sockaddr_storage peer_{};
+  std::uint8_t* ring_;
+  std::size_t ring_size_;
+  std::uint32_t session_;
+  std::uint32_t epoch_ = 1;
+  bool epoch_used_ = false;  // a fetch carries the current epoch: a forget moves to the next
+  std::uint64_t next_seq_ = 1;
+  std::uint64_t selector_ = 0;
+  std::uint32_t generation_ = 0;
+  std::uint32_t max_payload_ = 0;
+  proto::Cookie cookie_{};
+  std::chrono::steady_clock::time_point cookie_time_;
+  std::unique_ptr<WriteRecordReceiver> receiver_;
+  std::map<std::uint64_t, Pending> pending_;      // by record seq
+  std::map<std::uint32_t, std::uint64_t> slots_;  // slot -> record seq
+  std::uint64_t repairs_ = 0;
+  Done done_;
+};
+
+}  // namespace vod::client

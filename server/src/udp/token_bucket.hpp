@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// A token bucket in bytes: `rate` bytes per second, at most `burst` saved up. The pacer's one
+// primitive: per client (the rate it asked for, capped) and for the whole server (--udp-max-rate).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+namespace vod::server::udp {
+
+class TokenBucket {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  TokenBucket(double bytes_per_second, double burst_bytes, Clock::time_point now)
+      : rate_(bytes_per_second), burst_(burst_bytes), tokens_(burst_bytes), last_(now) {}
+
+  void set_rate(double bytes_per_second, double burst_bytes) {
+    rate_ = bytes_per_second;
+    burst_ = burst_bytes;
+    tokens_ = std::min(tokens_, burst_);
+  }
+  // Bytes that may be sent now.
+  double available(Clock::time_point now) {
+    refill(now);
+    return tokens_;
+  }
+  void take(double bytes) { tokens_ -= bytes; }
+  // When `bytes` will be available (now if they are).
+  Clock::time_point when(double bytes, Clock::time_point now) {
+    refill(now);
+    if (tokens_ >= bytes || rate_ <= 0) return now;
+    return now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>((bytes - tokens_) / rate_));
+  }
+  double rate() const noexcept { return rate_; }
+
+ private:
+  void refill(Clock::time_point now) {
+    if (now > last_) tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
+    last_ = std::max(last_, now);
+  }
+  double rate_, burst_, tokens_;
+  Clock::time_point last_;
+};
+
+}  // namespace vod::server::udp
