@@ -23,6 +23,8 @@ constexpr guint64 kDefaultReadAhead = 4u << 20;
 constexpr gdouble kDefaultReadAheadTime = 0;
 constexpr guint kDefaultReadDepth = 16;
 constexpr gdouble kDefaultReconnectTimeout = 30;
+constexpr const char* kDefaultTransport = "rdma";
+constexpr guint kDefaultUdpPort = vod::proto::kWriteRecordPort;
 
 enum {
   PROP_0,
@@ -36,6 +38,8 @@ enum {
   PROP_READ_AHEAD_TIME,
   PROP_READ_DEPTH,
   PROP_RECONNECT_TIMEOUT,
+  PROP_TRANSPORT,
+  PROP_UDP_PORT,
 };
 
 // The C++ state of the element. GObject allocates the instance zeroed and runs no constructors,
@@ -50,6 +54,8 @@ struct State {
   gdouble read_ahead_time = kDefaultReadAheadTime;
   guint read_depth = kDefaultReadDepth;
   gdouble reconnect_timeout = kDefaultReconnectTimeout;
+  std::string transport = kDefaultTransport;  // "rdma" or "udp" (Write-Record)
+  guint udp_port = kDefaultUdpPort;
   // Created in start(), destroyed in stop(), used by the streaming thread in between. unlock()
   // from another thread only calls their thread-safe interrupt(). One or the other.
   std::unique_ptr<vod::client::Session> session;
@@ -156,6 +162,13 @@ static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* v
     case PROP_READ_AHEAD_TIME: s.read_ahead_time = g_value_get_double(value); break;
     case PROP_READ_DEPTH: s.read_depth = g_value_get_uint(value); break;
     case PROP_RECONNECT_TIMEOUT: s.reconnect_timeout = g_value_get_double(value); break;
+    case PROP_TRANSPORT: {
+      const char* t = g_value_get_string(value);
+      if (t && (std::string(t) == "rdma" || std::string(t) == "udp")) s.transport = t;
+      else GST_WARNING_OBJECT(self, "transport must be rdma or udp, not '%s'", t ? t : "(null)");
+      break;
+    }
+    case PROP_UDP_PORT: s.udp_port = g_value_get_uint(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -180,6 +193,8 @@ static void gst_rdma_src_get_property(GObject* object, guint id, GValue* value, 
     case PROP_READ_AHEAD_TIME: g_value_set_double(value, s.read_ahead_time); break;
     case PROP_READ_DEPTH: g_value_set_uint(value, s.read_depth); break;
     case PROP_RECONNECT_TIMEOUT: g_value_set_double(value, s.reconnect_timeout); break;
+    case PROP_TRANSPORT: g_value_set_string(value, s.transport.c_str()); break;
+    case PROP_UDP_PORT: g_value_set_uint(value, s.udp_port); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -198,12 +213,18 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   options.engine.read_depth = s.read_depth;
   options.readahead_seconds = s.read_ahead_time;
   options.reconnect_for = std::chrono::milliseconds(static_cast<long>(s.reconnect_timeout * 1000));
+  if (s.transport == "udp") options.transport = vod::client::Transport::udp;
+  options.udp.port = static_cast<std::uint16_t>(s.udp_port);
   GST_OBJECT_UNLOCK(self);
   if (uri.host.empty() || !uri.movie) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No movie to read: set uri=rdma://host[:port]/movie (or host and movie)."), (nullptr));
     return FALSE;
   }
   try {
+    if (uri.live && options.transport == vod::client::Transport::udp) {
+      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Live channels are served over RDMA only, not transport=udp."), (nullptr));
+      return FALSE;
+    }
     if (uri.live) {
       vod::client::LiveOptions live;
       live.chunk_size = options.engine.chunk_size;
@@ -396,6 +417,13 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
       g_param_spec_double("reconnect-timeout", "Reconnect timeout",
                           "Seconds to keep reconnecting after the server goes away before posting an error", 0, 3600,
                           kDefaultReconnectTimeout, flags));
+
+  g_object_class_install_property(gobject, PROP_TRANSPORT,
+      g_param_spec_string("transport", "Transport",
+                          "rdma (one-sided RDMA Read) or udp (Write-Record over UDP, for hosts without an RDMA NIC; the server needs --udp-port)",
+                          kDefaultTransport, flags));
+  g_object_class_install_property(gobject, PROP_UDP_PORT,
+      g_param_spec_uint("udp-port", "UDP port", "The server's Write-Record port, with transport=udp", 1, 65535, kDefaultUdpPort, flags));
 
   gst_element_class_add_static_pad_template(element, &src_template);
   gst_element_class_set_static_metadata(element, "RDMA source", "Source/Network",

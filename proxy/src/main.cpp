@@ -90,6 +90,8 @@ int main(int argc, char** argv) {
   options.engine.read_depth = config->depth;
   options.engine.readahead_bytes = 0;  // Reads are issued per response as its client drains them
   options.reconnect_for = std::chrono::milliseconds(static_cast<long>(config->reconnect_for * 1000));
+  if (config->transport == "udp") options.transport = client::Transport::udp;
+  options.udp.port = static_cast<std::uint16_t>(config->udp_port);
   proxy::RdmaPool pool(io, server, options);
   try {
     const auto& c = pool.catalog();

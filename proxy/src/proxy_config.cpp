@@ -23,7 +23,9 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("depth", po::value(&c.depth)->default_value(c.depth), "RDMA Reads in flight per movie session")
       ("reconnect-for", po::value(&c.reconnect_for)->default_value(c.reconnect_for), "seconds to keep reconnecting when the vod-server goes away")
       ("header-limit", po::value(&c.header_limit)->default_value(c.header_limit), "largest request header accepted, in bytes (431 beyond)")
-      ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error");
+      ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error")
+      ("transport", po::value(&c.transport)->default_value(c.transport), "rdma, or udp: read by Write-Record over UDP (the server needs --udp-port; no RDMA device here)")
+      ("udp-port", po::value(&c.udp_port)->default_value(c.udp_port), "the server's Write-Record port, with --transport udp");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);
@@ -43,6 +45,8 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   if (c.server.empty()) throw std::invalid_argument("--server rdma://host[:port] is required (see vod-proxy --help)");
   if (c.chunk_kib < 8) throw std::invalid_argument("--chunk-kib must be at least 8");
   if (c.depth == 0) throw std::invalid_argument("--depth must be at least 1");
+  if (c.transport != "rdma" && c.transport != "udp") throw std::invalid_argument("--transport must be rdma or udp");
+  if (c.udp_port == 0 || c.udp_port > 65535) throw std::invalid_argument("--udp-port must be 1..65535");
   return c;
 }
 

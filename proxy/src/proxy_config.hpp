@@ -17,6 +17,8 @@ struct ProxyConfig {
   double reconnect_for = 10;
   std::size_t header_limit = 8192;
   std::string log_level = "info";
+  std::string transport = "rdma";       // rdma, or udp (Write-Record: no RDMA device on this host)
+  unsigned udp_port = 7471;
 };
 
 // Returns nullopt after --help; throws std::invalid_argument naming the bad option.

@@ -53,8 +53,10 @@ UdpFetcher::UdpFetcher(const std::string& host, std::uint16_t port, std::uint8_t
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> info(res, freeaddrinfo);
   fd_ = socket(info->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0) throw ClientError(ErrorKind::server_unreachable, std::string("socket: ") + std::strerror(errno));
-  const int buf = 8 << 20;
-  setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  // A receive buffer that holds several records: datagrams that find it full are lost and have to
+  // be asked for again. SO_RCVBUFFORCE passes net.core.rmem_max where the process may (CAP_NET_ADMIN).
+  const int buf = 16 << 20;
+  if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
   // Connected: the kernel reports an unreachable port, and the path MTU can be asked for.
   if (::connect(fd_, info->ai_addr, info->ai_addrlen) != 0) {
     const int err = errno;

@@ -62,8 +62,8 @@ UdpService::UdpService(const UdpOptions& o)
   fd_ = socket(info->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
   const int buf = 8 << 20, pmtu = IP_PMTUDISC_DO;
-  setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
-  setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+  if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  if (setsockopt(fd_, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
   // Never fragment: a datagram larger than the path MTU fails to send rather than leaving in pieces.
   if (info->ai_family == AF_INET) setsockopt(fd_, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
   if (bind(fd_, info->ai_addr, info->ai_addrlen) != 0) {
