@@ -40,7 +40,8 @@ proto::WriteRecordRegion wire_region(Region r) {
 }  // namespace
 
 UdpFetcher::UdpFetcher(const std::string& host, std::uint16_t port, std::uint8_t* ring, std::size_t ring_size, const UdpOptions& options)
-    : options_(options), ring_(ring), ring_size_(ring_size), session_(static_cast<std::uint32_t>(random64())) {
+    : options_(options), ring_(ring), ring_size_(ring_size), session_(static_cast<std::uint32_t>(random64())),
+      rate_bps_(std::max(1e6, options.rate_bps)), rate_since_(Clock::now()) {
   const bool v6 = host.find(':') != std::string::npos;
   server_ = (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + " (UDP)";
   addrinfo hints{};
@@ -120,10 +121,30 @@ void UdpFetcher::hello() {
   throw ClientError(ErrorKind::server_unreachable, "no Write-Record answer from " + server_ + ": " + why);
 }
 
-std::chrono::milliseconds UdpFetcher::first_timeout(std::uint64_t length) const {
-  // The record's time on the wire at the rate asked for, plus a round trip's worth.
-  const double transfer_s = static_cast<double>(length) * 8 / std::max(1e6, options_.rate_bps);
-  return options_.first_timeout + std::chrono::milliseconds(static_cast<long>(transfer_s * 1000 * 2));
+std::uint64_t UdpFetcher::missing_bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& [seq, p] : pending_)
+    for (const ByteRange& r : receiver_->missing(seq)) n += r.size();
+  return n;
+}
+
+std::chrono::milliseconds UdpFetcher::allowance(std::uint64_t bytes) const {
+  const double wire_s = static_cast<double>(missing_bytes() + bytes) * 8 / rate_bps_;
+  return options_.first_timeout + std::chrono::milliseconds(static_cast<long>(wire_s * 2000));
+}
+
+void UdpFetcher::measure_rate() {
+  // Bytes placed per second over windows of at least 100 ms while records are outstanding.
+  const auto now = Clock::now();
+  const double secs = std::chrono::duration<double>(now - rate_since_).count();
+  if (secs < 0.1) return;
+  const std::uint64_t placed = receiver_->stats().placed_bytes;
+  if (!pending_.empty() && placed > rate_bytes_) {
+    const double measured = static_cast<double>(placed - rate_bytes_) * 8 / secs;
+    rate_bps_ = std::clamp(0.5 * rate_bps_ + 0.5 * measured, 1e5, std::max(1e6, options_.rate_bps));
+  }
+  rate_bytes_ = placed;
+  rate_since_ = now;
 }
 
 void UdpFetcher::request(const Pending& p, std::uint64_t seq, std::uint64_t region_offset, std::uint64_t length, std::uint64_t buffer_offset) {
@@ -154,7 +175,7 @@ void UdpFetcher::fetch(std::uint32_t slot, Region region, const proto::RegionDes
   epoch_used_ = true;
   const std::uint64_t seq = next_seq_++;
   Pending p{slot, region, offset, static_cast<std::uint64_t>(dest - ring_), epoch_};
-  receiver_->expect(seq, epoch_, p.buffer_offset, length, Clock::now() + first_timeout(length));
+  receiver_->expect(seq, epoch_, p.buffer_offset, length, Clock::now() + allowance(length));
   slots_[slot] = seq;
   pending_[seq] = p;
   request(p, seq, offset, length, p.buffer_offset);
@@ -177,6 +198,7 @@ void UdpFetcher::poll() {
   std::vector<CompletionRecord> done;
   std::vector<proto::WriteRecordError> errors;
   receiver_->receive(done, errors);
+  measure_rate();
   receiver_->expire(Clock::now(), done);
   std::string failure;
   for (const auto& e : errors) {
@@ -221,7 +243,7 @@ void UdpFetcher::poll() {
       asked += hole.size();
       ++repairs_;
     }
-    const auto backoff = std::min(first_timeout(asked) * (1u << std::min(p.retries, 4u)), std::chrono::milliseconds(3000));
+    const auto backoff = std::min(allowance(0) + options_.first_timeout * ((1u << std::min(p.retries, 4u)) - 1), std::chrono::milliseconds(5000));
     receiver_->rearm(c.record_seq, Clock::now() + backoff);
   }
   if (!failure.empty()) {

@@ -65,7 +65,12 @@ class UdpFetcher final : public Fetcher {
   };
   void hello();
   void request(const Pending& p, std::uint64_t seq, std::uint64_t region_offset, std::uint64_t length, std::uint64_t buffer_offset);
-  std::chrono::milliseconds first_timeout(std::uint64_t length) const;
+  // How long `bytes` more may take to arrive: a round trip's allowance plus twice their time on the
+  // wire behind everything still missing, at the rate datagrams have been arriving (the server may
+  // send slower than asked: its own limits).
+  std::chrono::milliseconds allowance(std::uint64_t bytes) const;
+  std::uint64_t missing_bytes() const;
+  void measure_rate();
 
   std::string server_;
   UdpOptions options_;
@@ -86,6 +91,9 @@ class UdpFetcher final : public Fetcher {
   std::map<std::uint64_t, Pending> pending_;      // by record seq
   std::map<std::uint32_t, std::uint64_t> slots_;  // slot -> record seq
   std::uint64_t repairs_ = 0;
+  double rate_bps_;  // measured arrival rate (starts at the rate asked for)
+  std::uint64_t rate_bytes_ = 0;
+  std::chrono::steady_clock::time_point rate_since_;
   Done done_;
 };
 

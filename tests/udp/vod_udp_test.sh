@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Write-Record over UDP, natively on loopback: no RDMA device anywhere (vod-server --no-rdma).
+#   - list, and get of every movie byte-exact (0 B, 1 B, 5 MiB + 12345, 20 MiB, TS, MP4, Matroska)
+#   - play decodes every frame (ffprobe), play --start 30 from the keyframe
+#   - rdmasrc transport=udp: filesink byte-exact, and decoding
+#   - vod-proxy --transport udp: whole body and a range, byte-exact
+#   - hostile traffic during a get: a flood of garbage, truncated, malformed and forged-cookie
+#     requests at the server from 16 source ports, and datagrams sprayed at the client's socket: the
+#     get stays byte-exact, no flooding address ever gets more bytes than it sent, and the server
+#     keeps serving
+#   - the server's rate limit holds (--udp-max-rate), errors and exit statuses of the client
+set -euo pipefail
+build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
+media_src=${VOD_TEST_MEDIA_DIR:-$build/test-media}
+server_bin=$build/server/vod-server client_bin=$build/client/vod-client
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  local rc=$?
+  kill "${pids[@]}" 2>/dev/null || true
+  if [[ $rc -ne 0 && -f $work/server.log ]]; then echo "--- server log (last 30 lines)"; tail -n 30 "$work/server.log"; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+step() { echo "--- $*"; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+media=$work/media
+mkdir -p "$media"
+for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do cp "$media_src/$f" "$media/"; done
+"$build/tests/rdma/make_pattern" 0 1 "$media/empty.bin"
+"$build/tests/rdma/make_pattern" 1 2 "$media/one.bin"
+"$build/tests/rdma/make_pattern" $((5 * 1024 * 1024 + 12345)) 3 "$media/odd.bin"
+"$build/tests/rdma/make_pattern" $((20 * 1024 * 1024)) 4 "$media/big.bin"
+
+udp=$((30000 + RANDOM % 20000))
+start_server() {
+  "$server_bin" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" "$@" 2> "$work/server.log" &
+  server_pid=$!
+  pids+=("$server_pid")
+  for _ in $(seq 300); do grep -q 'listening on' "$work/server.log" && return 0; sleep 0.1; done
+  fail "vod-server --no-rdma did not start"
+}
+start_server
+uri() { echo "rdma://127.0.0.1/$1"; }
+C=(--transport udp --udp-port "$udp")
+
+step "list over UDP"
+"$client_bin" list "rdma://127.0.0.1" "${C[@]}" | tee "$work/list"
+for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv empty.bin one.bin odd.bin big.bin; do
+  grep -q "^$f " "$work/list" || fail "list lacks $f"
+done
+pass "the catalog over UDP lists all 7 files"
+
+step "get over UDP, byte-exact"
+for f in empty.bin one.bin odd.bin big.bin test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do
+  "$client_bin" get "$(uri "$f")" -o "$work/$f" -q "${C[@]}" || fail "get $f exited $?"
+  cmp "$media/$f" "$work/$f" || fail "$f differs"
+done
+pass "7 files byte-identical"
+
+step "play over UDP decodes every frame; play --start 30 starts at a keyframe"
+"$client_bin" play "$(uri test-480p-60s.ts)" --unpaced "${C[@]}" > "$work/play.ts"
+cmp "$media/test-480p-60s.ts" "$work/play.ts" || fail "play output differs"
+frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/play.ts" | sed -n 1p)
+[[ $frames == 1500 ]] || fail "play gave $frames frames"
+"$client_bin" play "$(uri test-480p-60s.ts)" --unpaced --start 30 "${C[@]}" > "$work/play30.ts"
+first=$(ffprobe -v error -select_streams v:0 -show_entries frame=key_frame -of csv=p=0 "$work/play30.ts" 2>/dev/null | sed -n 1p | tr -d ,)
+[[ $first == 1 ]] || fail "play --start 30 does not start at a keyframe"
+pass "play: $frames frames; --start 30 from a keyframe"
+
+step "rdmasrc transport=udp"
+export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
+gst-launch-1.0 -q rdmasrc uri="$(uri test-480p-60s.mp4)" transport=udp udp-port="$udp" ! filesink location="$work/gst.mp4"
+cmp "$media/test-480p-60s.mp4" "$work/gst.mp4" || fail "rdmasrc transport=udp: filesink output differs"
+gst-launch-1.0 -q rdmasrc uri="$(uri test-480p-60s.mkv)" transport=udp udp-port="$udp" ! matroskademux ! h264parse ! avdec_h264 ! \
+  fakesink > /dev/null || fail "rdmasrc transport=udp: decoding failed"
+pass "rdmasrc over UDP: filesink byte-exact, Matroska decodes"
+
+step "vod-proxy --transport udp"
+http=$((40000 + RANDOM % 20000))
+"$build/proxy/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" 2> "$work/proxy.log" &
+pids+=($!)
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http/" && break; sleep 0.1; done
+curl -s -o "$work/proxy.ts" "http://127.0.0.1:$http/movies/test-480p-60s.ts"
+cmp "$media/test-480p-60s.ts" "$work/proxy.ts" || fail "proxy over UDP: body differs"
+curl -s -H "Range: bytes=1000000-1999999" -o "$work/range" "http://127.0.0.1:$http/movies/big.bin"
+dd if="$media/big.bin" iflag=skip_bytes,count_bytes skip=1000000 count=1000000 status=none | cmp - "$work/range" || fail "proxy over UDP: range differs"
+pass "vod-proxy over UDP: whole body and a range byte-exact"
+
+step "hostile traffic during a get"
+"$client_bin" get "$(uri big.bin)" -o "$work/under-attack.bin" -q "${C[@]}" --udp-rate 40 &
+getter=$!
+client_port=
+for _ in $(seq 50); do
+  client_port=$(ss -uanp 2>/dev/null | awk -v pid="pid=$getter," '$0 ~ pid { split($4, a, ":"); print a[length(a)]; exit }')
+  [[ -n $client_port ]] && break
+  sleep 0.1
+done
+[[ -n $client_port ]] || fail "could not find the client's UDP port"
+"$build/tests/udp/udp_hostile" spray --target "127.0.0.1:$client_port" --seconds 3 > "$work/spray.txt" &
+sprayer=$!
+"$build/tests/udp/udp_hostile" flood --server "127.0.0.1:$udp" --seconds 3 --sources 16 > "$work/flood.txt"
+wait "$sprayer"
+wait "$getter" || fail "the get under attack exited with an error"
+cmp "$media/big.bin" "$work/under-attack.bin" || fail "the get under attack is not byte-exact"
+cat "$work/flood.txt" "$work/spray.txt"
+sent=$(sed -n 's/.*sent_bytes=\([0-9]*\).*/\1/p' "$work/flood.txt")
+received=$(sed -n 's/.*received_bytes=\([0-9]*\).*/\1/p' "$work/flood.txt")
+((received <= sent)) || fail "the server sent $received bytes to addresses that proved nothing, which sent $sent: an amplifier"
+kill -0 "$server_pid" || fail "the server died under the flood"
+"$client_bin" get "$(uri one.bin)" -o "$work/after.bin" -q "${C[@]}"
+cmp "$media/one.bin" "$work/after.bin" || fail "the server does not serve after the flood"
+pass "byte-exact under a flood and a spray; flooders got $received bytes for $sent sent; still serving"
+
+step "the server's rate limit holds"
+kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+start_server --udp-max-rate 40
+start=$(date +%s.%N)
+"$client_bin" get "$(uri big.bin)" -o "$work/limited.bin" -q "${C[@]}" --udp-rate 1000
+secs=$(echo "$(date +%s.%N) - $start" | bc)
+cmp "$media/big.bin" "$work/limited.bin" || fail "rate-limited get differs"
+mbps=$(echo "scale=1; 20 * 1048576 * 8 / $secs / 1000000" | bc)
+echo "20 MiB in $secs s: $mbps Mbit/s with --udp-max-rate 40 (the client asked for 1000)"
+(( $(echo "$mbps <= 40 * 1.25" | bc) )) || fail "the server sent at $mbps Mbit/s, over its 40 Mbit/s limit"
+pass "rate limit: $mbps Mbit/s under a 40 Mbit/s limit"
+
+step "errors: an unknown movie, a server that is not there"
+rc=0; "$client_bin" get "$(uri nope.ts)" -o "$work/x" "${C[@]}" 2> "$work/err" || rc=$?
+[[ $rc == 3 ]] && grep -q "no movie 'nope.ts'" "$work/err" || fail "unknown movie over UDP: exit $rc: $(cat "$work/err")"
+rc=0; "$client_bin" list rdma://127.0.0.1 --transport udp --udp-port 9 2> "$work/err" || rc=$?
+[[ $rc == 4 ]] && grep -q "nothing listens" "$work/err" || fail "no server: exit $rc: $(cat "$work/err")"
+pass "unknown movie: exit 3 listing what exists; no server: exit 4, 'nothing listens'"
