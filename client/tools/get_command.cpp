@@ -59,7 +59,8 @@ int run_get(const std::vector<std::string>& args) {
   }
   if (fd != STDOUT_FILENO && close(fd) != 0) throw std::runtime_error("closing " + output + ": " + std::strerror(errno));
   if (!quiet) bar.finish();
-  log::info("vod-client", "get " + uri.to_string() + ": " + session.stats().summary());
+  log::info("vod-client", "get " + uri.to_string() + ": " + session.stats().summary() +
+                                (session.transport_summary().empty() ? "" : "; " + session.transport_summary()));
   return exit_ok;
 }
 

@@ -61,7 +61,8 @@ int run_play(const std::vector<std::string>& args) {
       return exit_ok;
     }
   }
-  log::info("vod-client", "play " + uri.to_string() + ": " + session.stats().summary());
+  log::info("vod-client", "play " + uri.to_string() + ": " + session.stats().summary() +
+                                (session.transport_summary().empty() ? "" : "; " + session.transport_summary()));
   return exit_ok;
 }
 

@@ -39,14 +39,19 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("udp-client-rate", po::value(&c.udp_client_rate_mbps)->default_value(c.udp_client_rate_mbps), "Mbit/s one client address gets at most (it may ask for less)")
       ("udp-max-payload", po::value(&c.udp_max_payload)->default_value(c.udp_max_payload), "bytes per UDP datagram at most (clients ask for what their path MTU allows)")
       ("no-rdma", po::bool_switch(&c.no_rdma), "serve over UDP only (needs --udp-port): no RDMA device is needed");
+  // Options for the tests only: accepted, not listed by --help.
+  po::options_description hidden;
+  hidden.add_options()("udp-test-drop", po::value(&c.udp_test_drop), "last:N,record:N,datagram:N: datagrams the UDP sender drops on purpose");
+  po::options_description all;
+  all.add(general).add(hidden);
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, general), vm);
+    po::store(po::parse_command_line(argc, argv, all), vm);
     if (vm.count("config")) {
       const std::string path = vm["config"].as<std::string>();
       std::ifstream in(path);
       if (!in) throw std::invalid_argument("cannot read the config file " + path);
-      po::store(po::parse_config_file(in, general), vm);
+      po::store(po::parse_config_file(in, all), vm);
     }
     po::notify(vm);
   } catch (const po::error& e) {

@@ -31,6 +31,7 @@ struct ServerConfig {
   double udp_client_rate_mbps = 400;   // one client address
   unsigned udp_max_payload = 8192;     // bytes per datagram at most (clients ask for their path MTU's)
   bool no_rdma = false;                // serve UDP only: no RDMA device needed
+  std::string udp_test_drop;           // a test hook: datagrams to drop on purpose (hidden from --help)
 };
 
 // Parses argv (and --config FILE). Returns nullopt after printing --help. Throws

@@ -77,6 +77,10 @@ VodServer::VodServer(ServerConfig config) : config_(std::move(config)), live_(li
     o.max_rate_bps = config_.udp_max_rate_mbps * 1e6;
     o.client_rate_bps = config_.udp_client_rate_mbps * 1e6;
     o.max_payload = config_.udp_max_payload;
+    if (!config_.udp_test_drop.empty()) {
+      o.test_drop = udp::parse_test_drop(config_.udp_test_drop);
+      log::warn("udp", "--udp-test-drop " + config_.udp_test_drop + ": dropping datagrams on purpose (a test hook)");
+    }
     udp_ = std::make_unique<udp::UdpService>(o);
   }
   if (!config_.no_rdma) {
@@ -318,6 +322,13 @@ int VodServer::run() {
     }
   }
   live_.reap(true);
+  if (udp_) {
+    const auto& u = udp_->stats();
+    log::info("udp", "served " + std::to_string(u.requests) + " requests and " + std::to_string(u.hellos) + " hellos: " +
+                         std::to_string(u.datagrams) + " datagrams, " + std::to_string(u.bytes) + " bytes; " + std::to_string(u.errors_sent) +
+                         " errors sent, " + std::to_string(u.bad_cookies) + " bad cookies, " + std::to_string(u.dropped) + " dropped, " +
+                         std::to_string(u.superseded) + " superseded, " + std::to_string(u.test_dropped) + " dropped by the test hook");
+  }
   log::info("server", "stopped");
   return 0;
 }

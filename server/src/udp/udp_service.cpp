@@ -48,6 +48,37 @@ std::string describe(const sockaddr_storage& a) {
 
 }  // namespace
 
+UdpOptions::TestDrop parse_test_drop(const std::string& text) {
+  UdpOptions::TestDrop d;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const std::size_t colon = item.find(':');
+    char* end = nullptr;
+    const unsigned long n = colon == std::string::npos ? 0 : std::strtoul(item.c_str() + colon + 1, &end, 10);
+    if (colon == std::string::npos || n == 0 || *end) throw std::invalid_argument("--udp-test-drop: '" + item + "' is not KIND:N with N > 0");
+    const std::string kind = item.substr(0, colon);
+    if (kind == "last") d.last_of_record = static_cast<unsigned>(n);
+    else if (kind == "record") d.whole_record = static_cast<unsigned>(n);
+    else if (kind == "datagram") d.datagram = static_cast<unsigned>(n);
+    else throw std::invalid_argument("--udp-test-drop: unknown kind '" + kind + "' (last, record, datagram)");
+    at = comma + 1;
+  }
+  return d;
+}
+
+bool UdpService::test_dropped(const Job& j, bool last) noexcept {
+  const auto& t = options_.test_drop;
+  if (j.repair) return false;
+  const std::uint64_t datagram = ++datagrams_built_;
+  const bool drop = (t.whole_record && j.ordinal % t.whole_record == t.whole_record - 1) ||
+                    (t.last_of_record && last && j.ordinal % t.last_of_record == t.last_of_record - 1) ||
+                    (t.datagram && datagram % t.datagram == 0);
+  stats_.test_dropped += drop;
+  return drop;
+}
+
 UdpService::UdpService(const UdpOptions& o)
     : options_(o), total_(o.max_rate_bps / 8, std::max(256e3, o.max_rate_bps / 8 / 100), Clock::now()),
       hellos_total_(20000, 20000, Clock::now()) {
@@ -223,7 +254,9 @@ void UdpService::on_request(proto::Bytes b, Client& c, Clock::time_point now) {
   if (auto* e = std::get_if<proto::WriteRecordError>(&d)) return send_error(c, b.size(), std::move(*e), now);
   const double rate = std::min<double>(static_cast<double>(r->rate_bps), options_.client_rate_bps) / 8;
   c.bucket.set_rate(rate, std::max(64e3, rate / 100));  // 10 ms of burst
-  c.jobs.push_back({*r, std::get<UdpJob>(std::move(d)), 0});
+  bool repair = false;
+  if (options_.test_drop.any()) repair = !test_seen_.insert({r->session_id, r->record_seq}).second;
+  c.jobs.push_back({*r, std::get<UdpJob>(std::move(d)), 0, repair ? 0 : jobs_admitted_++, repair});
   ++jobs_;
 }
 
@@ -268,6 +301,7 @@ void UdpService::pump(Clock::time_point now) {
     progress = false;
     std::vector<Send> sends;
     std::vector<Client*> owners;
+    std::size_t built = 0;
     sends.reserve(kBatch);
     for (auto& [key, c] : clients_) {
       if (c.jobs.empty() || sends.size() >= kBatch) continue;
@@ -275,8 +309,9 @@ void UdpService::pump(Clock::time_point now) {
       const std::size_t payload = j.data.payload;
       const double wire = static_cast<double>(payload + sizeof(proto::WireWriteRecordDataHeader));
       const double budget = std::min(c.bucket.available(now), total_.available(now));
-      std::size_t count = std::min<std::size_t>({gso_ ? kGsoSegments : 1, static_cast<std::size_t>(budget / wire),
-                                                 gso_ ? kGsoBytes / static_cast<std::size_t>(wire) : 1});
+      const bool gso = gso_ && !options_.test_drop.any();
+      std::size_t count = std::min<std::size_t>({gso ? kGsoSegments : 1, static_cast<std::size_t>(budget / wire),
+                                                 gso ? kGsoBytes / static_cast<std::size_t>(wire) : 1});
       const std::uint64_t left = j.data.bytes.size() - j.sent;
       count = std::min<std::size_t>(count, (left + payload - 1) / payload);
       if (count == 0) continue;
@@ -304,14 +339,21 @@ void UdpService::pump(Clock::time_point now) {
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(payload, j.data.bytes.size() - off));
         s.iov.push_back({const_cast<std::uint8_t*>(j.data.bytes.data() + off), n});  // sendmsg reads, never writes
       }
+      ++built;
       const double bytes = static_cast<double>((at - j.sent) + count * sizeof(proto::WireWriteRecordDataHeader));
       c.bucket.take(bytes);
       total_.take(bytes);
       j.sent = at;
+      if (options_.test_drop.any() && test_dropped(j, at == j.data.bytes.size())) continue;  // "lost": paced, never sent
       sends.push_back(std::move(s));
       owners.push_back(&c);
     }
-    if (sends.empty()) break;
+    if (sends.empty()) {
+      if (!built) break;  // the buckets are empty
+      finish_sent_jobs();  // the test hook "lost" all this round built
+      progress = true;
+      continue;
+    }
     std::vector<mmsghdr> msgs(sends.size());
     for (std::size_t i = 0; i < sends.size(); ++i) {
       Send& s = sends[i];
@@ -342,15 +384,19 @@ void UdpService::pump(Clock::time_point now) {
       if (static_cast<int>(i) < sent) stats_.bytes += b;
       // What the socket did not take is lost as if the network dropped it: the client asks again.
     }
-    for (Client* c : owners) {
-      if (!c->jobs.empty() && c->jobs.front().sent >= c->jobs.front().data.bytes.size()) {
-        c->jobs.pop_front();
-        --jobs_;
-      }
-    }
+    finish_sent_jobs();
     progress = sent == static_cast<int>(sends.size());
   }
   arm_timer(now);
+}
+
+void UdpService::finish_sent_jobs() {
+  for (auto& [key, c] : clients_) {
+    if (!c.jobs.empty() && c.jobs.front().sent >= c.jobs.front().data.bytes.size()) {
+      c.jobs.pop_front();
+      --jobs_;
+    }
+  }
 }
 
 void UdpService::arm_timer(Clock::time_point now) {

@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
+#include <utility>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,12 +41,23 @@ struct UdpOptions {
   std::uint32_t max_payload = 8192;   // bytes per datagram at most (clients ask for their path MTU's)
   std::size_t max_jobs_per_client = 256;
   std::size_t max_jobs = 65536;
+  // A test hook (--udp-test-drop): datagrams the sender "loses" on purpose, so tests can create
+  // exact holes: the last datagram of every Nth record, every datagram of every Nth record, every
+  // Nth datagram; repairs of a record are never dropped. 0: none. Sends one datagram per sendmsg
+  // while any is set.
+  struct TestDrop {
+    unsigned last_of_record = 0, whole_record = 0, datagram = 0;
+    bool any() const noexcept { return last_of_record || whole_record || datagram; }
+  } test_drop;
 };
+
+// Parses --udp-test-drop: "last:N,record:N,datagram:N" (any of them); throws std::invalid_argument.
+UdpOptions::TestDrop parse_test_drop(const std::string& text);
 
 struct UdpStats {
   std::uint64_t hellos = 0, requests = 0, datagrams = 0, bytes = 0, sends = 0, errors_sent = 0;
   std::uint64_t dropped = 0;        // malformed, unexpected, or over a rate limit for errors
-  std::uint64_t bad_cookies = 0, rate_limited = 0, superseded = 0;
+  std::uint64_t bad_cookies = 0, rate_limited = 0, superseded = 0, test_dropped = 0;
 };
 
 class UdpService {
@@ -72,7 +85,10 @@ class UdpService {
     proto::WriteRecordRequest request;
     UdpJob data;
     std::uint64_t sent = 0;
+    std::uint64_t ordinal = 0;  // records first asked for before it (the test hook counts by it)
+    bool repair = false;        // asks again for a record asked for before (the test hook spares it)
   };
+  bool test_dropped(const Job& j, bool last) noexcept;
   struct Client {
     sockaddr_storage addr{};
     socklen_t addr_len = 0;
@@ -90,6 +106,7 @@ class UdpService {
   void send_small(Client& c, const std::vector<std::uint8_t>& bytes);
   Client& client_for(const sockaddr_storage& addr, socklen_t len, Clock::time_point now);
   void pump(Clock::time_point now);
+  void finish_sent_jobs();
   void arm_timer(Clock::time_point now);
   std::uint64_t now_seconds(Clock::time_point now) const;
 
@@ -105,6 +122,8 @@ class UdpService {
   TokenBucket hellos_total_;
   Clock::time_point started_ = Clock::now();
   std::size_t jobs_ = 0;
+  std::uint64_t jobs_admitted_ = 0, datagrams_built_ = 0;
+  std::set<std::pair<std::uint32_t, std::uint64_t>> test_seen_;  // the test hook's records (session, seq)
   UdpStats stats_;
 };
 

@@ -88,6 +88,9 @@ class Session {
   void interrupt() noexcept { interrupter_.raise(); }
   void clear_interrupt() noexcept { interrupter_.clear(); }
 
+  // Over UDP: the receiver's figures (repairs, datagrams dropped and why); empty over RDMA.
+  std::string transport_summary() const;
+
   ReadEngine& engine() noexcept { return engine_; }
   const std::shared_ptr<rdma::CompletionHub>& hub() const noexcept { return hub_; }
   const Stats& stats() const noexcept { return engine_.stats(); }

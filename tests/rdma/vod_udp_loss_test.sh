@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Write-Record over a lossy network. It needs no RDMA, but it needs sch_netem, which only the
+# Soft-RoCE guest's kernel has, so it runs in that session (label rdma). The client runs in a
+# network namespace of its own, joined to the server's by a veth pair with netem on both ends:
+#   - get --transport udp is byte-exact at 0%, 0.1%, 1% and 5% loss (both ways), with reordering,
+#     duplication, corruption (the CRC drops it), and delay jitter that makes datagrams arrive
+#     after the receiver's timeout (dropped as late, repaired by asking again)
+#   - the sender drops the last datagram of every 3rd record and every datagram of every 5th
+#     (--udp-test-drop): still byte-exact
+#   - ffmpeg decodes play --transport udp at 1% loss
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/vod_test_lib.sh"
+[[ ${VOD_RDMA_GUEST:-} == 1 ]] || modprobe -q sch_netem 2>/dev/null || { echo "SKIP: no sch_netem here"; exit 77; }
+
+media=$work/media
+mkdir -p "$media"
+"$build/tests/rdma/make_pattern" $((8 * 1024 * 1024 + 4321)) 5 "$media/pattern.bin"
+cp "${VOD_TEST_MEDIA_DIR:-$build/test-media}/test-480p-60s.ts" "$media/"
+
+ns=vodloss$$
+ip netns add "$ns"
+cleanup_hooks+=("ip netns del $ns")
+ip link add vodudp0 type veth peer name vodudp1
+cleanup_hooks+=("ip link del vodudp0")
+ip link set vodudp1 netns "$ns"
+ip addr add 198.51.100.1/24 dev vodudp0
+ip link set vodudp0 up
+ip -n "$ns" addr add 198.51.100.2/24 dev vodudp1
+ip -n "$ns" link set vodudp1 up
+ip -n "$ns" link set lo up
+server_addr=198.51.100.1
+udp=$((30000 + RANDOM % 20000))
+
+start_udp_server() {
+  server_log=$work/udp-server.log
+  "$server_bin" --no-rdma --udp-port "$udp" --bind "$server_addr" --media-dir "$media" "$@" 2> "$server_log" &
+  server_pid=$!
+  for _ in $(seq 300); do grep -q 'listening on' "$server_log" && return 0; sleep 0.1; done
+  fail "vod-server --no-rdma did not start"
+}
+netem() {  # netem ARGS...: the same impairment both ways (data to the client, requests to the server)
+  tc qdisc replace dev vodudp0 root netem "$@"
+  ip netns exec "$ns" tc qdisc replace dev vodudp1 root netem "$@"
+}
+get() {  # get LABEL [client options...]: byte-exact get of pattern.bin from the namespace
+  local label=$1; shift
+  local start secs rc=0
+  start=$(date +%s.%N)
+  ip netns exec "$ns" "$client_bin" get "rdma://$server_addr/pattern.bin" -o "$work/got.bin" -q --transport udp --udp-port "$udp" \
+    --udp-rate 100 --log-level info "$@" 2> "$work/client.log" || rc=$?
+  secs=$(echo "$(date +%s.%N) - $start" | bc)
+  [[ $rc == 0 ]] || { tail -n 5 "$work/client.log"; fail "$label: get exited $rc"; }
+  cmp "$media/pattern.bin" "$work/got.bin" || fail "$label: not byte-exact"
+  rm -f "$work/got.bin"
+  echo "    $label: byte-exact in ${secs:0:5} s; $(grep -o 'UDP: .*' "$work/client.log")"
+}
+
+start_udp_server
+step "loss, both ways"
+for loss in 0 0.1 1 5; do
+  netem loss "${loss}%"
+  get "loss $loss%"
+done
+pass "byte-exact at 0, 0.1, 1 and 5% loss"
+
+step "reordering, duplication, corruption, and datagrams later than the timeout"
+netem delay 5ms reorder 25% 50%
+get "reorder 25%"
+netem duplicate 10%
+get "duplicate 10%"
+netem corrupt 2%
+get "corrupt 2%"
+# netem corrupts packets after the kernel computed the UDP checksum: the receiving kernel drops them
+# (seen here as loss). The CRC32C catches what the UDP checksum cannot; the unit tests corrupt payloads.
+netem delay 40ms 70ms distribution normal
+get "jitter 40 +- 70 ms"
+netem loss 1% delay 10ms 5ms reorder 10% duplicate 2% corrupt 1%
+get "all at once"
+pass "byte-exact with reordering, duplicates, corruption and late datagrams"
+
+step "the sender loses the last datagram of every 3rd record and all of every 5th"
+netem delay 1ms
+kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+start_udp_server --udp-test-drop last:3,record:5
+get "test drops"
+repairs=$(sed -n 's/.* \([0-9]*\) repair requests.*/\1/p' "$work/client.log")
+((repairs > 0)) || fail "the test drops needed no repair: the hook did nothing"
+kill -TERM "$server_pid"; wait "$server_pid" 2>/dev/null || true
+grep -q 'dropped by the test hook' "$server_log" && grep -o '[0-9]* dropped by the test hook' "$server_log"
+pass "byte-exact with $repairs repair requests for the records the sender cut"
+
+step "ffmpeg decodes play --transport udp at 1% loss"
+start_udp_server
+netem loss 1%
+ip netns exec "$ns" "$client_bin" play "rdma://$server_addr/test-480p-60s.ts" --unpaced --transport udp --udp-port "$udp" --udp-rate 100 \
+  > "$work/play.ts" 2> "$work/play.log"
+cmp "$media/test-480p-60s.ts" "$work/play.ts" || fail "play at 1% loss is not byte-exact"
+frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/play.ts" | sed -n 1p)
+[[ $frames == 1500 ]] || fail "ffmpeg decoded $frames frames of 1500"
+pass "play at 1% loss: byte-exact, 1500 frames decoded"
