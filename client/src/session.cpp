@@ -93,7 +93,7 @@ std::string Session::transport_summary() const {
   if (!udp_) return {};
   const ReceiverStats& r = udp_->receiver_stats();
   return "UDP: " + std::to_string(r.datagrams) + " datagrams, " + std::to_string(r.placed_bytes) + " bytes placed, " +
-         std::to_string(r.duplicate_bytes) + " duplicate, " + std::to_string(udp_->repair_requests()) + " repair requests; dropped " +
+         std::to_string(r.duplicate_bytes) + " duplicate, " + std::to_string(udp_->repair_requests()) + " repair requests (" + std::to_string(udp_->repair_bytes()) + " bytes); dropped " +
          std::to_string(r.dropped()) + " (checksum " + std::to_string(r.dropped_checksum) + ", late " + std::to_string(r.dropped_late) +
          ", epoch " + std::to_string(r.dropped_epoch) + ", session " + std::to_string(r.dropped_session) + ", source " +
          std::to_string(r.dropped_source) + ", bounds " + std::to_string(r.dropped_bounds) + ", truncated " + std::to_string(r.dropped_truncated) +

@@ -237,11 +237,10 @@ void UdpFetcher::poll() {
     }
     // Ask again for exactly the holes, then wait longer (backoff).
     ++p.retries;
-    std::uint64_t asked = 0;
     for (const ByteRange& hole : receiver_->missing(c.record_seq)) {
       request(p, c.record_seq, p.offset + (hole.begin - p.buffer_offset), hole.size(), hole.begin);
-      asked += hole.size();
       ++repairs_;
+      repair_bytes_ += hole.size();
     }
     const auto backoff = std::min(allowance(0) + options_.first_timeout * ((1u << std::min(p.retries, 4u)) - 1), std::chrono::milliseconds(5000));
     receiver_->rearm(c.record_seq, Clock::now() + backoff);

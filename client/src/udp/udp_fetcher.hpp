@@ -52,6 +52,7 @@ class UdpFetcher final : public Fetcher {
 
   const ReceiverStats& receiver_stats() const noexcept { return receiver_->stats(); }
   std::uint64_t repair_requests() const noexcept { return repairs_; }
+  std::uint64_t repair_bytes() const noexcept { return repair_bytes_; }
   std::uint32_t max_payload() const noexcept { return max_payload_; }
 
  private:
@@ -91,6 +92,7 @@ class UdpFetcher final : public Fetcher {
   std::map<std::uint64_t, Pending> pending_;      // by record seq
   std::map<std::uint32_t, std::uint64_t> slots_;  // slot -> record seq
   std::uint64_t repairs_ = 0;
+  std::uint64_t repair_bytes_ = 0;
   double rate_bps_;  // measured arrival rate (starts at the rate asked for)
   std::uint64_t rate_bytes_ = 0;
   std::chrono::steady_clock::time_point rate_since_;
