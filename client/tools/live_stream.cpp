@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "output.hpp"
+#include "vod/client/multicast_live_session.hpp"
 #include "vod/log.hpp"
 
 namespace vod::client::cli {
@@ -16,19 +17,21 @@ boost::program_options::options_description live_options(LiveCliOptions& o) {
   d.add_options()("credits", po::value(&o.credits)->default_value(o.credits),
                   "notifications the server may send ahead (receives posted); fewer means more coalescing")(
       "poll-ms", po::value(&o.poll_ms)->default_value(o.poll_ms),
-      "follow the channel by reading its header every this many ms instead of by notifications (0: notifications)");
+      "follow the channel by reading its header every this many ms instead of by notifications (0: notifications)")(
+      "udp-group", po::value(&o.udp_group), "with --transport udp: the multicast GROUP[:PORT] the server sends live channels to (its --live-multicast; port 7472 by default)")(
+      "udp-interface", po::value(&o.udp_interface), "with --udp-group: the IPv4 address (IPv6: name) of the interface to join the group on")(
+      "hole-timeout-ms", po::value(&o.hole_timeout_ms)->default_value(o.hole_timeout_ms),
+      "with --udp-group: how long a live record waits for missing datagrams before it is delivered with its holes skipped")(
+      "live-ring-mib", po::value(&o.ring_mib)->default_value(o.ring_mib), "with --udp-group: the receive ring, MiB");
   return d;
 }
 
-int stream_live(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, int fd, const std::string& what, double duration) {
-  LiveOptions o;
-  o.credits = live.credits;
-  o.poll_interval = std::chrono::milliseconds(live.poll_ms);
-  o.chunk_size = common.session.engine.chunk_size;
-  o.read_depth = common.session.engine.read_depth;
-  o.connect_timeout = common.session.connect_timeout;
-  o.reconnect_for = common.session.reconnect_for;
-  LiveSession session(uri, o);
+namespace {
+
+// The loop both kinds of live session share: write what arrives, log discontinuities and ends of
+// stream, and end on a frame boundary after `duration` seconds.
+template <typename LiveReader>
+std::uint64_t pump(LiveReader& session, int fd, const std::string& what, double duration) {
   std::vector<std::uint8_t> buffer(1u << 20);
   const auto start = std::chrono::steady_clock::now();
   const auto end = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(duration));
@@ -57,6 +60,49 @@ int stream_live(const Uri& uri, const CommonOptions& common, const LiveCliOption
     }
     if (c.end_of_stream) log::info("vod-client", "live: end of stream at output byte " + std::to_string(written) + "; waiting for the source");
   }
+  return written;
+}
+
+int stream_multicast(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, int fd, const std::string& what, double duration) {
+  MulticastLiveOptions o;
+  o.group = live.udp_group;
+  o.interface = live.udp_interface;
+  o.hole_timeout = std::chrono::milliseconds(live.hole_timeout_ms);
+  o.ring_bytes = std::size_t{live.ring_mib} << 20;
+  o.udp = common.session.udp;
+  o.connect_timeout = common.session.connect_timeout;
+  MulticastLiveSession session(uri, o);
+  const std::uint64_t written = pump(session, fd, what, duration);
+  const auto& s = session.stats();
+  const auto& r = session.receive_stats();
+  log::info("vod-client", uri.to_string() + ": " + session.summary());
+  std::fprintf(stderr,
+               "LIVE bytes=%llu transport=multicast datagrams=%llu discontinuities=%llu records_complete=%llu records_with_holes=%llu "
+               "hole_bytes=%llu records_lost=%llu lost_bytes=%llu dropped_source=%llu dropped_checksum=%llu dropped_other=%llu\n",
+               static_cast<unsigned long long>(written), static_cast<unsigned long long>(s.datagrams),
+               static_cast<unsigned long long>(s.discontinuities), static_cast<unsigned long long>(s.records_complete),
+               static_cast<unsigned long long>(s.records_with_holes), static_cast<unsigned long long>(s.hole_bytes),
+               static_cast<unsigned long long>(s.records_lost), static_cast<unsigned long long>(s.lost_bytes),
+               static_cast<unsigned long long>(r.dropped_source), static_cast<unsigned long long>(r.dropped_checksum),
+               static_cast<unsigned long long>(r.dropped_truncated + r.dropped_garbage + s.dropped_channel + s.dropped_inconsistent +
+                                               s.dropped_ahead + s.dropped_late));
+  return exit_ok;
+}
+
+}  // namespace
+
+int stream_live(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, int fd, const std::string& what, double duration) {
+  if (common.session.transport == Transport::udp) return stream_multicast(uri, common, live, fd, what, duration);
+  if (!live.udp_group.empty()) throw ClientError(ErrorKind::usage, "--udp-group is for --transport udp (live channels by multicast)");
+  LiveOptions o;
+  o.credits = live.credits;
+  o.poll_interval = std::chrono::milliseconds(live.poll_ms);
+  o.chunk_size = common.session.engine.chunk_size;
+  o.read_depth = common.session.engine.read_depth;
+  o.connect_timeout = common.session.connect_timeout;
+  o.reconnect_for = common.session.reconnect_for;
+  LiveSession session(uri, o);
+  const std::uint64_t written = pump(session, fd, what, duration);
   const auto& s = session.stats();
   log::info("vod-client", uri.to_string() + ": " + s.summary());
   std::fprintf(stderr,

@@ -5,8 +5,11 @@
 
 #include "decode_support.hpp"
 #include "vod/protocol/crc32c.hpp"
+#include "vod/protocol/name_hash.hpp"
 
 namespace vod::proto {
+
+std::uint32_t live_channel_id(std::string_view name) noexcept { return static_cast<std::uint32_t>(name_hash(name)); }
 
 using detail::fail;
 using detail::hex;
@@ -165,6 +168,18 @@ Decoded<WriteRecordData> decode_write_record_data_header(Bytes header, std::uint
   if (d.record_offset > d.record_length || payload_length > d.record_length - d.record_offset)
     return fail(DecodeFault::inconsistent, what + ": payload [" + num(d.record_offset) + ", +" + num(payload_length) +
                                                ") lies outside its " + num(d.record_length) + "-byte record");
+  if (d.flags & kRecordStreamOffset) {
+    if (d.record_length > buffer_length)
+      return fail(DecodeFault::inconsistent, what + ": a live record of " + num(d.record_length) + " bytes is longer than the " +
+                                                 num(buffer_length) + "-byte ring");
+    if (d.record_length > ~std::uint64_t{0} - d.buffer_offset)
+      return fail(DecodeFault::inconsistent, what + ": live record [" + num(d.buffer_offset) + ", +" + num(d.record_length) +
+                                                 ") wraps the 64-bit stream offset");
+    if ((d.flags & kRecordEndOfStream) && d.record_length != 0)
+      return fail(DecodeFault::bad_field, what + ": an end of stream with " + num(d.record_length) + " bytes");
+    return d;
+  }
+  if (d.flags & kRecordLiveFlags) return fail(DecodeFault::bad_field, what + ": live flags " + hex(d.flags) + " without a stream offset");
   if (d.buffer_offset > buffer_length || d.record_length > buffer_length - d.buffer_offset)
     return fail(DecodeFault::inconsistent, what + " out of bounds: record [" + num(d.buffer_offset) + ", +" + num(d.record_length) +
                                                ") does not fit the advertised " + num(buffer_length) + "-byte buffer");

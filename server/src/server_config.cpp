@@ -34,6 +34,12 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
                                                "gst:PIPELINE (ending in MPEG-TS) or - (TS on standard input)")
       ("live-buffer", po::value(&c.live_buffer_seconds)->default_value(c.live_buffer_seconds), "seconds of a live channel its ring holds (late joiners start at the newest keyframe in it)")
       ("live-bitrate", po::value(&c.live_bitrate_mbps)->default_value(c.live_bitrate_mbps), "Mbit/s assumed for sizing the ring of a udp:, gst: or stdin channel, whose rate is unknown until it runs")
+      ("live-multicast", po::value(&c.live_multicast), "GROUP[:PORT]: also send every live channel's records to this multicast group by Write-Record "
+                                                        "(default port 7472), for viewers without RDMA: vod-client --transport udp --udp-group GROUP[:PORT]")
+      ("live-multicast-interface", po::value(&c.live_multicast_interface), "IPv4 address (IPv6: name) of the interface to send the multicast from")
+      ("live-multicast-ttl", po::value(&c.live_multicast_ttl)->default_value(c.live_multicast_ttl), "multicast TTL (hops); 1 stays on the local network")
+      ("live-multicast-payload", po::value(&c.live_multicast_payload)->default_value(c.live_multicast_payload),
+       "bytes per multicast datagram, rounded down to whole 188-byte TS packets (1316 fits a 1500-byte MTU)")
       ("udp-port", po::value(&udp_port)->default_value(udp_port), "serve Write-Record over UDP on this port too (7471 is the documented one); 0: off")
       ("udp-max-rate", po::value(&c.udp_max_rate_mbps)->default_value(c.udp_max_rate_mbps), "Mbit/s the UDP side sends at most, in all")
       ("udp-client-rate", po::value(&c.udp_client_rate_mbps)->default_value(c.udp_client_rate_mbps), "Mbit/s one client address gets at most (it may ask for less)")
@@ -65,6 +71,10 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
     throw std::invalid_argument("--media-dir is required, unless the server only serves --live channels (see vod-server --help)");
   if (c.live_buffer_seconds < 0.5 || c.live_buffer_seconds > 600) throw std::invalid_argument("--live-buffer must be 0.5..600 seconds");
   if (c.live_bitrate_mbps <= 0 || c.live_bitrate_mbps > 10000) throw std::invalid_argument("--live-bitrate must be in (0, 10000] Mbit/s");
+  if (!c.live_multicast.empty() && c.live.empty()) throw std::invalid_argument("--live-multicast sends live channels: give --live NAME=SOURCE too");
+  if (c.live_multicast_ttl < 1 || c.live_multicast_ttl > 255) throw std::invalid_argument("--live-multicast-ttl must be 1..255");
+  if (c.live_multicast_payload < 188 || c.live_multicast_payload > proto::kWriteRecordMaxPayload)
+    throw std::invalid_argument("--live-multicast-payload must be 188.." + std::to_string(proto::kWriteRecordMaxPayload));
   if (port == 0 || port > 65535) throw std::invalid_argument("--port must be 1..65535");
   c.port = static_cast<std::uint16_t>(port);
   if (udp_port > 65535) throw std::invalid_argument("--udp-port must be 0..65535");

@@ -25,6 +25,10 @@ struct ServerConfig {
   std::vector<std::string> live;
   double live_buffer_seconds = 4;     // ring size in seconds of the channel's bitrate
   double live_bitrate_mbps = 8;       // assumed for sources whose bitrate is unknown before they run
+  std::string live_multicast;          // GROUP[:PORT]: every live record to this group too (Write-Record); empty: off
+  std::string live_multicast_interface;
+  int live_multicast_ttl = 1;
+  unsigned live_multicast_payload = 1316;
   // UDP Write-Record (docs/write-record.md): off unless a port is given.
   std::uint16_t udp_port = 0;          // 0: off; the documented port is 7471
   double udp_max_rate_mbps = 1000;     // the whole server

@@ -52,6 +52,12 @@ live::LiveOptions live_options(const ServerConfig& c) {
   o.buffer_seconds = c.live_buffer_seconds;
   o.assumed_bitrate_bps = c.live_bitrate_mbps * 1e6;
   o.source.assumed_bitrate_bps = o.assumed_bitrate_bps;
+  if (!c.live_multicast.empty()) {
+    o.multicast = udp::parse_multicast(c.live_multicast);
+    o.multicast->interface = c.live_multicast_interface;
+    o.multicast->ttl = c.live_multicast_ttl;
+    o.multicast->payload = c.live_multicast_payload;
+  }
   return o;
 }
 }  // namespace

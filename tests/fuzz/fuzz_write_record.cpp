@@ -23,7 +23,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // it accepts must lie inside the buffer.
   if (auto h = decode_write_record_data_header(datagram, buffer_length, datagram.size())) {
     const std::uint64_t end = h->buffer_offset + h->record_offset + (datagram.size() - sizeof(WireWriteRecordDataHeader));
-    if (end > buffer_length || end < h->buffer_offset) __builtin_trap();
+    if (h->flags & kRecordStreamOffset) {
+      // Live multicast: a stream offset, placed modulo a ring of buffer_length bytes.
+      if (h->record_length > buffer_length || h->buffer_offset + h->record_length < h->buffer_offset) __builtin_trap();
+    } else if (end > buffer_length || end < h->buffer_offset) {
+      __builtin_trap();
+    }
   }
   return 0;
 }

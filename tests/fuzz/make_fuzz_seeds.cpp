@@ -80,6 +80,42 @@ int main(int argc, char** argv) {
   auto datagram = encode(datagram_fields);
   data_seed.insert(data_seed.end(), datagram.begin(), datagram.end());
   write(dir, "write_record", "data", data_seed);
+  // Live multicast: one record in three datagrams, one of them twice, then an end of stream, each
+  // framed as fuzz_live_multicast reads them ([2-byte length][clock step ms][datagram]).
+  std::vector<std::uint8_t> live_seed;
+  const std::vector<std::uint8_t> packets(3 * 376, 0x47);
+  auto frame = [&live_seed](const std::vector<std::uint8_t>& d, std::uint8_t step) {
+    live_seed.push_back(static_cast<std::uint8_t>(d.size() >> 8));
+    live_seed.push_back(static_cast<std::uint8_t>(d.size()));
+    live_seed.push_back(step);
+    live_seed.insert(live_seed.end(), d.begin(), d.end());
+  };
+  for (int part : {0, 2, 1, 2}) {
+    WriteRecordData live;
+    live.session_id = 0x1234abcd;
+    live.epoch = 1;
+    live.record_seq = 5;
+    live.record_length = packets.size();
+    live.record_offset = static_cast<std::uint64_t>(part) * 376;
+    live.buffer_offset = 1'000'000;
+    live.flags = static_cast<std::uint16_t>(kRecordStreamOffset | kRecordKeyframe | kRecordUnitStart | (part == 2 ? kRecordLastDatagram : 0));
+    live.payload = Bytes(packets.data() + live.record_offset, 376);
+    frame(encode(live), 10);
+  }
+  WriteRecordData eos;
+  eos.session_id = 0x1234abcd;
+  eos.epoch = 1;
+  eos.record_seq = 6;
+  eos.buffer_offset = 1'000'000 + packets.size();
+  eos.flags = kRecordStreamOffset | kRecordEndOfStream | kRecordLastDatagram;
+  frame(encode(eos), 60);
+  write(dir, "live_multicast", "record_and_eos", live_seed);
+  auto stream_seed = std::vector<std::uint8_t>(8, 0);
+  stream_seed[2] = 0x10;  // a 1 MiB ring
+  const auto first = std::vector<std::uint8_t>(live_seed.begin() + 3, live_seed.begin() + 3 + (live_seed[0] << 8 | live_seed[1]));
+  stream_seed.insert(stream_seed.end(), first.begin(), first.end());
+  write(dir, "write_record", "live_data", stream_seed);
+
   WriteRecordRequest request;
   request.session_id = 1;
   request.epoch = 2;

@@ -166,7 +166,8 @@ TEST(WriteRecordData, BoundsChecksumAndTruncationRefusedNeverWritten) {
   EXPECT_TRUE(fails_with(poked(32, 91, 8), DecodeFault::inconsistent, "outside its 100-byte record"));
   EXPECT_TRUE(fails_with(poked(32, ~0ull - 3, 8), DecodeFault::inconsistent, "outside its"));         // record offset wraps
   EXPECT_TRUE(fails_with(poked(24, ~0ull, 8), DecodeFault::inconsistent, "out of bounds"));          // record length near 2^64
-  EXPECT_TRUE(fails_with(poked(12, 0x2, 2), DecodeFault::bad_field, "undefined flags 0x2"));
+  EXPECT_TRUE(fails_with(poked(12, 0x40, 2), DecodeFault::bad_field, "undefined flags 0x40"));
+  EXPECT_TRUE(fails_with(poked(12, kRecordKeyframe, 2), DecodeFault::bad_field, "without a stream offset"));
   EXPECT_TRUE(fails_with(poked(48, 5, 4), DecodeFault::inconsistent, "CRC32C"));  // the epoch is under the checksum
   ByteVector flipped = good;
   flipped[120] ^= 1;  // one bit of the payload
@@ -178,6 +179,29 @@ TEST(WriteRecordData, BoundsChecksumAndTruncationRefusedNeverWritten) {
   EXPECT_TRUE(fails_with(decode_write_record_data(longer, 1000), DecodeFault::inconsistent, "157 bytes arrived"));
   EXPECT_TRUE(fails_with(decode_write_record_data(ByteVector(good.begin(), good.begin() + 50), 1000), DecodeFault::truncated, "fewer than the 56-byte"));
   EXPECT_TRUE(fails_with(decode_write_record_data(encode(request()), 1000), DecodeFault::wrong_type, "where 7 was expected"));
+}
+
+TEST(WriteRecordData, LiveStreamOffsetsAreBoundedByTheRingAndNeverWrap) {
+  WriteRecordData d;
+  d.session_id = live_channel_id("cam");
+  d.flags = kRecordStreamOffset | kRecordKeyframe | kRecordLastDatagram;
+  d.epoch = 2;
+  d.record_seq = 7;
+  const ByteVector payload(376, 0x47);
+  d.payload = payload;
+  d.record_length = 376;
+  d.buffer_offset = 5'000'000'000ull;  // a stream offset: far beyond the ring, which is fine
+  const ByteVector v = encode(d);
+  auto ok = decode_write_record_data(v, 1u << 20);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(*ok, d);
+  EXPECT_TRUE(fails_with(decode_write_record_data(v, 300), DecodeFault::inconsistent, "longer than the 300-byte ring"));
+  d.buffer_offset = ~0ull - 100;  // the record would wrap 2^64
+  EXPECT_TRUE(fails_with(decode_write_record_data(encode(d), 1u << 20), DecodeFault::inconsistent, "wraps the 64-bit"));
+  d.buffer_offset = 0;
+  d.flags = kRecordStreamOffset | kRecordEndOfStream;
+  EXPECT_TRUE(fails_with(decode_write_record_data(encode(d), 1u << 20), DecodeFault::bad_field, "end of stream with 376 bytes"));
+  EXPECT_EQ(live_channel_id("cam"), static_cast<std::uint32_t>(name_hash("cam")));
 }
 
 TEST(WriteRecordData, TheHeaderAloneIsCheckedAgainstTheDatagramsRealLength) {

@@ -121,6 +121,10 @@ void WriteRecordReceiver::take(const std::uint8_t* data, std::size_t size, bool 
     else ++stats_.dropped_garbage;
     return;
   }
+  if (d->flags & proto::kRecordStreamOffset) {
+    ++stats_.dropped_garbage;  // a live multicast datagram: not an answer to a request
+    return;
+  }
   if (d->session_id != session_) {
     ++stats_.dropped_session;
     return;

@@ -59,7 +59,7 @@ void Channel::end_stream(const std::string& why) {
   eos.publish_time_us = realtime_us();
   eos.oldest = ring_.oldest_offset();
   eos.keyframe = ring_.keyframe_offset();
-  append(eos);
+  append(eos, {});
   log::warn("live", name_ + ": stream " + std::to_string(stream_id_) + " ended (" + why + "); viewers are told, the channel stays");
 }
 
@@ -76,14 +76,15 @@ void Channel::publish(const Record& r) {
   info.publish_time_us = realtime_us();
   info.oldest = placed.oldest;
   info.keyframe = placed.keyframe;
-  append(info);
+  append(info, r.bytes);
 }
 
-void Channel::append(const RecordInfo& info) {
+void Channel::append(const RecordInfo& record, std::span<const std::uint8_t> bytes) {
+  RecordInfo info = record;
   {
     std::lock_guard lock(mutex_);
+    info.number = next_number_++;
     log_.push_back(info);
-    log_.back().number = next_number_++;
     stats_.bytes += info.length;
     stats_.records += info.length > 0;
     stats_.keyframes += (info.flags & proto::kLiveKeyframe) != 0;
@@ -91,6 +92,7 @@ void Channel::append(const RecordInfo& info) {
   }
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);  // an eventfd: never blocks short of 2^64 - 1 wakes
+  if (tap_) tap_(info, bytes);
 }
 
 void Channel::drain(std::vector<RecordInfo>& out) {

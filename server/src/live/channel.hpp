@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -47,6 +48,11 @@ class Channel {
   const std::string& name() const noexcept { return name_; }
   const LiveRing& ring() const noexcept { return ring_; }
 
+  // Sees every published record (numbered) and its bytes on the source thread, right after the
+  // ring has it: the live multicast sender. Set before the source starts.
+  using Tap = std::function<void(const RecordInfo&, std::span<const std::uint8_t>)>;
+  void set_tap(Tap tap) { tap_ = std::move(tap); }
+
   // ---- source thread
   // A new session of the source (it started, resumed or looped): a new stream id, and the next
   // record carries the discontinuity flag.
@@ -65,7 +71,7 @@ class Channel {
 
  private:
   void publish(const Record& r);
-  void append(const RecordInfo& info);
+  void append(const RecordInfo& info, std::span<const std::uint8_t> bytes);
 
   std::string name_;
   LiveRing ring_;
@@ -74,6 +80,7 @@ class Channel {
   std::uint32_t stream_id_ = 0;
   std::atomic<bool> streaming_{false};
   std::uint64_t reported_dropped_ = 0;
+  Tap tap_;
 
   mutable std::mutex mutex_;  // guards log_ and stats_
   std::vector<RecordInfo> log_;

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
 #include "vod/log.hpp"
 #include "vod/protocol/catalog_layout.hpp"
+#include "vod/protocol/write_record.hpp"
 #include "vod/rdma/connection.hpp"
 #include "vod/rdma/error.hpp"
 
@@ -56,6 +58,7 @@ LiveService::LiveService(std::vector<ChannelConfig> configs, LiveOptions options
                           std::to_string(options_.buffer_seconds).substr(0, 4) + " s at " + std::to_string(static_cast<long>(bps / 1000)) +
                           " kb/s" + (known ? "" : ", assumed: --live-bitrate") + ")");
     gst = gst || c.source.kind == SourceSpec::Kind::gst;
+    if (options_.multicast) attach_multicast(slot);
     channels_.push_back(std::move(slot));
   }
   if (gst) {
@@ -68,10 +71,37 @@ LiveService::LiveService(std::vector<ChannelConfig> configs, LiveOptions options
   }
 }
 
+void LiveService::attach_multicast(ChannelSlot& slot) {
+  slot.multicast = std::make_unique<udp::MulticastSender>(*options_.multicast);
+  const std::uint32_t id = proto::live_channel_id(slot.channel->name());
+  slot.channel->set_tap([sender = slot.multicast.get(), id](const RecordInfo& info, std::span<const std::uint8_t> bytes) {
+    udp::MulticastRecord r;
+    r.channel_id = id;
+    r.stream_id = info.stream_id;
+    r.number = info.number;
+    r.stream_offset = info.offset;
+    r.flags = static_cast<std::uint16_t>(((info.flags & proto::kLiveKeyframe) ? proto::kRecordKeyframe : 0) |
+                                         ((info.flags & proto::kLiveUnitStart) ? proto::kRecordUnitStart : 0) |
+                                         ((info.flags & proto::kLiveDiscontinuity) ? proto::kRecordDiscontinuity : 0) |
+                                         ((info.flags & proto::kLiveEndOfStream) ? proto::kRecordEndOfStream : 0));
+    r.bytes = bytes;
+    sender->send(r);
+  });
+  char id_text[16];
+  std::snprintf(id_text, sizeof id_text, "%08x", id);
+  log::info("live", slot.channel->name() + ": multicast to " + slot.multicast->destination() + " as channel id " + id_text + ", " +
+                        std::to_string(slot.multicast->payload()) + "-byte payloads");
+}
+
 LiveService::~LiveService() {
   for (auto& c : channels_) {
     c.thread.request_stop();
     if (c.thread.joinable()) c.thread.join();
+    if (c.multicast) {
+      const auto& m = c.multicast->stats();
+      log::info("live", c.channel->name() + ": multicast sent " + std::to_string(m.records) + " records in " + std::to_string(m.datagrams) +
+                            " datagrams, " + std::to_string(m.bytes) + " bytes; " + std::to_string(m.send_errors) + " send errors");
+    }
   }
   if (wake_fd_ >= 0) close(wake_fd_);
 }

@@ -21,6 +21,7 @@
 #include "live/sources.hpp"
 #include "live/viewer.hpp"
 #include "registrations.hpp"
+#include "udp/live_multicast.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/handles.hpp"
@@ -38,6 +39,7 @@ struct LiveOptions {
   std::size_t max_record_bytes = 64 * 1024;
   SourceOptions source;
   Viewer::Depths depths;
+  std::optional<udp::MulticastOptions> multicast;  // --live-multicast: every record to this group too
 };
 
 // Parses NAME=SOURCE (--live); throws std::invalid_argument.
@@ -88,6 +90,7 @@ class LiveService {
     std::unique_ptr<Source> source;
     ChannelView view;
     std::map<ibv_context*, Regions> regions;  // per device
+    std::unique_ptr<udp::MulticastSender> multicast;  // used by the source thread, through the channel's tap
     std::jthread thread;                       // last: stopped and joined first
   };
   struct Connection {
@@ -98,6 +101,7 @@ class LiveService {
     std::chrono::steady_clock::time_point since;
   };
 
+  void attach_multicast(ChannelSlot& slot);
   void pump_channel(std::size_t channel);
   void service(Connection& c);
   void retire(std::map<rdma_cm_id*, Connection>::iterator it, const std::string& why);

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vod/protocol/message_header.hpp"
@@ -113,7 +114,21 @@ static_assert(sizeof(WireWriteRecordRequest) == 104);
 // ------------------------------------------------------------------ data
 
 inline constexpr std::uint16_t kRecordLastDatagram = 1u << 0;  // the sender sends no more of this record
-inline constexpr std::uint16_t kRecordKnownFlags = kRecordLastDatagram;
+// Live multicast (vod-server --live-multicast): buffer_offset is the record's offset in the channel's
+// stream, not in an advertised buffer; each receiver places the record at that offset modulo its own
+// ring's size, so one datagram serves any number of receivers. session_id is the channel's id
+// (live_channel_id), epoch its stream id, record_seq the channel's record number (0, 1, 2, ...).
+inline constexpr std::uint16_t kRecordStreamOffset = 1u << 1;
+inline constexpr std::uint16_t kRecordKeyframe = 1u << 2;        // the record starts with a keyframe (and PAT/PMT)
+inline constexpr std::uint16_t kRecordDiscontinuity = 1u << 3;   // the source restarted before this record
+inline constexpr std::uint16_t kRecordEndOfStream = 1u << 4;     // an empty record: the source stopped here
+inline constexpr std::uint16_t kRecordUnitStart = 1u << 5;       // an access unit starts at the record's first byte
+inline constexpr std::uint16_t kRecordLiveFlags = kRecordKeyframe | kRecordDiscontinuity | kRecordEndOfStream | kRecordUnitStart;
+inline constexpr std::uint16_t kRecordKnownFlags = kRecordLastDatagram | kRecordStreamOffset | kRecordLiveFlags;
+
+// The id a live channel's multicast datagrams carry as their session: the low 32 bits of the FNV-1a
+// 64 hash of its name (the catalog's selector).
+std::uint32_t live_channel_id(std::string_view name) noexcept;
 
 struct WriteRecordData {
   std::uint32_t session_id = 0;
@@ -190,7 +205,10 @@ Decoded<WriteRecordCookie> decode_write_record_cookie(Bytes buf);
 Decoded<WriteRecordRequest> decode_write_record_request(Bytes buf);
 Decoded<WriteRecordError> decode_write_record_error(Bytes buf);
 // Decodes a datagram for a receiver whose advertised buffer holds `buffer_length` bytes: a payload
-// that would land outside [0, buffer_length) is an error, never a write; so is a bad CRC.
+// that would land outside [0, buffer_length) is an error, never a write; so is a bad CRC. With
+// kRecordStreamOffset (live multicast) the buffer is a ring of `buffer_length` bytes: the record
+// must be no longer than the ring, and its stream offsets must not wrap 64 bits. Live flags
+// without kRecordStreamOffset, and an end of stream with bytes, are errors.
 Decoded<WriteRecordData> decode_write_record_data(Bytes datagram, std::uint64_t buffer_length);
 // The header alone (the payload may not have been received yet): everything but the CRC.
 Decoded<WriteRecordData> decode_write_record_data_header(Bytes header, std::uint64_t buffer_length, std::size_t datagram_length);
