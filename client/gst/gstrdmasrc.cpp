@@ -5,6 +5,7 @@
 #include <string>
 
 #include "vod/client/live_session.hpp"
+#include "vod/client/multicast_live_session.hpp"
 #include "vod/client/session.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_rdma_src_debug);
@@ -40,6 +41,8 @@ enum {
   PROP_RECONNECT_TIMEOUT,
   PROP_TRANSPORT,
   PROP_UDP_PORT,
+  PROP_UDP_GROUP,
+  PROP_UDP_INTERFACE,
 };
 
 // The C++ state of the element. GObject allocates the instance zeroed and runs no constructors,
@@ -56,10 +59,13 @@ struct State {
   gdouble reconnect_timeout = kDefaultReconnectTimeout;
   std::string transport = kDefaultTransport;  // "rdma" or "udp" (Write-Record)
   guint udp_port = kDefaultUdpPort;
+  std::string udp_group;      // a live channel with transport=udp: the server's --live-multicast group
+  std::string udp_interface;
   // Created in start(), destroyed in stop(), used by the streaming thread in between. unlock()
   // from another thread only calls their thread-safe interrupt(). One or the other.
   std::unique_ptr<vod::client::Session> session;
   std::unique_ptr<vod::client::LiveSession> live_session;
+  std::unique_ptr<vod::client::MulticastLiveSession> multicast_session;
 };
 
 }  // namespace
@@ -169,6 +175,8 @@ static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* v
       break;
     }
     case PROP_UDP_PORT: s.udp_port = g_value_get_uint(value); break;
+    case PROP_UDP_GROUP: s.udp_group = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_UDP_INTERFACE: s.udp_interface = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -195,6 +203,8 @@ static void gst_rdma_src_get_property(GObject* object, guint id, GValue* value, 
     case PROP_RECONNECT_TIMEOUT: g_value_set_double(value, s.reconnect_timeout); break;
     case PROP_TRANSPORT: g_value_set_string(value, s.transport.c_str()); break;
     case PROP_UDP_PORT: g_value_set_uint(value, s.udp_port); break;
+    case PROP_UDP_GROUP: g_value_set_string(value, s.udp_group.c_str()); break;
+    case PROP_UDP_INTERFACE: g_value_set_string(value, s.udp_interface.c_str()); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -215,6 +225,9 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   options.reconnect_for = std::chrono::milliseconds(static_cast<long>(s.reconnect_timeout * 1000));
   if (s.transport == "udp") options.transport = vod::client::Transport::udp;
   options.udp.port = static_cast<std::uint16_t>(s.udp_port);
+  vod::client::MulticastLiveOptions multicast;
+  multicast.group = s.udp_group;
+  multicast.interface = s.udp_interface;
   GST_OBJECT_UNLOCK(self);
   if (uri.host.empty() || !uri.movie) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No movie to read: set uri=rdma://host[:port]/movie (or host and movie)."), (nullptr));
@@ -222,8 +235,10 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   }
   try {
     if (uri.live && options.transport == vod::client::Transport::udp) {
-      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Live channels are served over RDMA only, not transport=udp."), (nullptr));
-      return FALSE;
+      multicast.udp = options.udp;
+      s.multicast_session = std::make_unique<vod::client::MulticastLiveSession>(uri, multicast);
+      GST_INFO_OBJECT(self, "opened live channel %s by multicast from %s", uri.to_string().c_str(), s.multicast_session->group().c_str());
+      return TRUE;
     }
     if (uri.live) {
       vod::client::LiveOptions live;
@@ -254,10 +269,12 @@ static gboolean gst_rdma_src_stop(GstBaseSrc* base) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.session) GST_INFO_OBJECT(self, "closing: %s", self->state.session->stats().summary().c_str());
   if (self->state.live_session) GST_INFO_OBJECT(self, "closing: %s", self->state.live_session->stats().summary().c_str());
+  if (self->state.multicast_session) GST_INFO_OBJECT(self, "closing: %s", self->state.multicast_session->summary().c_str());
   // No RDMA Read ever targets a GstBuffer: Reads land in the session's registered ring and are
   // copied out, so destroying the session here leaves nothing in flight on freed memory.
   self->state.session.reset();
   self->state.live_session.reset();
+  self->state.multicast_session.reset();
   return TRUE;
 }
 
@@ -272,8 +289,9 @@ static gboolean gst_rdma_src_is_seekable(GstBaseSrc* base) { return !GST_RDMA_SR
 
 // A live channel: the next bytes the viewer may deliver, DISCONT after a skip, a loop or a
 // restart of the source. Blocks until there are some (unlock() interrupts it).
-static GstFlowReturn live_create(GstRdmaSrc* self, guint length, GstBuffer** out) {
-  auto& session = *self->state.live_session;
+// (A LiveSession over RDMA, or a MulticastLiveSession: holes in the multicast are DISCONT too.)
+template <typename LiveReader>
+static GstFlowReturn live_create(GstRdmaSrc* self, LiveReader& session, guint length, GstBuffer** out) {
   GstBuffer* buf = gst_buffer_new_allocate(nullptr, length, nullptr);
   GstMapInfo map;
   if (!gst_buffer_map(buf, &map, GST_MAP_WRITE)) {
@@ -311,7 +329,8 @@ static GstFlowReturn live_create(GstRdmaSrc* self, guint length, GstBuffer** out
 
 static GstFlowReturn gst_rdma_src_create(GstBaseSrc* base, guint64 offset, guint length, GstBuffer** out) {
   auto* self = GST_RDMA_SRC(base);
-  if (self->state.live_session) return live_create(self, length, out);
+  if (self->state.live_session) return live_create(self, *self->state.live_session, length, out);
+  if (self->state.multicast_session) return live_create(self, *self->state.multicast_session, length, out);
   return GST_BASE_SRC_CLASS(parent_class)->create(base, offset, length, out);  // allocates and calls fill()
 }
 
@@ -351,6 +370,7 @@ static gboolean gst_rdma_src_unlock(GstBaseSrc* base) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.session) self->state.session->interrupt();
   if (self->state.live_session) self->state.live_session->interrupt();
+  if (self->state.multicast_session) self->state.multicast_session->interrupt();
   return TRUE;
 }
 
@@ -358,6 +378,7 @@ static gboolean gst_rdma_src_unlock_stop(GstBaseSrc* base) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.session) self->state.session->clear_interrupt();
   if (self->state.live_session) self->state.live_session->clear_interrupt();
+  if (self->state.multicast_session) self->state.multicast_session->clear_interrupt();
   return TRUE;
 }
 
@@ -424,6 +445,12 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           kDefaultTransport, flags));
   g_object_class_install_property(gobject, PROP_UDP_PORT,
       g_param_spec_uint("udp-port", "UDP port", "The server's Write-Record port, with transport=udp", 1, 65535, kDefaultUdpPort, flags));
+  g_object_class_install_property(gobject, PROP_UDP_GROUP,
+      g_param_spec_string("udp-group", "UDP multicast group",
+                          "A live channel with transport=udp: the GROUP[:PORT] the server multicasts it to (its --live-multicast)", "", flags));
+  g_object_class_install_property(gobject, PROP_UDP_INTERFACE,
+      g_param_spec_string("udp-interface", "UDP multicast interface",
+                          "With udp-group: the IPv4 address (IPv6: name) of the interface to join the group on; empty: any", "", flags));
 
   gst_element_class_add_static_pad_template(element, &src_template);
   gst_element_class_set_static_metadata(element, "RDMA source", "Source/Network",

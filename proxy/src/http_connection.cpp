@@ -78,6 +78,18 @@ void HttpConnection::on_request(beast::error_code ec) {
 void HttpConnection::respond(Plan plan, const std::string& method) {
   plan_ = std::move(plan);
   if (method == "HEAD") plan_.send_body = false;
+  if (!plan_.live.empty() && plan_.send_body) {
+    // Open the channel before the status line goes out, so a failure is an HTTP error that says why.
+    client::Uri uri = pool_.server_uri();
+    uri.movie = plan_.live;
+    uri.live = true;
+    try {
+      live_ = pool_.udp() ? std::make_shared<LiveRelay>(pool_.io(), uri, pool_.multicast_options())
+                          : std::make_shared<LiveRelay>(pool_.io(), uri, pool_.live_options());
+    } catch (const std::exception& e) {
+      return respond(error_plan(503, std::string("cannot open the live channel '") + plan_.live + "': " + e.what()), method);
+    }
+  }
   header_ = std::make_shared<http::response<http::empty_body>>();
   header_->version(11);
   header_->result(plan_.status);
@@ -164,14 +176,6 @@ void HttpConnection::write_ready_block() {
 }
 
 void HttpConnection::start_live() {
-  client::Uri uri = pool_.server_uri();
-  uri.movie = plan_.live;
-  uri.live = true;
-  try {
-    live_ = std::make_shared<LiveRelay>(pool_.io(), uri, pool_.live_options());
-  } catch (const std::exception& e) {
-    return abort_stream(std::string("cannot open the live channel: ") + e.what());
-  }
   next_write_ = 0;
   relay_live();
 }

@@ -6,7 +6,16 @@ namespace vod::proxy {
 namespace asio = boost::asio;
 
 LiveRelay::LiveRelay(asio::io_context& io, client::Uri uri, client::LiveOptions options)
-    : io_(io), session_(std::move(uri), std::move(options)), timer_(io) {}
+    : io_(io), rdma_(std::make_unique<client::LiveSession>(std::move(uri), std::move(options))), timer_(io) {}
+
+LiveRelay::LiveRelay(asio::io_context& io, client::Uri uri, client::MulticastLiveOptions options)
+    : io_(io), multicast_(std::make_unique<client::MulticastLiveSession>(std::move(uri), std::move(options))), timer_(io) {}
+
+client::LiveChunk LiveRelay::read_now() {
+  return rdma_ ? rdma_->read(dest_, std::chrono::milliseconds(0)) : multicast_->read(dest_, std::chrono::milliseconds(0));
+}
+
+std::vector<int> LiveRelay::wait_fds() const { return rdma_ ? rdma_->wait_fds() : multicast_->wait_fds(); }
 
 LiveRelay::~LiveRelay() { close(); }
 
@@ -16,7 +25,7 @@ void LiveRelay::close() noexcept {
   timer_.cancel();
   for (auto& w : watches_) {
     w->cancel();
-    w->release();  // the fds belong to libibverbs and librdmacm
+    w->release();  // the fds belong to the session (libibverbs, librdmacm, its sockets)
   }
   watches_.clear();
 }
@@ -32,7 +41,7 @@ void LiveRelay::attempt() {
   client::LiveChunk chunk;
   std::string error;
   try {
-    chunk = session_.read(dest_, std::chrono::milliseconds(0));
+    chunk = read_now();
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -53,13 +62,14 @@ void LiveRelay::watch() {
   }
   watches_.clear();
   auto self = shared_from_this();
-  for (int fd : session_.wait_fds()) {
+  for (int fd : wait_fds()) {
     watches_.push_back(std::make_unique<asio::posix::stream_descriptor>(io_, fd));
     watches_.back()->async_wait(asio::posix::stream_descriptor::wait_read, [self](const boost::system::error_code& ec) {
       if (!ec) self->attempt();
     });
   }
-  timer_.expires_after(std::chrono::milliseconds(200));  // header polling and backoffs have no fd
+  // Header polling, backoffs and multicast hole timeouts have no fd.
+  timer_.expires_after(std::chrono::milliseconds(rdma_ ? 200 : 50));
   timer_.async_wait([self](const boost::system::error_code& ec) {
     if (!ec) self->attempt();
   });

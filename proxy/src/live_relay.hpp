@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// One HTTP client's view of a live channel: a LiveSession driven from the proxy's io_context. It
-// waits (asio) on the session's completion and CM fds, with a short timer for what has no fd
-// (header polling, reconnect backoff), and hands the next bytes to the HTTP side when there are some.
+// One HTTP client's view of a live channel: a LiveSession (RDMA) or a MulticastLiveSession (UDP
+// multicast, with --transport udp) driven from the proxy's io_context. It waits (asio) on the
+// session's fds, with a short timer for what has no fd (header polling, reconnect backoff, a
+// multicast hole timeout), and hands the next bytes to the HTTP side when there are some.
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "vod/client/live_session.hpp"
+#include "vod/client/multicast_live_session.hpp"
 
 namespace vod::proxy {
 
@@ -23,19 +25,24 @@ class LiveRelay : public std::enable_shared_from_this<LiveRelay> {
 
   // Connects (blocking, like the movie sessions); throws ClientError.
   LiveRelay(boost::asio::io_context& io, client::Uri uri, client::LiveOptions options);
+  // Joins the channel's multicast group instead (no RDMA device needed); throws ClientError.
+  LiveRelay(boost::asio::io_context& io, client::Uri uri, client::MulticastLiveOptions options);
   ~LiveRelay();
 
   // `done` runs on the io thread once some bytes are in `dest`.
   void next(std::span<std::uint8_t> dest, Done done);
   void close() noexcept;
-  const client::LiveStats& stats() const noexcept { return session_.stats(); }
+  std::string summary() const { return rdma_ ? rdma_->stats().summary() : multicast_->summary(); }
 
  private:
   void attempt();
   void watch();
+  client::LiveChunk read_now();
+  std::vector<int> wait_fds() const;
 
   boost::asio::io_context& io_;
-  client::LiveSession session_;
+  std::unique_ptr<client::LiveSession> rdma_;                // one of the two
+  std::unique_ptr<client::MulticastLiveSession> multicast_;
   std::vector<std::unique_ptr<boost::asio::posix::stream_descriptor>> watches_;
   boost::asio::steady_timer timer_;
   std::span<std::uint8_t> dest_;

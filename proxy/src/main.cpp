@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   if (config->transport == "udp") options.transport = client::Transport::udp;
   options.udp.port = static_cast<std::uint16_t>(config->udp_port);
   proxy::RdmaPool pool(io, server, options);
+  pool.set_multicast(config->udp_group, config->udp_interface);
   try {
     const auto& c = pool.catalog();
     log::info("proxy", "vod-server " + server.to_string() + ": catalog generation " + std::to_string(c.generation) + ", " +

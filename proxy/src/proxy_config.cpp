@@ -25,7 +25,9 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("header-limit", po::value(&c.header_limit)->default_value(c.header_limit), "largest request header accepted, in bytes (431 beyond)")
       ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error")
       ("transport", po::value(&c.transport)->default_value(c.transport), "rdma, or udp: read by Write-Record over UDP (the server needs --udp-port; no RDMA device here)")
-      ("udp-port", po::value(&c.udp_port)->default_value(c.udp_port), "the server's Write-Record port, with --transport udp");
+      ("udp-port", po::value(&c.udp_port)->default_value(c.udp_port), "the server's Write-Record port, with --transport udp")
+      ("udp-group", po::value(&c.udp_group), "with --transport udp: the multicast GROUP[:PORT] the server sends live channels to (its --live-multicast)")
+      ("udp-interface", po::value(&c.udp_interface), "with --udp-group: the IPv4 address (IPv6: name) of the interface to join the group on");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);

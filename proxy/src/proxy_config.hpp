@@ -19,6 +19,8 @@ struct ProxyConfig {
   std::string log_level = "info";
   std::string transport = "rdma";       // rdma, or udp (Write-Record: no RDMA device on this host)
   unsigned udp_port = 7471;
+  std::string udp_group;                // live channels with --transport udp: the server's --live-multicast group
+  std::string udp_interface;
 };
 
 // Returns nullopt after --help; throws std::invalid_argument naming the bad option.

@@ -58,6 +58,15 @@ client::LiveOptions RdmaPool::live_options() const {
   return o;
 }
 
+client::MulticastLiveOptions RdmaPool::multicast_options() const {
+  client::MulticastLiveOptions o;
+  o.group = multicast_group_;
+  o.interface = multicast_interface_;
+  o.udp = options_.udp;
+  o.connect_timeout = options_.connect_timeout;
+  return o;
+}
+
 const proto::Catalog& RdmaPool::catalog(std::chrono::milliseconds max_age) {
   const auto now = std::chrono::steady_clock::now();
   if (!catalog_session_ || now - catalog_read_ > max_age) {

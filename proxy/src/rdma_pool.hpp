@@ -14,6 +14,7 @@
 #include <string>
 
 #include "vod/client/live_session.hpp"
+#include "vod/client/multicast_live_session.hpp"
 #include "vod/client/session.hpp"
 
 namespace vod::proxy {
@@ -43,6 +44,13 @@ class RdmaPool {
   boost::asio::io_context& io() const noexcept { return io_; }
   // How live channels are read (the same read depth and chunk size as the movies).
   client::LiveOptions live_options() const;
+  // Live channels over UDP are multicast: the group to join (empty: none given).
+  void set_multicast(std::string group, std::string interface) {
+    multicast_group_ = std::move(group);
+    multicast_interface_ = std::move(interface);
+  }
+  bool udp() const noexcept { return options_.transport == client::Transport::udp; }
+  client::MulticastLiveOptions multicast_options() const;
 
  private:
   struct Movie;
@@ -57,6 +65,7 @@ class RdmaPool {
   boost::asio::io_context& io_;
   client::Uri server_;
   client::SessionOptions options_;
+  std::string multicast_group_, multicast_interface_;
   std::unique_ptr<client::Session> catalog_session_;
   std::chrono::steady_clock::time_point catalog_read_;
   std::map<std::string, std::shared_ptr<Movie>> movies_;

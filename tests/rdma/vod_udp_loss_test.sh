@@ -145,6 +145,30 @@ done
 frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/mcfilm.ts" | sed -n 1p)
 [[ ${frames:-0} -gt 50 ]] || { grep ^LIVE "$work/mcfilm.log"; fail "ffprobe decoded ${frames:-0} frames of the multicast film"; }
 grep -q 'other channel' "$work/mcfilm.log" || fail "the film receiver's summary lacks the other channel's datagrams"
+
+# rdmasrc and vod-proxy take the same channel from the group, in the receivers' namespace.
+export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
+ip netns exec "$ns" timeout 60 gst-launch-1.0 -q rdmasrc uri="rdma://$server_addr/live/film" transport=udp udp-port="$udp" udp-group="$group" \
+  udp-interface=198.51.100.2 num-buffers=400 ! filesink location="$work/mcgst.ts" 2> "$work/mcgst.log" || { cat "$work/mcgst.log"; fail "rdmasrc transport=udp udp-group: error"; }
+gst_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/mcgst.ts" | sed -n 1p)
+[[ ${gst_frames:-0} -gt 5 ]] || fail "rdmasrc's multicast recording decodes to ${gst_frames:-0} frames"
+http=$((udp + 2))
+ip netns exec "$ns" "$build/proxy/vod-proxy" --server "rdma://$server_addr" --transport udp --udp-port "$udp" --udp-group "$group" \
+  --udp-interface 198.51.100.2 --listen "127.0.0.1:$http" 2> "$work/mcproxy.log" &
+proxy_pid=$!
+for _ in $(seq 100); do grep -q 'listening' "$work/mcproxy.log" && break; sleep 0.1; done
+ip netns exec "$ns" curl -s --max-time 6 "http://127.0.0.1:$http/live/film" -o "$work/mcproxy.ts" || true
+proxy_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/mcproxy.ts" | sed -n 1p)
+[[ ${proxy_frames:-0} -gt 5 ]] || { tail -n 5 "$work/mcproxy.log"; fail "vod-proxy's multicast live stream decodes to ${proxy_frames:-0} frames"; }
+kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+ip netns exec "$ns" "$build/proxy/vod-proxy" --server "rdma://$server_addr" --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" \
+  2> "$work/mcproxy2.log" &
+proxy_pid=$!
+for _ in $(seq 100); do grep -q 'listening' "$work/mcproxy2.log" && break; sleep 0.1; done
+code=$(ip netns exec "$ns" curl -s --max-time 10 -o "$work/mcproxy2.body" -w '%{http_code}' "http://127.0.0.1:$http/live/film" || true)
+kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+[[ $code == 503 ]] && grep -q 'udp-group' "$work/mcproxy2.body" || fail "live over UDP without a group: HTTP $code, $(cat "$work/mcproxy2.body")"
+echo "    rdmasrc: $gst_frames frames; vod-proxy: $proxy_frames frames; without --udp-group: HTTP 503 '$(cat "$work/mcproxy2.body")'"
 kill -TERM "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
 grep -o 'pattern: multicast sent .*' "$work/mc-server.log"
 pass "10 multicast receivers at 1% loss: $holes_total holes, each reported; the film decodes ($frames frames)"
