@@ -133,4 +133,6 @@ kill "$server" "$nginx_master" 2>/dev/null || true
 # Live, in the same session: the 480p TS as a channel, against VLC's HTTP live output.
 live_ts=${VOD_LIVE_TS:-$media/live.ts}
 [[ -f $live_ts ]] && "$(dirname "${BASH_SOURCE[0]}")/live-benchmarks.sh" "$mode" "$live_ts" "$out"
+# Write-Record: server CPU for HD streams against VLC's RTP output and nginx, loss recovery, buffering.
+"$(dirname "${BASH_SOURCE[0]}")/udp-benchmarks.sh" "$mode" "$media" "$movie" "$([[ -f $live_ts ]] && echo "$live_ts" || echo "$media/$movie")" "$out"
 echo "results in $out"

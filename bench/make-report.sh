@@ -161,6 +161,8 @@ $(awk -F'\t' 'NR > 1 && $2 == "sequential" { p = 100 * $5 / $4; t = 100 * $6 / $
 
 $("$(dirname "${BASH_SOURCE[0]}")/live-report.sh" "$in")
 
+$("$(dirname "${BASH_SOURCE[0]}")/udp-report.sh" "$in")
+
 ## Raw numbers
 
 results.tsv:
