@@ -11,7 +11,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else pri
 cat <<MD
 # Benchmarks
 
-Produced by \`bench/run-benchmarks.sh\` on $(date -u +%Y-%m-%d). Everything below ran in one
+Produced by \`bench/run-benchmarks.sh $(basename "$in")\` on $(date -u +%Y-%m-%d). Everything below ran in one
 Soft-RoCE session: vod-server, nginx 1.22 with sendfile on the same media, perftest, and the clients.
 
 - **Host**: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r).
