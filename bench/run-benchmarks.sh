@@ -4,9 +4,10 @@
 #   quick  (~5 min) the same, with fewer points
 #   smoke  (~1 min, used by CI) runs every measurement briefly and writes the report to the
 #          build tree only; no figure is asserted
-# Everything runs inside one Soft-RoCE session (tests/softroce/softroce-run): vod-server, nginx
-# (sendfile) on the same media, ib_read_bw/ib_read_lat, the clients, and the live part (the
-# server with a live channel against VLC's HTTP live output).
+# Everything that needs RDMA runs inside one Soft-RoCE session (tests/softroce/softroce-run):
+# vod-server, nginx (sendfile) on the same media, ib_read_bw/ib_read_lat, the clients, the live part
+# (against VLC's HTTP live output) and Write-Record's loss and buffering parts; then Write-Record's
+# sender CPU (against VLC's RTP output and nginx) natively, in a network namespace.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mode=${1:-full}
@@ -22,7 +23,19 @@ media/generate-test-media.sh --out "$media/.live" --duration "$duration" --varia
 export VOD_LIVE_TS=$media/.live/test-480p-${duration}s.ts
 out=build/bench-results/$mode
 rm -rf "$out"
-tests/softroce/softroce-run --timeout 3000 --memory 6144 -- env VOD_BUILD_DIR=build bench/guest-benchmarks.sh "$mode" "$media" "$out"
+# Write-Record's sender CPU runs natively (below) unless this is the smoke run: the guest does the rest.
+phases="cpu loss buffering"; [[ $mode == smoke ]] || phases="loss buffering"
+tests/softroce/softroce-run --timeout 3000 --memory 6144 -- env VOD_BUILD_DIR=build UDP_PHASES="$phases" bench/guest-benchmarks.sh "$mode" "$media" "$out"
+if [[ $mode != smoke ]]; then
+  # UDP needs no RDMA: the sender CPU comparison (vod-server, VLC RTP, nginx) on this host's own
+  # kernel, in a network namespace of its own (its loopback only), free of TCG's distortion.
+  ns=vodbench$$
+  ip netns add "$ns"
+  trap 'ip netns del "$ns" 2>/dev/null || true' EXIT
+  ip -n "$ns" link set lo up
+  ip netns exec "$ns" env VOD_RDMA_ADDR=127.0.0.1 VOD_BUILD_DIR=build UDP_PHASES=cpu \
+    bench/udp-benchmarks.sh "$mode" "$media" "$(cd "$media" && ls test-1080p-*.ts | head -n 1)" "$media/.live/test-480p-${duration}s.ts" "$out"
+fi
 if [[ $mode == smoke ]]; then
   mkdir -p "$out/report"
   bench/make-report.sh "$out" "$out/report" . > "$out/report/benchmarks.md"

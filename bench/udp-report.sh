@@ -16,11 +16,12 @@ cat <<MD
 
 Measured in the same guest and run as the sections above. docs/write-record.md explains the transport.
 
-**Server CPU for $n streams** of the 1080p movie at $mbps Mbit/s each, over $secs s on loopback, in % of
-one core: vod-server sending by Write-Record to $n \`vod-client play --transport udp\` viewers (paced
+**Server CPU for $n streams** of the 1080p movie at $mbps Mbit/s each, over $secs s on loopback
+($( [[ $(r udp cpu_where) == native ]] && echo "natively on the host, in a network namespace of its own: UDP needs no RDMA, and TCG would misstate the senders' costs" || echo "in the guest, under TCG")), in % of one core: vod-server sending by Write-Record to $n \`vod-client play --transport udp\` viewers (paced
 at the movie's bitrate); VLC 3 sending the same file by RTP/UDP (\`#duplicate\` of \`rtp{mux=ts}\` to
 $n multicast destinations that nobody joins: one demux for all, VLC's best case); nginx sendfile to $n
-\`curl --limit-rate\` clients.
+\`curl --limit-rate\` clients. Each is measured after 2–3 s of start-up (the players filling their
+read-ahead, VLC opening the file), over the steady state a viewer sees.
 
 | sender | CPU |
 |--------|----:|

@@ -16,6 +16,8 @@ class TokenBucket {
   TokenBucket(double bytes_per_second, double burst_bytes, Clock::time_point now)
       : rate_(bytes_per_second), burst_(burst_bytes), tokens_(burst_bytes), last_(now) {}
 
+  // A full burst now (a client whose queue was empty starts its next record at once).
+  void fill() noexcept { tokens_ = burst_; }
   void set_rate(double bytes_per_second, double burst_bytes) {
     rate_ = bytes_per_second;
     burst_ = burst_bytes;

@@ -24,6 +24,7 @@ namespace vod::server::udp {
 namespace {
 
 constexpr std::size_t kBatch = 64;            // datagrams per recvmmsg, mmsghdrs per sendmmsg
+constexpr std::size_t kSendsPerClient = 8;     // GSO sends per client per round (8 × 64 KB)
 constexpr std::size_t kGsoSegments = 64;      // datagrams per GSO send (the kernel's UDP_MAX_SEGMENTS)
 constexpr std::size_t kGsoBytes = 65000;      // and bytes: one GSO send is one IP packet's worth before segmentation
 constexpr std::size_t kRecvSlot = 2048;       // larger datagrams are not requests: truncated, dropped
@@ -254,6 +255,9 @@ void UdpService::on_request(proto::Bytes b, Client& c, Clock::time_point now) {
   if (auto* e = std::get_if<proto::WriteRecordError>(&d)) return send_error(c, b.size(), std::move(*e), now);
   const double rate = std::min<double>(static_cast<double>(r->rate_bps), options_.client_rate_bps) / 8;
   c.bucket.set_rate(rate, std::max(64e3, rate / 100));  // 10 ms of burst
+  // An idle client (nothing queued) may have just been created with a small bucket: its record
+  // leaves in one burst of its own rate's 10 ms, not in slices paced by timer wake-ups.
+  if (c.jobs.empty()) c.bucket.fill();
   bool repair = false;
   if (options_.test_drop.any()) repair = !test_seen_.insert({r->session_id, r->record_seq}).second;
   c.jobs.push_back({*r, std::get<UdpJob>(std::move(d)), 0, repair ? 0 : jobs_admitted_++, repair});
@@ -285,12 +289,14 @@ void UdpService::send_small(Client& c, const std::vector<std::uint8_t>& bytes) {
 void UdpService::on_timer() {
   std::uint64_t expirations = 0;
   (void)!::read(timer_, &expirations, sizeof expirations);
+  armed_ = Clock::time_point::max();  // a one-shot timer that fired is disarmed
   pump(Clock::now());
 }
 
 void UdpService::pump(Clock::time_point now) {
-  // One GSO send (a run of equal-size datagrams of one record) per client per round, round robin,
-  // until the buckets or the socket say stop.
+  // Up to kSendsPerClient GSO sends (runs of equal-size datagrams of one record) per client per
+  // round, round robin, until the buckets or the socket say stop: a whole record usually leaves in
+  // one sendmmsg.
   struct Send {
     std::vector<proto::WireWriteRecordDataHeader> headers;
     std::vector<iovec> iov;
@@ -304,49 +310,53 @@ void UdpService::pump(Clock::time_point now) {
     std::size_t built = 0;
     sends.reserve(kBatch);
     for (auto& [key, c] : clients_) {
-      if (c.jobs.empty() || sends.size() >= kBatch) continue;
-      Job& j = c.jobs.front();
-      const std::size_t payload = j.data.payload;
-      const double wire = static_cast<double>(payload + sizeof(proto::WireWriteRecordDataHeader));
-      const double budget = std::min(c.bucket.available(now), total_.available(now));
-      const bool gso = gso_ && !options_.test_drop.any();
-      std::size_t count = std::min<std::size_t>({gso ? kGsoSegments : 1, static_cast<std::size_t>(budget / wire),
-                                                 gso ? kGsoBytes / static_cast<std::size_t>(wire) : 1});
-      const std::uint64_t left = j.data.bytes.size() - j.sent;
-      count = std::min<std::size_t>(count, (left + payload - 1) / payload);
-      if (count == 0) continue;
-      Send s;
-      s.headers.reserve(count);
-      s.iov.reserve(2 * count);
-      std::uint64_t at = j.sent;
-      for (std::size_t k = 0; k < count; ++k) {
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(payload, j.data.bytes.size() - at));
-        proto::WriteRecordData d;
-        d.session_id = j.request.session_id;
-        d.epoch = j.request.epoch;
-        d.record_seq = j.request.record_seq;
-        d.record_length = j.data.bytes.size();
-        d.record_offset = at;
-        d.buffer_offset = j.request.buffer_offset;
-        d.flags = at + n == j.data.bytes.size() ? proto::kRecordLastDatagram : 0;
-        d.payload = j.data.bytes.subspan(static_cast<std::size_t>(at), n);
-        s.headers.push_back(proto::data_header(d));
-        at += n;
+      std::size_t next_job = 0;
+      for (std::size_t round = 0; round < kSendsPerClient; ++round) {
+        while (next_job < c.jobs.size() && c.jobs[next_job].sent >= c.jobs[next_job].data.bytes.size()) ++next_job;
+        if (next_job >= c.jobs.size() || sends.size() >= kBatch) break;
+        Job& j = c.jobs[next_job];
+        const std::size_t payload = j.data.payload;
+        const double wire = static_cast<double>(payload + sizeof(proto::WireWriteRecordDataHeader));
+        const double budget = std::min(c.bucket.available(now), total_.available(now));
+        const bool gso = gso_ && !options_.test_drop.any();
+        std::size_t count = std::min<std::size_t>({gso ? kGsoSegments : 1, static_cast<std::size_t>(budget / wire),
+                                                   gso ? kGsoBytes / static_cast<std::size_t>(wire) : 1});
+        const std::uint64_t left = j.data.bytes.size() - j.sent;
+        count = std::min<std::size_t>(count, (left + payload - 1) / payload);
+        if (count == 0) break;
+        Send s;
+        s.headers.reserve(count);
+        s.iov.reserve(2 * count);
+        std::uint64_t at = j.sent;
+        for (std::size_t k = 0; k < count; ++k) {
+          const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(payload, j.data.bytes.size() - at));
+          proto::WriteRecordData d;
+          d.session_id = j.request.session_id;
+          d.epoch = j.request.epoch;
+          d.record_seq = j.request.record_seq;
+          d.record_length = j.data.bytes.size();
+          d.record_offset = at;
+          d.buffer_offset = j.request.buffer_offset;
+          d.flags = at + n == j.data.bytes.size() ? proto::kRecordLastDatagram : 0;
+          d.payload = j.data.bytes.subspan(static_cast<std::size_t>(at), n);
+          s.headers.push_back(proto::data_header(d));
+          at += n;
+        }
+        for (std::size_t k = 0; k < count; ++k) {
+          s.iov.push_back({&s.headers[k], sizeof(proto::WireWriteRecordDataHeader)});
+          const std::uint64_t off = j.sent + k * payload;
+          const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(payload, j.data.bytes.size() - off));
+          s.iov.push_back({const_cast<std::uint8_t*>(j.data.bytes.data() + off), n});  // sendmsg reads, never writes
+        }
+        ++built;
+        const double bytes = static_cast<double>((at - j.sent) + count * sizeof(proto::WireWriteRecordDataHeader));
+        c.bucket.take(bytes);
+        total_.take(bytes);
+        j.sent = at;
+        if (options_.test_drop.any() && test_dropped(j, at == j.data.bytes.size())) continue;  // "lost": paced, never sent
+        sends.push_back(std::move(s));
+        owners.push_back(&c);
       }
-      for (std::size_t k = 0; k < count; ++k) {
-        s.iov.push_back({&s.headers[k], sizeof(proto::WireWriteRecordDataHeader)});
-        const std::uint64_t off = j.sent + k * payload;
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(payload, j.data.bytes.size() - off));
-        s.iov.push_back({const_cast<std::uint8_t*>(j.data.bytes.data() + off), n});  // sendmsg reads, never writes
-      }
-      ++built;
-      const double bytes = static_cast<double>((at - j.sent) + count * sizeof(proto::WireWriteRecordDataHeader));
-      c.bucket.take(bytes);
-      total_.take(bytes);
-      j.sent = at;
-      if (options_.test_drop.any() && test_dropped(j, at == j.data.bytes.size())) continue;  // "lost": paced, never sent
-      sends.push_back(std::move(s));
-      owners.push_back(&c);
     }
     if (sends.empty()) {
       if (!built) break;  // the buckets are empty
@@ -392,7 +402,7 @@ void UdpService::pump(Clock::time_point now) {
 
 void UdpService::finish_sent_jobs() {
   for (auto& [key, c] : clients_) {
-    if (!c.jobs.empty() && c.jobs.front().sent >= c.jobs.front().data.bytes.size()) {
+    while (!c.jobs.empty() && c.jobs.front().sent >= c.jobs.front().data.bytes.size()) {
       c.jobs.pop_front();
       --jobs_;
     }
@@ -410,7 +420,10 @@ void UdpService::arm_timer(Clock::time_point now) {
         it = clients_.erase(it);
         continue;
       }
-      next = std::min(next, now + std::chrono::duration_cast<Clock::duration>(kIdleClient));
+      // Sweeps need no precision: on a 100 ms grid, so that most pumps leave the timer as it is.
+      const auto sweep = now + std::chrono::duration_cast<Clock::duration>(kIdleClient);
+      const auto grid = std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(100));
+      next = std::min(next, Clock::time_point((sweep.time_since_epoch() / grid + 1) * grid));
       ++it;
       continue;
     }
@@ -418,13 +431,17 @@ void UdpService::arm_timer(Clock::time_point now) {
     next = std::min(next, std::max(c.bucket.when(wire, now), total_.when(wire, now)));
     ++it;
   }
+  if (next != Clock::time_point::max()) next = std::max(next, now + std::chrono::microseconds(50));
+  if (next == armed_) return;  // one system call fewer per request, most of the time
+  armed_ = next;
   itimerspec spec{};
   if (next != Clock::time_point::max()) {
-    const auto wait = std::max(std::chrono::nanoseconds(50'000), std::chrono::duration_cast<std::chrono::nanoseconds>(next - now));
-    spec.it_value.tv_sec = static_cast<time_t>(wait.count() / 1'000'000'000);
-    spec.it_value.tv_nsec = static_cast<long>(wait.count() % 1'000'000'000);
+    // Absolute, on CLOCK_MONOTONIC: the clock steady_clock reads on Linux.
+    const auto at = std::chrono::duration_cast<std::chrono::nanoseconds>(next.time_since_epoch()).count();
+    spec.it_value.tv_sec = static_cast<time_t>(at / 1'000'000'000);
+    spec.it_value.tv_nsec = static_cast<long>(at % 1'000'000'000);
   }
-  timerfd_settime(timer_, 0, &spec, nullptr);
+  timerfd_settime(timer_, TFD_TIMER_ABSTIME, &spec, nullptr);
 }
 
 }  // namespace vod::server::udp

@@ -113,6 +113,7 @@ class UdpService {
   UdpOptions options_;
   int fd_ = -1;
   int timer_ = -1;
+  Clock::time_point armed_ = Clock::time_point::max();  // what timer_ is set to (max: disarmed)
   std::uint16_t port_ = 0;
   bool gso_ = false;
   CookieJar cookies_;
