@@ -14,10 +14,11 @@ ratio=$(awk -v v="$vod" -v p="$vlc" 'BEGIN { if (v + 0 <= 0) print "n/a"; else p
 cat <<MD
 ## 8. Write-Record over UDP: server CPU, loss recovery, buffering
 
-Measured in the same guest and run as the sections above. docs/write-record.md explains the transport.
+Measured in the same run as the sections above: loss recovery and buffering in the same guest, the
+senders' CPU natively (see below). docs/write-record.md explains the transport.
 
 **Server CPU for $n streams** of the 1080p movie at $mbps Mbit/s each, over $secs s on loopback
-($( [[ $(r udp cpu_where) == native ]] && echo "natively on the host, in a network namespace of its own: UDP needs no RDMA, and TCG would misstate the senders' costs" || echo "in the guest, under TCG")), in % of one core: vod-server sending by Write-Record to $n \`vod-client play --transport udp\` viewers (paced
+($([[ $(r udp cpu_where) == native ]] && echo "natively on the host, in a network namespace of its own: UDP needs no RDMA, and TCG would misstate the senders' costs" || echo "in the guest, under TCG")), in % of one core: vod-server sending by Write-Record to $n \`vod-client play --transport udp\` viewers (paced
 at the movie's bitrate); VLC 3 sending the same file by RTP/UDP (\`#duplicate\` of \`rtp{mux=ts}\` to
 $n multicast destinations that nobody joins: one demux for all, VLC's best case); nginx sendfile to $n
 \`curl --limit-rate\` clients. Each is measured after 2–3 s of start-up (the players filling their
