@@ -3,6 +3,7 @@
 # session (bench/run-benchmarks.sh runs it through softroce-run). MODE is full, quick or smoke.
 # Writes OUT_DIR/results.tsv (section, key, value) and OUT_DIR/sweep.tsv (one row per run).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/nginx-peer.sh"
 mode=$1 media=$(realpath "$2") out=$3
 addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
 build=${VOD_BUILD_DIR:-build}
@@ -53,22 +54,8 @@ echo "== vod-server and nginx on the same media"
 "$build/server/vod-server" --media-dir "$media" --bind "$addr" --port 7470 --max-clients 5000 2> "$work/server.log" &
 server=$!; pids+=("$server")
 for _ in $(seq 600); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done
-mkdir -p "$work/nginx"
-cat > "$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 8192; }
-http {
-  sendfile on; tcp_nopush on; access_log off;
-  keepalive_requests 1000000; keepalive_timeout 300;
-  types { video/mp2t ts; }
-  server { listen $addr:8081; root $media; }
-}
-CONF
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-nginx_master=$!; pids+=("$nginx_master")
+start_nginx_peer "$work/nginx" "$addr" 8081 "$media"
+pids+=("$nginx_master")
 sleep 1
 nginx_procs() { echo "$nginx_master $(pgrep -P "$nginx_master" | tr '\n' ' ')"; }
 record setup vod_server_rss_idle_kib "$(awk '/VmRSS/ { print $2 }' "/proc/$server/status")"

@@ -13,6 +13,7 @@
 # buffering"); run-benchmarks.sh runs the cpu part natively, in a network namespace of its own (UDP
 # needs no RDMA, and CPU time under TCG emulation misstates a sender's cost), and the rest in the guest.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/nginx-peer.sh"
 phases=${UDP_PHASES:-cpu loss buffering}
 has() { [[ " $phases " == *" $1 "* ]]; }
 mode=$1 media=$(realpath "$2") movie=$3 loss_ts=$(realpath "$4") out=$5
@@ -43,25 +44,8 @@ rate=$(ffprobe -v error -show_entries format=bit_rate -of csv=p=0 "$media/$movie
 record udp streams "$streams"
 record udp stream_mbps "$rate"
 
-start_nginx() {
-  mkdir -p "$work/nginx"
-  cat > "$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 1024; }
-http {
-  sendfile on; tcp_nopush on; access_log off;
-  types { video/mp2t ts; }
-  server { listen $addr:8083; root $media; }
-}
-CONF
-  nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-  nginx_master=$!; pids+=("$nginx_master")
-  sleep 1
-}
-start_nginx
+start_nginx_peer "$work/nginx" "$addr" 8083 "$media"
+pids+=("$nginx_master")
 
 if has cpu; then
 record udp cpu_where "$([[ ${VOD_RDMA_GUEST:-} == 1 ]] && echo guest || echo native)"
