@@ -17,8 +17,9 @@ packages=(
   libboost-program-options-dev libboost-dev libssl-dev
   # GoogleTest
   googletest libgtest-dev
-  # libFuzzer comes with clang's runtime
-  clang libclang-rt-14-dev
+  # libFuzzer comes with clang's runtime; llvm brings llvm-symbolizer, which names the functions in
+  # sanitizer reports and in the fuzzers' coverage table
+  clang libclang-rt-14-dev llvm
   # Soft-RoCE guest: QEMU/TCG, busybox initramfs, module tools
   qemu-system-x86 busybox-static kmod cpio iproute2 zstd xz-utils
   # players and peers used by tests and benchmarks (srt-tools: the loss-recovery peer of Write-Record)

@@ -33,6 +33,12 @@ rate=$(( ${execs:-0} / (seconds > 0 ? seconds : 1) ))
   grep -E '^(UN)?COVERED_FUNC: .* vod::' "$log" || true
 } > "$stats/$name.txt"
 
+if [[ $rc -eq 0 ]] && ! grep -q '^COVERED_FUNC: .* vod::' "$log"; then
+  echo "FAIL: fuzz_$name printed no symbolized coverage (no 'COVERED_FUNC ... vod::' line in $log);"
+  echo "      is llvm-symbolizer installed and on PATH or in ASAN_SYMBOLIZER_PATH? (scripts/install-deps.sh installs it)"
+  grep -m 5 -iE 'symboliz|COVERED_FUNC' "$log" || true
+  exit 1
+fi
 printf 'fuzz %-16s %10s executions in %ss (%s/s), %s edges, corpus %s inputs (%s replayed first)\n' \
   "$name" "${execs:-0}" "$seconds" "$rate" "${edges:-?}" "${inputs:-?}" "${replayed:-?}"
 if [[ $rc -ne 0 ]]; then
