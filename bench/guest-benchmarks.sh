@@ -122,4 +122,6 @@ live_ts=${VOD_LIVE_TS:-$media/live.ts}
 [[ -f $live_ts ]] && "$(dirname "${BASH_SOURCE[0]}")/live-benchmarks.sh" "$mode" "$live_ts" "$out"
 # Write-Record: server CPU for HD streams against VLC's RTP output and nginx, loss recovery, buffering.
 "$(dirname "${BASH_SOURCE[0]}")/udp-benchmarks.sh" "$mode" "$media" "$movie" "$([[ -f $live_ts ]] && echo "$live_ts" || echo "$media/$movie")" "$out"
+# vod-mount: sequential reads and first frame through the file system, against get, proxy and nginx.
+"$(dirname "${BASH_SOURCE[0]}")/mount-benchmarks.sh" "$mode" "$media" "$movie" "$out"
 echo "results in $out"

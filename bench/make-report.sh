@@ -163,6 +163,8 @@ $("$(dirname "${BASH_SOURCE[0]}")/live-report.sh" "$in")
 
 $("$(dirname "${BASH_SOURCE[0]}")/udp-report.sh" "$in")
 
+$("$(dirname "${BASH_SOURCE[0]}")/mount-report.sh" "$in")
+
 ## Raw numbers
 
 results.tsv:

@@ -10,7 +10,7 @@ trap 'rm -rf "$out"' EXIT
 VOD_BUILD_DIR=$build VOD_LIVE_TS=$build/test-media/test-480p-60s.ts "$here/guest-benchmarks.sh" smoke "$build/test-media" "$out/results" test-480p-60s.ts
 mkdir -p "$out/report"
 "$here/make-report.sh" "$out/results" "$out/report" . > "$out/report/benchmarks.md"
-for section in "## 1. The limit" "## 2. Goodput" "## 3. Server CPU" "## 4. Seek latency" "## 5. Startup" "## 6. Scale" "## Targets" "## 7. Live" "## 8. Write-Record"; do
+for section in "## 1. The limit" "## 2. Goodput" "## 3. Server CPU" "## 4. Seek latency" "## 5. Startup" "## 6. Scale" "## Targets" "## 7. Live" "## 8. Write-Record" "## 9. vod-mount"; do
   grep -q "^$section" "$out/report/benchmarks.md" || { echo "FAIL: the report lacks '$section'"; exit 1; }
 done
 for key in ib_read_bw ib_read_lat_typical_us goodput_mbytes_per_s scale_rss_kib; do
@@ -24,4 +24,7 @@ for key in udp_cpu_s udp_loss_seconds udp_loss_goodput_mbps udp_buffering_s; do
   grep -qP "^$key\t\S+\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key"; grep ^udp "$out/results/results.tsv"; exit 1; }
 done
 grep -qP '^udp_loss_exact\t1\tyes$' "$out/results/results.tsv" || { echo "FAIL: the Write-Record get at 1% loss was not byte-exact"; grep ^udp "$out/results/results.tsv"; exit 1; }
+for key in mount_read_mbps mount_first_frame_s; do
+  grep -qP "^$key\t\S+\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key"; grep ^mount "$out/results/results.tsv"; exit 1; }
+done
 echo "PASS: benchmark smoke run; report has every section"

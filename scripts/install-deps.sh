@@ -13,6 +13,8 @@ packages=(
   # GStreamer 1.22
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
+  # vod-mount: libfuse3 and fusermount3
+  libfuse3-dev fuse3
   # Boost: Program_options, Beast/Asio; OpenSSL's libcrypto (HMAC for Write-Record cookies)
   libboost-program-options-dev libboost-dev libssl-dev
   # GoogleTest

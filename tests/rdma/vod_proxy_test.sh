@@ -99,14 +99,9 @@ for m in test-480p-60s.mp4 test-480p-60s.mkv; do
 done
 
 step "VLC as a non-root user (VLC refuses root): play 10-20 s, remuxed with --sout, frames counted by ffprobe"
-vlc_home=$(mktemp -d)  # beside $work, which nobody cannot enter
-chown nobody "$vlc_home"
-cleanup_hooks+=("rm -rf $vlc_home")
-HOME=$vlc_home timeout 120 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-  cvlc --play-and-exit --vout=dummy --aout=dummy --start-time=10 --stop-time=20 "$base/movies/test-480p-60s.ts" \
-  --sout "#std{access=file,mux=ts,dst=$vlc_home/out.ts}" > "$work/vlc.log" 2>&1 || { cat "$work/vlc.log"; fail "cvlc failed"; }
-frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$vlc_home/out.ts" | head -n 1)
-[[ $frames -ge 200 ]] || { cat "$work/vlc.log"; fail "VLC produced $frames video frames"; }
+vlc_remux "$base/movies/test-480p-60s.ts" out.ts "$work/vlc.log" --start-time=10 --stop-time=20 || { cat "$work/vlc.log"; fail "cvlc failed"; }
+frames=$(video_frames "$vlc_home/out.ts")
+[[ ${frames:-0} -ge 200 ]] || { cat "$work/vlc.log"; fail "VLC produced $frames video frames"; }
 grep -q '"GET /movies/test-480p-60s.ts"' "$proxy_log" || fail "no access log line for VLC"
 pass "VLC played through the proxy: $frames video frames in its remux"
 
@@ -128,10 +123,8 @@ curl -s -0 -N --max-time 3 -D "$work/h" -o /dev/null "$base/live/cam" || true
 [[ -z $(header Transfer-Encoding) ]] || fail "an HTTP/1.0 client got chunked encoding"
 fetch "$base/playlist.m3u"
 grep -q "^$base/live/cam\$" "$work/body" || grep -q "/live/cam" "$work/body" || fail "the playlist does not list the live channel"
-HOME=$vlc_home timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-  cvlc --play-and-exit --run-time=8 --vout=dummy --aout=dummy "$base/live/cam" \
-  --sout "#std{access=file,mux=ts,dst=$vlc_home/live.ts}" > "$work/vlc-live.log" 2>&1 || true
-vlc_live=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$vlc_home/live.ts" 2>/dev/null | head -n 1)
+vlc_remux "$base/live/cam" live.ts "$work/vlc-live.log" --run-time=8 || true
+vlc_live=$(video_frames "$vlc_home/live.ts")
 [[ ${vlc_live:-0} -ge 75 ]] || { tail -n 20 "$work/vlc-live.log"; fail "VLC got ${vlc_live:-0} video frames from the live channel"; }
 pass "live: $live_frames frames by curl (chunked), HTTP/1.0 close-delimited, playlist entry, VLC $vlc_live frames"
 

@@ -50,3 +50,19 @@ stop_server() {
 
 server_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 uri() { echo "rdma://$addr:$port${1:+/$1}"; }
+
+# vlc_remux SOURCE OUT_NAME LOG [cvlc options...]: VLC plays SOURCE as nobody (VLC refuses root)
+# and remuxes it with --sout into $vlc_home/OUT_NAME (TS), a directory nobody may write; 120 s at most.
+vlc_home=
+vlc_remux() {
+  local src=$1 name=$2 log=$3; shift 3
+  if [[ -z $vlc_home ]]; then
+    vlc_home=$(mktemp -d)  # beside $work, which nobody cannot enter
+    chown nobody "$vlc_home"
+    cleanup_hooks+=("rm -rf $vlc_home")
+  fi
+  HOME=$vlc_home timeout 120 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    cvlc --play-and-exit --vout=dummy --aout=dummy "$@" "$src" --sout "#std{access=file,mux=ts,dst=$vlc_home/$name}" > "$log" 2>&1
+}
+# video_frames FILE: the video frames ffprobe decodes in FILE (empty when none)
+video_frames() { ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1" 2>/dev/null | head -n 1; }

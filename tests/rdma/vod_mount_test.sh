@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# vod-mount: the catalog as a read-only FUSE file system in the Soft-RoCE guest (fuse module loaded
+# by the guest). Unchanged programs open movies as files: cp byte-exact, ls sizes, ffmpeg seeking
+# (framemd5 equal to the local file's), GStreamer's filesrc, VLC as another user, concurrent random
+# reads, the server killed and restarted under a cp, a rescan, the page cache on and off, writes
+# refused, unmount with a file open, and the errors of a bad start.
+source "$(dirname "$0")/vod_test_lib.sh"
+mount_bin=$build/mount/vod-mount
+command -v fusermount3 > /dev/null || fail "fusermount3 is missing (Debian's fuse3 package; scripts/install-deps.sh installs it)"
+[[ -c /dev/fuse ]] || fail "/dev/fuse is missing: load the fuse module"
+media=$work/media
+mkdir -p "$media"
+pattern=$build/tests/rdma/make_pattern
+: > "$media/zero.bin"
+"$pattern" $((5 * 1024 * 1024 + 12345)) 2 "$media/odd-size.bin"
+for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do cp "$build/test-media/$f" "$media/"; done
+# The restart step needs a copy long enough to be cut: it lives on the host's disk (build tree).
+big=$build/test-data/pattern-400MiB.bin
+mkdir -p "$(dirname "$big")"
+[[ -f $big ]] || "$pattern" $((400 * 1024 * 1024 + 7)) 5 "$big"
+ln -s "$big" "$media/big.bin"
+
+export VOD_TEST_PORT=$((20000 + RANDOM % 20000))  # the restarted server comes back on the same port
+start_server "$media"
+# The mount point is outside $work, which other users cannot enter (VLC runs as nobody).
+mnt=$(mktemp -d /tmp/vod-mnt.XXXXXX)
+chmod 755 "$mnt"
+cleanup_hooks+=("fusermount3 -u -z $mnt 2>/dev/null; rmdir $mnt")
+mount_log=$work/mount.log
+cleanup_hooks+=("[[ \$rc -eq 0 ]] || { echo '--- vod-mount log (last 30 lines)'; tail -n 30 $mount_log; }")
+
+mounted() { grep -q " $mnt fuse" /proc/mounts; }
+do_mount() {  # do_mount [options...]: mounts in the background (the daemon path) and waits for it
+  "$mount_bin" "$(uri)" "$mnt" --log-file "$mount_log" "$@" || fail "vod-mount $* exited $?"
+  mounted || fail "vod-mount returned but $mnt is not mounted"
+}
+do_umount() {
+  local pid; pid=$(pgrep -n -f "vod-mount rdma://$addr:$port $mnt" || true)
+  fusermount3 -u "$mnt" || fail "fusermount3 -u $mnt failed"
+  [[ -z $pid ]] || timeout 20 tail --pid="$pid" -f /dev/null || fail "vod-mount did not exit after the unmount"
+}
+
+step "mount in the background; ls -l shows the catalog with its sizes"
+do_mount -o allow_other,refresh=1
+(cd "$media" && stat -L -c '%n %s' * | sort) > "$work/want.ls"
+(cd "$mnt" && stat -c '%n %s' * | sort) > "$work/got.ls"
+diff "$work/want.ls" "$work/got.ls" || fail "the mount lists other names or sizes than the media directory"
+[[ $(stat -c %A "$mnt/test-480p-60s.mp4") == -r--r--r-- ]] || fail "a movie is not a read-only regular file: $(stat -c %A "$mnt/test-480p-60s.mp4")"
+pass "$(wc -l < "$work/got.ls") files with the catalog's sizes, read-only"
+
+step "cp of every movie is byte-exact"
+for f in zero.bin odd-size.bin test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do
+  cp "$mnt/$f" "$work/copy"
+  cmp "$media/$f" "$work/copy" || fail "cp of $f differs"
+done
+rm -f "$work/copy"
+pass "cp byte-exact for 5 movies"
+
+step "ffmpeg -ss 30 -t 5 through the mount equals the local file (framemd5), MP4, MKV and TS"
+for f in test-480p-60s.mp4 test-480p-60s.mkv test-480p-60s.ts; do
+  ffmpeg -v error -ss 30 -i "$media/$f" -t 5 -map 0:v -f framemd5 - > "$work/local.md5"
+  ffmpeg -v error -ss 30 -i "$mnt/$f" -t 5 -map 0:v -f framemd5 - > "$work/mount.md5"
+  frames=$(grep -vc '^#' "$work/mount.md5")
+  [[ $frames -ge 100 ]] || fail "$f: only $frames frames decoded from the mount"
+  cmp "$work/local.md5" "$work/mount.md5" || fail "$f: the frames from the mount differ from the local file's"
+done
+pass "framemd5 equal for the three containers ($frames frames each)"
+
+step "GStreamer's filesrc decodes every frame from the mount"
+count_frames() {
+  gst-launch-1.0 -v filesrc location="$1" ! decodebin ! video/x-raw ! fakesink silent=false sync=false 2>&1 |
+    grep -c 'fakesink0.*chain' || true
+}
+local_frames=$(count_frames "$media/test-480p-60s.mp4")
+mount_frames=$(count_frames "$mnt/test-480p-60s.mp4")
+[[ $local_frames -ge 1400 && $mount_frames -eq $local_frames ]] || fail "filesrc decoded $mount_frames frames from the mount, $local_frames locally"
+pass "filesrc ! decodebin: $mount_frames frames, as from the local file"
+
+step "VLC (as nobody, allow_other) plays a seeked segment from the mount"
+vlc_remux "$mnt/test-480p-60s.mkv" out.ts "$work/vlc.log" --start-time=30 --stop-time=36 || { cat "$work/vlc.log"; fail "cvlc failed"; }
+vlc_frames=$(video_frames "$vlc_home/out.ts")
+[[ ${vlc_frames:-0} -ge 100 ]] || { tail -n 20 "$work/vlc.log"; fail "VLC produced ${vlc_frames:-0} frames from 30 s on"; }
+pass "VLC: $vlc_frames frames from 30 s on"
+
+# random_reads FILE PROCESSES READS: each process reads READS random ranges with dd through the
+# mount and from the local file, and compares them.
+random_reads() {
+  local f=$1 procs=$2 reads=$3 size; size=$(stat -L -c %s "$media/$f")
+  local pids=()
+  for p in $(seq "$procs"); do
+    (
+      RANDOM=$((p * 7919))
+      for _ in $(seq "$reads"); do
+        off=$(( (RANDOM * 32768 + RANDOM) % size )) len=$(( RANDOM % 300000 + 1 ))
+        cmp <(dd if="$mnt/$f" iflag=skip_bytes,count_bytes skip="$off" count="$len" bs=64k status=none) \
+            <(dd if="$media/$f" iflag=skip_bytes,count_bytes skip="$off" count="$len" bs=64k status=none) ||
+          { echo "FAIL: $f bytes $off+$len differ" >&2; exit 1; }
+      done
+    ) &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || fail "a random reader of $f saw wrong bytes"; done
+}
+
+step "concurrent random reads from 4 processes are byte-exact"
+random_reads big.bin 4 40
+random_reads test-480p-60s.ts 2 40
+pass "240 random ranges from 6 processes byte-exact"
+
+step "a rescan on the server (SIGHUP) shows up after the refresh interval"
+"$pattern" 12345 6 "$media/new.bin"
+rm "$media/zero.bin"
+kill -HUP "$server_pid"
+for _ in $(seq 100); do [[ -e $mnt/new.bin && ! -e $mnt/zero.bin ]] && break; sleep 0.2; done
+[[ -e $mnt/new.bin && ! -e $mnt/zero.bin ]] || fail "the rescan did not show up in the mount within 20 s: $(ls "$mnt")"
+cmp "$media/new.bin" "$mnt/new.bin" || fail "new.bin differs"
+pass "new.bin appeared (byte-exact) and zero.bin went"
+
+step "writes are refused, an unknown file is ENOENT"
+out=$( { echo x > "$mnt/test-480p-60s.mp4"; } 2>&1 ) && fail "a write to a movie succeeded"
+grep -q 'Read-only file system' <<< "$out" || fail "a write said '$out', not 'Read-only file system'"
+out=$( { : > "$mnt/created.bin"; } 2>&1 ) && fail "creating a file succeeded"
+grep -q 'Read-only file system' <<< "$out" || fail "a create said '$out'"
+out=$(cat "$mnt/no-such-movie" 2>&1) && fail "reading an unknown file succeeded"
+grep -q 'No such file' <<< "$out" || fail "an unknown file said '$out'"
+pass "EROFS for writes and creates, ENOENT for an unknown name"
+
+step "the server is SIGKILLed and restarted during a cp: the copy completes byte-identical"
+cp "$mnt/big.bin" "$work/big.copy" 2> "$work/cp.err" &
+cp_pid=$!
+cleanup_hooks+=("kill -KILL $cp_pid 2>/dev/null")
+for _ in $(seq 300); do [[ $(stat -c %s "$work/big.copy" 2>/dev/null || echo 0) -ge $((20 << 20)) ]] && break; sleep 0.1; done
+at_kill=$(stat -c %s "$work/big.copy")
+kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true
+server_pid=
+sleep 1
+start_server "$media"
+rc=0; wait "$cp_pid" || rc=$?
+[[ $rc -eq 0 ]] || { cat "$work/cp.err"; fail "cp exited $rc across the restart"; }
+[[ $at_kill -lt $(stat -L -c %s "$media/big.bin") ]] || fail "the copy finished before the kill; the step proved nothing"
+cmp "$media/big.bin" "$work/big.copy" || fail "the copy differs after the restart"
+grep -q 'reconnected' "$mount_log" || fail "vod-mount did not log a reconnect"
+rm -f "$work/big.copy"
+pass "400 MiB byte-identical across a server restart (killed at $at_kill bytes)"
+
+step "unmount with a file open: refused while busy, then a lazy unmount ends when it closes"
+exec 3< "$mnt/test-480p-60s.ts"
+fusermount3 -u "$mnt" 2> "$work/busy.err" && fail "unmount succeeded with a file open"
+grep -qi 'busy' "$work/busy.err" || fail "unmount said '$(cat "$work/busy.err")', not busy"
+head -c 1000 <&3 | cmp - <(head -c 1000 "$media/test-480p-60s.ts") || fail "the open file does not read right after the refused unmount"
+pid=$(pgrep -n -f "vod-mount rdma://$addr:$port $mnt")
+fusermount3 -u -z "$mnt" || fail "lazy unmount failed"
+mounted && fail "still in /proc/mounts after a lazy unmount"
+head -c 1000 <&3 > /dev/null || fail "the open file failed after the lazy unmount"
+exec 3<&-
+timeout 20 tail --pid="$pid" -f /dev/null || fail "vod-mount did not exit when the last file closed"
+pass "busy unmount refused; lazy unmount ended the daemon when the file closed"
+
+step "page cache off (direct I/O): cp and random reads byte-exact"
+do_mount -o page-cache=off
+cp "$mnt/odd-size.bin" "$work/copy" && cmp "$media/odd-size.bin" "$work/copy" || fail "cp with page-cache=off differs"
+random_reads test-480p-60s.mp4 3 30
+grep -q 'page cache off' "$mount_log" || fail "the mount did not log 'page cache off'"
+do_umount
+pass "direct I/O mount byte-exact"
+
+step "mount.fuse3, as /etc/fstab uses it"
+PATH=$build/mount:$PATH mount.fuse3 "vod-mount#$(uri)" "$mnt" -o "refresh=2,log-file=$mount_log" || fail "mount.fuse3 failed"
+cmp "$media/new.bin" "$mnt/new.bin" || fail "new.bin differs through the mount.fuse3 mount"
+do_umount
+pass "mounted by mount.fuse3 with options from -o"
+
+step "a bad start fails with a message and an exit status, and mounts nothing"
+expect_fail() {  # expect_fail STATUS PATTERN ARGS...
+  local want=$1 pattern=$2 rc=0; shift 2
+  "$mount_bin" "$@" > "$work/bad.out" 2>&1 || rc=$?
+  [[ $rc -eq $want ]] || fail "vod-mount $* exited $rc, expected $want: $(cat "$work/bad.out")"
+  grep -qi -- "$pattern" "$work/bad.out" || fail "vod-mount $* said '$(cat "$work/bad.out")', expected '$pattern'"
+  mounted && fail "vod-mount $* left a mount behind"
+  return 0
+}
+expect_fail 1 "cannot mount" "rdma://$addr:1" "$mnt" --connect-timeout 2 --reconnect-for 0
+expect_fail 1 "cannot mount" "rdma://$addr:1" "$mnt" -f --connect-timeout 2 --reconnect-for 0
+expect_fail 2 "scheme must be rdma://" "http://$addr/" "$mnt"
+expect_fail 2 "without a movie" "$(uri test-480p-60s.mp4)" "$mnt"
+expect_fail 2 "not a directory" "$(uri)" "$work/no-such-dir"
+expect_fail 2 "expected the server and the mount point" "$(uri)"
+expect_fail 2 "page-cache must be on or off" "$(uri)" "$mnt" -o page-cache=maybe
+pass "unreachable server, bad URI, a movie URI, missing mount point, missing argument, bad option"
+stop_server
