@@ -50,7 +50,7 @@ for _ in $(seq 300); do grep -q 'listening on' "$work/proxy.log" && break; sleep
 
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true; }
 # mbps SECONDS: the movie's size over SECONDS, in MB/s
-mbps() { awk -v b="$size" -v s="$1" 'BEGIN { printf "%.1f", s > 0 ? b / s / 1e6 : 0 }'; }
+mbps() { awk -v b="$size" -v s="$1" 'BEGIN { printf "%.1f", (s > 0 ? b / s / 1e6 : 0) }'; }
 median() { sort -n | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : "" }'; }
 timed() { local t0; t0=$(now); "$@" > /dev/null 2>&1 || return 1; awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 first_frame() { timed ffmpeg -v error -i "$1" -map 0:v:0 -frames:v 1 -f null -; }

@@ -15,6 +15,9 @@ packages=(
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
   # vod-mount: libfuse3 and fusermount3
   libfuse3-dev fuse3
+  # operations: sd_notify (libsystemd), manual pages (help2man, man-db), systemd-analyze (systemd),
+  # and CPack's .deb (dpkg-shlibdeps in dpkg-dev; CPack finds ELF files with file)
+  libsystemd-dev help2man man-db systemd dpkg-dev file
   # Boost: Program_options, Beast/Asio; OpenSSL's libcrypto (HMAC for Write-Record cookies)
   libboost-program-options-dev libboost-dev libssl-dev
   # GoogleTest

@@ -34,6 +34,7 @@ int exit_status_for(ErrorKind kind) noexcept;
 struct CommonOptions {
   SessionOptions session;
   std::string log_level = "warn";
+  std::string log_format = "text";
   std::size_t chunk_kib = 0;
   std::size_t readahead_kib = 0;
   double readahead_seconds = 0;

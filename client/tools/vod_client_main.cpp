@@ -37,6 +37,7 @@ boost::program_options::options_description common_options(CommonOptions& o) {
       ("connect-timeout", po::value(&o.connect_timeout_s)->default_value(static_cast<double>(s.connect_timeout.count()) / 1000), "seconds to wait for the server to answer")
       ("reconnect-for", po::value(&o.reconnect_for_s)->default_value(static_cast<double>(s.reconnect_for.count()) / 1000), "seconds to keep reconnecting after the connection breaks")
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "debug, info, warn or error")
+      ("log-format", po::value(&o.log_format)->default_value(o.log_format), "text (one line per event) or json (one object per line, for log shippers)")
       ("transport", po::value(&o.transport)->default_value(o.transport), "rdma (one-sided RDMA Read) or udp (Write-Record over UDP: no RDMA device needed here)")
       ("udp-port", po::value(&o.udp_port)->default_value(s.udp.port), "the server's Write-Record port, with --transport udp (the URI's port is RDMA's)")
       ("udp-rate", po::value(&o.udp_rate_mbps)->default_value(s.udp.rate_bps / 1e6), "Mbit/s this client asks the server to send at, with --transport udp")
@@ -47,6 +48,7 @@ boost::program_options::options_description common_options(CommonOptions& o) {
 void apply(CommonOptions& o) {
   try {
     log::set_level(log::parse_level(o.log_level));
+    log::set_format(log::parse_format(o.log_format));
   } catch (const std::invalid_argument& e) {
     throw ClientError(ErrorKind::usage, e.what());
   }
@@ -109,6 +111,7 @@ usage: vod-client COMMAND [options] URI
                                                 simulated viewers, one connection each
 
 'vod-client COMMAND --help' lists a command's options. The default port is 7470.
+'vod-client --version' prints the version.
 
 exit status: 0 ok, 1 error, 2 usage, 3 unknown movie, 4 server unreachable, 5 no RDMA device,
              6 seek out of range, 7 connection lost
@@ -125,6 +128,10 @@ int main(int argc, char** argv) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? exit_usage : exit_ok;
+  }
+  if (args[0] == "-V" || args[0] == "--version") {
+    std::fputs("vod-client " VOD_VERSION "\n", stdout);
+    return exit_ok;
   }
   const std::string command = args[0];
   args.erase(args.begin());

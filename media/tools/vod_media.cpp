@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   po::options_description opts("vod-media: probe, index and remux movies as vod-server does\n"
                                "usage: vod-media probe FILE... | index FILE | remux-ts IN OUT\noptions");
-  opts.add_options()("help,h", "show this help");
+  opts.add_options()("help,h", "show this help")("version,V", "show the version");
   po::options_description hidden;
   hidden.add_options()("command", po::value(&command))("files", po::value(&files));
   po::options_description all;
@@ -70,6 +70,10 @@ int main(int argc, char** argv) {
     po::variables_map vm;
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
     po::notify(vm);
+    if (vm.count("version")) {
+      std::cout << "vod-media " VOD_VERSION "\n";
+      return 0;
+    }
     if (vm.count("help") || command.empty()) {
       std::cout << opts << "\n";
       return command.empty() && !vm.count("help") ? 2 : 0;

@@ -177,6 +177,7 @@ int main(int argc, char** argv) {
     config = mount::parse_mount_config(std::vector<std::string>(argv + 1, argv + argc));
     if (!config) return ok;
     log::set_level(log::parse_level(config->log_level));
+    log::set_format(log::parse_format(config->log_format));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vod-mount: %s\n", e.what());
     return usage;

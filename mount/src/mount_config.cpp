@@ -34,6 +34,7 @@ po::options_description own_options(MountConfig& c) {
       ("transport", po::value(&c.transport)->default_value(c.transport), "rdma, or udp: Write-Record over UDP (the server needs --udp-port; no RDMA device here)")
       ("udp-port", po::value(&c.udp_port)->default_value(c.udp_port), "the server's Write-Record port, with --transport udp")
       ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error")
+      ("log-format", po::value(&c.log_format)->default_value(c.log_format), "text (one line per event) or json (one object per line, for log shippers)")
       ("log-file", po::value(&c.log_file), "in the background, append log lines to FILE (default: they are dropped)");
   return d;
 }

@@ -29,6 +29,7 @@ struct MountConfig {
   std::string transport = "rdma";     // or udp (Write-Record: no RDMA device here)
   unsigned udp_port = 7471;
   std::string log_level = "info";
+  std::string log_format = "text";
   std::string log_file;               // in the background: where log lines go (default: nowhere)
 };
 

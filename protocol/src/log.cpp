@@ -1,10 +1,13 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/log.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <stdexcept>
 
@@ -12,6 +15,7 @@ namespace vod::log {
 
 namespace {
 std::atomic<int> g_minimum{static_cast<int>(Level::info)};
+std::atomic<int> g_format{static_cast<int>(Format::text)};
 
 const char* name(Level l) {
   switch (l) {
@@ -21,6 +25,75 @@ const char* name(Level l) {
     case Level::error: return "ERROR";
   }
   return "?";
+}
+
+const char* json_name(Level l) {
+  switch (l) {
+    case Level::debug: return "debug";
+    case Level::info: return "info";
+    case Level::warn: return "warn";
+    case Level::error: return "error";
+  }
+  return "?";
+}
+
+// sd-daemon(3) priorities: LOG_DEBUG 7, LOG_INFO 6, LOG_WARNING 4, LOG_ERR 3.
+int priority(Level l) {
+  switch (l) {
+    case Level::debug: return 7;
+    case Level::info: return 6;
+    case Level::warn: return 4;
+    case Level::error: return 3;
+  }
+  return 6;
+}
+
+// systemd sets JOURNAL_STREAM to "device:inode" of the stream it connected stderr to
+// (systemd.exec(5)); it is the journal only if stderr is still that stream.
+bool stderr_is_journal() {
+  const char* env = std::getenv("JOURNAL_STREAM");
+  if (env == nullptr) return false;
+  unsigned long long dev = 0, ino = 0;
+  if (std::sscanf(env, "%llu:%llu", &dev, &ino) != 2) return false;
+  struct stat st {};
+  if (::fstat(STDERR_FILENO, &st) != 0) return false;
+  return static_cast<unsigned long long>(st.st_dev) == dev && static_cast<unsigned long long>(st.st_ino) == ino;
+}
+
+// JSON string escaping by hand: Debian 12's Boost (1.74) predates Boost.JSON, and one escaping loop
+// does not justify another library in every program.
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char esc[8];
+          std::snprintf(esc, sizeof esc, "\\u%04x", c);
+          out += esc;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+std::string now_stamp() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t secs = std::chrono::system_clock::to_time_t(now);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char stamp[64];
+  std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return stamp;
 }
 }  // namespace
 
@@ -35,25 +108,51 @@ Level parse_level(std::string_view n) {
   throw std::invalid_argument("unknown log level '" + std::string(n) + "' (debug, info, warn, error)");
 }
 
-void write(Level l, std::string_view component, std::string_view message) {
-  if (static_cast<int>(l) < g_minimum.load(std::memory_order_relaxed)) return;
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t secs = std::chrono::system_clock::to_time_t(now);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char stamp[64];
-  std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+void set_format(Format format) noexcept { g_format = static_cast<int>(format); }
+
+Format parse_format(std::string_view n) {
+  if (n == "text") return Format::text;
+  if (n == "json") return Format::json;
+  throw std::invalid_argument("unknown log format '" + std::string(n) + "' (text, json)");
+}
+
+std::string format_line(Format format, bool journal, std::string_view stamp, Level l, std::string_view component,
+                        std::string_view message) {
   std::string line;
-  line.reserve(48 + component.size() + message.size());
-  line += stamp;
-  line += ' ';
+  line.reserve(64 + component.size() + message.size());
+  if (format == Format::json) {
+    line += "{\"time\":";
+    append_json_string(line, stamp);
+    line += ",\"level\":";
+    append_json_string(line, json_name(l));
+    line += ",\"component\":";
+    append_json_string(line, component);
+    line += ",\"message\":";
+    append_json_string(line, message);
+    line += '}';
+    return line;
+  }
+  if (journal) {
+    line += '<';
+    line += static_cast<char>('0' + priority(l));
+    line += '>';
+  } else {
+    line += stamp;
+    line += ' ';
+  }
   line += name(l);
   line += ' ';
   line += component;
   line += ": ";
   for (char c : message) line += (c == '\n' || c == '\r') ? ' ' : c;  // one event, one line
+  return line;
+}
+
+void write(Level l, std::string_view component, std::string_view message) {
+  if (static_cast<int>(l) < g_minimum.load(std::memory_order_relaxed)) return;
+  static const bool journal = stderr_is_journal();
+  std::string line = format_line(static_cast<Format>(g_format.load(std::memory_order_relaxed)), journal, now_stamp(), l,
+                                 component, message);
   line += '\n';
   (void)!::write(STDERR_FILENO, line.data(), line.size());
 }

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
     config = proxy::parse_proxy_config(argc, argv);
     if (!config) return 0;
     log::set_level(log::parse_level(config->log_level));
+    log::set_format(log::parse_format(config->log_format));
     server = client::parse_uri(config->server);
     if (server.movie) throw std::invalid_argument("--server names a server, not a movie: rdma://host[:port]");
     at = parse_listen(config->listen, config->allow_remote);

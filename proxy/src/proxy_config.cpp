@@ -15,6 +15,7 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
                             "usage: vod-proxy --server rdma://host[:port] [--listen 127.0.0.1:8080] [options]\n\noptions");
   d.add_options()
       ("help,h", "show this help")
+      ("version,V", "show the version")
       ("config", po::value(&config_file), "read options from FILE too (name = value lines; the command line wins)")
       ("server", po::value(&c.server), "the vod-server, rdma://host[:port] (required)")
       ("listen", po::value(&c.listen)->default_value(c.listen), "HTTP address:port; loopback unless --allow-remote")
@@ -24,6 +25,7 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("reconnect-for", po::value(&c.reconnect_for)->default_value(c.reconnect_for), "seconds to keep reconnecting when the vod-server goes away")
       ("header-limit", po::value(&c.header_limit)->default_value(c.header_limit), "largest request header accepted, in bytes (431 beyond)")
       ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error")
+      ("log-format", po::value(&c.log_format)->default_value(c.log_format), "text (one line per event) or json (one object per line, for log shippers)")
       ("transport", po::value(&c.transport)->default_value(c.transport), "rdma, or udp: read by Write-Record over UDP (the server needs --udp-port; no RDMA device here)")
       ("udp-port", po::value(&c.udp_port)->default_value(c.udp_port), "the server's Write-Record port, with --transport udp")
       ("udp-group", po::value(&c.udp_group), "with --transport udp: the multicast GROUP[:PORT] the server sends live channels to (its --live-multicast)")
@@ -31,6 +33,10 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);
+    if (vm.count("version")) {
+      std::cout << "vod-proxy " VOD_VERSION "\n";
+      return std::nullopt;
+    }
     if (vm.count("help")) {
       std::cout << d << "\nendpoints: / (HTML catalog), /catalog.json, /playlist.m3u, /movies/NAME (GET, HEAD, Range), /live/NAME (endless TS)\n";
       return std::nullopt;

@@ -17,6 +17,7 @@ struct ProxyConfig {
   double reconnect_for = 10;
   std::size_t header_limit = 8192;
   std::string log_level = "info";
+  std::string log_format = "text";
   std::string transport = "rdma";       // rdma, or udp (Write-Record: no RDMA device on this host)
   unsigned udp_port = 7471;
   std::string udp_group;                // live channels with --transport udp: the server's --live-multicast group

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     config = server::parse_server_config(argc, argv);
     if (!config) return 0;
     log::set_level(log::parse_level(config->log_level));
+    log::set_format(log::parse_format(config->log_format));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vod-server: %s\n", e.what());
     return 2;

@@ -19,6 +19,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
                                   "usage: vod-server --media-dir DIR [options]\n\noptions");
   general.add_options()
       ("help,h", "show this help")
+      ("version,V", "show the version")
       ("config", po::value(&config_file), "read options from FILE too (lines of name = value; the command line wins)")
       ("media-dir", po::value(&c.media_dir), "directory whose regular, non-hidden files are the movies (required unless only --live channels are served)")
       ("bind", po::value(&c.bind)->default_value(c.bind), "address to listen on, on an RDMA-capable interface")
@@ -29,6 +30,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("remux", po::value(&c.remux)->default_value(c.remux), "none, or ts: remux every movie to MPEG-TS at load (no re-encoding)")
       ("drain-seconds", po::value(&c.drain_seconds)->default_value(c.drain_seconds), "after SIGTERM, seconds connected clients may keep reading before the server disconnects them")
       ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error")
+      ("log-format", po::value(&c.log_format)->default_value(c.log_format), "text (one line per event) or json (one object per line, for log shippers)")
       ("live", po::value(&c.live)->composing(), "a live channel NAME=SOURCE (repeatable); SOURCE is file:PATH (a TS file replayed in a loop), "
                                                "udp://[GROUP@]HOST:PORT (TS over UDP, multicast GROUP joined on HOST's interface), "
                                                "gst:PIPELINE (ending in MPEG-TS) or - (TS on standard input)")
@@ -62,6 +64,10 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
     po::notify(vm);
   } catch (const po::error& e) {
     throw std::invalid_argument(std::string(e.what()) + " (see vod-server --help)");
+  }
+  if (vm.count("version")) {
+    std::cout << "vod-server " VOD_VERSION "\n";
+    return std::nullopt;
   }
   if (vm.count("help")) {
     std::cout << general << "\nsignals: SIGTERM/SIGINT stop accepting, let clients drain, exit 0; SIGHUP rescans the media directory into a new catalog generation\n";

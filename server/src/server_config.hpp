@@ -21,6 +21,7 @@ struct ServerConfig {
   std::string remux = "none";  // none | ts
   double drain_seconds = 30;   // after SIGTERM, how long connected clients may keep reading
   std::string log_level = "info";
+  std::string log_format = "text";
   // Live channels (docs/live.md): NAME=SOURCE each.
   std::vector<std::string> live;
   double live_buffer_seconds = 4;     // ring size in seconds of the channel's bitrate

@@ -250,18 +250,25 @@ void VodServer::handle(rdma::CmEvent& event) {
   }
 }
 
+ServiceStatus VodServer::service_status() const noexcept {
+  return {clients(), library_.movies.size(), config_.live.size(), library_.generation};
+}
+
 void VodServer::rescan() {
   log::info("server", "SIGHUP: rescanning " + config_.media_dir);
+  notifier_.reloading();
   try {
     publish_generation(scan_library(config_.media_dir, library_.generation + 1, &library_, library_options_));
   } catch (const std::exception& e) {
     log::error("server", std::string("rescan failed, keeping generation ") + std::to_string(library_.generation) + ": " + e.what());
   }
+  notifier_.ready(service_status());
 }
 
 void VodServer::begin_drain() {
   if (draining_) return;
   draining_ = true;
+  notifier_.stopping();
   drain_deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                            std::chrono::duration<double>(config_.drain_seconds));
   log::info("server", "stopping: new connections are refused; " + std::to_string(connections_.size()) + " connected client(s) may read for up to " +
@@ -281,7 +288,10 @@ void VodServer::handle_signals() {
 
 int VodServer::run() {
   using std::chrono::milliseconds;
+  // Listening, with the library registered on every device: what Type=notify waits for.
+  notifier_.ready(service_status());
   while (!stop_) {
+    if (notifier_.active()) notifier_.status(service_status());
     if (draining_) {
       if (clients() == 0) break;
       if (std::chrono::steady_clock::now() >= drain_deadline_) {

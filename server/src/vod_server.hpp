@@ -21,6 +21,7 @@
 #include "udp/udp_service.hpp"
 #include "movie_library.hpp"
 #include "registrations.hpp"
+#include "service/service_notifier.hpp"
 #include "server_config.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/rdma/connection.hpp"
@@ -54,6 +55,7 @@ class VodServer {
   void begin_drain();
   void handle_signals();
   std::size_t clients() const noexcept { return connections_.size() + live_.viewers(); }
+  ServiceStatus service_status() const noexcept;
 
   ServerConfig config_;
   LibraryOptions library_options_;
@@ -65,6 +67,7 @@ class VodServer {
   } rdma_devices_;  // the contexts librdmacm opened; freed after everything registered on them
   std::map<ibv_context*, std::shared_ptr<Device>> devices_;
   live::LiveService live_;  // after the devices: its registrations go before their PDs
+  ServiceNotifier notifier_;
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> current_;  // per device: the generation new clients get
   std::unordered_map<rdma_cm_id*, Connection> connections_;  // VoD and catalog clients
   std::unique_ptr<udp::UdpService> udp_;  // Write-Record over UDP, when --udp-port is given

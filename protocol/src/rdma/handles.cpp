@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/rdma/handles.hpp"
 
 #include <poll.h>
+#include <sys/resource.h>
 
 #include <cerrno>
 #include <fcntl.h>
@@ -21,7 +23,18 @@ ProtectionDomain alloc_pd(ibv_context* ctx) {
 
 MemoryRegion register_memory(ibv_pd* pd, void* addr, std::size_t length, int access, const std::string& what) {
   MemoryRegion mr(ibv_reg_mr(pd, addr, length, access));
-  if (!mr) throw_errno("ibv_reg_mr", device_name(pd->context), "registering " + what + " (" + std::to_string(length) + " bytes)");
+  if (!mr) {
+    const int err = errno;
+    std::string context = "registering " + what + " (" + std::to_string(length) + " bytes)";
+    rlimit limit{};
+    // Pinning beyond RLIMIT_MEMLOCK fails with ENOMEM (EPERM on some kernels): say which limit and how to raise it.
+    if ((err == ENOMEM || err == EPERM) && getrlimit(RLIMIT_MEMLOCK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+      context += "; the locked-memory limit (RLIMIT_MEMLOCK) is " + std::to_string(limit.rlim_cur) +
+                 " bytes: raise it with 'ulimit -l unlimited', LimitMEMLOCK=infinity in a systemd unit, or"
+                 " /etc/security/limits.conf";
+    errno = err;
+    throw_errno("ibv_reg_mr", device_name(pd->context), context);
+  }
   return mr;
 }
 
