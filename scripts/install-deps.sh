@@ -18,6 +18,8 @@ packages=(
   # operations: sd_notify (libsystemd), manual pages (help2man, man-db), systemd-analyze (systemd),
   # and CPack's .deb (dpkg-shlibdeps in dpkg-dev; CPack finds ELF files with file)
   libsystemd-dev help2man man-db systemd dpkg-dev file
+  # promtool (in Debian's prometheus package) checks both /metrics outputs
+  prometheus
   # Boost: Program_options, Beast/Asio; OpenSSL's libcrypto (HMAC for Write-Record cookies)
   libboost-program-options-dev libboost-dev libssl-dev
   # GoogleTest
@@ -53,5 +55,13 @@ fi
 
 echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# Daemons among these packages (nginx, prometheus) must not start on installation: tests start
+# their own, on their own ports. A policy-rc.d that says no (invoke-rc.d(8)), unless one exists.
+policy=/usr/sbin/policy-rc.d
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\n# installed by rdma-vod install-deps.sh for the length of one apt-get run\nexit 101\n' > "$policy"
+  chmod 755 "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"

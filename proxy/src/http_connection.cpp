@@ -8,8 +8,10 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-HttpConnection::HttpConnection(asio::ip::tcp::socket socket, RdmaPool& pool, const ConnectionLimits& limits, std::string default_host)
-    : stream_(std::move(socket)), pool_(pool), limits_(limits), default_host_(std::move(default_host)) {
+HttpConnection::HttpConnection(asio::ip::tcp::socket socket, RdmaPool& pool, ProxyMetrics& metrics, const ConnectionLimits& limits,
+                               std::string default_host)
+    : stream_(std::move(socket)), pool_(pool), metrics_(metrics), limits_(limits), default_host_(std::move(default_host)) {
+  metrics_.connection_opened();
   beast::error_code ec;
   const auto ep = stream_.socket().remote_endpoint(ec);
   peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
@@ -21,6 +23,7 @@ HttpConnection::~HttpConnection() {
   for (auto& b : blocks_)
     if (b.busy && !b.ready) pool_.cancel(b.read_id);
   if (live_) live_->close();
+  metrics_.connection_closed();
 }
 
 void HttpConnection::start() { read_request(); }
@@ -67,6 +70,8 @@ void HttpConnection::on_request(beast::error_code ec) {
   request_line_ = r.method + " " + r.target;
   range_ = r.range;
   Plan plan;
+  const std::string path = r.target.substr(0, r.target.find('?'));
+  if (path == "/metrics") return respond(metrics_plan(r.method, r.method == "GET" || r.method == "HEAD" ? metrics_.render(pool_.figures()) : ""), r.method);
   try {
     plan = route(r, pool_.catalog(), default_host_);
   } catch (const std::exception& e) {
@@ -219,6 +224,7 @@ void HttpConnection::finish() {
 }
 
 void HttpConnection::log_access(unsigned status, std::uint64_t bytes) {
+  metrics_.response(status, bytes);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_).count();
   log::info("access", peer_ + " \"" + request_line_ + "\" " + std::to_string(status) + " " + std::to_string(bytes) + " B" +
                           (range_.empty() ? "" : " range=" + range_) + " " + std::to_string(ms) + " ms");

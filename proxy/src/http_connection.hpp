@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "live_relay.hpp"
+#include "proxy_metrics.hpp"
 #include "rdma_pool.hpp"
 #include "request_router.hpp"
 
@@ -29,7 +30,8 @@ struct ConnectionLimits {
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  HttpConnection(boost::asio::ip::tcp::socket socket, RdmaPool& pool, const ConnectionLimits& limits, std::string default_host);
+  HttpConnection(boost::asio::ip::tcp::socket socket, RdmaPool& pool, ProxyMetrics& metrics, const ConnectionLimits& limits,
+                 std::string default_host);
   ~HttpConnection();
   void start();
 
@@ -57,6 +59,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::empty_body>> parser_;
   RdmaPool& pool_;
+  ProxyMetrics& metrics_;
   ConnectionLimits limits_;
   std::string default_host_, peer_;
 

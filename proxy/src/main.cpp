@@ -37,8 +37,9 @@ tcp::endpoint parse_listen(const std::string& text, bool allow_remote) {
 // connection) is logged and retried after a pause instead of ending the loop.
 class Listener {
  public:
-  Listener(asio::io_context& io, tcp::endpoint at, vod::proxy::RdmaPool& pool, vod::proxy::ConnectionLimits limits)
-      : acceptor_(io, at), retry_(io), pool_(pool), limits_(limits), host_(at.address().to_string() + ":" + std::to_string(at.port())) {}
+  Listener(asio::io_context& io, tcp::endpoint at, vod::proxy::RdmaPool& pool, vod::proxy::ProxyMetrics& metrics,
+           vod::proxy::ConnectionLimits limits)
+      : acceptor_(io, at), retry_(io), pool_(pool), metrics_(metrics), limits_(limits), host_(at.address().to_string() + ":" + std::to_string(at.port())) {}
   void accept() {
     acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
@@ -50,7 +51,7 @@ class Listener {
         });
         return;
       }
-      std::make_shared<vod::proxy::HttpConnection>(std::move(socket), pool_, limits_, host_)->start();
+      std::make_shared<vod::proxy::HttpConnection>(std::move(socket), pool_, metrics_, limits_, host_)->start();
       accept();
     });
   }
@@ -61,6 +62,7 @@ class Listener {
   tcp::acceptor acceptor_;
   asio::steady_timer retry_;
   vod::proxy::RdmaPool& pool_;
+  vod::proxy::ProxyMetrics& metrics_;
   vod::proxy::ConnectionLimits limits_;
   std::string host_;
 };
@@ -106,12 +108,13 @@ int main(int argc, char** argv) {
     }
     log::warn("proxy", std::string("the vod-server is not available yet (requests get 502 until it is): ") + e.what());
   }
+  proxy::ProxyMetrics metrics;
   proxy::ConnectionLimits limits;
   limits.header_bytes = config->header_limit;
   limits.chunk_bytes = std::size_t{config->chunk_kib} * 1024;
   std::unique_ptr<Listener> listener;
   try {
-    listener = std::make_unique<Listener>(io, at, pool, limits);
+    listener = std::make_unique<Listener>(io, at, pool, metrics, limits);
   } catch (const boost::system::system_error& e) {
     log::error("proxy", "cannot listen on " + config->listen + ": " + e.code().message());
     return 1;

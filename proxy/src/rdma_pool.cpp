@@ -71,9 +71,12 @@ const proto::Catalog& RdmaPool::catalog(std::chrono::milliseconds max_age) {
   const auto now = std::chrono::steady_clock::now();
   if (!catalog_session_ || now - catalog_read_ > max_age) {
     // A new connection sees the newest catalog generation (the old one stays readable until then).
+    catalog_ok_ = false;
     auto fresh = std::make_unique<client::Session>(server_, options_);
+    if (catalog_session_) retired_.merge(catalog_session_->stats());
     catalog_session_ = std::move(fresh);
     catalog_read_ = now;
+    catalog_ok_ = true;
   }
   return catalog_session_->catalog();
 }
@@ -134,6 +137,7 @@ void RdmaPool::cancel(std::uint64_t id) noexcept {
 
 void RdmaPool::fail(const std::shared_ptr<Movie>& m, const std::string& error) {
   log::warn("proxy", "RDMA session for '" + m->name + "' failed: " + error);
+  if (movies_.count(m->name)) retire(*m);
   movies_.erase(m->name);
   auto pending = std::move(m->pending);
   m->pending.clear();
@@ -202,6 +206,7 @@ void RdmaPool::sweep() {
   for (auto it = movies_.begin(); it != movies_.end();) {
     if (it->second->pending.empty() && now - it->second->last_used > kIdleSession) {
       log::info("proxy", "closing the idle RDMA session for '" + it->first + "'");
+      retire(*it->second);
       it = movies_.erase(it);
     } else {
       ++it;
@@ -211,6 +216,21 @@ void RdmaPool::sweep() {
   sweeper_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) sweep();
   });
+}
+
+void RdmaPool::retire(const Movie& m) {
+  if (m.session) retired_.merge(m.session->stats());
+}
+
+RdmaFigures RdmaPool::figures() const {
+  RdmaFigures f;
+  f.sessions = movies_.size();
+  f.totals = retired_;
+  for (const auto& [name, m] : movies_)
+    if (m->session) f.totals.merge(m->session->stats());
+  if (catalog_session_) f.totals.merge(catalog_session_->stats());
+  f.catalog_ok = catalog_ok_;
+  return f;
 }
 
 }  // namespace vod::proxy

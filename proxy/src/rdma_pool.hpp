@@ -16,6 +16,7 @@
 #include "vod/client/live_session.hpp"
 #include "vod/client/multicast_live_session.hpp"
 #include "vod/client/session.hpp"
+#include "proxy_metrics.hpp"
 
 namespace vod::proxy {
 
@@ -39,6 +40,8 @@ class RdmaPool {
   void cancel(std::uint64_t id) noexcept;
 
   std::size_t sessions() const noexcept { return movies_.size(); }
+  // For /metrics: sessions open, and the reads of every session since the start.
+  RdmaFigures figures() const;
   std::string server() const { return server_.to_string(); }
   const client::Uri& server_uri() const noexcept { return server_; }
   boost::asio::io_context& io() const noexcept { return io_; }
@@ -61,6 +64,7 @@ class RdmaPool {
   void wait_on(const std::weak_ptr<Movie>& m, bool completions, boost::asio::posix::stream_descriptor* d);
   void fail(const std::shared_ptr<Movie>& m, const std::string& error);
   void sweep();
+  void retire(const Movie& m);  // a movie session closes: its figures go into retired_
 
   boost::asio::io_context& io_;
   client::Uri server_;
@@ -68,6 +72,8 @@ class RdmaPool {
   std::string multicast_group_, multicast_interface_;
   std::unique_ptr<client::Session> catalog_session_;
   std::chrono::steady_clock::time_point catalog_read_;
+  bool catalog_ok_ = false;
+  client::Stats retired_;  // of the sessions closed so far
   std::map<std::string, std::shared_ptr<Movie>> movies_;
   std::map<std::uint64_t, std::weak_ptr<Movie>> reads_;  // read id -> its movie session
   std::uint64_t next_read_ = 1;

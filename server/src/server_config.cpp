@@ -31,6 +31,8 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("drain-seconds", po::value(&c.drain_seconds)->default_value(c.drain_seconds), "after SIGTERM, seconds connected clients may keep reading before the server disconnects them")
       ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error")
       ("log-format", po::value(&c.log_format)->default_value(c.log_format), "text (one line per event) or json (one object per line, for log shippers)")
+      ("metrics-port", po::value(&c.metrics_port)->default_value(c.metrics_port), "serve Prometheus metrics at http://METRICS-BIND:PORT/metrics (0: off)")
+      ("metrics-bind", po::value(&c.metrics_bind)->default_value(c.metrics_bind), "the address /metrics listens on, with --metrics-port")
       ("live", po::value(&c.live)->composing(), "a live channel NAME=SOURCE (repeatable); SOURCE is file:PATH (a TS file replayed in a loop), "
                                                "udp://[GROUP@]HOST:PORT (TS over UDP, multicast GROUP joined on HOST's interface), "
                                                "gst:PIPELINE (ending in MPEG-TS) or - (TS on standard input)")

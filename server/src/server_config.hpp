@@ -22,6 +22,8 @@ struct ServerConfig {
   double drain_seconds = 30;   // after SIGTERM, how long connected clients may keep reading
   std::string log_level = "info";
   std::string log_format = "text";
+  std::uint16_t metrics_port = 0;          // Prometheus /metrics over HTTP; 0: off
+  std::string metrics_bind = "127.0.0.1";  // where /metrics listens, when on
   // Live channels (docs/live.md): NAME=SOURCE each.
   std::vector<std::string> live;
   double live_buffer_seconds = 4;     // ring size in seconds of the channel's bitrate

@@ -95,6 +95,11 @@ VodServer::VodServer(ServerConfig config) : config_(std::move(config)), live_(li
   } else {
     publish_generation(std::move(library_));
   }
+  // After sigprocmask above: the endpoint's thread inherits the blocked signals, so SIGTERM still
+  // reaches the signalfd.
+  if (config_.metrics_port)
+    metrics_endpoint_ = std::make_unique<MetricsEndpoint>(config_.metrics_bind, config_.metrics_port, [this] { return metrics_.render(); });
+  if (metrics_endpoint_ && udp_) metrics_.set_udp(udp_->stats());
   live_.start();
   log::info("server", "listening on " + config_.bind + ":" + (listener_ ? std::to_string(listener_->port()) : std::string("- (no RDMA)")) +
                           (udp_ ? ", UDP " + std::to_string(udp_->port()) : std::string()) + " with " + std::to_string(library_.movies.size()) +
@@ -114,6 +119,27 @@ void VodServer::publish_generation(Library next) {
   current_ = std::move(registered);
   if (udp_) udp_->publish(udp::udp_regions(next, live_.catalog_entries(nullptr)));
   library_ = std::move(next);
+  update_catalog_metrics();
+}
+
+void VodServer::update_catalog_metrics() {
+  metrics_.set_catalog(library_.generation, library_.movies.size(), config_.live.size());
+  std::vector<DevicePortMetrics> devices;
+  for (const auto& [ctx, device] : devices_) {
+    DevicePortMetrics d{rdma::device_name(ctx), device_ports_.count(ctx) ? device_ports_.at(ctx) : 1u, 0};
+    if (auto c = current_.find(ctx); c != current_.end() && c->second->mr) d.registered_bytes += c->second->mr->length;
+    for (const auto& [movie, weak] : device->movies)
+      if (auto r = weak.lock()) d.registered_bytes += (r->movie_mr ? r->movie_mr->length : 0) + (r->index_mr ? r->index_mr->length : 0);
+    devices.push_back(std::move(d));
+  }
+  metrics_.set_devices(std::move(devices));
+}
+
+void VodServer::update_connection_metrics() {
+  ServerMetrics::ConnectionCounts counts;
+  for (const auto& [id, c] : connections_) ++counts[{c.kind, c.movie}];
+  for (const auto& [channel, n] : live_.viewers_by_channel()) counts[{"live", channel}] = n;
+  metrics_.set_connections(std::move(counts));
 }
 
 void VodServer::open_devices() {
@@ -130,7 +156,9 @@ void VodServer::open_devices() {
     const std::string name = rdma::device_name(ctx);
     names += (names.empty() ? "" : ", ") + name;
     if (!config_.device.empty() && name != config_.device) continue;
-    auto device = std::make_shared<Device>(ctx, listener_->id()->port_num ? listener_->id()->port_num : 1);
+    const std::uint8_t port = listener_->id()->port_num ? listener_->id()->port_num : 1;
+    auto device = std::make_shared<Device>(ctx, port);
+    device_ports_[ctx] = port;
     log::info("server", "device " + name + (device->limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " +
                             std::to_string(device->limits.max_qp_rd_atom) + ", max_msg_size " + std::to_string(device->limits.max_msg_size) +
                             ", active MTU " + std::to_string(device->limits.active_mtu_bytes));
@@ -148,6 +176,7 @@ void VodServer::open_devices() {
 
 void VodServer::refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason) {
   log::info("server", "reject " + peer + ": " + proto::to_string(code) + ": " + reason);
+  metrics_.count_reject(code);
   const auto data = proto::encode(proto::RejectData{code, proto::kMinProtocolVersion, proto::kProtocolVersion, reason});
   if (int err = rdma::reject(event.id(), data)) log::warn("server", "rdma_reject to " + peer + " failed: " + std::strerror(err));
   event.release();  // before the caller's CmIdHandle destroys the id
@@ -179,6 +208,7 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
     }
     log::info("server", "accept " + peer + ": " + describe(yes, catalog.catalog) + ", read depth " + std::to_string(depth) + ", " +
                             std::to_string(clients()) + " connected");
+    metrics_.count_accept("live");
     return;
   }
   accept_vod(event, owned, yes, peer);
@@ -203,7 +233,10 @@ void VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
     attr.cap.max_recv_sge = 1;
     rdma::QueuePair qp(id, device.pd.get(), attr);
     rdma::accept(id, proto::encode(accept), depth);
-    connections_.emplace(id, Connection{current, std::move(owned), std::move(qp), peer, what, std::chrono::steady_clock::now()});
+    const bool movie = admit.kind == Admit::Kind::movie;
+    connections_.emplace(id, Connection{current, std::move(owned), std::move(qp), peer, what, movie ? "movie" : "catalog",
+                                        movie ? current->catalog.entries.at(admit.entry).name : std::string(),
+                                        std::chrono::steady_clock::now()});
   } catch (const std::exception& e) {  // the QP (if any) is gone again; the id is still ours
     log::error("server", "cannot set up the connection from " + peer + ": " + e.what());
     return refuse(event, peer, proto::RejectCode::internal_error, "the server could not set up the connection");
@@ -211,6 +244,7 @@ void VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
   log::info("server", "accept " + peer + ": " + what + ", generation " + std::to_string(accept.catalog_generation) + ", read depth " +
                           std::to_string(depth) + " (asked " + std::to_string(event.conn().responder_resources) + "), " +
                           std::to_string(clients()) + " connected");
+  metrics_.count_accept(admit.kind == Admit::Kind::movie ? "movie" : "catalog");
 }
 
 void VodServer::handle(rdma::CmEvent& event) {
@@ -269,6 +303,7 @@ void VodServer::begin_drain() {
   if (draining_) return;
   draining_ = true;
   notifier_.stopping();
+  metrics_.set_draining();
   drain_deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                            std::chrono::duration<double>(config_.drain_seconds));
   log::info("server", "stopping: new connections are refused; " + std::to_string(connections_.size()) + " connected client(s) may read for up to " +
@@ -327,9 +362,11 @@ int VodServer::run() {
           log::error("server", std::string("while handling ") + event->type_name() + ": " + e.what());
         }
       }
+      if (metrics_endpoint_) update_connection_metrics();  // connects and disconnects: rare, O(clients)
     }
     if (fds[2].revents & POLLIN) udp_->on_readable();
     if (fds[3].revents & POLLIN) udp_->on_timer();
+    if (metrics_endpoint_ && udp_ && (fds[2].revents | fds[3].revents) & POLLIN) metrics_.set_udp(udp_->stats());
     if (fds.size() > 4) {
       if (fds[4].revents & POLLIN) live_.on_wake();
       bool completions = false;

@@ -18,6 +18,8 @@
 
 #include "admission.hpp"
 #include "live/live_service.hpp"
+#include "metrics/metrics_endpoint.hpp"
+#include "metrics/server_metrics.hpp"
 #include "udp/udp_service.hpp"
 #include "movie_library.hpp"
 #include "registrations.hpp"
@@ -42,6 +44,8 @@ class VodServer {
     rdma::QueuePair qp;
     std::string peer;
     std::string what;  // "movie 'x'" or "catalog"
+    std::string kind;  // for metrics: "movie" or "catalog"
+    std::string movie;  // the movie's name; empty for catalog clients
     std::chrono::steady_clock::time_point since;
   };
 
@@ -56,6 +60,8 @@ class VodServer {
   void handle_signals();
   std::size_t clients() const noexcept { return connections_.size() + live_.viewers(); }
   ServiceStatus service_status() const noexcept;
+  void update_connection_metrics();
+  void update_catalog_metrics();
 
   ServerConfig config_;
   LibraryOptions library_options_;
@@ -66,11 +72,14 @@ class VodServer {
     ~DeviceList();
   } rdma_devices_;  // the contexts librdmacm opened; freed after everything registered on them
   std::map<ibv_context*, std::shared_ptr<Device>> devices_;
+  std::map<ibv_context*, std::uint8_t> device_ports_;  // the port each device serves on (metrics)
   live::LiveService live_;  // after the devices: its registrations go before their PDs
   ServiceNotifier notifier_;
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> current_;  // per device: the generation new clients get
   std::unordered_map<rdma_cm_id*, Connection> connections_;  // VoD and catalog clients
   std::unique_ptr<udp::UdpService> udp_;  // Write-Record over UDP, when --udp-port is given
+  ServerMetrics metrics_;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // after metrics_: stopped before it goes; null when off
   int signal_fd_ = -1;
   bool draining_ = false;
   bool stop_ = false;

@@ -96,4 +96,9 @@ grep -q './etc/rdma-vod/vod-server.conf$' "$work/contents" || fail "the package 
 dpkg-deb -x "$deb" "$work/unpacked"
 "$work/unpacked/usr/bin/vod-server" --version | grep -qx 'vod-server [0-9.]*' || fail "vod-server from the package does not run"
 "$work/unpacked/usr/bin/vod-client" --help > /dev/null || fail "vod-client --help from the package failed"
+pc=$(find "$work/unpacked" -name vodclient.pc)
+[[ -n $pc ]] || fail "the package lacks vodclient.pc"
+# shellcheck disable=SC2046
+g++ -o "$work/fetch_movie_deb" "$(find "$work/unpacked" -name fetch_movie.cpp)" $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs vodclient) ||
+  fail "the example does not build against the libvodclient unpacked from the package"
 pass "$(basename "$deb"): $(du -k "$deb" | cut -f1) KiB, Depends: $depends"

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# VoD core: what the server refuses, each with its reason, and the client's errors and exit codes.
+# VoD core: what the server refuses, each with its reason, and the client's errors and exit codes;
+# and the server's Prometheus metrics counting them (connections by kind and movie, rejects by code,
+# registered bytes, the RDMA device's own counters), checked by promtool.
 source "$(dirname "$0")/vod_test_lib.sh"
 media=$work/media
 mkdir -p "$media"
 "$build/tests/rdma/make_pattern" 100000 1 "$media/a.bin"
 "$build/tests/rdma/make_pattern" 200000 2 "$media/b.bin"
 cp "$build/test-media/test-480p-60s.ts" "$media/"
-start_server "$media" --max-clients 2
+metrics_port=$((40000 + RANDOM % 20000))
+start_server "$media" --max-clients 2 --metrics-port "$metrics_port"
+scrape() { curl -sS -f --max-time 10 "http://127.0.0.1:$metrics_port/metrics" -o "$1" 2> "$work/curl.err" || fail "GET /metrics failed: $(cat "$work/curl.err")"; }
+series() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }  # series FILE NAME{LABELS}
 peer=$build/tests/rdma/smoke_peer
 
 expect() {  # expect LABEL EXIT PATTERN COMMAND...: exit status and output must match
@@ -46,7 +51,18 @@ p2=$!
 cleanup_hooks+=("kill $p1 $p2 2>/dev/null")
 for _ in $(seq 100); do [[ $(grep -c '^.*accept .*movie' "$server_log") -ge 2 ]] && break; sleep 0.1; done
 expect "server full" 1 "rejected the connection: server full: 2 clients connected, the limit is 2" "$client_bin" get "$(uri a.bin)" -o "$work/x"
+scrape "$work/m1.txt"
+[[ $(series "$work/m1.txt" 'vod_server_connections{kind="movie",movie="b.bin"}') == 2 ]] ||
+  fail "metrics: connections for b.bin are '$(series "$work/m1.txt" 'vod_server_connections{kind="movie",movie="b.bin"}')', not 2"
+pass "metrics: 2 connections of kind movie for b.bin while they play"
 kill "$p1" "$p2"; wait "$p1" "$p2" 2>/dev/null || true
+for _ in $(seq 100); do
+  scrape "$work/m2.txt"
+  [[ $(series "$work/m2.txt" 'vod_server_connections{kind="movie",movie="b.bin"}') == 0 ]] && break
+  sleep 0.1
+done
+[[ $(series "$work/m2.txt" 'vod_server_connections{kind="movie",movie="b.bin"}') == 0 ]] || fail "metrics: b.bin's connections did not fall to 0"
+pass "metrics: b.bin's connections fall to 0 when its players leave"
 
 step "the client's own errors"
 expect "nothing listening" 4 "nothing listens on $addr:1" "$client_bin" get "rdma://$addr:1/a.bin" -o "$work/x"
@@ -58,4 +74,24 @@ expect "no movie in the URI" 2 "get needs a movie" "$client_bin" get "$(uri)" -o
 step "still serving after all that"
 "$client_bin" get "$(uri a.bin)" -o "$work/a" && cmp "$media/a.bin" "$work/a" || fail "a.bin after rejects"
 pass "served byte-identical after every reject"
+
+step "metrics: every reject above counted by code, registered bytes, the device's counters, promtool"
+scrape "$work/m3.txt"
+promtool check metrics < "$work/m3.txt" || fail "promtool rejects vod-server's metrics"
+at_least() {  # at_least SERIES N
+  local v; v=$(series "$work/m3.txt" "$1")
+  [[ -n $v && $v -ge $2 ]] || fail "metrics: $1 is '$v', expected at least $2"
+}
+at_least 'vod_server_rejects_total{code="unknown_movie"}' 3
+at_least 'vod_server_rejects_total{code="malformed_request"}' 2
+at_least 'vod_server_rejects_total{code="unsupported_version"}' 1
+at_least 'vod_server_rejects_total{code="stale_catalog"}' 1
+at_least 'vod_server_rejects_total{code="server_full"}' 1
+at_least 'vod_server_connects_total{kind="movie"}' 3
+size=$(cat "$media"/* | wc -c)
+device=$(grep -oE 'vod_server_registered_bytes\{device="[^"]+"\}' "$work/m3.txt" | head -n 1)
+[[ -n $device ]] || fail "metrics: no registered bytes per device"
+at_least "$device" "$size"
+grep -qE '^vod_rdma_(port|hw)_stat\{' "$work/m3.txt" || fail "metrics: none of the device's sysfs counters"
+pass "metrics: rejects by code, $(series "$work/m3.txt" "$device") registered bytes on $(sed 's/.*device="\([^"]*\)".*/\1/' <<< "$device"), $(grep -cE '^vod_rdma_(port|hw)_stat' "$work/m3.txt") device counters"
 stop_server

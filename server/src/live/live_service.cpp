@@ -280,4 +280,11 @@ void LiveService::disconnect_all() {
   for (auto& [id, c] : viewers_) rdma_disconnect(id);
 }
 
+std::map<std::string, std::size_t> LiveService::viewers_by_channel() const {
+  std::map<std::string, std::size_t> out;
+  for (const auto& slot : channels_) out[slot.channel->name()] = 0;
+  for (const auto& [id, c] : viewers_) ++out[channels_[c.channel].channel->name()];
+  return out;
+}
+
 }  // namespace vod::server::live

@@ -79,6 +79,8 @@ class LiveService {
   // A CM event for one of its viewers (disconnect, error): true when the id was a viewer's.
   bool on_cm_event(rdma::CmEvent& event);
   std::size_t viewers() const noexcept { return viewers_.size(); }
+  // Viewers per channel name (for metrics; every channel appears, with 0 when it has none).
+  std::map<std::string, std::size_t> viewers_by_channel() const;
   void disconnect_all();
 
  private:

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "proxy_metrics.hpp"
+
+#include <chrono>
+
+#include "vod/metrics_text.hpp"
+
+namespace vod::proxy {
+
+ProxyMetrics::ProxyMetrics()
+    : start_time_(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()) {}
+
+void ProxyMetrics::response(unsigned status, std::uint64_t bytes) {
+  ++responses_[status];
+  bytes_ += bytes;
+}
+
+std::string ProxyMetrics::render(const RdmaFigures& rdma) const {
+  metrics::Exposition m;
+  m.family("vod_proxy_info", "gauge", "vod-proxy's version, always 1");
+  m.sample("vod_proxy_info", {{"version", VOD_VERSION}}, 1);
+  m.family("vod_proxy_start_time_seconds", "gauge", "when vod-proxy started, seconds since the Unix epoch");
+  m.sample("vod_proxy_start_time_seconds", start_time_);
+  m.family("vod_proxy_http_requests_total", "counter", "HTTP responses sent (or begun), by status code");
+  for (const auto& [status, n] : responses_) m.sample("vod_proxy_http_requests_total", {{"status", std::to_string(status)}}, static_cast<double>(n));
+  m.family("vod_proxy_http_response_bytes_total", "counter", "HTTP body bytes sent");
+  m.sample("vod_proxy_http_response_bytes_total", static_cast<double>(bytes_));
+  m.family("vod_proxy_http_connections", "gauge", "HTTP connections open");
+  m.sample("vod_proxy_http_connections", static_cast<double>(connections_));
+  m.family("vod_proxy_rdma_sessions", "gauge", "connections to vod-server open for movies (one per movie being watched)");
+  m.sample("vod_proxy_rdma_sessions", static_cast<double>(rdma.sessions));
+  m.family("vod_proxy_rdma_reads_total", "counter", "RDMA Reads completed (or Write-Record records, over UDP)");
+  m.sample("vod_proxy_rdma_reads_total", static_cast<double>(rdma.totals.reads_completed));
+  m.family("vod_proxy_rdma_read_bytes_total", "counter", "bytes read from vod-server");
+  m.sample("vod_proxy_rdma_read_bytes_total", static_cast<double>(rdma.totals.bytes_read));
+  m.family("vod_proxy_rdma_reconnects_total", "counter", "reconnections to vod-server after a connection broke");
+  m.sample("vod_proxy_rdma_reconnects_total", static_cast<double>(rdma.totals.reconnects));
+  m.family("vod_proxy_server_up", "gauge", "1 when the last catalog read from vod-server succeeded");
+  m.sample("vod_proxy_server_up", rdma.catalog_ok ? 1 : 0);
+  return m.text();
+}
+
+Plan metrics_plan(const std::string& method, const std::string& text) {
+  if (method != "GET" && method != "HEAD") {
+    Plan p = error_plan(405, "/metrics answers GET and HEAD only");
+    p.headers.emplace_back("Allow", "GET, HEAD");
+    return p;
+  }
+  Plan p;
+  p.status = 200;
+  p.headers.emplace_back("Content-Type", metrics::kContentType);
+  p.headers.emplace_back("Cache-Control", "no-store");
+  p.text = text;
+  p.send_body = method == "GET";
+  return p;
+}
+
+}  // namespace vod::proxy

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "metrics/server_metrics.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "vod/metrics_text.hpp"
+
+namespace vod::server {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The files of one sysfs counter directory whose content is a number, by name.
+std::vector<std::pair<std::string, double>> read_counters(const fs::path& dir) {
+  std::vector<std::pair<std::string, double>> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec)) continue;
+    std::ifstream in(entry.path());
+    double value = 0;
+    if (in >> value) out.emplace_back(entry.path().filename().string(), value);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics(std::string sysfs_root)
+    : sysfs_root_(std::move(sysfs_root)),
+      start_time_(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()) {}
+
+void ServerMetrics::set_devices(std::vector<DevicePortMetrics> devices) {
+  std::lock_guard lock(mutex_);
+  devices_ = std::move(devices);
+}
+
+void ServerMetrics::set_catalog(std::uint32_t generation, std::size_t movies, std::size_t live_channels) {
+  std::lock_guard lock(mutex_);
+  generation_ = generation;
+  movies_ = movies;
+  live_channels_ = live_channels;
+}
+
+void ServerMetrics::set_connections(ConnectionCounts counts) {
+  std::lock_guard lock(mutex_);
+  // A (kind, name) that had connections stays at 0 rather than vanishing, so rate() and graphs see
+  // the drop.
+  for (auto& [key, n] : connections_) n = 0;
+  for (auto& [key, n] : counts) connections_[key] = n;
+}
+
+void ServerMetrics::count_accept(const std::string& kind) {
+  std::lock_guard lock(mutex_);
+  ++accepts_[kind];
+}
+
+void ServerMetrics::count_reject(proto::RejectCode code) {
+  std::string name = proto::to_string(code);
+  std::replace(name.begin(), name.end(), ' ', '_');
+  std::lock_guard lock(mutex_);
+  ++rejects_[name];
+}
+
+void ServerMetrics::set_udp(const udp::UdpStats& stats) {
+  std::lock_guard lock(mutex_);
+  have_udp_ = true;
+  udp_ = stats;
+}
+
+void ServerMetrics::set_draining() {
+  std::lock_guard lock(mutex_);
+  draining_ = true;
+}
+
+std::string ServerMetrics::render() const {
+  std::lock_guard lock(mutex_);
+  metrics::Exposition m;
+  m.family("vod_server_info", "gauge", "vod-server's version, always 1");
+  m.sample("vod_server_info", {{"version", VOD_VERSION}}, 1);
+  m.family("vod_server_start_time_seconds", "gauge", "when vod-server started, seconds since the Unix epoch");
+  m.sample("vod_server_start_time_seconds", start_time_);
+  m.family("vod_server_draining", "gauge", "1 after SIGTERM, while connected clients finish");
+  m.sample("vod_server_draining", draining_ ? 1 : 0);
+  m.family("vod_server_catalog_generation", "gauge", "the catalog generation new clients get (1 at start, +1 per rescan)");
+  m.sample("vod_server_catalog_generation", generation_);
+  m.family("vod_server_movies", "gauge", "movies in the current catalog");
+  m.sample("vod_server_movies", static_cast<double>(movies_));
+  m.family("vod_server_live_channels", "gauge", "live channels configured");
+  m.sample("vod_server_live_channels", static_cast<double>(live_channels_));
+
+  m.family("vod_server_connections", "gauge", "open RDMA connections by kind (movie, catalog, live) and movie or channel");
+  for (const auto& [key, n] : connections_) m.sample("vod_server_connections", {{"kind", key.first}, {"movie", key.second}}, static_cast<double>(n));
+  m.family("vod_server_connects_total", "counter", "RDMA connections accepted, by kind");
+  for (const auto& [kind, n] : accepts_) m.sample("vod_server_connects_total", {{"kind", kind}}, static_cast<double>(n));
+  m.family("vod_server_rejects_total", "counter", "RDMA connect requests refused, by reject code (docs/protocol.md)");
+  for (const auto& [code, n] : rejects_) m.sample("vod_server_rejects_total", {{"code", code}}, static_cast<double>(n));
+
+  m.family("vod_server_registered_bytes", "gauge", "bytes registered for RDMA Read on each device: movies, indices, current catalog");
+  for (const auto& d : devices_) m.sample("vod_server_registered_bytes", {{"device", d.device}}, static_cast<double>(d.registered_bytes));
+
+  // The device's own counters, as the kernel names them (what 'rdma statistic' and perfquery show).
+  bool port_family = false, hw_family = false;
+  for (const auto& d : devices_) {
+    const fs::path port = fs::path(sysfs_root_) / d.device / "ports" / std::to_string(d.port);
+    for (const auto& [name, value] : read_counters(port / "counters")) {
+      if (!port_family) m.family("vod_rdma_port_stat", "untyped", "the RDMA port's counters from sysfs (ports/N/counters), by name; data counters count 4-byte words");
+      port_family = true;
+      m.sample("vod_rdma_port_stat", {{"device", d.device}, {"port", std::to_string(d.port)}, {"counter", name}}, value);
+    }
+    for (const auto& [name, value] : read_counters(port / "hw_counters")) {
+      if (!hw_family) m.family("vod_rdma_hw_stat", "untyped", "the RDMA device's hardware counters from sysfs (ports/N/hw_counters), by name");
+      hw_family = true;
+      m.sample("vod_rdma_hw_stat", {{"device", d.device}, {"port", std::to_string(d.port)}, {"counter", name}}, value);
+    }
+  }
+
+  if (have_udp_) {
+    const auto counter = [&m](const char* name, const char* help, std::uint64_t v) {
+      m.family(name, "counter", help);
+      m.sample(name, static_cast<double>(v));
+    };
+    counter("vod_server_udp_hellos_total", "UDP Write-Record hellos answered", udp_.hellos);
+    counter("vod_server_udp_requests_total", "UDP Write-Record read requests served", udp_.requests);
+    counter("vod_server_udp_datagrams_total", "UDP Write-Record datagrams sent", udp_.datagrams);
+    counter("vod_server_udp_bytes_total", "UDP Write-Record payload bytes sent", udp_.bytes);
+    counter("vod_server_udp_errors_sent_total", "UDP Write-Record error replies sent", udp_.errors_sent);
+    counter("vod_server_udp_dropped_total", "UDP datagrams dropped: malformed, unexpected, or over a rate limit for errors", udp_.dropped);
+    counter("vod_server_udp_bad_cookies_total", "UDP requests with a missing, forged or expired cookie", udp_.bad_cookies);
+    counter("vod_server_udp_rate_limited_total", "UDP requests refused at a rate limit", udp_.rate_limited);
+  }
+  return m.text();
+}
+
+}  // namespace vod::server

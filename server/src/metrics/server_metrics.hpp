@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// vod-server's Prometheus metrics. The event loop records into this object on the events that change
+// them (a connect, a reject, a disconnect, a rescan; the UDP figures once per loop pass), never on
+// the data path of RDMA Reads, which the server does not see. The metrics endpoint's thread renders
+// it; a mutex keeps the two apart. The device's own counters are read from sysfs when rendered.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "udp/udp_service.hpp"
+#include "vod/protocol/private_data.hpp"
+
+namespace vod::server {
+
+struct DevicePortMetrics {
+  std::string device;  // e.g. "mlx5_0", "rxe0"
+  unsigned port = 1;
+  std::uint64_t registered_bytes = 0;  // movies, indices and the current catalog, on this device
+};
+
+class ServerMetrics {
+ public:
+  // (kind, name) -> open connections; kind is movie, catalog or live, name the movie or channel.
+  using ConnectionCounts = std::map<std::pair<std::string, std::string>, std::size_t>;
+
+  explicit ServerMetrics(std::string sysfs_root = "/sys/class/infiniband");
+
+  void set_devices(std::vector<DevicePortMetrics> devices);
+  void set_catalog(std::uint32_t generation, std::size_t movies, std::size_t live_channels);
+  void set_connections(ConnectionCounts counts);
+  void count_accept(const std::string& kind);
+  // Labelled by the code's name in snake case, e.g. code="unknown_movie".
+  void count_reject(proto::RejectCode code);
+  void set_udp(const udp::UdpStats& stats);
+  void set_draining();
+
+  // The text exposition (metrics_text.hpp) of everything above, plus the RDMA port counters of each
+  // device's port from sysfs (counters/ and hw_counters/) where the kernel exposes them.
+  std::string render() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::string sysfs_root_;
+  double start_time_ = 0;
+  std::vector<DevicePortMetrics> devices_;
+  std::uint32_t generation_ = 0;
+  std::size_t movies_ = 0, live_channels_ = 0;
+  ConnectionCounts connections_;
+  std::map<std::string, std::uint64_t> accepts_, rejects_;
+  bool have_udp_ = false;
+  udp::UdpStats udp_;
+  bool draining_ = false;
+};
+
+}  // namespace vod::server
