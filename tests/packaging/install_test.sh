@@ -5,7 +5,8 @@
 # names every option its program's --help lists; systemd-analyze verifies both units (with the
 # staged binaries and pages in place) and rates the server's sandbox; an example program builds on the
 # installed libvodclient with pkg-config and copies a movie; CPack builds a .deb whose
-# dependencies come from dpkg-shlibdeps, and the programs unpacked from it run.
+# dependencies come from dpkg-shlibdeps, and the programs unpacked from it run; dpkg installs,
+# reinstalls (keeping the edited conffile), removes and purges it in an overlay root of its own.
 set -euo pipefail
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 work=$(mktemp -d)
@@ -102,3 +103,40 @@ pc=$(find "$work/unpacked" -name vodclient.pc)
 g++ -o "$work/fetch_movie_deb" "$(find "$work/unpacked" -name fetch_movie.cpp)" $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs vodclient) ||
   fail "the example does not build against the libvodclient unpacked from the package"
 pass "$(basename "$deb"): $(du -k "$deb" | cut -f1) KiB, Depends: $depends"
+
+# dpkg installs, upgrades, removes and purges the package in a root of the test's own: an overlay on
+# this machine's / (so the dependencies are there), in a mount namespace, nothing written to the host.
+if unshare -m true 2> /dev/null; then
+  mkdir -p "$work/ovl/upper" "$work/ovl/work" "$work/ovl/root"
+  cp "$deb" "$work/ovl/rdma-vod.deb"
+  unshare -m bash -c '
+    set -euo pipefail
+    ovl=$1
+    mount -t overlay overlay -o "lowerdir=/,upperdir=$ovl/upper,workdir=$ovl/work" "$ovl/root" 2> "$ovl/mount.err" || exit 77
+    mount -t proc proc "$ovl/root/proc"
+    mount --rbind /dev "$ovl/root/dev"
+    mount -t tmpfs tmpfs "$ovl/root/tmp"
+    mount -t tmpfs tmpfs "$ovl/root/run"
+    cp "$ovl/rdma-vod.deb" "$ovl/root/tmp/"
+    in_root() { chroot "$ovl/root" "$@"; }
+    in_root dpkg -i /tmp/rdma-vod.deb > "$ovl/dpkg.log" 2>&1 || { cat "$ovl/dpkg.log"; echo "dpkg -i failed"; exit 1; }
+    [[ $(in_root dpkg-query -W -f="\${Status}" rdma-vod) == "install ok installed" ]] || { echo "not installed"; exit 1; }
+    in_root vod-server --version | grep -qx "vod-server [0-9.]*" || { echo "vod-server --version failed in the root"; exit 1; }
+    in_root vod-client --help > /dev/null || { echo "vod-client --help failed in the root"; exit 1; }
+    in_root dpkg-query -W -f="\${Conffiles}" rdma-vod | grep -q "/etc/rdma-vod/vod-server.conf" || { echo "vod-server.conf is not a conffile"; exit 1; }
+    echo "media-dir = /srv/edited-by-the-admin" >> "$ovl/root/etc/rdma-vod/vod-server.conf"
+    in_root dpkg -i /tmp/rdma-vod.deb > "$ovl/dpkg.log" 2>&1 || { cat "$ovl/dpkg.log"; echo "reinstalling failed"; exit 1; }
+    grep -q edited-by-the-admin "$ovl/root/etc/rdma-vod/vod-server.conf" || { echo "reinstalling overwrote the edited configuration"; exit 1; }
+    in_root dpkg -r rdma-vod > "$ovl/dpkg.log" 2>&1 || { cat "$ovl/dpkg.log"; echo "dpkg -r failed"; exit 1; }
+    [[ ! -e $ovl/root/usr/bin/vod-server && -e $ovl/root/etc/rdma-vod/vod-server.conf ]] || { echo "dpkg -r: binary left or configuration lost"; exit 1; }
+    in_root dpkg -P rdma-vod > "$ovl/dpkg.log" 2>&1 || { cat "$ovl/dpkg.log"; echo "dpkg -P failed"; exit 1; }
+    [[ ! -e $ovl/root/etc/rdma-vod ]] || { echo "dpkg -P left /etc/rdma-vod"; exit 1; }
+  ' _ "$work/ovl" && rc=0 || rc=$?
+  case $rc in
+    0) pass "dpkg in a root of its own: install, programs run, conffile kept across a reinstall, remove keeps it, purge removes it" ;;
+    77) echo "SKIP: overlayfs is not available here ($(cat "$work/ovl/mount.err")): the dpkg install cycle was not run" ;;
+    *) fail "the dpkg install cycle failed" ;;
+  esac
+else
+  echo "SKIP: no mount namespaces here (unshare -m): the dpkg install cycle was not run"
+fi
