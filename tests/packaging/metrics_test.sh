@@ -70,6 +70,19 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 8000 /dev/zer
 curl -s "http://127.0.0.1:$metrics/metrics" -o /dev/null || fail "the endpoint died after an oversized request"
 pass "other paths 404, other methods 405, and the endpoint survives an oversized request"
 
+# A flood of idle connections: at most 16 are held, the rest closed at once; scraping works after.
+server_pid=${pids[-1]}
+before=$(find /proc/"$server_pid"/fd -lname 'socket:*' | wc -l)
+fds=()
+for _ in $(seq 40); do exec {fd}<> "/dev/tcp/127.0.0.1/$metrics"; fds+=("$fd"); done
+sleep 1
+held=$(( $(find /proc/"$server_pid"/fd -lname 'socket:*' | wc -l) - before ))
+for fd in "${fds[@]}"; do exec {fd}>&-; done
+[[ $held -le 16 ]] || fail "40 idle connections to /metrics hold $held sockets in vod-server (at most 16 expected)"
+sleep 0.5
+scrape "$metrics" "$work/s4.txt"
+pass "40 idle connections: vod-server holds $held of them, and answers again once they leave"
+
 "$build/proxy/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" 2> "$work/proxy.log" &
 pids+=($!)
 wait_log "$work/proxy.log" 'listening on'

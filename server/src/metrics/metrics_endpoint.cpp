@@ -22,11 +22,18 @@ namespace {
 
 constexpr std::size_t kHeaderLimit = 4096;
 constexpr std::chrono::seconds kTimeout{10};
+// Connections served at once; more are closed on accept, so that a flood of scrapers cannot take the
+// file descriptors the RDMA side needs.
+constexpr std::size_t kMaxScrapers = 16;
 
 // One scraper's connection: requests in turn (keep-alive), each answered from render().
 class Scrape : public std::enable_shared_from_this<Scrape> {
  public:
-  Scrape(tcp::socket socket, const std::function<std::string()>& render) : stream_(std::move(socket)), render_(render) {}
+  Scrape(tcp::socket socket, const std::function<std::string()>& render, std::size_t& open)
+      : stream_(std::move(socket)), render_(render), open_(open) {
+    ++open_;
+  }
+  ~Scrape() { --open_; }
 
   void read() {
     parser_.emplace();
@@ -85,19 +92,27 @@ class Scrape : public std::enable_shared_from_this<Scrape> {
   std::optional<http::request_parser<http::empty_body>> parser_;
   std::optional<http::response<http::string_body>> response_;
   const std::function<std::string()>& render_;
+  std::size_t& open_;
 };
 
 }  // namespace
 
 struct MetricsEndpoint::State {
-  std::function<std::string()> render;  // first: outlives the handlers the io_context destroys
+  std::function<std::string()> render;  // first: outlive the handlers the io_context destroys
+  std::size_t open = 0;                 // Scrape objects alive
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
 
   void accept() {
     acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
-      if (!ec) std::make_shared<Scrape>(std::move(socket), render)->read();
+      if (!ec && open >= kMaxScrapers) {
+        log::debug("metrics", "refusing a connection: " + std::to_string(open) + " scrapers connected already");
+        beast::error_code ignored;
+        socket.close(ignored);
+      } else if (!ec) {
+        std::make_shared<Scrape>(std::move(socket), render, open)->read();
+      }
       accept();
     });
   }

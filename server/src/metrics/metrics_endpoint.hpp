@@ -2,7 +2,8 @@
 // The HTTP listener of vod-server's /metrics (--metrics-port; off by default, 127.0.0.1 when on), on a
 // thread of its own with a Boost.Beast asynchronous server, so that a slow or hostile scraper never
 // touches the event loop. GET or HEAD /metrics answers with render(); any other path is 404, any
-// other method 405. Requests are bounded (4 KiB of headers, no body) and time out after 10 s.
+// other method 405. Requests are bounded (4 KiB of headers, no body) and time out after 10 s, and at
+// most 16 connections are served at once.
 #pragma once
 
 #include <cstdint>
