@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/log.hpp"
 
+#include "vod/json_text.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,36 +19,15 @@ namespace {
 std::atomic<int> g_minimum{static_cast<int>(Level::info)};
 std::atomic<int> g_format{static_cast<int>(Format::text)};
 
-const char* name(Level l) {
-  switch (l) {
-    case Level::debug: return "DEBUG";
-    case Level::info: return "INFO";
-    case Level::warn: return "WARN";
-    case Level::error: return "ERROR";
-  }
-  return "?";
-}
-
-const char* json_name(Level l) {
-  switch (l) {
-    case Level::debug: return "debug";
-    case Level::info: return "info";
-    case Level::warn: return "warn";
-    case Level::error: return "error";
-  }
-  return "?";
-}
-
-// sd-daemon(3) priorities: LOG_DEBUG 7, LOG_INFO 6, LOG_WARNING 4, LOG_ERR 3.
-int priority(Level l) {
-  switch (l) {
-    case Level::debug: return 7;
-    case Level::info: return 6;
-    case Level::warn: return 4;
-    case Level::error: return 3;
-  }
-  return 6;
-}
+// Each level's word in text lines, its name in JSON, and its sd-daemon(3) priority (LOG_DEBUG 7,
+// LOG_INFO 6, LOG_WARNING 4, LOG_ERR 3), indexed by Level.
+struct LevelNames {
+  const char* text;
+  const char* json;
+  char priority;
+};
+constexpr LevelNames kLevels[] = {{"DEBUG", "debug", '7'}, {"INFO", "info", '6'}, {"WARN", "warn", '4'}, {"ERROR", "error", '3'}};
+const LevelNames& names(Level l) { return kLevels[static_cast<int>(l)]; }
 
 // systemd sets JOURNAL_STREAM to "device:inode" of the stream it connected stderr to
 // (systemd.exec(5)); it is the journal only if stderr is still that stream.
@@ -58,30 +39,6 @@ bool stderr_is_journal() {
   struct stat st {};
   if (::fstat(STDERR_FILENO, &st) != 0) return false;
   return static_cast<unsigned long long>(st.st_dev) == dev && static_cast<unsigned long long>(st.st_ino) == ino;
-}
-
-// JSON string escaping by hand: Debian 12's Boost (1.74) predates Boost.JSON, and one escaping loop
-// does not justify another library in every program.
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", c);
-          out += esc;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
 }
 
 std::string now_stamp() {
@@ -121,26 +78,19 @@ std::string format_line(Format format, bool journal, std::string_view stamp, Lev
   std::string line;
   line.reserve(64 + component.size() + message.size());
   if (format == Format::json) {
-    line += "{\"time\":";
-    append_json_string(line, stamp);
-    line += ",\"level\":";
-    append_json_string(line, json_name(l));
-    line += ",\"component\":";
-    append_json_string(line, component);
-    line += ",\"message\":";
-    append_json_string(line, message);
-    line += '}';
+    line += "{\"time\":\"" + json_escape(stamp) + "\",\"level\":\"" + names(l).json + "\",\"component\":\"" +
+            json_escape(component) + "\",\"message\":\"" + json_escape(message) + "\"}";
     return line;
   }
   if (journal) {
     line += '<';
-    line += static_cast<char>('0' + priority(l));
+    line += names(l).priority;
     line += '>';
   } else {
     line += stamp;
     line += ' ';
   }
-  line += name(l);
+  line += names(l).text;
   line += ' ';
   line += component;
   line += ": ";

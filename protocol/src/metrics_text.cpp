@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/metrics_text.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -16,6 +17,18 @@ std::string escape_label_value(std::string_view value) {
     else out += c;
   }
   return out;
+}
+
+double unix_time_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void Exposition::process(std::string_view prefix, std::string_view program, double start_time) {
+  const std::string info = std::string(prefix) + "_info", start = std::string(prefix) + "_start_time_seconds";
+  family(info, "gauge", std::string(program) + "'s version, always 1");
+  sample(info, {{"version", VOD_VERSION}}, 1);
+  family(start, "gauge", "when " + std::string(program) + " started, seconds since the Unix epoch");
+  sample(start, start_time);
 }
 
 void Exposition::family(std::string_view name, std::string_view type, std::string_view help) {

@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "proxy_metrics.hpp"
 
-#include <chrono>
-
 #include "vod/metrics_text.hpp"
 
 namespace vod::proxy {
 
-ProxyMetrics::ProxyMetrics()
-    : start_time_(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()) {}
+ProxyMetrics::ProxyMetrics() : start_time_(metrics::unix_time_now()) {}
 
 void ProxyMetrics::response(unsigned status, std::uint64_t bytes) {
   ++responses_[status];
@@ -17,10 +14,7 @@ void ProxyMetrics::response(unsigned status, std::uint64_t bytes) {
 
 std::string ProxyMetrics::render(const RdmaFigures& rdma) const {
   metrics::Exposition m;
-  m.family("vod_proxy_info", "gauge", "vod-proxy's version, always 1");
-  m.sample("vod_proxy_info", {{"version", VOD_VERSION}}, 1);
-  m.family("vod_proxy_start_time_seconds", "gauge", "when vod-proxy started, seconds since the Unix epoch");
-  m.sample("vod_proxy_start_time_seconds", start_time_);
+  m.process("vod_proxy", "vod-proxy", start_time_);
   m.family("vod_proxy_http_requests_total", "counter", "HTTP responses sent (or begun), by status code");
   for (const auto& [status, n] : responses_) m.sample("vod_proxy_http_requests_total", {{"status", std::to_string(status)}}, static_cast<double>(n));
   m.family("vod_proxy_http_response_bytes_total", "counter", "HTTP body bytes sent");

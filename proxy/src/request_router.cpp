@@ -4,6 +4,7 @@
 
 #include "byte_range.hpp"
 #include "vod/client/uri.hpp"
+#include "vod/json_text.hpp"
 #include "vod/protocol/name_hash.hpp"
 
 namespace vod::proxy {
@@ -32,23 +33,6 @@ std::string html_escape(const std::string& s) {
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
       default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
     }
   }
   return out;

@@ -326,7 +326,6 @@ int VodServer::run() {
   // Listening, with the library registered on every device: what Type=notify waits for.
   notifier_.ready(service_status());
   while (!stop_) {
-    if (notifier_.active()) notifier_.status(service_status());
     if (draining_) {
       if (clients() == 0) break;
       if (std::chrono::steady_clock::now() >= drain_deadline_) {
@@ -362,7 +361,9 @@ int VodServer::run() {
           log::error("server", std::string("while handling ") + event->type_name() + ": " + e.what());
         }
       }
-      if (metrics_endpoint_) update_connection_metrics();  // connects and disconnects: rare, O(clients)
+      // Connects and disconnects, the only events that change the client counts: rare, O(clients).
+      if (metrics_endpoint_) update_connection_metrics();
+      if (notifier_.active()) notifier_.status(service_status());
     }
     if (fds[2].revents & POLLIN) udp_->on_readable();
     if (fds[3].revents & POLLIN) udp_->on_timer();

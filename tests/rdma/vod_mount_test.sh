@@ -132,10 +132,7 @@ cp_pid=$!
 cleanup_hooks+=("kill -KILL $cp_pid 2>/dev/null")
 for _ in $(seq 300); do [[ $(stat -c %s "$work/big.copy" 2>/dev/null || echo 0) -ge $((20 << 20)) ]] && break; sleep 0.1; done
 at_kill=$(stat -c %s "$work/big.copy")
-kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true
-server_pid=
-sleep 1
-start_server "$media"
+crash_and_restart_server "$media"
 rc=0; wait "$cp_pid" || rc=$?
 [[ $rc -eq 0 ]] || { cat "$work/cp.err"; fail "cp exited $rc across the restart"; }
 [[ $at_kill -lt $(stat -L -c %s "$media/big.bin") ]] || fail "the copy finished before the kill; the step proved nothing"

@@ -176,10 +176,7 @@ curl -s --limit-rate 1M -o "$work/slow.bin" "$base/movies/pattern.bin" &
 slow=$!
 sleep 2
 got=$(stat -c %s "$work/slow.bin")
-kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true
-server_pid=
-sleep 1
-start_server "$media"
+crash_and_restart_server "$media"
 rc=0; wait "$slow" || rc=$?
 [[ $rc -eq 0 ]] || fail "curl failed across the restart (exit $rc, $(stat -c %s "$work/slow.bin") bytes)"
 cmp "$media/pattern.bin" "$work/slow.bin" || fail "the download across a server restart differs"

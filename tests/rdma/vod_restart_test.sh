@@ -8,7 +8,6 @@ mkdir -p "$media"
 "$build/tests/rdma/make_pattern" $((160 * 1024 * 1024 + 99)) 9 "$media/movie.bin"
 export VOD_TEST_PORT=$((20000 + RANDOM % 20000))   # the restarted server must come back on the same port
 start_server "$media"
-first_pid=$server_pid
 
 step "get at full speed, paced down to ~10 MB/s so the restart lands mid-download"
 "$client_bin" get "$(uri movie.bin)" -o "$work/out" --quiet --chunk-kib 128 --depth 2 --readahead-kib 256 --reconnect-for 60 --log-level info 2> "$work/client.err" &
@@ -17,10 +16,7 @@ cleanup_hooks+=("kill -KILL $client 2>/dev/null")
 sleep 3
 size_at_kill=$(stat -c %s "$work/out")
 step "SIGKILL the server after $size_at_kill bytes; restart it"
-kill -KILL "$first_pid"; wait "$first_pid" 2>/dev/null || true
-server_pid=
-sleep 1
-start_server "$media"
+crash_and_restart_server "$media"
 rc=0; wait "$client" || rc=$?
 cat "$work/client.err"
 [[ $rc -eq 0 ]] || fail "get exited $rc across the restart"

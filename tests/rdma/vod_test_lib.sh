@@ -39,6 +39,15 @@ start_server() {
   fail "vod-server did not listen within 60 s"
 }
 
+# crash_and_restart_server DIR [ARGS...]: SIGKILL the server, then start it again on the same port
+# (the test exports VOD_TEST_PORT for that): clients see a crash, not a drain.
+crash_and_restart_server() {
+  kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true
+  server_pid=
+  sleep 1
+  start_server "$@"
+}
+
 # stop_server: SIGTERM, and the server must exit 0.
 stop_server() {
   kill -TERM "$server_pid"

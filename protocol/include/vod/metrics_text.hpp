@@ -23,11 +23,16 @@ class Exposition {
   // One sample of the family begun last (or of a name it owns); values print as integers when whole.
   void sample(std::string_view name, const Labels& labels, double value);
   void sample(std::string_view name, double value) { sample(name, {}, value); }
+  // What every rdma-vod program exports first: PREFIX_info{version} 1 and PREFIX_start_time_seconds.
+  void process(std::string_view prefix, std::string_view program, double start_time);
   const std::string& text() const noexcept { return out_; }
 
  private:
   std::string out_;
 };
+
+// Now, in seconds since the Unix epoch: a program's start time for process().
+double unix_time_now();
 
 // A label value with \, " and newline escaped as the format requires.
 std::string escape_label_value(std::string_view value);

@@ -30,8 +30,7 @@ std::vector<std::pair<std::string, double>> read_counters(const fs::path& dir) {
 }  // namespace
 
 ServerMetrics::ServerMetrics(std::string sysfs_root)
-    : sysfs_root_(std::move(sysfs_root)),
-      start_time_(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()) {}
+    : sysfs_root_(std::move(sysfs_root)), start_time_(metrics::unix_time_now()) {}
 
 void ServerMetrics::set_devices(std::vector<DevicePortMetrics> devices) {
   std::lock_guard lock(mutex_);
@@ -79,10 +78,7 @@ void ServerMetrics::set_draining() {
 std::string ServerMetrics::render() const {
   std::lock_guard lock(mutex_);
   metrics::Exposition m;
-  m.family("vod_server_info", "gauge", "vod-server's version, always 1");
-  m.sample("vod_server_info", {{"version", VOD_VERSION}}, 1);
-  m.family("vod_server_start_time_seconds", "gauge", "when vod-server started, seconds since the Unix epoch");
-  m.sample("vod_server_start_time_seconds", start_time_);
+  m.process("vod_server", "vod-server", start_time_);
   m.family("vod_server_draining", "gauge", "1 after SIGTERM, while connected clients finish");
   m.sample("vod_server_draining", draining_ ? 1 : 0);
   m.family("vod_server_catalog_generation", "gauge", "the catalog generation new clients get (1 at start, +1 per rescan)");

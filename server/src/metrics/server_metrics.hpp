@@ -5,7 +5,6 @@
 // it; a mutex keeps the two apart. The device's own counters are read from sysfs when rendered.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
