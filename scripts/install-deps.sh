@@ -9,7 +9,7 @@ packages=(
   # rdma-core: verbs, rdma_cm, the rxe provider, diagnostics and perftest for the benchmarks
   rdma-core libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils perftest
   # FFmpeg: libraries for media/, tools for test-media generation and verification
-  libavformat-dev libavcodec-dev libavutil-dev ffmpeg
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
   # GStreamer 1.22
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
@@ -22,6 +22,8 @@ packages=(
   prometheus
   # Boost: Program_options, Beast/Asio; OpenSSL's libcrypto (HMAC for Write-Record cookies)
   libboost-program-options-dev libboost-dev libssl-dev
+  # vod-proxy's web pages: Mustache templates (header-only)
+  libkainjow-mustache-dev
   # GoogleTest
   googletest libgtest-dev
   # libFuzzer comes with clang's runtime; llvm brings llvm-symbolizer, which names the functions in
@@ -33,6 +35,8 @@ packages=(
   curl nginx-light gnuplot-nox bc srt-tools
   # VLC for the proxy test (cvlc runs as a non-root user; setpriv is in util-linux)
   vlc-bin vlc-plugin-base util-linux
+  # the web page test: headless Chromium driven by Selenium (Debian's python3, not a pyenv one)
+  chromium chromium-driver python3-selenium
   procps
 )
 

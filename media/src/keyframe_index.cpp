@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "memory_demuxer.hpp"
+#include "demuxer.hpp"
 #include "vod/media/probe.hpp"
 
 namespace vod::media {
@@ -13,7 +13,7 @@ proto::KeyframeIndex index_keyframes(Bytes bytes, const MediaInfo& info, const P
   // band); MP4 and Matroska keep codec setup in their header (moov, Tracks).
   index.flags = info.container == "mpegts" ? proto::kIndexDirectEntry : proto::kIndexNeedsHeader;
 
-  detail::MemoryDemuxer demuxer(bytes, false);
+  detail::Demuxer demuxer(bytes, false);
   if (!demuxer.ok()) return index;
   AVFormatContext* fmt = demuxer.format();
   // Without find_stream_info, pick the first video stream the container declares.

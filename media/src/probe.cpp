@@ -9,7 +9,7 @@ extern "C" {
 #include <cstring>
 #include <mutex>
 
-#include "memory_demuxer.hpp"
+#include "demuxer.hpp"
 
 namespace vod::media {
 
@@ -86,7 +86,7 @@ MediaInfo probe(Bytes bytes, const std::string& name) {
   quiet_libav();
   MediaInfo info;
   info.mime_type = "application/octet-stream";
-  detail::MemoryDemuxer demuxer(bytes, true);
+  detail::Demuxer demuxer(bytes, true);
   if (!demuxer.ok()) {
     info.note = name + ": not media, served as raw bytes: " + demuxer.error();
     return info;

@@ -3,7 +3,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "memory_demuxer.hpp"
+#include "demuxer.hpp"
 
 namespace vod::media {
 
@@ -37,7 +37,7 @@ struct OutputContext {
 }  // namespace
 
 std::vector<std::uint8_t> remux_to_mpegts(std::span<const std::uint8_t> bytes, const std::string& name) {
-  detail::MemoryDemuxer in(bytes, true);
+  detail::Demuxer in(bytes, true);
   if (!in.ok()) throw std::runtime_error("remuxing " + name + " to MPEG-TS: " + in.error());
   AVFormatContext* ifmt = in.format();
 

@@ -1,4 +1,5 @@
-#include "memory_demuxer.hpp"
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "demuxer.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -15,8 +16,22 @@ std::string av_error(int err) {
   return buf;
 }
 
-MemoryDemuxer::MemoryDemuxer(std::span<const std::uint8_t> bytes, bool find_stream_info) : bytes_(bytes) {
-  if (bytes.empty()) {
+ByteSource memory_source(std::span<const std::uint8_t> bytes) {
+  auto read_at = [bytes](std::uint64_t offset, std::span<std::uint8_t> dest) -> std::size_t {
+    if (offset >= bytes.size()) return 0;
+    const std::size_t n = std::min<std::size_t>(dest.size(), bytes.size() - offset);
+    std::memcpy(dest.data(), bytes.data() + offset, n);
+    return n;
+  };
+  return {bytes.size(), read_at};
+}
+
+Demuxer::Demuxer(std::span<const std::uint8_t> bytes, bool find_stream_info) : Demuxer(memory_source(bytes), find_stream_info) {}
+
+Demuxer::Demuxer(ByteSource source, bool find_stream_info) : source_(std::move(source)) { open(find_stream_info); }
+
+void Demuxer::open(bool find_stream_info) {
+  if (source_.size == 0) {
     error_ = "the file is empty";
     return;
   }
@@ -25,7 +40,7 @@ MemoryDemuxer::MemoryDemuxer(std::span<const std::uint8_t> bytes, bool find_stre
     error_ = "out of memory for the I/O buffer";
     return;
   }
-  io_ = avio_alloc_context(buffer, kIoBufferSize, 0, this, &MemoryDemuxer::read, nullptr, &MemoryDemuxer::seek);
+  io_ = avio_alloc_context(buffer, kIoBufferSize, 0, this, &Demuxer::read, nullptr, &Demuxer::seek);
   if (!io_) {
     av_free(buffer);
     error_ = "out of memory for the I/O context";
@@ -52,7 +67,7 @@ MemoryDemuxer::MemoryDemuxer(std::span<const std::uint8_t> bytes, bool find_stre
   }
 }
 
-MemoryDemuxer::~MemoryDemuxer() {
+Demuxer::~Demuxer() {
   if (format_) avformat_close_input(&format_);
   if (io_) {
     av_freep(&io_->buffer);
@@ -60,18 +75,25 @@ MemoryDemuxer::~MemoryDemuxer() {
   }
 }
 
-int MemoryDemuxer::read(void* opaque, std::uint8_t* buf, int size) {
-  auto* self = static_cast<MemoryDemuxer*>(opaque);
-  if (self->position_ >= self->bytes_.size()) return AVERROR_EOF;
-  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(size), self->bytes_.size() - self->position_);
-  std::memcpy(buf, self->bytes_.data() + self->position_, n);
+int Demuxer::read(void* opaque, std::uint8_t* buf, int size) {
+  auto* self = static_cast<Demuxer*>(opaque);
+  if (self->position_ >= self->source_.size) return AVERROR_EOF;
+  const std::size_t want = std::min<std::size_t>(static_cast<std::size_t>(size), self->source_.size - self->position_);
+  std::size_t n = 0;
+  try {  // no exception may cross libavformat's C frames
+    n = self->source_.read_at(self->position_, std::span<std::uint8_t>(buf, want));
+  } catch (const std::exception& e) {
+    self->read_error_ = e.what();
+    return AVERROR(EIO);
+  }
+  if (n == 0) return AVERROR_EOF;
   self->position_ += n;
   return static_cast<int>(n);
 }
 
-std::int64_t MemoryDemuxer::seek(void* opaque, std::int64_t offset, int whence) {
-  auto* self = static_cast<MemoryDemuxer*>(opaque);
-  const auto size = static_cast<std::int64_t>(self->bytes_.size());
+std::int64_t Demuxer::seek(void* opaque, std::int64_t offset, int whence) {
+  auto* self = static_cast<Demuxer*>(opaque);
+  const auto size = static_cast<std::int64_t>(self->source_.size);
   std::int64_t target;
   switch (whence & ~AVSEEK_FORCE) {
     case AVSEEK_SIZE: return size;
