@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: install what is missing, build, and run every test.
 #   1. g++ build with warnings as errors; unit and media tests natively; the UDP Write-Record tests on loopback;
-#      operations (sd_notify, install, manual pages, systemd units, the .deb, /metrics)
+#      vod-proxy's web pages in headless Chromium; operations (sd_notify, install, manual pages, systemd units, the .deb, /metrics)
 #   2. clang build with ASan+UBSan; unit and media tests again, then every libFuzzer target for a bounded time,
 #      replaying the corpus kept in tests/fuzz/corpus first, and a report of executions and coverage
 #   3. the RDMA tests on real rdma-core: natively where the host has RDMA, else in one Soft-RoCE guest
@@ -24,6 +24,9 @@ ctest --preset default -L 'unit|media' -j "$jobs"
 
 stage "UDP Write-Record tests, natively on loopback (no RDMA)"
 ctest --preset default -L udp
+
+stage "web pages in headless Chromium: pictures, playing and seeking in the browser (natively, over UDP)"
+ctest --preset default -L web
 
 stage "operations: sd_notify, install, manual pages, systemd units, Debian package, metrics"
 ctest --preset default -L ops

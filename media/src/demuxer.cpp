@@ -3,11 +3,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 namespace vod::media::detail {
 
 namespace {
 constexpr int kIoBufferSize = 256 * 1024;
+}
+
+void quiet_libav() {
+  static std::once_flag once;
+  std::call_once(once, [] { av_log_set_level(AV_LOG_FATAL); });
 }
 
 std::string av_error(int err) {
@@ -31,6 +37,7 @@ Demuxer::Demuxer(std::span<const std::uint8_t> bytes, bool find_stream_info) : D
 Demuxer::Demuxer(ByteSource source, bool find_stream_info) : source_(std::move(source)) { open(find_stream_info); }
 
 void Demuxer::open(bool find_stream_info) {
+  quiet_libav();
   if (source_.size == 0) {
     error_ = "the file is empty";
     return;

@@ -16,6 +16,10 @@ extern "C" {
 
 namespace vod::media::detail {
 
+// libav* logs to stderr by default, in several lines per event; garbage would fill a program's log.
+// Callers report what matters themselves (MediaInfo::note, ThumbnailError). Idempotent.
+void quiet_libav();
+
 // libavformat's error text for an AVERROR code.
 std::string av_error(int err);
 

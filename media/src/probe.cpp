@@ -15,13 +15,6 @@ namespace vod::media {
 
 namespace {
 
-// libavformat logs to stderr by default, in several lines per event; probing garbage would fill the
-// server's log. The probe reports what matters in MediaInfo::note instead.
-void quiet_libav() {
-  static std::once_flag once;
-  std::call_once(once, [] { av_log_set_level(AV_LOG_FATAL); });
-}
-
 bool has(const char* list, const char* item) {
   std::string_view names(list);
   while (!names.empty()) {
@@ -83,7 +76,7 @@ bool has_top_level_moof(Bytes bytes) {
 }  // namespace
 
 MediaInfo probe(Bytes bytes, const std::string& name) {
-  quiet_libav();
+  detail::quiet_libav();
   MediaInfo info;
   info.mime_type = "application/octet-stream";
   detail::Demuxer demuxer(bytes, true);

@@ -45,13 +45,14 @@ FramePtr new_frame() {
 
 // Encodes a full-range 4:2:0 frame as one baseline JPEG.
 std::vector<std::uint8_t> encode_jpeg(AVFrame* frame, int quality) {
+  detail::quiet_libav();
   const AVCodec* codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG);
   if (!codec) throw ThumbnailError("this libavcodec has no MJPEG encoder");
   CodecPtr enc(avcodec_alloc_context3(codec));
   if (!enc) throw ThumbnailError("out of memory for the JPEG encoder");
   enc->width = frame->width;
   enc->height = frame->height;
-  enc->pix_fmt = AV_PIX_FMT_YUVJ420P;
+  enc->pix_fmt = AV_PIX_FMT_YUV420P;  // with full range: what JPEG means by 4:2:0
   enc->color_range = AVCOL_RANGE_JPEG;
   enc->time_base = AVRational{1, 25};
   enc->flags |= AV_CODEC_FLAG_QSCALE;
@@ -80,13 +81,17 @@ std::pair<int, int> scaled_size(const AVFrame* f, const ThumbnailOptions& o) {
 
 Thumbnail scale_and_encode(const AVFrame* decoded, const ThumbnailOptions& o) {
   const auto [w, h] = scaled_size(decoded, o);
-  SwsPtr sws(sws_getContext(decoded->width, decoded->height, static_cast<AVPixelFormat>(decoded->format), w, h, AV_PIX_FMT_YUVJ420P,
+  SwsPtr sws(sws_getContext(decoded->width, decoded->height, static_cast<AVPixelFormat>(decoded->format), w, h, AV_PIX_FMT_YUV420P,
                             SWS_BICUBIC, nullptr, nullptr, nullptr));
   if (!sws) throw ThumbnailError(std::string("libswscale cannot convert from ") + av_get_pix_fmt_name(static_cast<AVPixelFormat>(decoded->format)));
+  // Video is limited range (unless it says otherwise), JPEG full range.
+  const int* coefficients = sws_getCoefficients(SWS_CS_DEFAULT);
+  sws_setColorspaceDetails(sws.get(), coefficients, decoded->color_range == AVCOL_RANGE_JPEG ? 1 : 0, coefficients, 1, 0, 1 << 16, 1 << 16);
   FramePtr out = new_frame();
   out->width = w;
   out->height = h;
-  out->format = AV_PIX_FMT_YUVJ420P;
+  out->format = AV_PIX_FMT_YUV420P;
+  out->color_range = AVCOL_RANGE_JPEG;
   if (av_frame_get_buffer(out.get(), 0) < 0) throw ThumbnailError("out of memory for the scaled frame");
   sws_scale(sws.get(), decoded->data, decoded->linesize, 0, decoded->height, out->data, out->linesize);
   Thumbnail t;
@@ -185,7 +190,8 @@ std::vector<std::uint8_t> placeholder_jpeg(unsigned width, unsigned height) {
   FramePtr f = new_frame();
   f->width = static_cast<int>(std::max(2u, width & ~1u));
   f->height = static_cast<int>(std::max(2u, height & ~1u));
-  f->format = AV_PIX_FMT_YUVJ420P;
+  f->format = AV_PIX_FMT_YUV420P;
+  f->color_range = AVCOL_RANGE_JPEG;
   if (av_frame_get_buffer(f.get(), 0) < 0) throw ThumbnailError("out of memory for the placeholder");
   // A dark slate grey: Y 48, neutral chroma.
   for (int y = 0; y < f->height; ++y) std::memset(f->data[0] + y * f->linesize[0], 48, static_cast<std::size_t>(f->width));

@@ -8,9 +8,14 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-HttpConnection::HttpConnection(asio::ip::tcp::socket socket, RdmaPool& pool, ProxyMetrics& metrics, const ConnectionLimits& limits,
-                               std::string default_host)
-    : stream_(std::move(socket)), pool_(pool), metrics_(metrics), limits_(limits), default_host_(std::move(default_host)) {
+HttpConnection::HttpConnection(asio::ip::tcp::socket socket, const Services& services, const ConnectionLimits& limits, std::string default_host)
+    : stream_(std::move(socket)),
+      pool_(services.pool),
+      metrics_(services.metrics),
+      pages_(services.pages),
+      thumbnails_(services.thumbnails),
+      limits_(limits),
+      default_host_(std::move(default_host)) {
   metrics_.connection_opened();
   beast::error_code ec;
   const auto ep = stream_.socket().remote_endpoint(ec);
@@ -71,13 +76,31 @@ void HttpConnection::on_request(beast::error_code ec) {
   range_ = r.range;
   Plan plan;
   const std::string path = r.target.substr(0, r.target.find('?'));
-  if (path == "/metrics") return respond(metrics_plan(r.method, r.method == "GET" || r.method == "HEAD" ? metrics_.render(pool_.figures()) : ""), r.method);
+  if (path == "/metrics") return respond(metrics_plan(r.method, r.method == "GET" || r.method == "HEAD" ? metrics_.render(pool_.figures(), thumbnails_.figures()) : ""), r.method);
+  std::uint32_t generation = 0;
   try {
-    plan = route(r, pool_.catalog(), default_host_);
+    const proto::Catalog& catalog = pool_.catalog();
+    generation = catalog.generation;
+    plan = route(r, Site{catalog, pages_, default_host_, pool_.server()});
   } catch (const std::exception& e) {
     plan = error_plan(502, std::string("the vod-server at ") + pool_.server() + " is not available: " + e.what());
   }
+  if (plan.thumbnail) return respond_with_picture(std::move(plan), r.method, generation);
   respond(std::move(plan), r.method);
+}
+
+void HttpConnection::respond_with_picture(Plan plan, const std::string& method, std::uint32_t generation) {
+  // The picture is made (or found) off this thread; the connection waits without reading.
+  const ThumbnailWant want = *plan.thumbnail;
+  thumbnails_.get(want, generation, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const Picture> picture) mutable {
+    plan.thumbnail.reset();
+    plan.text = picture->jpeg;
+    if (picture->placeholder) {
+      // Say why, and let the browser ask again later: the next generation may decode.
+      plan.headers = {{"Content-Type", "image/jpeg"}, {"Cache-Control", "no-cache"}, {"X-Thumbnail", "placeholder: " + picture->note}};
+    }
+    self->respond(std::move(plan), method);
+  });
 }
 
 void HttpConnection::respond(Plan plan, const std::string& method) {

@@ -18,6 +18,8 @@
 #include "proxy_metrics.hpp"
 #include "rdma_pool.hpp"
 #include "request_router.hpp"
+#include "thumbnail_service.hpp"
+#include "web_pages.hpp"
 
 namespace vod::proxy {
 
@@ -28,10 +30,17 @@ struct ConnectionLimits {
   std::chrono::seconds stalled{300};     // a client that stops reading a response (a long pause)
 };
 
+// What every connection of the proxy shares; owned by main.
+struct Services {
+  RdmaPool& pool;
+  ProxyMetrics& metrics;
+  const WebPages& pages;
+  ThumbnailService& thumbnails;
+};
+
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  HttpConnection(boost::asio::ip::tcp::socket socket, RdmaPool& pool, ProxyMetrics& metrics, const ConnectionLimits& limits,
-                 std::string default_host);
+  HttpConnection(boost::asio::ip::tcp::socket socket, const Services& services, const ConnectionLimits& limits, std::string default_host);
   ~HttpConnection();
   void start();
 
@@ -47,6 +56,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void read_request();
   void on_request(boost::beast::error_code ec);
   void respond(Plan plan, const std::string& method);
+  void respond_with_picture(Plan plan, const std::string& method, std::uint32_t generation);
   void fill_blocks();
   void write_ready_block();
   void start_live();
@@ -60,6 +70,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::empty_body>> parser_;
   RdmaPool& pool_;
   ProxyMetrics& metrics_;
+  const WebPages& pages_;
+  ThumbnailService& thumbnails_;
   ConnectionLimits limits_;
   std::string default_host_, peer_;
 

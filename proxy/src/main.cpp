@@ -37,9 +37,8 @@ tcp::endpoint parse_listen(const std::string& text, bool allow_remote) {
 // connection) is logged and retried after a pause instead of ending the loop.
 class Listener {
  public:
-  Listener(asio::io_context& io, tcp::endpoint at, vod::proxy::RdmaPool& pool, vod::proxy::ProxyMetrics& metrics,
-           vod::proxy::ConnectionLimits limits)
-      : acceptor_(io, at), retry_(io), pool_(pool), metrics_(metrics), limits_(limits), host_(at.address().to_string() + ":" + std::to_string(at.port())) {}
+  Listener(asio::io_context& io, tcp::endpoint at, const vod::proxy::Services& services, vod::proxy::ConnectionLimits limits)
+      : acceptor_(io, at), retry_(io), services_(services), limits_(limits), host_(at.address().to_string() + ":" + std::to_string(at.port())) {}
   void accept() {
     acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
@@ -51,7 +50,7 @@ class Listener {
         });
         return;
       }
-      std::make_shared<vod::proxy::HttpConnection>(std::move(socket), pool_, metrics_, limits_, host_)->start();
+      std::make_shared<vod::proxy::HttpConnection>(std::move(socket), services_, limits_, host_)->start();
       accept();
     });
   }
@@ -61,8 +60,7 @@ class Listener {
  private:
   tcp::acceptor acceptor_;
   asio::steady_timer retry_;
-  vod::proxy::RdmaPool& pool_;
-  vod::proxy::ProxyMetrics& metrics_;
+  vod::proxy::Services services_;
   vod::proxy::ConnectionLimits limits_;
   std::string host_;
 };
@@ -82,6 +80,13 @@ int main(int argc, char** argv) {
     server = client::parse_uri(config->server);
     if (server.movie) throw std::invalid_argument("--server names a server, not a movie: rdma://host[:port]");
     at = parse_listen(config->listen, config->allow_remote);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vod-proxy: %s\n", e.what());
+    return 2;
+  }
+  std::optional<proxy::WebPages> pages;
+  try {
+    pages = proxy::WebPages::load(config->web_dir.empty() ? proxy::WebPages::default_dir() : std::filesystem::path(config->web_dir));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vod-proxy: %s\n", e.what());
     return 2;
@@ -109,12 +114,22 @@ int main(int argc, char** argv) {
     log::warn("proxy", std::string("the vod-server is not available yet (requests get 502 until it is): ") + e.what());
   }
   proxy::ProxyMetrics metrics;
+  proxy::ThumbnailSettings pictures;
+  pictures.server = server;
+  pictures.session = options;
+  pictures.session.engine.readahead_bytes = 0;
+  pictures.session.reconnect_for = std::chrono::seconds(3);  // a picture is not worth waiting 30 s for
+  pictures.live = pool.live_options();
+  pictures.live.reconnect_for = std::chrono::seconds(3);
+  if (!config->udp_group.empty()) pictures.multicast = pool.multicast_options();
+  pictures.picture.width = config->thumbnail_width;
+  proxy::ThumbnailService thumbnails(io, pictures);
   proxy::ConnectionLimits limits;
   limits.header_bytes = config->header_limit;
   limits.chunk_bytes = std::size_t{config->chunk_kib} * 1024;
   std::unique_ptr<Listener> listener;
   try {
-    listener = std::make_unique<Listener>(io, at, pool, metrics, limits);
+    listener = std::make_unique<Listener>(io, at, proxy::Services{pool, metrics, *pages, thumbnails}, limits);
   } catch (const boost::system::system_error& e) {
     log::error("proxy", "cannot listen on " + config->listen + ": " + e.code().message());
     return 1;

@@ -29,6 +29,8 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("transport", po::value(&c.transport)->default_value(c.transport), "rdma, or udp: read by Write-Record over UDP (the server needs --udp-port; no RDMA device here)")
       ("udp-port", po::value(&c.udp_port)->default_value(c.udp_port), "the server's Write-Record port, with --transport udp")
       ("udp-group", po::value(&c.udp_group), "with --transport udp: the multicast GROUP[:PORT] the server sends live channels to (its --live-multicast)")
+      ("web-dir", po::value(&c.web_dir), "the web pages' directory (catalog.html, watch.html, static/); default: <prefix>/share/rdma-vod/web")
+      ("thumbnail-width", po::value(&c.thumbnail_width)->default_value(c.thumbnail_width), "width of the pages' pictures in pixels (64..1920)")
       ("udp-interface", po::value(&c.udp_interface), "with --udp-group: the IPv4 address (IPv6: name) of the interface to join the group on");
   po::variables_map vm;
   try {
@@ -38,7 +40,8 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       return std::nullopt;
     }
     if (vm.count("help")) {
-      std::cout << d << "\nendpoints: / (HTML catalog), /catalog.json, /playlist.m3u, /movies/NAME (GET, HEAD, Range), /live/NAME (endless TS)\n";
+      std::cout << d << "\nendpoints: / (catalog page), /watch/NAME (player page), /poster/NAME and /strip/K/NAME (JPEG pictures), /catalog.json,\n"
+                           "/playlist.m3u, /movies/NAME (GET, HEAD, Range), /live/NAME (endless TS), /metrics\n";
       return std::nullopt;
     }
     if (vm.count("config")) {
@@ -54,6 +57,7 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   if (c.chunk_kib < 8) throw std::invalid_argument("--chunk-kib must be at least 8");
   if (c.depth == 0) throw std::invalid_argument("--depth must be at least 1");
   if (c.transport != "rdma" && c.transport != "udp") throw std::invalid_argument("--transport must be rdma or udp");
+  if (c.thumbnail_width < 64 || c.thumbnail_width > 1920) throw std::invalid_argument("--thumbnail-width must be 64..1920");
   if (c.udp_port == 0 || c.udp_port > 65535) throw std::invalid_argument("--udp-port must be 1..65535");
   return c;
 }

@@ -22,6 +22,8 @@ struct ProxyConfig {
   unsigned udp_port = 7471;
   std::string udp_group;                // live channels with --transport udp: the server's --live-multicast group
   std::string udp_interface;
+  std::string web_dir;                  // empty: WebPages::default_dir()
+  unsigned thumbnail_width = 320;
 };
 
 // Returns nullopt after --help; throws std::invalid_argument naming the bad option.

@@ -12,7 +12,7 @@ void ProxyMetrics::response(unsigned status, std::uint64_t bytes) {
   bytes_ += bytes;
 }
 
-std::string ProxyMetrics::render(const RdmaFigures& rdma) const {
+std::string ProxyMetrics::render(const RdmaFigures& rdma, const ThumbnailFigures& pictures) const {
   metrics::Exposition m;
   m.process("vod_proxy", "vod-proxy", start_time_);
   m.family("vod_proxy_http_requests_total", "counter", "HTTP responses sent (or begun), by status code");
@@ -31,6 +31,10 @@ std::string ProxyMetrics::render(const RdmaFigures& rdma) const {
   m.sample("vod_proxy_rdma_reconnects_total", static_cast<double>(rdma.totals.reconnects));
   m.family("vod_proxy_server_up", "gauge", "1 when the last catalog read from vod-server succeeded");
   m.sample("vod_proxy_server_up", rdma.catalog_ok ? 1 : 0);
+  m.family("vod_proxy_thumbnails_total", "counter", "pictures for the web pages: made (decoded), placeholder (could not decode), cached (served from memory)");
+  m.sample("vod_proxy_thumbnails_total", {{"result", "made"}}, static_cast<double>(pictures.made));
+  m.sample("vod_proxy_thumbnails_total", {{"result", "placeholder"}}, static_cast<double>(pictures.placeholders));
+  m.sample("vod_proxy_thumbnails_total", {{"result", "cached"}}, static_cast<double>(pictures.cache_hits));
   return m.text();
 }
 

@@ -20,6 +20,11 @@ struct RdmaFigures {
   bool catalog_ok = false;   // the last catalog read succeeded
 };
 
+// The pages' pictures (ThumbnailService).
+struct ThumbnailFigures {
+  std::uint64_t made = 0, placeholders = 0, cache_hits = 0;
+};
+
 class ProxyMetrics {
  public:
   ProxyMetrics();
@@ -27,7 +32,7 @@ class ProxyMetrics {
   void connection_closed() noexcept { --connections_; }
   // A response ended (completely or not): its status and the body bytes sent.
   void response(unsigned status, std::uint64_t bytes);
-  std::string render(const RdmaFigures& rdma) const;
+  std::string render(const RdmaFigures& rdma, const ThumbnailFigures& pictures) const;
 
  private:
   double start_time_ = 0;

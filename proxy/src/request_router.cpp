@@ -1,6 +1,8 @@
 #include "request_router.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <variant>
 
 #include "byte_range.hpp"
 #include "vod/client/uri.hpp"
@@ -21,21 +23,6 @@ const char* reason(unsigned status) {
     case 502: return "Bad Gateway";
     default: return "Error";
   }
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 bool lists_tag(const std::string& header, const std::string& etag) {
@@ -66,20 +53,6 @@ bool is_live(const proto::CatalogEntry& e) { return (e.flags & proto::kEntryLive
 std::string path_of(const proto::CatalogEntry& e) { return (is_live(e) ? "/live/" : "/movies/") + client::percent_encode(e.name); }
 
 std::string movie_url(const std::string& host, const proto::CatalogEntry& e) { return "http://" + host + path_of(e); }
-
-Plan catalog_html(const proto::Catalog& c) {
-  std::string b = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>rdma-vod catalog</title></head><body>\n";
-  b += "<h1>rdma-vod catalog, generation " + std::to_string(c.generation) + "</h1>\n";
-  b += "<p><a href=\"/playlist.m3u\">playlist.m3u</a> &middot; <a href=\"/catalog.json\">catalog.json</a></p>\n<table>\n";
-  b += "<tr><th>movie</th><th>size</th><th>duration</th><th>type</th></tr>\n";
-  for (const auto& e : c.entries) {
-    b += "<tr><td><a href=\"" + path_of(e) + "\">" + html_escape(e.name) + "</a></td><td>" +
-         (is_live(e) ? std::string("live") : std::to_string(e.size)) + "</td><td>" +
-         (is_live(e) ? std::string("live") : std::to_string(e.duration_us / 1'000'000) + " s") + "</td><td>" + html_escape(e.mime_type) +
-         "</td></tr>\n";
-  }
-  return page("text/html; charset=utf-8", b + "</table></body></html>\n");
-}
 
 Plan catalog_json(const proto::Catalog& c) {
   std::string b = "{\"generation\":" + std::to_string(c.generation) + ",\"movies\":[";
@@ -141,6 +114,80 @@ Plan movie(const Request& r, const proto::Catalog& c, const proto::CatalogEntry&
   return p;
 }
 
+// The value of `key` in the target's query string ("" when absent), percent-decoded; nullopt when
+// its encoding is bad.
+std::optional<std::string> query_value(const std::string& target, const std::string& key) {
+  const auto q = target.find('?');
+  if (q == std::string::npos) return std::string();
+  std::size_t at = q + 1;
+  while (at <= target.size()) {
+    std::size_t amp = target.find('&', at);
+    if (amp == std::string::npos) amp = target.size();
+    const std::string item = target.substr(at, amp - at);
+    const auto eq = item.find('=');
+    if (item.substr(0, eq) == key) return client::percent_decode(eq == std::string::npos ? "" : item.substr(eq + 1));
+    at = amp + 1;
+  }
+  return std::string();
+}
+
+// The entry a page or picture path names, or an error plan.
+std::variant<const proto::CatalogEntry*, Plan> named_entry(const std::string& encoded, const proto::Catalog& catalog) {
+  const auto decoded = client::percent_decode(encoded);
+  if (!decoded) return error_plan(400, "bad percent-encoding in '" + encoded + "'");
+  if (const char* why = proto::invalid_name_reason(*decoded)) return error_plan(400, std::string("bad name: ") + why);
+  const proto::CatalogEntry* e = catalog.find(*decoded);
+  if (!e) return error_plan(404, "no movie or live channel '" + *decoded + "' in catalog generation " + std::to_string(catalog.generation));
+  return e;
+}
+
+Plan watch(const Request& r, const std::string& path, const Site& site, const std::string& host) {
+  auto found = named_entry(path.substr(7), site.catalog);
+  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
+  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
+  std::optional<double> start;
+  const auto t = query_value(r.target, "t");
+  if (!t) return error_plan(400, "bad percent-encoding in the query");
+  if (!t->empty()) {
+    char* end = nullptr;
+    const double seconds = std::strtod(t->c_str(), &end);
+    if (end == t->c_str() || *end != '\0' || !(seconds >= 0) || seconds > 1e7)
+      return error_plan(400, "t='" + *t + "' is not a time in seconds (e.g. ?t=30)");
+    start = seconds;
+  }
+  return page("text/html; charset=utf-8", site.pages.watch_page(site.catalog, e, host, start));
+}
+
+// /poster/NAME or /strip/K/NAME.
+Plan picture(const std::string& path, const Site& site) {
+  ThumbnailWant want;
+  std::string rest;
+  if (path.rfind("/poster/", 0) == 0) {
+    rest = path.substr(8);
+  } else {
+    const std::string after = path.substr(7);  // "K/NAME"
+    const auto slash = after.find('/');
+    const std::string k = after.substr(0, slash);
+    if (slash == std::string::npos || k.empty() || k.size() > 2 || k.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(k) >= kStripFrames)
+      return error_plan(404, "timeline frames are /strip/K/NAME with K from 0 to " + std::to_string(kStripFrames - 1));
+    want.strip_frame = static_cast<unsigned>(std::stoul(k));
+    rest = after.substr(slash + 1);
+  }
+  auto found = named_entry(rest, site.catalog);
+  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
+  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
+  want.name = e.name;
+  want.live = is_live(e);
+  if (want.live && want.strip_frame) return error_plan(404, "a live channel has no timeline strip; its poster is /poster/" + rest);
+  Plan p;
+  // A movie's pictures change only with the catalog generation (the pages ask with ?g=); a live
+  // channel's is the current picture.
+  p.headers = {{"Content-Type", "image/jpeg"}, {"Cache-Control", want.live ? "no-cache" : "max-age=3600"}};
+  p.thumbnail = std::move(want);
+  return p;
+}
+
 }  // namespace
 
 const std::string* Plan::header(const std::string& name) const noexcept {
@@ -162,7 +209,8 @@ Plan error_plan(unsigned status, const std::string& message) {
   return p;
 }
 
-Plan route(const Request& r, const proto::Catalog& catalog, const std::string& default_host) {
+Plan route(const Request& r, const Site& site) {
+  const proto::Catalog& catalog = site.catalog;
   if (r.method != "GET" && r.method != "HEAD") {
     Plan p = error_plan(405, "method " + r.method + " is not served here; use GET or HEAD");
     p.headers.emplace_back("Allow", "GET, HEAD");
@@ -170,10 +218,17 @@ Plan route(const Request& r, const proto::Catalog& catalog, const std::string& d
   }
   if (r.target.empty() || r.target.front() != '/') return error_plan(400, "the request target must be an absolute path");
   const std::string path = r.target.substr(0, r.target.find_first_of("?#"));
-  const std::string host = r.host.empty() ? default_host : r.host;
+  const std::string host = r.host.empty() ? site.default_host : r.host;
   Plan p;
-  if (path == "/") p = catalog_html(catalog);
-  else if (path == "/catalog.json") p = catalog_json(catalog);
+  if (path == "/") p = page("text/html; charset=utf-8", site.pages.catalog_page(catalog, site.server));
+  else if (path.rfind("/watch/", 0) == 0) p = watch(r, path, site, host);
+  else if (path.rfind("/poster/", 0) == 0 || path.rfind("/strip/", 0) == 0) p = picture(path, site);
+  else if (path.rfind("/static/", 0) == 0) {
+    const StaticFile* f = site.pages.static_file(path.substr(8));
+    if (!f) return error_plan(404, "no file " + path);
+    p = page(f->content_type, f->body);
+    p.headers = {{"Content-Type", f->content_type}, {"Cache-Control", "max-age=300"}};
+  } else if (path == "/catalog.json") p = catalog_json(catalog);
   else if (path == "/playlist.m3u") p = playlist(catalog, host);
   else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
     const bool live = path[1] == 'l';

@@ -4,11 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "vod/protocol/catalog_layout.hpp"
+#include "web_pages.hpp"
 
 namespace vod::proxy {
 
@@ -19,6 +22,15 @@ struct Request {
   std::string range, if_range, if_match, if_none_match;
 };
 
+// A picture for the pages: a movie's poster (the keyframe at 10%), a frame of its timeline strip,
+// or a live channel's current picture. The connection fills the body from the ThumbnailService.
+struct ThumbnailWant {
+  std::string name;
+  std::optional<unsigned> strip_frame;  // none: the poster
+  bool live = false;
+  bool operator<(const ThumbnailWant& o) const { return std::tie(name, strip_frame, live) < std::tie(o.name, o.strip_frame, o.live); }
+};
+
 struct Plan {
   unsigned status = 200;
   std::vector<std::pair<std::string, std::string>> headers;  // Content-Length is added by the sender
@@ -26,14 +38,23 @@ struct Plan {
   std::string movie;       // set when the body is a movie range
   std::uint64_t offset = 0, length = 0;
   std::string live;        // set when the body is a live channel: endless, chunked, no Content-Length
+  std::optional<ThumbnailWant> thumbnail;  // set when the body is a picture still to be made
   bool send_body = true;   // false for HEAD and 304: headers only (Content-Length still describes it)
 
   std::uint64_t body_length() const noexcept { return movie.empty() ? text.size() : length; }
   const std::string* header(const std::string& name) const noexcept;
 };
 
-// `catalog` is the server's current catalog; `default_host` serves when the request has no Host.
-Plan route(const Request& request, const proto::Catalog& catalog, const std::string& default_host);
+// Where a request is answered from: the server's current catalog, the pages, the Host to use when
+// a request has none, and the server's name for the pages.
+struct Site {
+  const proto::Catalog& catalog;
+  const WebPages& pages;
+  std::string default_host;
+  std::string server;
+};
+
+Plan route(const Request& request, const Site& site);
 
 // The strong validator of a movie: its catalog generation, name hash and size.
 std::string etag_for(const proto::Catalog& catalog, const proto::CatalogEntry& movie);

@@ -85,8 +85,22 @@ fetch "$base/playlist.m3u"
 head -n 1 "$work/body" | grep -q '^#EXTM3U' && grep -q "^#EXTINF:60,test-480p-60s.mkv$" "$work/body" &&
   grep -q "^http://127.0.0.1:$http_port/movies/test-480p-60s.mkv$" "$work/body" || fail "playlist: $(cat "$work/body")"
 fetch "$base/"
-grep -q 'href="/movies/pattern.bin"' "$work/body" || fail "HTML catalog"
-pass "/, /catalog.json, /playlist.m3u"
+grep -q 'href="/watch/pattern.bin"' "$work/body" && grep -q 'src="/poster/cam?g=' "$work/body" || fail "HTML catalog"
+fetch "$base/watch/test-480p-60s.mp4"
+grep -q '<video id="player"[^>]* src="/movies/test-480p-60s.mp4"' "$work/body" || fail "watch page: $(cat "$work/body")"
+pass "/, /watch/NAME, /catalog.json, /playlist.m3u"
+
+step "pictures over RDMA: posters of every container, a strip frame, the live channel's current picture, a placeholder"
+for picture in poster/test-480p-60s.mp4 poster/test-480p-60s.ts poster/test-480p-60s.mkv strip/3/test-480p-60s.mkv poster/cam; do
+  fetch "$base/$picture"
+  grep -q '^HTTP/1.1 200' "$work/h" && grep -qi '^Content-Type: image/jpeg' "$work/h" || fail "/$picture: $(head -n 1 "$work/h")"
+  grep -qi '^X-Thumbnail: placeholder' "$work/h" && fail "/$picture is the placeholder: $(grep -i x-thumbnail "$work/h")"
+  [[ $(ffprobe -v error -show_entries stream=codec_name,width -of csv=p=0 "$work/body") == mjpeg,320 ]] || fail "/$picture does not decode as a 320-wide JPEG"
+done
+fetch "$base/poster/pattern.bin"
+grep -qi '^X-Thumbnail: placeholder' "$work/h" || fail "pattern.bin (not media) did not get the placeholder"
+[[ $(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$work/body") == mjpeg ]] || fail "the placeholder does not decode"
+pass "5 pictures decoded by ffprobe (one of them live), the placeholder for raw bytes"
 
 for m in test-480p-60s.mp4 test-480p-60s.mkv; do
   step "ffmpeg -ss 30 -i $base/movies/$m -t 5 -f framemd5 - equals the local file"

@@ -95,7 +95,7 @@ TEST(ProxyMetrics, ResponsesBytesAndRdmaFigures) {
   rdma.totals.bytes_read = 4096;
   rdma.totals.reconnects = 2;
   rdma.catalog_ok = true;
-  const std::string text = metrics.render(rdma);
+  const std::string text = metrics.render(rdma, vod::proxy::ThumbnailFigures{5, 1, 7});
   EXPECT_TRUE(has_line(text, "vod_proxy_http_requests_total{status=\"200\"} 1")) << text;
   EXPECT_TRUE(has_line(text, "vod_proxy_http_requests_total{status=\"206\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "vod_proxy_http_response_bytes_total 1024")) << text;
@@ -104,6 +104,9 @@ TEST(ProxyMetrics, ResponsesBytesAndRdmaFigures) {
   EXPECT_TRUE(has_line(text, "vod_proxy_rdma_reads_total 9")) << text;
   EXPECT_TRUE(has_line(text, "vod_proxy_rdma_reconnects_total 2")) << text;
   EXPECT_TRUE(has_line(text, "vod_proxy_server_up 1")) << text;
+  EXPECT_TRUE(has_line(text, "vod_proxy_thumbnails_total{result=\"made\"} 5")) << text;
+  EXPECT_TRUE(has_line(text, "vod_proxy_thumbnails_total{result=\"placeholder\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "vod_proxy_thumbnails_total{result=\"cached\"} 7")) << text;
 }
 
 TEST(ProxyMetrics, PlanForEachMethod) {

@@ -2,6 +2,8 @@
 
 #include "byte_range.hpp"
 #include "request_router.hpp"
+#include "vod/client/uri.hpp"
+#include "web_pages.hpp"
 
 namespace vod::proxy {
 namespace {
@@ -59,9 +61,12 @@ proto::Catalog catalog() {
   e.size = 1000;
   e.duration_us = 60'000'000;
   e.mime_type = "video/mp2t";
+  e.container = "mpegts";
+  e.video_codec = "h264";
   c.entries.push_back(e);
   e.name = "<x>.mp4";
   e.mime_type = "video/mp4";
+  e.container = "mp4";
   c.entries.push_back(e);
   proto::CatalogEntry live;
   live.name = "cam 1";
@@ -72,13 +77,24 @@ proto::Catalog catalog() {
   return c;
 }
 
+// The pages from the source tree (tests/CMakeLists.txt names it).
+const WebPages& pages() {
+  static const WebPages p = WebPages::load(VOD_TEST_WEB_DIR);
+  return p;
+}
+
+Plan route_on(const Request& r, const proto::Catalog& c, const std::string& default_host) {
+  return route(r, Site{c, pages(), default_host, "rdma://10.0.0.1:7471"});
+}
+
 Plan get(const std::string& target, const std::string& range = "", const std::string& method = "GET") {
   Request r;
   r.method = method;
   r.target = target;
   r.host = "127.0.0.1:8080";
   r.range = range;
-  return route(r, catalog(), "127.0.0.1:9");
+  const proto::Catalog c = catalog();
+  return route_on(r, c, "127.0.0.1:9");
 }
 
 TEST(Router, MovieWholeAndRanges) {
@@ -119,18 +135,18 @@ TEST(Router, MovieWholeAndRanges) {
 TEST(Router, Validators) {
   const std::string etag = etag_for(catalog(), catalog().entries[0]);
   Request r{"GET", "/movies/a%20b.ts", "", "bytes=0-9", "\"stale\"", "", ""};
-  Plan p = route(r, catalog(), "h");
+  Plan p = route_on(r, catalog(), "h");
   EXPECT_EQ(p.status, 200u) << "If-Range with another validator: the whole movie";
   r.if_range = etag;
-  EXPECT_EQ(route(r, catalog(), "h").status, 206u);
+  EXPECT_EQ(route_on(r, catalog(), "h").status, 206u);
   r.if_match = "\"other\"";
-  EXPECT_EQ(route(r, catalog(), "h").status, 412u);
+  EXPECT_EQ(route_on(r, catalog(), "h").status, 412u);
   r.if_match = "\"other\", " + etag;
-  EXPECT_EQ(route(r, catalog(), "h").status, 206u);
+  EXPECT_EQ(route_on(r, catalog(), "h").status, 206u);
   r.if_match = "*";
-  EXPECT_EQ(route(r, catalog(), "h").status, 206u);
+  EXPECT_EQ(route_on(r, catalog(), "h").status, 206u);
   r.if_none_match = etag;
-  p = route(r, catalog(), "h");
+  p = route_on(r, catalog(), "h");
   EXPECT_EQ(p.status, 304u);
   EXPECT_FALSE(p.send_body);
 }
@@ -138,7 +154,8 @@ TEST(Router, Validators) {
 TEST(Router, PagesAndPlaylist) {
   Plan p = get("/");
   EXPECT_EQ(p.status, 200u);
-  EXPECT_NE(p.text.find("href=\"/movies/a%20b.ts\""), std::string::npos);
+  EXPECT_NE(p.text.find("href=\"/watch/a%20b.ts\""), std::string::npos);
+  EXPECT_NE(p.text.find("src=\"/poster/a%20b.ts?g=4\""), std::string::npos);
   EXPECT_NE(p.text.find("&lt;x&gt;.mp4"), std::string::npos) << "names are HTML-escaped";
   p = get("/catalog.json");
   EXPECT_EQ(*p.header("Content-Type"), "application/json");
@@ -148,7 +165,7 @@ TEST(Router, PagesAndPlaylist) {
   EXPECT_EQ(p.text.rfind("#EXTM3U\n", 0), 0u);
   EXPECT_NE(p.text.find("#EXTINF:60,a b.ts\nhttp://127.0.0.1:8080/movies/a%20b.ts\n"), std::string::npos) << p.text;
   Request no_host{"GET", "/playlist.m3u", "", "", "", "", ""};
-  EXPECT_NE(route(no_host, catalog(), "127.0.0.1:9").text.find("http://127.0.0.1:9/movies/"), std::string::npos);
+  EXPECT_NE(route_on(no_host, catalog(), "127.0.0.1:9").text.find("http://127.0.0.1:9/movies/"), std::string::npos);
 }
 
 TEST(Router, LiveChannelsAreEndlessStreamsUnderLive) {
@@ -164,7 +181,8 @@ TEST(Router, LiveChannelsAreEndlessStreamsUnderLive) {
   EXPECT_NE(get("/movies/cam%201").text.find("is a live channel: /live/cam%201"), std::string::npos);
   EXPECT_NE(get("/live/a%20b.ts").text.find("is a movie: /movies/a%20b.ts"), std::string::npos);
   EXPECT_NE(get("/playlist.m3u").text.find("#EXTINF:-1,cam 1\nhttp://127.0.0.1:8080/live/cam%201\n"), std::string::npos);
-  EXPECT_NE(get("/").text.find("href=\"/live/cam%201\""), std::string::npos);
+  EXPECT_NE(get("/").text.find("href=\"/watch/cam%201\""), std::string::npos);
+  EXPECT_NE(get("/watch/cam%201").text.find("<code>http://127.0.0.1:8080/live/cam%201</code>"), std::string::npos);
   EXPECT_NE(get("/catalog.json").text.find("\"url\":\"/live/cam%201\",\"live\":true"), std::string::npos);
 }
 
@@ -183,6 +201,116 @@ TEST(Router, BadRequests) {
   EXPECT_EQ(*p.header("Allow"), "GET, HEAD");
   EXPECT_EQ(get("/movies/a%20b.ts", "bytes=abc").status, 416u);
   EXPECT_EQ(get("/movies/a%20b.ts", "bytes=0-99999999999999999999").status, 416u);
+}
+
+// A catalog whose names are hostile: markup, quotes, ampersands, non-ASCII.
+proto::Catalog hostile_catalog() {
+  proto::Catalog c;
+  c.generation = 9;
+  proto::CatalogEntry e;
+  e.name = "<script>alert(\"x\")<\\script> 'q' & é 日本.mp4";  // names cannot hold /
+  e.size = 5'000'000;
+  e.duration_us = 3'723'000'000;
+  e.container = "mp4";
+  e.mime_type = "video/mp4";
+  e.video_codec = "h264";
+  e.audio_codec = "aac";
+  e.width = 854;
+  e.height = 480;
+  e.flags = proto::kEntryIsMedia;
+  c.entries.push_back(e);
+  return c;
+}
+
+TEST(Pages, HostileNamesAreShownLiterally) {
+  const proto::Catalog c = hostile_catalog();
+  Request r{"GET", "/", "h:1", "", "", "", ""};
+  const std::string page = route_on(r, c, "h").text;
+  EXPECT_EQ(page.find("<script>"), std::string::npos) << "no markup from a name reaches the page";
+  EXPECT_NE(page.find("&lt;script&gt;alert(&quot;x&quot;)&lt;\\script&gt; &apos;q&apos; &amp; é 日本.mp4"), std::string::npos) << page;
+  // In URLs the name is percent-encoded (UTF-8 bytes), never raw.
+  const std::string encoded = client::percent_encode(c.entries[0].name);
+  EXPECT_NE(page.find("href=\"/watch/" + encoded + "\""), std::string::npos) << page;
+  EXPECT_NE(page.find("1:02:03 · 854×480 · h264 / aac · 5.0 MB"), std::string::npos) << page;
+
+  r.target = "/watch/" + encoded;
+  const Plan watch = route_on(r, c, "h");
+  EXPECT_EQ(watch.status, 200u);
+  EXPECT_EQ(watch.text.find("<script>alert"), std::string::npos);
+  EXPECT_NE(watch.text.find("<title>&lt;script&gt;alert(&quot;x&quot;)&lt;\\script&gt;"), std::string::npos) << watch.text;
+  EXPECT_NE(watch.text.find("<video id=\"player\""), std::string::npos);
+  EXPECT_NE(watch.text.find("src=\"/movies/" + encoded + "\""), std::string::npos);
+}
+
+TEST(Pages, WatchPageForEachKind) {
+  // MP4: a <video> on the proxy's own URL, a strip of kStripFrames pictures, ?t= as a media fragment.
+  Plan p = get("/watch/%3Cx%3E.mp4?t=30");
+  EXPECT_EQ(p.status, 200u);
+  EXPECT_NE(p.text.find("src=\"/movies/%3Cx%3E.mp4#t=30.000\""), std::string::npos) << p.text;
+  std::size_t frames = 0;
+  for (std::size_t at = p.text.find("/strip/"); at != std::string::npos; at = p.text.find("/strip/", at + 1)) ++frames;
+  EXPECT_EQ(frames, kStripFrames);
+  EXPECT_NE(p.text.find("/strip/7/%3Cx%3E.mp4?g=4"), std::string::npos);
+  // MPEG-TS: no <video>, the note, the poster and the URL for VLC.
+  p = get("/watch/a%20b.ts");
+  EXPECT_EQ(p.text.find("<video"), std::string::npos);
+  EXPECT_NE(p.text.find("Browsers cannot play MPEG-TS"), std::string::npos);
+  EXPECT_NE(p.text.find("<code>http://127.0.0.1:8080/movies/a%20b.ts</code>"), std::string::npos);
+  // Bad times and names.
+  EXPECT_EQ(get("/watch/%3Cx%3E.mp4?t=abc").status, 400u);
+  EXPECT_EQ(get("/watch/%3Cx%3E.mp4?t=-1").status, 400u);
+  EXPECT_EQ(get("/watch/nope").status, 404u);
+  EXPECT_EQ(get("/watch/..").status, 400u);
+}
+
+TEST(Pages, PicturesAndStaticFiles) {
+  Plan p = get("/poster/a%20b.ts?g=4");
+  ASSERT_TRUE(p.thumbnail.has_value());
+  EXPECT_EQ(p.thumbnail->name, "a b.ts");
+  EXPECT_FALSE(p.thumbnail->strip_frame.has_value());
+  EXPECT_EQ(*p.header("Content-Type"), "image/jpeg");
+  p = get("/strip/3/%3Cx%3E.mp4");
+  ASSERT_TRUE(p.thumbnail.has_value());
+  EXPECT_EQ(*p.thumbnail->strip_frame, 3u);
+  p = get("/poster/cam%201");
+  ASSERT_TRUE(p.thumbnail.has_value());
+  EXPECT_TRUE(p.thumbnail->live);
+  EXPECT_EQ(*p.header("Cache-Control"), "no-cache");
+  for (const char* bad : {"/strip/8/a%20b.ts", "/strip/x/a%20b.ts", "/strip/a%20b.ts", "/strip/999/a%20b.ts", "/strip/0/cam%201", "/poster/nope"}) {
+    EXPECT_EQ(get(bad).status, 404u) << bad;
+    EXPECT_FALSE(get(bad).thumbnail.has_value()) << bad;
+  }
+  EXPECT_EQ(get("/poster/a%2Fb").status, 400u);
+  p = get("/static/style.css");
+  EXPECT_EQ(p.status, 200u);
+  EXPECT_EQ(*p.header("Content-Type"), "text/css; charset=utf-8");
+  EXPECT_EQ(get("/static/watch.js").status, 200u);
+  EXPECT_EQ(get("/static/../catalog.html").status, 404u);
+  EXPECT_EQ(get("/static/nope.css").status, 404u);
+}
+
+TEST(Pages, ThePagesLoadNothingFromElsewhere) {
+  for (const std::string& target : {std::string("/"), std::string("/watch/%3Cx%3E.mp4"), std::string("/static/style.css")}) {
+    const std::string text = get(target).text;
+    EXPECT_EQ(text.find("http://"), text.find("http://127.0.0.1:8080")) << target << ": only the proxy's own absolute URL";
+    EXPECT_EQ(text.find("https://"), std::string::npos) << target;
+    EXPECT_EQ(text.find("//fonts."), std::string::npos) << target;
+  }
+}
+
+TEST(Pages, MissingFilesAndBadTemplatesSayWhich) {
+  try {
+    WebPages::load("/nonexistent/web");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/web/catalog.html"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(format_duration(0), "0:00");
+  EXPECT_EQ(format_duration(59'999'999), "0:59");
+  EXPECT_EQ(format_duration(3'600'000'000), "1:00:00");
+  EXPECT_DOUBLE_EQ(thumbnail_fraction(std::nullopt), 0.1);
+  EXPECT_DOUBLE_EQ(thumbnail_fraction(0), 1.0 / 16);
+  EXPECT_DOUBLE_EQ(thumbnail_fraction(kStripFrames - 1), 15.0 / 16);
 }
 
 }  // namespace

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "web_pages.hpp"
+
+#include <kainjow/mustache.hpp>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "vod/client/uri.hpp"
+
+namespace vod::proxy {
+
+namespace mst = kainjow::mustache;
+
+namespace {
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + p.string() + " (the web pages; see --web-dir)");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void check_template(const std::string& text, const std::filesystem::path& p) {
+  mst::mustache t{text};
+  if (!t.is_valid()) throw std::runtime_error(p.string() + ": not a valid Mustache template: " + t.error_message());
+}
+
+std::string content_type_of(const std::filesystem::path& p) {
+  const std::string ext = p.extension().string();
+  if (ext == ".css") return "text/css; charset=utf-8";
+  if (ext == ".js") return "text/javascript; charset=utf-8";
+  if (ext == ".svg") return "image/svg+xml";
+  if (ext == ".png") return "image/png";
+  if (ext == ".jpg") return "image/jpeg";
+  if (ext == ".ico") return "image/x-icon";
+  return "application/octet-stream";
+}
+
+bool is_live(const proto::CatalogEntry& e) { return (e.flags & proto::kEntryLive) != 0; }
+
+std::string format_size(std::uint64_t bytes) {
+  char buf[32];
+  if (bytes >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.1f GB", static_cast<double>(bytes) / 1e9);
+  else if (bytes >= 1'000'000) std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.1f kB", static_cast<double>(bytes) / 1e3);
+  return buf;
+}
+
+// What both pages say about an entry. Keys are set only when there is something to show, so that
+// {{#key}} sections drop out otherwise.
+mst::data describe(const proto::CatalogEntry& e, std::uint32_t generation) {
+  const std::string path = client::percent_encode(e.name);
+  const std::string g = "?g=" + std::to_string(generation);
+  mst::data d;
+  d.set("name", e.name);
+  d.set("watch_url", "/watch/" + path);
+  d.set("poster_url", "/poster/" + path + g);
+  d.set("media_url", (is_live(e) ? "/live/" : "/movies/") + path);
+  if (is_live(e)) d.set("live", mst::data(true));
+  // The facts line: duration · resolution · codecs, each where known.
+  std::string facts = e.duration_us ? format_duration(e.duration_us) : "";
+  auto add = [&facts](const std::string& fact) {
+    if (!fact.empty()) facts += (facts.empty() ? "" : " · ") + fact;
+  };
+  if (e.width && e.height) add(std::to_string(e.width) + "×" + std::to_string(e.height));
+  add(e.video_codec + (!e.video_codec.empty() && !e.audio_codec.empty() ? " / " : "") + e.audio_codec);
+  if (!is_live(e)) add(format_size(e.size));
+  d.set("facts", facts);
+  d.set("container", e.container.empty() ? std::string("raw bytes") : e.container);
+  d.set("mime", e.mime_type.empty() ? std::string("application/octet-stream") : e.mime_type);
+  return d;
+}
+
+}  // namespace
+
+double thumbnail_fraction(std::optional<unsigned> strip_frame) {
+  if (!strip_frame) return 0.1;
+  return (2.0 * *strip_frame + 1.0) / (2.0 * kStripFrames);
+}
+
+std::string format_duration(std::uint64_t duration_us) {
+  const std::uint64_t s = duration_us / 1'000'000;
+  char buf[32];
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "%llu:%02llu:%02llu", static_cast<unsigned long long>(s / 3600),
+                               static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60));
+  else std::snprintf(buf, sizeof buf, "%llu:%02llu", static_cast<unsigned long long>(s / 60), static_cast<unsigned long long>(s % 60));
+  return buf;
+}
+
+WebPages WebPages::load(const std::filesystem::path& dir) {
+  WebPages w;
+  w.catalog_template_ = read_file(dir / "catalog.html");
+  check_template(w.catalog_template_, dir / "catalog.html");
+  w.watch_template_ = read_file(dir / "watch.html");
+  check_template(w.watch_template_, dir / "watch.html");
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator(dir / "static", ec))
+    if (f.is_regular_file()) w.statics_[f.path().filename().string()] = {content_type_of(f.path()), read_file(f.path())};
+  if (ec) throw std::runtime_error("cannot list " + (dir / "static").string() + ": " + ec.message());
+  return w;
+}
+
+std::filesystem::path WebPages::default_dir() {
+  if (const char* env = std::getenv("VOD_WEB_DIR"); env && *env) return env;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    // <prefix>/bin/vod-proxy -> <prefix>/share/rdma-vod/web; the build tree mirrors that layout.
+    const auto beside = exe.parent_path().parent_path() / "share" / "rdma-vod" / "web";
+    if (std::filesystem::exists(beside / "catalog.html", ec)) return beside;
+  }
+  return VOD_WEB_INSTALL_DIR;
+}
+
+const StaticFile* WebPages::static_file(const std::string& name) const {
+  const auto it = statics_.find(name);
+  return it == statics_.end() ? nullptr : &it->second;
+}
+
+std::string WebPages::catalog_page(const proto::Catalog& catalog, const std::string& server) const {
+  mst::data movies{mst::data::type::list};
+  for (const auto& e : catalog.entries) movies.push_back(describe(e, catalog.generation));
+  mst::data d;
+  d.set("server", server);
+  d.set("generation", std::to_string(catalog.generation));
+  d.set("count", std::to_string(catalog.entries.size()) + (catalog.entries.size() == 1 ? " title" : " titles"));
+  d.set("movies", movies);
+  mst::mustache t{catalog_template_};
+  return t.render(d);
+}
+
+std::string WebPages::watch_page(const proto::Catalog& catalog, const proto::CatalogEntry& e, const std::string& host,
+                                 std::optional<double> start_seconds) const {
+  mst::data d = describe(e, catalog.generation);
+  const std::string media_path = (is_live(e) ? "/live/" : "/movies/") + client::percent_encode(e.name);
+  d.set("absolute_url", "http://" + host + media_path);
+  const bool has_media = !e.video_codec.empty() || !e.audio_codec.empty();
+  if (!is_live(e) && e.container != "mpegts" && has_media) {
+    d.set("playable", mst::data(true));
+    if (start_seconds) {
+      char t[32];
+      std::snprintf(t, sizeof t, "#t=%.3f", *start_seconds);
+      d.set("fragment", std::string(t));
+    }
+  } else {
+    d.set("why_not", is_live(e) ? std::string("a live MPEG-TS channel")
+                                : e.container == "mpegts" ? std::string("MPEG-TS (video/mp2t) files")
+                                                          : std::string("this file: it is not audio or video that libavformat recognises"));
+  }
+  if (!is_live(e) && e.duration_us > 0 && !e.video_codec.empty()) {
+    mst::data strip{mst::data::type::list};
+    const std::string path = client::percent_encode(e.name);
+    for (unsigned k = 0; k < kStripFrames; ++k) {
+      const double seconds = std::floor(thumbnail_fraction(k) * static_cast<double>(e.duration_us) / 1e6);
+      mst::data f;
+      f.set("url", "/strip/" + std::to_string(k) + "/" + path + "?g=" + std::to_string(catalog.generation));
+      f.set("seconds", std::to_string(static_cast<long long>(seconds)));
+      f.set("label", format_duration(static_cast<std::uint64_t>(seconds * 1e6)));
+      strip.push_back(f);
+    }
+    d.set("has_strip", mst::data(true));
+    d.set("strip", strip);
+  }
+  mst::mustache t{watch_template_};
+  return t.render(d);
+}
+
+}  // namespace vod::proxy

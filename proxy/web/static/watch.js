@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The watch page's only script: show the note when this browser cannot play the movie, and seek
+// from the timeline strip without reloading the page (without script, its links reload at ?t=).
+'use strict';
+const video = document.getElementById('player');
+if (video) {
+  const note = document.getElementById('cannot-play');
+  const cannotPlay = () => { note.hidden = false; };
+  if (video.canPlayType(video.dataset.mime) === '') cannotPlay();
+  video.addEventListener('error', cannotPlay);
+  for (const link of document.querySelectorAll('.strip a')) {
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      video.currentTime = Number(link.dataset.t);
+      video.play().catch(() => {});  // autoplay policy: the user presses play
+    });
+  }
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# vod-proxy's pages in headless Chromium (Debian's chromium and chromium-driver, driven by Debian's
+# python3-selenium): the catalog shows every movie with a picture that loaded, names are shown
+# literally, the watch page plays an H.264 MP4 past 3 s without an error, a seek to 30 s becomes
+# playable near 30 s and plays on, and an MPEG-TS movie gets the note instead of a player.
+# Screenshots of the pages go to the artifact directory.
+#
+# usage: browser_check.py BASE_URL ARTIFACT_DIR MP4_NAME TS_NAME EXACT_NAME...
+#   EXACT_NAME: names the catalog page must show, character for character
+import sys
+import tempfile
+import time
+import urllib.parse
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+base, artifacts, mp4, ts = sys.argv[1:5]
+exact_names = sys.argv[5:]
+
+
+def fail(message):
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def wait_for(what, condition, seconds):
+    """Polls condition() until it is truthy; bounded in time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    fail(f"{what} (waited {seconds} s)")
+
+
+def page_url(kind, name):
+    return f"{base}/{kind}/{urllib.parse.quote(name, safe='')}"
+
+
+options = webdriver.ChromeOptions()
+options.binary_location = "/usr/bin/chromium"
+profile = tempfile.mkdtemp(prefix="vod-chromium-")
+# Headless as root, with nothing that reaches out to the network (the machine has none), and
+# autoplay allowed so that the test needs no click.
+for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--autoplay-policy=no-user-gesture-required", "--window-size=1280,900", f"--user-data-dir={profile}"):
+    options.add_argument(flag)
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver.set_page_load_timeout(60)
+try:
+    # --- the catalog page
+    driver.get(base + "/")
+    cards = driver.find_elements(By.CSS_SELECTOR, "article.card")
+    if not cards:
+        fail("the catalog page shows no movie")
+
+    def all_loaded():
+        return driver.execute_script(
+            "return [...document.querySelectorAll('article.card img')].every(i => i.complete && i.naturalWidth > 0)")
+
+    wait_for("every picture on the catalog page loads (naturalWidth > 0)", all_loaded, 90)
+    widths = driver.execute_script("return [...document.querySelectorAll('article.card img')].map(i => i.naturalWidth)")
+    shown = [c.find_element(By.TAG_NAME, "h2").text for c in cards]
+    for name in exact_names:
+        if name not in shown:
+            fail(f"the catalog page does not show {name!r} literally; it shows {shown!r}")
+    try:
+        driver.switch_to.alert
+        fail("a movie name ran as script (an alert is open)")
+    except NoAlertPresentException:
+        pass
+    driver.save_screenshot(f"{artifacts}/catalog.png")
+    print(f"PASS: catalog page: {len(cards)} movies, every picture loaded (widths {sorted(set(widths))}), names literal")
+
+    # --- the watch page of the MP4
+    driver.get(page_url("watch", mp4))
+    video = driver.find_element(By.ID, "player")
+    driver.execute_script("window.vodErrors = []; arguments[0].addEventListener('error', () => window.vodErrors.push('error'));", video)
+    driver.execute_script("arguments[0].muted = true; arguments[0].play().catch(e => window.vodErrors.push(String(e)));", video)
+    wait_for("the MP4 plays past 3 s", lambda: driver.execute_script("return arguments[0].currentTime", video) > 3.0, 60)
+    state = driver.execute_script("return {error: arguments[0].error && arguments[0].error.message, errors: window.vodErrors,"
+                                  " note: document.getElementById('cannot-play').hidden}", video)
+    if state["error"] or state["errors"] or not state["note"]:
+        fail(f"the MP4 played with errors: {state}")
+    strip = driver.execute_script(
+        "return [...document.querySelectorAll('.strip img')].map(i => i.complete && i.naturalWidth > 0)")
+    wait_for("the timeline strip's pictures load", lambda: all(driver.execute_script(
+        "return [...document.querySelectorAll('.strip img')].map(i => i.complete && i.naturalWidth > 0)")), 90)
+    driver.save_screenshot(f"{artifacts}/watch.png")
+    print(f"PASS: watch page: the MP4 played past 3 s without an error; {len(strip)} strip pictures loaded")
+
+    # --- a seek to 30 s: the browser's own Range requests
+    driver.execute_script("arguments[0].currentTime = 30;", video)
+    wait_for("after the seek, readyState >= 3 near 30 s", lambda: driver.execute_script(
+        "const v = arguments[0]; return !v.seeking && v.readyState >= 3 && v.currentTime >= 29.5 && v.currentTime < 33;", video), 60)
+    wait_for("playback goes on after the seek (past 32 s)", lambda: driver.execute_script(
+        "return arguments[0].currentTime", video) > 32.0, 60)
+    if driver.execute_script("return arguments[0].error || window.vodErrors.length", video):
+        fail("an error after the seek")
+    driver.save_screenshot(f"{artifacts}/watch-after-seek.png")
+    print(f"PASS: seek to 30 s: readyState >= 3 near 30 s, then played on to "
+          f"{driver.execute_script('return arguments[0].currentTime', video):.1f} s")
+
+    # --- the watch page of an MPEG-TS movie: the note and the URL for VLC, no player
+    driver.get(page_url("watch", ts))
+    if driver.find_elements(By.TAG_NAME, "video"):
+        fail("the MPEG-TS watch page offers a <video> the browser cannot play")
+    note = driver.find_element(By.ID, "cannot-play")
+    if not note.is_displayed() or "MPEG-TS" not in note.text or "/movies/" not in note.text:
+        fail(f"the MPEG-TS note is missing or unclear: {note.text!r}")
+    wait_for("the MPEG-TS poster loads", lambda: driver.execute_script(
+        "const i = document.querySelector('img.poster'); return i.complete && i.naturalWidth > 0"), 60)
+    driver.save_screenshot(f"{artifacts}/watch-ts.png")
+    print("PASS: MPEG-TS watch page: the note with the URL for VLC, the poster, no <video>")
+finally:
+    driver.quit()
