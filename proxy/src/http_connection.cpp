@@ -77,6 +77,7 @@ void HttpConnection::on_request(beast::error_code ec) {
   Plan plan;
   const std::string path = r.target.substr(0, r.target.find('?'));
   if (path == "/metrics") return respond(metrics_plan(r.method, r.method == "GET" || r.method == "HEAD" ? metrics_.render(pool_.figures(), thumbnails_.figures()) : ""), r.method);
+  if (auto p = static_plan(r, pages_)) return respond(std::move(*p), r.method);
   std::uint32_t generation = 0;
   try {
     const proto::Catalog& catalog = pool_.catalog();

@@ -209,6 +209,18 @@ Plan error_plan(unsigned status, const std::string& message) {
   return p;
 }
 
+std::optional<Plan> static_plan(const Request& r, const WebPages& pages) {
+  const std::string path = r.target.substr(0, r.target.find_first_of("?#"));
+  if (path.rfind("/static/", 0) != 0) return std::nullopt;
+  if (r.method != "GET" && r.method != "HEAD") return route(r, Site{proto::Catalog{}, pages, "", ""});  // the 405
+  const StaticFile* f = pages.static_file(path.substr(8));
+  if (!f) return error_plan(404, "no file " + path);
+  Plan p = page(f->content_type, f->body);
+  p.headers = {{"Content-Type", f->content_type}, {"Cache-Control", "max-age=300"}};
+  p.send_body = r.method == "GET";
+  return p;
+}
+
 Plan route(const Request& r, const Site& site) {
   const proto::Catalog& catalog = site.catalog;
   if (r.method != "GET" && r.method != "HEAD") {
@@ -223,12 +235,8 @@ Plan route(const Request& r, const Site& site) {
   if (path == "/") p = page("text/html; charset=utf-8", site.pages.catalog_page(catalog, site.server));
   else if (path.rfind("/watch/", 0) == 0) p = watch(r, path, site, host);
   else if (path.rfind("/poster/", 0) == 0 || path.rfind("/strip/", 0) == 0) p = picture(path, site);
-  else if (path.rfind("/static/", 0) == 0) {
-    const StaticFile* f = site.pages.static_file(path.substr(8));
-    if (!f) return error_plan(404, "no file " + path);
-    p = page(f->content_type, f->body);
-    p.headers = {{"Content-Type", f->content_type}, {"Cache-Control", "max-age=300"}};
-  } else if (path == "/catalog.json") p = catalog_json(catalog);
+  else if (auto s = static_plan(r, site.pages)) return *s;
+  else if (path == "/catalog.json") p = catalog_json(catalog);
   else if (path == "/playlist.m3u") p = playlist(catalog, host);
   else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
     const bool live = path[1] == 'l';

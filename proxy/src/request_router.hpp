@@ -56,6 +56,10 @@ struct Site {
 
 Plan route(const Request& request, const Site& site);
 
+// The pages' own files (/static/...), which need no catalog: served while the server is away too.
+// nullopt for any other path.
+std::optional<Plan> static_plan(const Request& request, const WebPages& pages);
+
 // The strong validator of a movie: its catalog generation, name hash and size.
 std::string etag_for(const proto::Catalog& catalog, const proto::CatalogEntry& movie);
 

@@ -14,6 +14,10 @@ name=$1 fuzzer=$2 seconds=$3 stats=$4 corpus=$5
 shift 5
 mkdir -p "$stats" "$corpus" "$stats/artifacts-$name"
 log=$stats/$name.log
+# Targets without generated seeds (make_fuzz_seeds writes protocol messages only) have no seed dir.
+kept=()
+for dir in "$@"; do [[ -d $dir ]] && kept+=("$dir"); done
+set -- "${kept[@]}"
 
 rc=0
 "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -print_coverage=1 \

@@ -9,6 +9,7 @@
 # reinstalls (keeping the edited conffile), removes and purges it in an overlay root of its own.
 set -euo pipefail
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -18,11 +19,23 @@ DESTDIR=$stage cmake --install "$build" --prefix /usr > "$work/install.log"
 for f in usr/include/rdma-vod/vod/client/session.hpp usr/bin/vod-server usr/bin/vod-client usr/bin/vod-proxy usr/bin/vod-mount usr/bin/vod-media \
          usr/lib/systemd/system/vod-server.service usr/lib/systemd/user/vod-proxy.service etc/rdma-vod/vod-server.conf \
          usr/share/man/man8/vod-server.8 usr/share/man/man1/vod-client.1 usr/share/man/man1/vod-proxy.1 \
-         usr/share/man/man1/vod-mount.1 usr/share/man/man1/vod-media.1; do
+         usr/share/man/man1/vod-mount.1 usr/share/man/man1/vod-media.1 \
+         usr/share/rdma-vod/web/catalog.html usr/share/rdma-vod/web/watch.html usr/share/rdma-vod/web/static/style.css; do
   [[ -e $stage/$f ]] || fail "cmake --install did not install /$f"
 done
 ls "$stage"/usr/lib/*/gstreamer-1.0/libgstrdma.so > /dev/null || fail "the GStreamer plugin is not in GStreamer's plugin directory"
-pass "cmake --install: programs, plugin, units, /etc/rdma-vod/vod-server.conf, manual pages"
+pass "cmake --install: programs, plugin, units, /etc/rdma-vod/vod-server.conf, manual pages, web pages"
+
+# The installed vod-proxy finds its pages beside itself (<prefix>/share/rdma-vod/web), with no
+# server there at all (over UDP, so no RDMA device is needed).
+port=$((30000 + RANDOM % 20000))
+env -u VOD_WEB_DIR "$stage/usr/bin/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port 9 --listen "127.0.0.1:$port" \
+  > "$work/proxy.log" 2>&1 &
+proxy_pid=$!
+for _ in $(seq 100); do curl -s -o "$work/style.css" "http://127.0.0.1:$port/static/style.css" && break; sleep 0.1; done
+kill "$proxy_pid" 2>/dev/null || true
+cmp -s "$work/style.css" "$src/proxy/web/static/style.css" || fail "the installed vod-proxy does not serve its installed pages: $(tail -n 3 "$work/proxy.log")"
+pass "the installed vod-proxy serves the installed pages"
 
 # libvodclient: another program builds against the installed headers, archives and vodclient.pc,
 # and fetches a movie byte for byte (over UDP Write-Record, so that no RDMA device is needed here)
