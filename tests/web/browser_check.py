@@ -8,6 +8,8 @@
 #
 # usage: browser_check.py BASE_URL ARTIFACT_DIR MP4_NAME TS_NAME EXACT_NAME...
 #   EXACT_NAME: names the catalog page must show, character for character
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -15,7 +17,6 @@ import urllib.parse
 
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 base, artifacts, mp4, ts = sys.argv[1:5]
@@ -42,16 +43,46 @@ def page_url(kind, name):
     return f"{base}/{kind}/{urllib.parse.quote(name, safe='')}"
 
 
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port, process, name):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        if process.poll() is not None:
+            fail(f"{name} exited with status {process.returncode}")
+        return False
+
+
+# Chromium and ChromeDriver are started here and reached at 127.0.0.1 only: left to themselves,
+# Selenium and ChromeDriver connect to "localhost", which a minimal root (no /etc/hosts) cannot
+# resolve. Chromium runs headless as root, with nothing that reaches out to the network (the
+# machine has none), and autoplay allowed so that the test needs no click.
 profile = tempfile.mkdtemp(prefix="vod-chromium-")
-# Headless as root, with nothing that reaches out to the network (the machine has none), and
-# autoplay allowed so that the test needs no click.
-for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--autoplay-policy=no-user-gesture-required", "--window-size=1280,900", f"--user-data-dir={profile}"):
-    options.add_argument(flag)
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+devtools_port, driver_port = free_port(), free_port()
+browser = subprocess.Popen(
+    ["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+     "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+     "--autoplay-policy=no-user-gesture-required", "--window-size=1280,900", f"--user-data-dir={profile}",
+     "--remote-debugging-address=127.0.0.1", f"--remote-debugging-port={devtools_port}", "about:blank"],
+    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+chromedriver = subprocess.Popen(["/usr/bin/chromedriver", f"--port={driver_port}", "--allowed-ips=127.0.0.1"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+try:
+    wait_for("Chromium's DevTools port opens", lambda: listening(devtools_port, browser, "chromium"), 60)
+    wait_for("chromedriver listens", lambda: listening(driver_port, chromedriver, "chromedriver"), 30)
+    options = webdriver.ChromeOptions()
+    options.debugger_address = f"127.0.0.1:{devtools_port}"
+    driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{driver_port}", options=options)
+except BaseException:
+    chromedriver.kill()
+    browser.kill()
+    raise
 driver.set_page_load_timeout(60)
 try:
     # --- the catalog page
@@ -120,3 +151,5 @@ try:
     print("PASS: MPEG-TS watch page: the note with the URL for VLC, the poster, no <video>")
 finally:
     driver.quit()
+    chromedriver.kill()
+    browser.kill()
