@@ -1,6 +1,7 @@
 #include "gstrdmasrc.hpp"
 
 #include <memory>
+#include <array>
 #include <optional>
 #include <string>
 
@@ -52,6 +53,7 @@ struct State {
   guint port = kDefaultPort;
   std::string movie;
   bool live = false;  // the URI names a live channel (rdma://host/live/NAME)
+  std::optional<std::array<std::uint8_t, 32>> token;  // the URI's ?token= (never shown by get_uri)
   guint chunk_size = kDefaultChunkSize;
   guint64 read_ahead = kDefaultReadAhead;
   gdouble read_ahead_time = kDefaultReadAheadTime;
@@ -114,6 +116,7 @@ gboolean set_uri(GstRdmaSrc* self, const gchar* text, GError** error) {
     self->state.port = u.port;
     self->state.movie = u.movie.value_or("");
     self->state.live = u.live;
+    self->state.token = u.token;
     GST_OBJECT_UNLOCK(self);
     // A live channel is a live source: no preroll, timestamps from the stream's clock (tsdemux).
     gst_base_src_set_live(GST_BASE_SRC(self), u.live);
@@ -218,6 +221,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   GST_OBJECT_LOCK(self);
   uri = {s.host, static_cast<std::uint16_t>(s.port), s.movie.empty() ? std::nullopt : std::optional<std::string>(s.movie)};
   uri.live = s.live;
+  uri.token = s.token;
   options.engine.chunk_size = s.chunk_size;
   options.engine.readahead_bytes = static_cast<std::size_t>(s.read_ahead);
   options.engine.read_depth = s.read_depth;

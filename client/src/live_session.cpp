@@ -85,6 +85,10 @@ void LiveSession::connect() {
   request.kind = proto::RequestKind::live;
   request.selector_type = proto::SelectorType::name_hash;
   request.selector = proto::name_hash(*uri_.movie);
+  if (uri_.token) {
+    request.auth_type = proto::AuthType::token_v1;
+    request.auth_token = *uri_.token;
+  }
   rdma::ConnectOptions o;
   o.host = uri_.host;
   o.port = uri_.port;

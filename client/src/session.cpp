@@ -59,7 +59,10 @@ void Session::throw_rejected(const rdma::ConnectRejected& r) {
   if (reject->code == proto::RejectCode::unknown_movie) {
     std::string names;
     try {  // best effort: ask for the catalog to say what exists
-      Session catalog_only(Uri{uri_.host, uri_.port, std::nullopt}, options_);
+      Uri catalog_uri = uri_;  // the same server and token
+      catalog_uri.movie.reset();
+      catalog_uri.live = false;
+      Session catalog_only(catalog_uri, options_);
       names = list_names(catalog_only.catalog());
     } catch (const std::exception&) {
       names = "(could not read the catalog)";
@@ -106,6 +109,10 @@ void Session::open_rdma(const std::string& name) {
     request.kind = proto::RequestKind::movie;
     request.selector_type = proto::SelectorType::name_hash;
     request.selector = proto::name_hash(name);
+  }
+  if (uri_.token) {
+    request.auth_type = proto::AuthType::token_v1;
+    request.auth_token = *uri_.token;
   }
   auto ep = open_endpoint(request);
   auto accept = proto::decode_accept(ep->accept_data);

@@ -2,13 +2,15 @@
 
 #include <cctype>
 
+#include "vod/protocol/access_token.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 
 namespace vod::client {
 
 namespace {
 
-const char* const kForm = " (expected rdma://host[:port][/movie] or rdma://host[:port]/live/channel, e.g. rdma://192.0.2.1:7470/movie.mp4)";
+const char* const kForm =
+    " (expected rdma://host[:port][/movie][?token=HEX] or rdma://host[:port]/live/channel[?token=HEX], e.g. rdma://192.0.2.1:7470/movie.mp4)";
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw UriError("invalid URI '" + std::string(text) + "': " + why + kForm);
@@ -65,6 +67,12 @@ Uri parse_uri(std::string_view text) {
   constexpr std::string_view scheme = "rdma://";
   if (text.substr(0, scheme.size()) != scheme) bad(text, "the scheme must be rdma://");
   std::string_view rest = text.substr(scheme.size());
+  if (rest.find('#') != std::string_view::npos) bad(text, "fragments are not part of rdma:// URIs");
+  std::string_view query;
+  if (const auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
   const auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
@@ -101,7 +109,6 @@ Uri parse_uri(std::string_view text) {
     uri.port = static_cast<std::uint16_t>(port);
   }
   if (!path.empty()) {
-    if (path.find_first_of("?#") != std::string_view::npos) bad(text, "queries and fragments are not part of rdma:// URIs");
     if (path.substr(0, 5) == "live/") {
       uri.live = true;
       path = path.substr(5);
@@ -112,6 +119,17 @@ Uri parse_uri(std::string_view text) {
     std::string name = std::move(*decoded);
     if (const char* why = proto::invalid_name_reason(name)) bad(text, std::string("the movie name is not valid: ") + why);
     uri.movie = std::move(name);
+  }
+  // The query: token=HEX, nothing else.
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (item.substr(0, 6) != "token=") bad(text, "the only query parameter is token=HEX (an access token from vod-token)");
+    if (uri.token) bad(text, "token= appears twice");
+    const auto bytes = proto::parse_token_text(item.substr(6));
+    if (!bytes) bad(text, "the token is not 64 hex digits (vod-token prints one)");
+    uri.token = *bytes;
   }
   return uri;
 }

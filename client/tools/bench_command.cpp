@@ -149,7 +149,9 @@ int run_bench(const std::vector<std::string>& args) {
   if (uri.movie) {
     movies.push_back(*uri.movie);
   } else {
-    Session catalog(Uri{uri.host, uri.port, std::nullopt}, common.session);
+    Uri catalog_uri = uri;  // the same server and token, no movie
+    catalog_uri.movie.reset();
+    Session catalog(catalog_uri, common.session);
     // Viewers play media; raw files have no bitrate to pace at unless --rate gives one.
     for (const auto& e : catalog.catalog().entries)
       if (e.size > 0 && (e.bitrate_bps > 0 || rate_mbps > 0)) movies.push_back(e.name);
@@ -165,7 +167,9 @@ int run_bench(const std::vector<std::string>& args) {
   for (unsigned i = 0; i < clients; ++i) {
     Viewer& v = viewers[i];
     const auto connect_at = Clock::now();
-    v.session = std::make_unique<Session>(Uri{uri.host, uri.port, movies[i % movies.size()]}, common.session);
+    Uri viewer_uri = uri;
+    viewer_uri.movie = movies[i % movies.size()];
+    v.session = std::make_unique<Session>(viewer_uri, common.session);
     v.connect_seconds = seconds_between(connect_at, Clock::now());
     const auto& m = *v.session->movie();
     v.size = m.size;

@@ -39,12 +39,12 @@ Decoded<ConnectRequest> decode_connect_request(Bytes buf) {
     case 0: case 1: case 2: r.selector_type = static_cast<SelectorType>(w.selector_type); break;
     default: return fail(DecodeFault::bad_field, "connect request: unknown selector type " + num(w.selector_type) + " (0..2 are defined)");
   }
-  if (w.auth_type != 0)
-    return fail(DecodeFault::bad_field, "connect request: unknown auth type " + num(w.auth_type) + " (v1 defines only 0, none)");
+  if (w.auth_type > 1)
+    return fail(DecodeFault::bad_field, "connect request: unknown auth type " + num(w.auth_type) + " (0 none and 1 token are defined)");
   if (w.flags != 0)
     return fail(DecodeFault::bad_field, "connect request: flags " + hex(w.flags) + " name features v1 does not define");
   r.flags = w.flags;
-  r.auth_type = AuthType::none;
+  r.auth_type = static_cast<AuthType>(w.auth_type);
   r.selector = w.selector.get();
   r.catalog_generation = w.catalog_generation.get();
   std::copy(std::begin(w.auth_token), std::end(w.auth_token), r.auth_token.begin());

@@ -31,6 +31,9 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
   auto request = proto::decode_connect_request(private_data);
   if (!request) return refuse(proto::reject_code_for(request.error()), request.error().message);
   const auto& entries = s.catalog.entries;
+  // The token first: a client without a valid one learns nothing, not even which names exist.
+  if (s.auth)
+    if (auto why = s.auth->refusal(*request, nullptr, s.now_unix, s.peer)) return refuse(proto::RejectCode::unauthorized, *why);
 
   Admit a;
   switch (request->kind) {
@@ -58,6 +61,8 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
         return refuse(proto::RejectCode::unsupported_kind,
                       "'" + e->name + (live ? "' is a movie, not a live channel: connect for a movie"
                                             : "' is a live channel: connect with kind live (rdma://host/live/" + e->name + ")"));
+      if (s.auth)
+        if (auto why = s.auth->refusal(*request, e, s.now_unix, s.peer)) return refuse(proto::RejectCode::unauthorized, *why);
       a.kind = live ? Admit::Kind::live : Admit::Kind::movie;
       a.entry = static_cast<std::uint32_t>(e - entries.data());
       break;

@@ -10,6 +10,7 @@
 #include <string>
 #include <variant>
 
+#include "auth/token_authority.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/private_data.hpp"
 
@@ -20,6 +21,10 @@ struct AdmissionState {
   std::size_t connections = 0;    // connected clients of every kind
   std::size_t max_clients = 0;
   bool draining = false;          // after SIGTERM
+  // With --auth-secret: every request needs a token that passes `auth` (null: no authorization).
+  const auth::TokenAuthority* auth = nullptr;
+  std::uint64_t now_unix = 0;
+  proto::TokenAddress peer{};     // the client's address, as a bound token's MAC covers it
 };
 
 struct Admit {

@@ -25,6 +25,8 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("bind", po::value(&c.bind)->default_value(c.bind), "address to listen on, on an RDMA-capable interface")
       ("port", po::value(&port)->default_value(port), "rdma_cm port (RDMA_PS_TCP)")
       ("device", po::value(&c.device)->default_value(c.device), "serve only on this RDMA device (e.g. mlx5_0, rxe0); empty = all")
+      ("auth-secret", po::value(&c.auth_secret), "FILE of 'ID HEX' keys: every connection needs an access token made with one (vod-token); "
+                                                "SIGHUP re-reads it (docs/security.md)")
       ("max-clients", po::value(&c.max_clients)->default_value(c.max_clients), "connections beyond this are rejected as 'server full'")
       ("backlog", po::value(&c.backlog)->default_value(c.backlog), "pending connection requests rdma_listen queues")
       ("remux", po::value(&c.remux)->default_value(c.remux), "none, or ts: remux every movie to MPEG-TS at load (no re-encoding)")
@@ -91,6 +93,9 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   if (c.udp_max_rate_mbps <= 0 || c.udp_client_rate_mbps <= 0) throw std::invalid_argument("--udp-max-rate and --udp-client-rate must be positive");
   if (c.udp_max_payload < 512 || c.udp_max_payload > proto::kWriteRecordMaxPayload)
     throw std::invalid_argument("--udp-max-payload must be 512.." + std::to_string(proto::kWriteRecordMaxPayload));
+  if (!c.auth_secret.empty() && (c.udp_port || !c.live_multicast.empty()))
+    throw std::invalid_argument("--auth-secret covers RDMA connections only: Write-Record over UDP (--udp-port, --live-multicast) "
+                                "carries no token yet, so it would serve without one; run it without --auth-secret");
   if (c.max_clients == 0) throw std::invalid_argument("--max-clients must be at least 1");
   if (c.remux != "none" && c.remux != "ts") throw std::invalid_argument("--remux must be none or ts");
   if (c.drain_seconds < 0) throw std::invalid_argument("--drain-seconds must not be negative");

@@ -24,6 +24,7 @@ struct ServerConfig {
   std::string log_format = "text";
   std::uint16_t metrics_port = 0;          // Prometheus /metrics over HTTP; 0: off
   std::string metrics_bind = "127.0.0.1";  // where /metrics listens, when on
+  std::string auth_secret;                 // keys file: every connect needs a token (docs/security.md); empty: off
   // Live channels (docs/live.md): NAME=SOURCE each.
   std::vector<std::string> live;
   double live_buffer_seconds = 4;     // ring size in seconds of the channel's bitrate

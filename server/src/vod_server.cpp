@@ -1,5 +1,7 @@
 #include "vod_server.hpp"
 
+#include <ctime>
+
 #include "udp/udp_regions.hpp"
 
 #include <arpa/inet.h>
@@ -25,6 +27,18 @@ std::string peer_of(rdma_cm_id* id) {
   else if (sa->sa_family == AF_INET6)
     inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, host, sizeof host);
   return std::string(host) + ":" + std::to_string(ntohs(rdma_get_dst_port(id)));
+}
+
+// The peer's IP address as a bound token's MAC covers it (IPv4 as IPv4-mapped IPv6).
+proto::TokenAddress token_address(const sockaddr* sa) {
+  proto::TokenAddress a{};
+  if (sa->sa_family == AF_INET) {
+    a[10] = a[11] = 0xff;
+    std::memcpy(a.data() + 12, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, 4);
+  } else if (sa->sa_family == AF_INET6) {
+    std::memcpy(a.data(), &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, 16);
+  }
+  return a;
 }
 
 std::string seconds_since(std::chrono::steady_clock::time_point t) {
@@ -63,6 +77,7 @@ live::LiveOptions live_options(const ServerConfig& c) {
 }  // namespace
 
 VodServer::VodServer(ServerConfig config) : config_(std::move(config)), live_(live_channels(config_), live_options(config_)) {
+  if (!config_.auth_secret.empty()) load_auth_keys();
   library_options_.remux_ts = config_.remux == "ts";
   for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
   if (!config_.no_rdma) rdma::require_device();
@@ -190,7 +205,13 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
   if (current == current_.end())
     return refuse(event, peer, proto::RejectCode::internal_error, "this server does not serve on device " + rdma::device_name(id->verbs));
   const CatalogRegistration& catalog = *current->second;
-  const Admission decision = admit(event.private_data(), {catalog.catalog, clients(), config_.max_clients, draining_});
+  AdmissionState state{catalog.catalog, clients(), config_.max_clients, draining_};
+  if (auth_) {
+    state.auth = &*auth_;
+    state.now_unix = static_cast<std::uint64_t>(std::time(nullptr));
+    state.peer = token_address(rdma_get_peer_addr(id));
+  }
+  const Admission decision = admit(event.private_data(), state);
   if (const auto* no = std::get_if<Refuse>(&decision)) {
     log::info("server", "connect from " + peer + ": " + std::to_string(event.private_data().size()) + " bytes of private data");
     return refuse(event, peer, no->code, no->reason);
@@ -288,9 +309,22 @@ ServiceStatus VodServer::service_status() const noexcept {
   return {clients(), library_.movies.size(), config_.live.size(), library_.generation};
 }
 
+void VodServer::load_auth_keys() {
+  auth_ = auth::TokenAuthority::load(config_.auth_secret);  // throws naming the file and line
+  log::info("auth", "authorization on: " + std::to_string(auth_->key_count()) + " key(s) from " + config_.auth_secret + ", newest id " +
+                        std::to_string(auth_->newest_key()) + "; every connect needs a token");
+}
+
 void VodServer::rescan() {
   log::info("server", "SIGHUP: rescanning " + config_.media_dir);
   notifier_.reloading();
+  if (!config_.auth_secret.empty()) {
+    try {
+      load_auth_keys();  // a key removed from the file no longer admits anyone
+    } catch (const std::exception& e) {
+      log::error("auth", std::string("cannot re-read the keys, keeping the ones loaded: ") + e.what());
+    }
+  }
   try {
     publish_generation(scan_library(config_.media_dir, library_.generation + 1, &library_, library_options_));
   } catch (const std::exception& e) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -56,6 +57,7 @@ class VodServer {
   void accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& id, const Admit& admit, const std::string& peer);
   void refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason);
   void rescan();
+  void load_auth_keys();
   void begin_drain();
   void handle_signals();
   std::size_t clients() const noexcept { return connections_.size() + live_.viewers(); }
@@ -64,6 +66,7 @@ class VodServer {
   void update_catalog_metrics();
 
   ServerConfig config_;
+  std::optional<auth::TokenAuthority> auth_;  // with --auth-secret
   LibraryOptions library_options_;
   Library library_;
   std::unique_ptr<rdma::Listener> listener_;

@@ -16,7 +16,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "PASS: $*"; }
 stage=$work/stage
 DESTDIR=$stage cmake --install "$build" --prefix /usr > "$work/install.log"
-for f in usr/include/rdma-vod/vod/client/session.hpp usr/bin/vod-server usr/bin/vod-client usr/bin/vod-proxy usr/bin/vod-mount usr/bin/vod-media \
+for f in usr/include/rdma-vod/vod/client/session.hpp usr/bin/vod-server usr/bin/vod-client usr/bin/vod-proxy usr/bin/vod-mount usr/bin/vod-media usr/bin/vod-token \
          usr/lib/systemd/system/vod-server.service usr/lib/systemd/user/vod-proxy.service etc/rdma-vod/vod-server.conf \
          usr/share/man/man8/vod-server.8 usr/share/man/man1/vod-client.1 usr/share/man/man1/vod-proxy.1 \
          usr/share/man/man1/vod-mount.1 usr/share/man/man1/vod-media.1 \
@@ -61,7 +61,7 @@ pass "libvodclient: the example builds with pkg-config vodclient and copies a mo
 
 # every --option of a program's --help (and of each vod-client command's) is in its manual page
 render() { MANWIDTH=250 LC_ALL=C man --warnings -l "$1" 2> "$work/man.err"; }
-for page in man8/vod-server.8 man1/vod-client.1 man1/vod-proxy.1 man1/vod-mount.1 man1/vod-media.1; do
+for page in man8/vod-server.8 man1/vod-client.1 man1/vod-proxy.1 man1/vod-mount.1 man1/vod-media.1 man1/vod-token.1; do
   prog=$(basename "$page"); prog=${prog%.*}
   render "$stage/usr/share/man/$page" > "$work/page.txt" || fail "man -l $page failed: $(cat "$work/man.err")"
   [[ ! -s $work/man.err ]] || fail "$page renders with warnings: $(head -n 3 "$work/man.err")"

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "vod/client/read_engine.hpp"
+#include "vod/protocol/access_token.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
 #include "vod/protocol/name_hash.hpp"
@@ -273,6 +274,62 @@ int fetch(const std::string& host, std::uint16_t port, const std::string& name, 
   return 0;
 }
 
+// A hostile reader: for each region the accept describes (movie, catalog, keyframe index), a
+// connection of its own reads 4 KiB starting 100 bytes before the advertised end. The device must
+// refuse every one (a remote access error on that QP). Exit 0 when all were refused, 1 when any
+// read returned bytes past an advertised end.
+int cross(const std::string& host, std::uint16_t port, const std::string& name, const std::string& token_hex) {
+  proto::ConnectRequest request{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(name), 0, 0,
+                                proto::AuthType::none, {}};
+  if (!token_hex.empty()) {
+    const auto token = proto::parse_token_text(token_hex);
+    if (!token) throw std::runtime_error("--token is not 64 hex digits");
+    request.auth_type = proto::AuthType::token_v1;
+    request.auth_token = *token;
+  }
+  int crossed = 0;
+  for (const auto region : {client::Region::movie, client::Region::catalog, client::Region::index}) {
+    const char* what = region == client::Region::movie ? "movie" : region == client::Region::catalog ? "catalog" : "index";
+    client::EngineOptions engine_options;
+    engine_options.readahead_bytes = 0;
+    rdma::CompletionHub hub;
+    client::ReadEngine engine(engine_options);
+    rdma::ConnectOptions o;
+    o.host = host;
+    o.port = port;
+    o.private_data = proto::encode(request);
+    o.wanted_read_depth = 1;
+    o.send_queue_depth = 4;
+    o.timeout = std::chrono::milliseconds(10000);
+    o.hub = &hub;
+    std::unique_ptr<rdma::ClientEndpoint> ep;
+    try {
+      ep = rdma::connect(o);
+    } catch (const rdma::ConnectRejected& r) {
+      return report_reject(r);
+    }
+    auto accept = proto::decode_accept(ep->accept_data);
+    if (!accept) throw std::runtime_error("accept private data: " + accept.error().message);
+    engine.attach(*ep, 1, std::min<std::size_t>(accept->max_message_size, ep->limits.max_msg_size));
+    proto::RegionDescriptor d = region == client::Region::movie ? accept->movie : region == client::Region::catalog ? accept->catalog : accept->index;
+    if (d.length < 100) throw std::runtime_error(std::string(what) + " region of " + std::to_string(d.length) + " bytes: too short to test");
+    const std::uint64_t advertised = d.length;
+    d.length += 8192;  // what a hostile client claims; the device knows better
+    engine.set_region(region, d);
+    std::vector<std::uint8_t> buf(4096);
+    try {
+      const std::size_t n = engine.read(region, advertised - 100, buf);
+      std::printf("CROSSED: %s: a read of 4096 bytes at %llu (100 before the advertised end) returned %zu bytes\n", what,
+                  static_cast<unsigned long long>(advertised - 100), n);
+      ++crossed;
+    } catch (const std::exception& e) {
+      std::printf("refused: %s: a read crossing the advertised end (%llu bytes) failed: %s\n", what, static_cast<unsigned long long>(advertised),
+                  e.what());
+    }
+  }
+  return crossed ? 1 : 0;
+}
+
 int raw(const std::string& host, std::uint16_t port, const std::string& hex) {
   std::vector<std::uint8_t> bytes;
   for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
@@ -298,15 +355,16 @@ int raw(const std::string& host, std::uint16_t port, const std::string& hex) {
 
 int main(int argc, char** argv) {
   po::options_description opts("smoke_peer options");
-  std::string mode, file, bind, host, name, out, hex;
+  std::string mode, file, bind, host, name, out, hex, token;
   unsigned port = 0, depth = 16;
   std::size_t chunk = 65536;
-  opts.add_options()("help,h", "show this help")("mode", po::value(&mode)->required(), "serve | fetch | raw")(
+  opts.add_options()("help,h", "show this help")("mode", po::value(&mode)->required(), "serve | fetch | raw | cross")(
       "file", po::value(&file), "file to serve")("bind", po::value(&bind)->default_value(""), "address to listen on")(
       "port", po::value(&port)->default_value(0), "port (serve: 0 picks one)")("host", po::value(&host), "server address")(
       "name", po::value(&name), "movie name to fetch")("out", po::value(&out), "output file")(
       "chunk", po::value(&chunk)->default_value(65536), "bytes per RDMA Read")(
-      "depth", po::value(&depth)->default_value(16), "RDMA Reads in flight")("hex", po::value(&hex), "raw private data, hex");
+      "depth", po::value(&depth)->default_value(16), "RDMA Reads in flight")("hex", po::value(&hex), "raw private data, hex")(
+      "token", po::value(&token), "cross: an access token (64 hex digits)");
   po::positional_options_description pos;
   pos.add("mode", 1);
   try {
@@ -322,6 +380,7 @@ int main(int argc, char** argv) {
     if (mode == "serve") return serve(file, bind, static_cast<std::uint16_t>(port));
     if (mode == "fetch") return fetch(host, static_cast<std::uint16_t>(port), name, out, chunk, depth);
     if (mode == "raw") return raw(host, static_cast<std::uint16_t>(port), hex);
+    if (mode == "cross") return cross(host, static_cast<std::uint16_t>(port), name, token);
     std::cerr << "smoke_peer: unknown mode '" << mode << "'\n";
     return 2;
   } catch (const std::exception& e) {

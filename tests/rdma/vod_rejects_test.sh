@@ -14,16 +14,6 @@ scrape() { curl -sS -f --max-time 10 "http://127.0.0.1:$metrics_port/metrics" -o
 series() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }  # series FILE NAME{LABELS}
 peer=$build/tests/rdma/smoke_peer
 
-expect() {  # expect LABEL EXIT PATTERN COMMAND...: exit status and output must match
-  local label=$1 want=$2 pattern=$3; shift 3
-  local rc=0 out
-  out=$("$@" 2>&1) || rc=$?
-  echo "$out" | sed 's/^/    /'
-  [[ $rc -eq $want ]] || fail "$label: exit $rc, expected $want"
-  grep -q -- "$pattern" <<< "$out" || fail "$label: output lacks '$pattern'"
-  pass "$label"
-}
-
 step "unknown movie: reject code 1, and the client lists what exists"
 expect "unknown movie (client)" 3 "no movie 'nope.mp4' on $addr:$port; it has: a.bin, b.bin, test-480p-60s.ts" "$client_bin" get "$(uri nope.mp4)" -o "$work/x"
 grep -q "reject .*: unknown movie: no such movie; 3 movies: a.bin, b.bin, test-480p-60s.ts" "$server_log" || fail "server did not log the reject"

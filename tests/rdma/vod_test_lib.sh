@@ -75,3 +75,13 @@ vlc_remux() {
 }
 # video_frames FILE: the video frames ffprobe decodes in FILE (empty when none)
 video_frames() { ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1" 2>/dev/null | head -n 1; }
+
+expect() {  # expect LABEL EXIT PATTERN COMMAND...: exit status and output must match
+  local label=$1 want=$2 pattern=$3; shift 3
+  local rc=0 out
+  out=$("$@" 2>&1) || rc=$?
+  echo "$out" | sed 's/^/    /'
+  [[ $rc -eq $want ]] || fail "$label: exit $rc, expected $want"
+  grep -q -- "$pattern" <<< "$out" || fail "$label: output lacks '$pattern'"
+  pass "$label"
+}

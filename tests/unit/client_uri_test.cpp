@@ -56,7 +56,7 @@ TEST(Uri, RejectsWhatIsNotAValidUri) {
   EXPECT_NE(message("rdma://h/a/b").find("contains '/'"), std::string::npos);
   EXPECT_NE(message("rdma://h/a%2Fb").find("contains '/'"), std::string::npos);
   EXPECT_NE(message("rdma://h/..").find("'.' or '..'"), std::string::npos);
-  EXPECT_NE(message("rdma://h/a?x=1").find("queries"), std::string::npos);
+  EXPECT_NE(message("rdma://h/a?x=1").find("token=HEX"), std::string::npos);
   EXPECT_NE(message("rdma://h/x").find("(accepted)"), std::string::npos);
   EXPECT_NE(message("nope").find("expected rdma://host[:port][/movie]"), std::string::npos);
 }

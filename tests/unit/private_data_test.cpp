@@ -95,7 +95,7 @@ TEST(ConnectRequest, RejectsEachMalformedField) {
   EXPECT_TRUE(fails_with(poked(8, 5, 1), DecodeFault::bad_field, "unknown request kind 5"));
   EXPECT_TRUE(fails_with(poked(9, 3, 1), DecodeFault::bad_field, "unknown selector type 3"));
   EXPECT_TRUE(fails_with(poked(10, 0x80, 1), DecodeFault::bad_field, "flags 0x80"));
-  EXPECT_TRUE(fails_with(poked(11, 1, 1), DecodeFault::bad_field, "unknown auth type 1"));
+  EXPECT_TRUE(fails_with(poked(11, 2, 1), DecodeFault::bad_field, "unknown auth type 2"));
   EXPECT_TRUE(fails_with(poked(9, 0, 1), DecodeFault::inconsistent, "needs a selector"));
   EXPECT_TRUE(fails_with(poked(9, 2, 1), DecodeFault::inconsistent, "needs the catalog generation"));
   ConnectRequest catalog;

@@ -1,7 +1,10 @@
-// rdma://host[:port][/movie] and rdma://host[:port]/live/channel: what every rdma-vod client takes
-// to name a server and a movie or a live channel. Names hold no '/', so "live/NAME" is unambiguous.
+// rdma://host[:port][/movie][?token=HEX] and rdma://host[:port]/live/channel[?token=HEX]: what every
+// rdma-vod client takes to name a server and a movie or a live channel. Names hold no '/', so
+// "live/NAME" is unambiguous. The token is an access token (vod-token) for a server that runs with
+// --auth-secret; it is a bearer secret, so to_string() leaves it out (URIs appear in logs).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -17,8 +20,9 @@ struct Uri {
   std::uint16_t port = kDefaultPort;
   std::optional<std::string> movie;  // percent-decoded; absent for catalog-only URIs
   bool live = false;                 // `movie` names a live channel (the path was /live/NAME)
+  std::optional<std::array<std::uint8_t, 32>> token{};  // ?token=: sent in every connect request
 
-  std::string to_string() const;     // canonical form, the movie percent-encoded
+  std::string to_string() const;     // canonical form, the movie percent-encoded, without the token
   bool operator==(const Uri&) const = default;
 };
 

@@ -36,7 +36,8 @@ enum class SelectorType : std::uint8_t {
 };
 
 enum class AuthType : std::uint8_t {
-  none = 0,  // v1 defines no authentication; the token must be ignored
+  none = 0,      // no token; auth_token is ignored
+  token_v1 = 1,  // auth_token is an AccessToken (vod/protocol/access_token.hpp)
 };
 
 inline constexpr std::size_t kAuthTokenSize = 32;

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "auth/token_authority.hpp"
+
+#include <arpa/inet.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "vod/protocol/name_hash.hpp"
+
+namespace vod::server::auth {
+
+namespace {
+
+// Domain separation: these MACs are never valid as anything else made with the same secret.
+constexpr std::string_view kDomain = "rdma-vod access token v1";
+
+std::optional<std::vector<std::uint8_t>> from_hex(std::string_view text) {
+  if (text.size() % 2) return std::nullopt;
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i < text.size(); i += 2) {
+    unsigned v = 0;
+    for (char c : text.substr(i, 2)) {
+      v <<= 4;
+      if (c >= '0' && c <= '9') v |= static_cast<unsigned>(c - '0');
+      else if (c >= 'a' && c <= 'f') v |= static_cast<unsigned>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') v |= static_cast<unsigned>(c - 'A' + 10);
+      else return std::nullopt;
+    }
+    out.push_back(static_cast<std::uint8_t>(v));
+  }
+  return out;
+}
+
+std::string utc(std::uint32_t t) {
+  const std::time_t tt = t;
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+const char* scope_name(proto::TokenScope s) {
+  switch (s) {
+    case proto::TokenScope::all: return "everything";
+    case proto::TokenScope::movie: return "one movie";
+    case proto::TokenScope::live: return "one live channel";
+    case proto::TokenScope::prefix: return "a name prefix";
+  }
+  return "?";
+}
+
+bool in_scope(const proto::AccessToken& t, const proto::CatalogEntry& e) {
+  const bool live = (e.flags & proto::kEntryLive) != 0;
+  switch (t.scope) {
+    case proto::TokenScope::all: return true;
+    case proto::TokenScope::movie: return !live && proto::name_hash(e.name) == t.scope_hash;
+    case proto::TokenScope::live: return live && proto::name_hash(e.name) == t.scope_hash;
+    case proto::TokenScope::prefix:
+      for (std::size_t n = 1; n <= e.name.size(); ++n)
+        if (proto::name_hash(std::string_view(e.name).substr(0, n)) == t.scope_hash) return true;
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+TokenAuthority::TokenAuthority(std::map<std::uint8_t, std::vector<std::uint8_t>> keys) : keys_(std::move(keys)) {
+  if (keys_.empty()) throw std::invalid_argument("no keys: an auth secret file needs at least one 'ID HEX' line");
+  for (const auto& [id, secret] : keys_)
+    if (secret.size() < kMinSecretBytes)
+      throw std::invalid_argument("key " + std::to_string(id) + " has " + std::to_string(secret.size()) + " bytes of secret; at least " +
+                                  std::to_string(kMinSecretBytes) + " are needed (e.g. openssl rand -hex 32)");
+}
+
+TokenAuthority TokenAuthority::load(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("cannot read the auth secret file " + file.string());
+  std::map<std::uint8_t, std::vector<std::uint8_t>> keys;
+  std::string line;
+  for (unsigned number = 1; std::getline(in, line); ++number) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream fields(line);
+    std::string id_text, hex, extra;
+    if (!(fields >> id_text)) continue;
+    const std::string where = file.string() + ":" + std::to_string(number) + ": ";
+    if (!(fields >> hex) || (fields >> extra)) throw std::runtime_error(where + "expected 'ID HEX' (a key id 0..255 and its secret in hex)");
+    if (id_text.find_first_not_of("0123456789") != std::string::npos || id_text.size() > 3 || std::stoul(id_text) > 255)
+      throw std::runtime_error(where + "the key id '" + id_text + "' is not 0..255");
+    const auto id = static_cast<std::uint8_t>(std::stoul(id_text));
+    const auto secret = from_hex(hex);
+    if (!secret) throw std::runtime_error(where + "the secret is not hex digits");
+    if (secret->size() < kMinSecretBytes)
+      throw std::runtime_error(where + "the secret has " + std::to_string(secret->size()) + " bytes; at least " + std::to_string(kMinSecretBytes) +
+                               " are needed (openssl rand -hex 32)");
+    if (!keys.emplace(id, *secret).second) throw std::runtime_error(where + "key id " + id_text + " appears twice");
+  }
+  if (keys.empty()) throw std::runtime_error(file.string() + ": no keys (one 'ID HEX' line per key)");
+  return TokenAuthority(std::move(keys));
+}
+
+std::array<std::uint8_t, proto::kTokenMacSize> TokenAuthority::mac(const proto::AccessToken& t, const proto::TokenAddress* address) const {
+  const auto& secret = keys_.at(t.key_id);
+  std::vector<std::uint8_t> m(kDomain.begin(), kDomain.end());
+  const auto part = proto::signed_part(t);
+  m.insert(m.end(), part.begin(), part.end());
+  if (address) m.insert(m.end(), address->begin(), address->end());
+  std::uint8_t out[EVP_MAX_MD_SIZE];
+  unsigned out_len = 0;
+  if (!HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), m.data(), m.size(), out, &out_len) || out_len < proto::kTokenMacSize)
+    throw std::runtime_error("HMAC-SHA256 of an access token failed (OpenSSL)");
+  std::array<std::uint8_t, proto::kTokenMacSize> r{};
+  std::memcpy(r.data(), out, r.size());
+  return r;
+}
+
+proto::AccessToken TokenAuthority::mint(std::uint8_t key_id, proto::TokenScope scope, std::string_view name, std::uint32_t expires,
+                                        const std::optional<proto::TokenAddress>& client) const {
+  if (!keys_.count(key_id)) throw std::invalid_argument("there is no key " + std::to_string(key_id) + " in the secret file");
+  proto::AccessToken t;
+  t.key_id = key_id;
+  t.scope = scope;
+  t.expires = expires;
+  if (scope != proto::TokenScope::all) {
+    if (name.empty()) throw std::invalid_argument("a movie, live or prefix token needs a name");
+    t.scope_hash = proto::name_hash(name);
+  }
+  if (client) {
+    t.flags |= proto::kTokenBoundToAddress;
+    t.address_hint = proto::address_hint(*client);
+  }
+  t.mac = mac(t, client ? &*client : nullptr);
+  return t;
+}
+
+std::optional<std::string> TokenAuthority::refusal(const proto::ConnectRequest& request, const proto::CatalogEntry* entry, std::uint64_t now,
+                                                    const proto::TokenAddress& peer) const {
+  if (request.auth_type != proto::AuthType::token_v1)
+    return "missing token: this server requires one (vod-token mints it; add ?token=... to the URI)";
+  const auto token = proto::decode_access_token(request.auth_token);
+  if (!token) return "malformed token: " + token.error().message;
+  const proto::AccessToken& t = *token;
+  if (!keys_.count(t.key_id)) return "bad token: key " + std::to_string(t.key_id) + " is not known here (rotated out or revoked)";
+  const auto want = mac(t, t.bound_to_address() ? &peer : nullptr);
+  if (CRYPTO_memcmp(want.data(), t.mac.data(), want.size()) != 0) {
+    if (t.bound_to_address() && t.address_hint != proto::address_hint(peer))
+      return "wrong address: the token was made for another client address";
+    return "bad token: forged or corrupted (its MAC does not verify under key " + std::to_string(t.key_id) + ")";
+  }
+  if (now >= t.expires) return "expired token: it expired at " + utc(t.expires) + ", " + std::to_string(now - t.expires) + " s ago";
+  if (entry && !in_scope(t, *entry)) return std::string("out of scope: the token grants ") + scope_name(t.scope) + ", not '" + entry->name + "'";
+  return std::nullopt;
+}
+
+std::optional<proto::TokenAddress> parse_address(const std::string& text) {
+  proto::TokenAddress a{};
+  in_addr v4{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    a[10] = a[11] = 0xff;  // ::ffff:a.b.c.d
+    std::memcpy(a.data() + 12, &v4, 4);
+    return a;
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
+    std::memcpy(a.data(), &v6, 16);
+    return a;
+  }
+  return std::nullopt;
+}
+
+std::uint32_t parse_duration(const std::string& text) {
+  std::size_t used = 0;
+  unsigned long long n = 0;
+  try {
+    n = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("'" + text + "' is not a duration (e.g. 2h, 90m, 30s, 1d)");
+  }
+  const std::string unit = text.substr(used);
+  unsigned long long factor = 0;
+  if (unit.empty() || unit == "s") factor = 1;
+  else if (unit == "m") factor = 60;
+  else if (unit == "h") factor = 3600;
+  else if (unit == "d") factor = 86400;
+  else throw std::invalid_argument("'" + text + "': the unit must be s, m, h or d");
+  if (n == 0 || n > 0xffffffffull / factor) throw std::invalid_argument("'" + text + "' is not a duration from 1 s to 136 years");
+  return static_cast<std::uint32_t>(n * factor);
+}
+
+}  // namespace vod::server::auth

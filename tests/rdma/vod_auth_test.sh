@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Access tokens on real rdma-core (vod-server --auth-secret, tokens from vod-token):
+#   - no token, a malformed, forged, expired, out-of-scope and wrong-address token: each refused
+#     with reject code 'unauthorized' and the reason naming which; the server logs each
+#   - a token for one movie: get byte-exact; the catalog alone with it; another movie refused
+#   - a prefix token and an 'all' token; a token bound to this client's address
+#   - key rotation: a second key added and SIGHUP; tokens of both keys work; the first key removed
+#     and SIGHUP: its tokens are refused as an unknown key, the second key's still work
+#   - a raw-verbs reader with a valid token reads 4 KiB across the advertised end of the movie, the
+#     catalog and the keyframe index: the device refuses each on that QP, and others go on
+#   - rdmasrc (uri with ?token=) byte-exact, vod-proxy --server rdma://host?token= serving a movie
+#     byte-exact, and without a token the proxy's pages answer 502 with the reason
+source "$(dirname "$0")/vod_test_lib.sh"
+media=$work/media
+mkdir -p "$media"
+"$build/tests/rdma/make_pattern" 300000 1 "$media/premium-a.bin"
+"$build/tests/rdma/make_pattern" 200000 2 "$media/premium-b.bin"
+"$build/tests/rdma/make_pattern" 100000 3 "$media/free.bin"
+cp "$build/test-media/test-480p-60s.ts" "$media/"
+token_bin=$build/server/vod-token
+keys=$work/keys
+umask 077
+printf '# test keys\n1 %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$keys"
+start_server "$media" --auth-secret "$keys"
+grep -q "authorization on: 1 key" "$server_log" || fail "the server does not say that authorization is on"
+mint() { "$token_bin" --secret "$keys" "$@"; }
+with() { echo "$(uri "$1")?token=$2"; }
+
+step "refused tokens, each with its reason"
+a=$(mint --movie premium-a.bin --ttl 10m)
+[[ $a =~ ^[0-9a-f]{64}$ ]] || fail "vod-token printed '$a'"
+expect "no token" 1 "unauthorized: missing token" "$client_bin" get "$(uri premium-a.bin)" -o "$work/x"
+expect "no token, catalog only" 1 "unauthorized: missing token" "$client_bin" list "$(uri)"
+expect "no token, unknown movie: no names leak" 1 "unauthorized: missing token" "$client_bin" get "$(uri nope.bin)" -o "$work/x"
+forged=${a:0:63}$(printf '%x' $(( (16#${a:63:1} + 1) % 16 )))  # the last hex digit of the MAC changed
+expect "forged token" 1 "unauthorized: bad token: forged or corrupted" "$client_bin" get "$(with premium-a.bin "$forged")" -o "$work/x"
+malformed=09${a:2}
+expect "malformed token" 1 "unauthorized: malformed token: access token: version 9" "$client_bin" get "$(with premium-a.bin "$malformed")" -o "$work/x"
+short=$(mint --movie premium-a.bin --ttl 1s)
+sleep 2
+expect "expired token" 1 "unauthorized: expired token: it expired at" "$client_bin" get "$(with premium-a.bin "$short")" -o "$work/x"
+expect "wrong movie" 1 "unauthorized: out of scope: the token grants one movie, not 'premium-b.bin'" \
+  "$client_bin" get "$(with premium-b.bin "$a")" -o "$work/x"
+elsewhere=$(mint --movie premium-a.bin --client 192.0.2.99)
+expect "wrong address" 1 "unauthorized: wrong address: the token was made for another client address" \
+  "$client_bin" get "$(with premium-a.bin "$elsewhere")" -o "$work/x"
+expect "a bad ?token= in the URI" 2 "the token is not 64 hex digits" "$client_bin" get "$(with premium-a.bin 1234)" -o "$work/x"
+for why in "missing token" "bad token: forged" "malformed token" "expired token" "out of scope" "wrong address"; do
+  grep -q "reject .*unauthorized: $why" "$server_log" || fail "the server did not log the '$why' reject"
+done
+pass "the server logged every refusal with its reason"
+
+step "granted: one movie, a prefix, everything, an address"
+"$client_bin" get "$(with premium-a.bin "$a")" -o "$work/a.out" -q || fail "get with a movie token failed"
+cmp "$media/premium-a.bin" "$work/a.out" || fail "premium-a.bin differs"
+"$client_bin" list "$(uri)?token=$a" > "$work/list" || fail "list with a movie token failed"
+grep -q '^free.bin ' "$work/list" || fail "the catalog lacks free.bin"
+p=$(mint --prefix premium-)
+for f in premium-a.bin premium-b.bin; do
+  "$client_bin" get "$(with "$f" "$p")" -o "$work/$f" -q && cmp "$media/$f" "$work/$f" || fail "prefix token: $f"
+done
+expect "prefix token, other name" 1 "out of scope: the token grants a name prefix, not 'free.bin'" "$client_bin" get "$(with free.bin "$p")" -o "$work/x"
+all=$(mint --all)
+"$client_bin" get "$(with free.bin "$all")" -o "$work/free.out" -q && cmp "$media/free.bin" "$work/free.out" || fail "an 'all' token: free.bin"
+here=$(mint --movie premium-a.bin --client "$addr")
+"$client_bin" get "$(with premium-a.bin "$here")" -o "$work/a2.out" -q && cmp "$media/premium-a.bin" "$work/a2.out" || fail "a token bound to $addr"
+pass "movie, prefix, all and address-bound tokens admit what they grant, byte-exact"
+
+step "reads across an advertised end fail on that QP alone"
+# Exit 0 only when all three were refused (1 when any read returned bytes past an end).
+expect "crossing the end of every region" 0 "refused: index" "$build/tests/rdma/smoke_peer" cross --host "$addr" --port "$port" \
+  --name test-480p-60s.ts --token "$all"
+"$client_bin" get "$(with test-480p-60s.ts "$all")" -o "$work/ts.out" -q && cmp "$media/test-480p-60s.ts" "$work/ts.out" ||
+  fail "after the hostile reads, an honest get failed"
+pass "movie, catalog and index: 3 reads refused by the device; the server serves on"
+
+step "key rotation"
+printf '2 %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >> "$keys"
+kill -HUP "$server_pid"
+for _ in $(seq 100); do grep -q "authorization on: 2 key" "$server_log" && break; sleep 0.1; done
+grep -q "authorization on: 2 key" "$server_log" || fail "SIGHUP did not reload the keys"
+new=$(mint --movie premium-a.bin)
+[[ ${new:2:2} == 02 ]] || fail "vod-token did not sign with the newest key (2): $new"
+for t in "$a" "$new"; do
+  "$client_bin" get "$(with premium-a.bin "$t")" -o "$work/r.out" -q && cmp "$media/premium-a.bin" "$work/r.out" || fail "rotation: key ${t:2:2}"
+done
+sed -i '/^1 /d' "$keys"
+kill -HUP "$server_pid"
+for _ in $(seq 100); do [[ $(grep -c "authorization on: 1 key" "$server_log") -ge 2 ]] && break; sleep 0.1; done
+expect "a removed key" 1 "bad token: key 1 is not known here" "$client_bin" get "$(with premium-a.bin "$a")" -o "$work/x"
+"$client_bin" get "$(with premium-a.bin "$new")" -o "$work/r.out" -q && cmp "$media/premium-a.bin" "$work/r.out" || fail "key 2 after removing key 1"
+pass "both keys during the rotation; the removed key's tokens refused, the new key's admitted"
+
+step "rdmasrc and vod-proxy with ?token="
+export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
+t_all=$(mint --all)
+gst-launch-1.0 -q rdmasrc uri="$(with premium-b.bin "$t_all")" ! filesink location="$work/gst.out" || fail "rdmasrc with a token failed"
+cmp "$media/premium-b.bin" "$work/gst.out" || fail "rdmasrc with a token: the output differs"
+http=$((20000 + RANDOM % 20000))
+"$build/proxy/vod-proxy" --server "$(uri)?token=$t_all" --listen "127.0.0.1:$http" > "$work/proxy.log" 2>&1 &
+proxy=$!
+cleanup_hooks+=("kill $proxy 2>/dev/null")
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http/catalog.json" && break; sleep 0.1; done
+curl -sf -o "$work/proxy.out" "http://127.0.0.1:$http/movies/premium-a.bin" || fail "vod-proxy with a token: GET failed"
+cmp "$media/premium-a.bin" "$work/proxy.out" || fail "vod-proxy with a token: the body differs"
+kill "$proxy"; wait "$proxy" 2>/dev/null || true
+"$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http" > "$work/proxy2.log" 2>&1 &
+proxy=$!
+cleanup_hooks+=("kill $proxy 2>/dev/null")
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http/" && break; sleep 0.1; done
+code=$(curl -s -o "$work/body" -w '%{http_code}' "http://127.0.0.1:$http/catalog.json")
+[[ $code == 502 ]] && grep -q "missing token" "$work/body" || fail "vod-proxy without a token: $code $(cat "$work/body")"
+pass "rdmasrc and vod-proxy carry the token; the proxy without one says why (502)"
