@@ -132,6 +132,9 @@ void post_error(GstRdmaSrc* self, const ClientError& e) {
     case ErrorKind::unknown_movie:
       GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("%s", e.what()), ("rdmasrc: unknown movie"));
       break;
+    case ErrorKind::unauthorized:
+      GST_ELEMENT_ERROR(self, RESOURCE, NOT_AUTHORIZED, ("%s", e.what()), ("rdmasrc: unauthorized"));
+      break;
     case ErrorKind::server_unreachable:
     case ErrorKind::no_device:
     case ErrorKind::rejected:

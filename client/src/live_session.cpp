@@ -104,7 +104,9 @@ void LiveSession::connect() {
     if (r.no_listener()) throw ClientError(ErrorKind::server_unreachable, "nothing listens on " + server() + " (is vod-server running there?)");
     auto reject = proto::decode_reject(r.private_data());
     if (!reject) throw ClientError(ErrorKind::rejected, server() + " refused the connection (" + r.what() + ") without a readable reason");
-    const ErrorKind kind = reject->code == proto::RejectCode::unknown_movie ? ErrorKind::unknown_movie : ErrorKind::rejected;
+    const ErrorKind kind = reject->code == proto::RejectCode::unknown_movie  ? ErrorKind::unknown_movie
+                           : reject->code == proto::RejectCode::unauthorized ? ErrorKind::unauthorized
+                                                                             : ErrorKind::rejected;
     throw ClientError(kind, server() + " rejected live channel '" + *uri_.movie + "': " + proto::to_string(reject->code) + ": " + reject->reason);
   } catch (const rdma::ConnectFailed& e) {
     throw ClientError(ErrorKind::server_unreachable, std::string("cannot reach ") + server() + ": " + e.what());

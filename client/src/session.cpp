@@ -16,6 +16,7 @@ const char* to_string(ErrorKind k) noexcept {
     case ErrorKind::server_unreachable: return "server unreachable";
     case ErrorKind::no_device: return "no RDMA device";
     case ErrorKind::rejected: return "rejected";
+    case ErrorKind::unauthorized: return "unauthorized";
     case ErrorKind::protocol_error: return "protocol error";
     case ErrorKind::connection_lost: return "connection lost";
     case ErrorKind::out_of_range: return "out of range";
@@ -69,7 +70,8 @@ void Session::throw_rejected(const rdma::ConnectRejected& r) {
     }
     throw ClientError(ErrorKind::unknown_movie, "no movie '" + uri_.movie.value_or("") + "' on " + server() + "; it has: " + names);
   }
-  throw ClientError(ErrorKind::rejected, server() + " rejected the connection: " + proto::to_string(reject->code) + ": " + reject->reason);
+  throw ClientError(reject->code == proto::RejectCode::unauthorized ? ErrorKind::unauthorized : ErrorKind::rejected,
+                    server() + " rejected the connection: " + proto::to_string(reject->code) + ": " + reject->reason);
 }
 
 std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::ConnectRequest& request) {

@@ -50,8 +50,6 @@ Decoded<AccessToken> decode_access_token(Bytes buf) {
   t.expires = w.expires.get();
   t.scope_hash = w.scope_hash.get();
   t.address_hint = w.address_hint.get();
-  if (!t.bound_to_address() && t.address_hint != 0)
-    return fail(DecodeFault::inconsistent, "access token: an address hint on a token not bound to an address");
   if ((t.scope == TokenScope::all) != (t.scope_hash == 0))
     return fail(DecodeFault::inconsistent, "access token: scope 'all' has no name hash, and every other scope has one");
   std::copy(std::begin(w.mac), std::end(w.mac), t.mac.begin());

@@ -122,6 +122,7 @@ const char* to_string(RejectCode c) noexcept {
     case RejectCode::internal_error: return "internal error";
     case RejectCode::bad_cookie: return "bad cookie";
     case RejectCode::rate_limited: return "rate limited";
+    case RejectCode::source_limit: return "source limit";
   }
   return "unknown reject code";
 }

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "admission.hpp"
 
+#include <cstdio>
+
+#include "auth/source_limits.hpp"
+
 namespace vod::server {
 
 namespace {
@@ -31,6 +35,18 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
   auto request = proto::decode_connect_request(private_data);
   if (!request) return refuse(proto::reject_code_for(request.error()), request.error().message);
   const auto& entries = s.catalog.entries;
+  if (s.over_connect_rate) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%g", s.connect_rate);
+    return refuse(proto::RejectCode::rate_limited, auth::address_text(s.peer) + " connects more than " + rate +
+                                                       " times a second, the limit per address; try again in a second");
+  }
+  if (s.revoked) {
+    std::optional<proto::AccessToken> token;
+    if (request->auth_type == proto::AuthType::token_v1)
+      if (auto t = proto::decode_access_token(request->auth_token)) token = *t;
+    if (auto why = s.revoked->revoked(token, s.peer)) return refuse(proto::RejectCode::unauthorized, *why);
+  }
   // The token first: a client without a valid one learns nothing, not even which names exist.
   if (s.auth)
     if (auto why = s.auth->refusal(*request, nullptr, s.now_unix, s.peer)) return refuse(proto::RejectCode::unauthorized, *why);
@@ -75,6 +91,9 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
   if (s.connections >= s.max_clients)
     return refuse(proto::RejectCode::server_full, std::to_string(s.connections) + " clients connected, the limit is " +
                                                       std::to_string(s.max_clients) + "; try later");
+  if (s.max_per_source && s.from_source >= s.max_per_source)
+    return refuse(proto::RejectCode::source_limit, std::to_string(s.from_source) + " connections from " + auth::address_text(s.peer) +
+                                                       ", the limit per address is " + std::to_string(s.max_per_source));
   return a;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <variant>
 
+#include "auth/revocation_list.hpp"
 #include "auth/token_authority.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/private_data.hpp"
@@ -24,7 +25,13 @@ struct AdmissionState {
   // With --auth-secret: every request needs a token that passes `auth` (null: no authorization).
   const auth::TokenAuthority* auth = nullptr;
   std::uint64_t now_unix = 0;
-  proto::TokenAddress peer{};     // the client's address, as a bound token's MAC covers it
+  proto::TokenAddress peer{};     // the client's address (bound tokens, revocation, per-source limits)
+  const auth::RevocationList* revoked = nullptr;  // --revoked: cut-off keys, tokens and clients
+  // Per-source limits (auth::SourceLimits decides the rate; 0 limits are off).
+  bool over_connect_rate = false;
+  double connect_rate = 0;        // connects per second allowed per address, for the reason
+  unsigned from_source = 0;       // connections from `peer` now
+  unsigned max_per_source = 0;
 };
 
 struct Admit {
@@ -40,7 +47,9 @@ struct Refuse {
 
 using Admission = std::variant<Admit, Refuse>;
 
-// `private_data` is the connect request as it arrived (undecoded).
+// `private_data` is the connect request as it arrived (undecoded). The checks run in this order:
+// decoding, the connect rate of the address, revocation, the token, the selector, the token's
+// scope, draining, the global client limit, the address's connection limit.
 Admission admit(proto::Bytes private_data, const AdmissionState& state);
 
 // "movie 'x'", "live channel 'x'" or "catalog", for logs.

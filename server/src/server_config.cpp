@@ -27,6 +27,12 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("device", po::value(&c.device)->default_value(c.device), "serve only on this RDMA device (e.g. mlx5_0, rxe0); empty = all")
       ("auth-secret", po::value(&c.auth_secret), "FILE of 'ID HEX' keys: every connection needs an access token made with one (vod-token); "
                                                 "SIGHUP re-reads it (docs/security.md)")
+      ("revoked", po::value(&c.revoked), "FILE of 'key N', 'token HEX' and 'client ADDR' lines: refused, and disconnected when SIGHUP re-reads it")
+      ("connect-rate", po::value(&c.connect_rate)->default_value(c.connect_rate), "connect requests per second one client address may make (0: no limit); "
+                                                                                 "more are rejected as 'rate limited'")
+      ("connect-burst", po::value(&c.connect_burst)->default_value(c.connect_burst), "connect requests an idle address may make at once, with --connect-rate")
+      ("max-per-source", po::value(&c.max_per_source)->default_value(c.max_per_source), "connections one client address may have at once (0: no limit); "
+                                                                                       "more are rejected as 'source limit'")
       ("max-clients", po::value(&c.max_clients)->default_value(c.max_clients), "connections beyond this are rejected as 'server full'")
       ("backlog", po::value(&c.backlog)->default_value(c.backlog), "pending connection requests rdma_listen queues")
       ("remux", po::value(&c.remux)->default_value(c.remux), "none, or ts: remux every movie to MPEG-TS at load (no re-encoding)")
@@ -96,6 +102,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   if (!c.auth_secret.empty() && (c.udp_port || !c.live_multicast.empty()))
     throw std::invalid_argument("--auth-secret covers RDMA connections only: Write-Record over UDP (--udp-port, --live-multicast) "
                                 "carries no token yet, so it would serve without one; run it without --auth-secret");
+  if (c.connect_rate < 0 || c.connect_burst < 1) throw std::invalid_argument("--connect-rate must be >= 0 and --connect-burst >= 1");
   if (c.max_clients == 0) throw std::invalid_argument("--max-clients must be at least 1");
   if (c.remux != "none" && c.remux != "ts") throw std::invalid_argument("--remux must be none or ts");
   if (c.drain_seconds < 0) throw std::invalid_argument("--drain-seconds must not be negative");

@@ -25,6 +25,10 @@ struct ServerConfig {
   std::uint16_t metrics_port = 0;          // Prometheus /metrics over HTTP; 0: off
   std::string metrics_bind = "127.0.0.1";  // where /metrics listens, when on
   std::string auth_secret;                 // keys file: every connect needs a token (docs/security.md); empty: off
+  std::string revoked;                     // revocation file (keys, tokens, clients), re-read on SIGHUP; empty: none
+  double connect_rate = 0;                 // RDMA connects per second per client address; 0: no limit
+  double connect_burst = 10;               // connects an idle address may make at once
+  unsigned max_per_source = 0;             // connections per client address at once; 0: no limit
   // Live channels (docs/live.md): NAME=SOURCE each.
   std::vector<std::string> live;
   double live_buffer_seconds = 4;     // ring size in seconds of the channel's bitrate

@@ -76,8 +76,12 @@ live::LiveOptions live_options(const ServerConfig& c) {
 }
 }  // namespace
 
-VodServer::VodServer(ServerConfig config) : config_(std::move(config)), live_(live_channels(config_), live_options(config_)) {
+VodServer::VodServer(ServerConfig config)
+    : config_(std::move(config)),
+      source_limits_({config_.connect_rate, config_.connect_burst, config_.max_per_source}),
+      live_(live_channels(config_), live_options(config_)) {
   if (!config_.auth_secret.empty()) load_auth_keys();
+  if (!config_.revoked.empty()) load_revocations();
   library_options_.remux_ts = config_.remux == "ts";
   for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
   if (!config_.no_rdma) rdma::require_device();
@@ -206,11 +210,16 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
     return refuse(event, peer, proto::RejectCode::internal_error, "this server does not serve on device " + rdma::device_name(id->verbs));
   const CatalogRegistration& catalog = *current->second;
   AdmissionState state{catalog.catalog, clients(), config_.max_clients, draining_};
+  state.peer = token_address(rdma_get_peer_addr(id));
   if (auth_) {
     state.auth = &*auth_;
     state.now_unix = static_cast<std::uint64_t>(std::time(nullptr));
-    state.peer = token_address(rdma_get_peer_addr(id));
   }
+  if (revoked_) state.revoked = &*revoked_;
+  state.over_connect_rate = !source_limits_.allow_connect(state.peer, std::chrono::steady_clock::now());
+  state.connect_rate = config_.connect_rate;
+  state.from_source = source_limits_.connections(state.peer);
+  state.max_per_source = config_.max_per_source;
   const Admission decision = admit(event.private_data(), state);
   if (const auto* no = std::get_if<Refuse>(&decision)) {
     log::info("server", "connect from " + peer + ": " + std::to_string(event.private_data().size()) + " bytes of private data");
@@ -230,12 +239,21 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
     log::info("server", "accept " + peer + ": " + describe(yes, catalog.catalog) + ", read depth " + std::to_string(depth) + ", " +
                             std::to_string(clients()) + " connected");
     metrics_.count_accept("live");
+    grant(id, state.peer, event.private_data(), peer);
     return;
   }
-  accept_vod(event, owned, yes, peer);
+  if (accept_vod(event, owned, yes, peer)) grant(id, state.peer, event.private_data(), peer);
 }
 
-void VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const Admit& admit, const std::string& peer) {
+void VodServer::grant(rdma_cm_id* id, const proto::TokenAddress& address, proto::Bytes request, const std::string& peer) {
+  Grant g{address, std::nullopt, peer};
+  if (auto r = proto::decode_connect_request(request); r && r->auth_type == proto::AuthType::token_v1)
+    if (auto t = proto::decode_access_token(r->auth_token)) g.token = *t;
+  grants_[id] = std::move(g);
+  source_limits_.opened(address);
+}
+
+bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const Admit& admit, const std::string& peer) {
   rdma_cm_id* id = owned.get();
   const auto& current = current_.at(id->verbs);
   const Device& device = *current->device;
@@ -260,12 +278,14 @@ void VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
                                         std::chrono::steady_clock::now()});
   } catch (const std::exception& e) {  // the QP (if any) is gone again; the id is still ours
     log::error("server", "cannot set up the connection from " + peer + ": " + e.what());
-    return refuse(event, peer, proto::RejectCode::internal_error, "the server could not set up the connection");
+    refuse(event, peer, proto::RejectCode::internal_error, "the server could not set up the connection");
+    return false;
   }
   log::info("server", "accept " + peer + ": " + what + ", generation " + std::to_string(accept.catalog_generation) + ", read depth " +
                           std::to_string(depth) + " (asked " + std::to_string(event.conn().responder_resources) + "), " +
                           std::to_string(clients()) + " connected");
   metrics_.count_accept(admit.kind == Admit::Kind::movie ? "movie" : "catalog");
+  return true;
 }
 
 void VodServer::handle(rdma::CmEvent& event) {
@@ -274,6 +294,21 @@ void VodServer::handle(rdma::CmEvent& event) {
     case RDMA_CM_EVENT_CONNECT_REQUEST:
       on_connect_request(event);
       return;
+    default:
+      break;
+  }
+  switch (event.type()) {
+    case RDMA_CM_EVENT_DISCONNECTED:
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_REJECTED:
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+      if (auto g = grants_.find(id); g != grants_.end()) {  // VoD or live: the address has one connection less
+        source_limits_.closed(g->second.address);
+        grants_.erase(g);
+      }
+      break;
     default:
       break;
   }
@@ -315,6 +350,21 @@ void VodServer::load_auth_keys() {
                         std::to_string(auth_->newest_key()) + "; every connect needs a token");
 }
 
+void VodServer::load_revocations() {
+  revoked_ = auth::RevocationList::load(config_.revoked);  // throws naming the file and line
+  log::info("auth", "revocations: " + std::to_string(revoked_->size()) + " entries from " + config_.revoked);
+}
+
+void VodServer::cut_off_revoked() {
+  if (!revoked_) return;
+  for (const auto& [id, g] : grants_) {
+    const auto why = revoked_->revoked(g.token, g.address);
+    if (!why) continue;
+    log::warn("auth", "disconnecting " + g.peer + ": " + *why);
+    rdma_disconnect(id);  // its DISCONNECTED event releases the QP (and with it the client's access)
+  }
+}
+
 void VodServer::rescan() {
   log::info("server", "SIGHUP: rescanning " + config_.media_dir);
   notifier_.reloading();
@@ -323,6 +373,14 @@ void VodServer::rescan() {
       load_auth_keys();  // a key removed from the file no longer admits anyone
     } catch (const std::exception& e) {
       log::error("auth", std::string("cannot re-read the keys, keeping the ones loaded: ") + e.what());
+    }
+  }
+  if (!config_.revoked.empty()) {
+    try {
+      load_revocations();
+      cut_off_revoked();
+    } catch (const std::exception& e) {
+      log::error("auth", std::string("cannot re-read the revocations, keeping the ones loaded: ") + e.what());
     }
   }
   try {

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "admission.hpp"
+#include "auth/source_limits.hpp"
 #include "live/live_service.hpp"
 #include "metrics/metrics_endpoint.hpp"
 #include "metrics/server_metrics.hpp"
@@ -54,10 +55,14 @@ class VodServer {
   void publish_generation(Library next);
   void handle(rdma::CmEvent& event);
   void on_connect_request(rdma::CmEvent& event);
-  void accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& id, const Admit& admit, const std::string& peer);
+  // True when accepted (false: refused, the reason sent).
+  bool accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& id, const Admit& admit, const std::string& peer);
+  void grant(rdma_cm_id* id, const proto::TokenAddress& address, proto::Bytes request, const std::string& peer);
   void refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason);
   void rescan();
   void load_auth_keys();
+  void load_revocations();
+  void cut_off_revoked();
   void begin_drain();
   void handle_signals();
   std::size_t clients() const noexcept { return connections_.size() + live_.viewers(); }
@@ -67,6 +72,16 @@ class VodServer {
 
   ServerConfig config_;
   std::optional<auth::TokenAuthority> auth_;  // with --auth-secret
+  std::optional<auth::RevocationList> revoked_;  // with --revoked
+  auth::SourceLimits source_limits_;
+  // Every accepted connection (VoD, catalog and live): where from and with which token, for
+  // revocation and the per-address limits.
+  struct Grant {
+    proto::TokenAddress address{};
+    std::optional<proto::AccessToken> token;
+    std::string peer;
+  };
+  std::map<rdma_cm_id*, Grant> grants_;
   LibraryOptions library_options_;
   Library library_;
   std::unique_ptr<rdma::Listener> listener_;

@@ -9,6 +9,12 @@
 #     and SIGHUP: its tokens are refused as an unknown key, the second key's still work
 #   - a raw-verbs reader with a valid token reads 4 KiB across the advertised end of the movie, the
 #     catalog and the keyframe index: the device refuses each on that QP, and others go on
+#   - revocation while streaming: a token added to the --revoked file and SIGHUP; that viewer is
+#     disconnected and refused on reconnect (its play ends within seconds, saying why), while 4
+#     other viewers play on byte-exact; a client address likewise
+#   - per-address limits: a flood of 30 parallel connects is rate limited (reject code 11) while the server
+#     stays responsive and an honest client connects after a second; a third connection from one
+#     address is refused as 'source limit' (code 12)
 #   - rdmasrc (uri with ?token=) byte-exact, vod-proxy --server rdma://host?token= serving a movie
 #     byte-exact, and without a token the proxy's pages answer 502 with the reason
 source "$(dirname "$0")/vod_test_lib.sh"
@@ -22,7 +28,9 @@ token_bin=$build/server/vod-token
 keys=$work/keys
 umask 077
 printf '# test keys\n1 %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$keys"
-start_server "$media" --auth-secret "$keys"
+revoked=$work/revoked
+echo "# nothing revoked yet" > "$revoked"
+start_server "$media" --auth-secret "$keys" --revoked "$revoked"
 grep -q "authorization on: 1 key" "$server_log" || fail "the server does not say that authorization is on"
 mint() { "$token_bin" --secret "$keys" "$@"; }
 with() { echo "$(uri "$1")?token=$2"; }
@@ -91,6 +99,73 @@ for _ in $(seq 100); do [[ $(grep -c "authorization on: 1 key" "$server_log") -g
 expect "a removed key" 1 "bad token: key 1 is not known here" "$client_bin" get "$(with premium-a.bin "$a")" -o "$work/x"
 "$client_bin" get "$(with premium-a.bin "$new")" -o "$work/r.out" -q && cmp "$media/premium-a.bin" "$work/r.out" || fail "key 2 after removing key 1"
 pass "both keys during the rotation; the removed key's tokens refused, the new key's admitted"
+
+step "revocation while streaming"
+honest=$(mint --movie premium-a.bin) victim=$(mint --movie premium-a.bin) all=$(mint --all)  # key 2 now
+viewers=()
+for i in 1 2 3 4; do
+  "$client_bin" play "$(with premium-a.bin "$honest")" --rate 0.3 --burst 0 > "$work/honest-$i.out" 2> "$work/honest-$i.err" &
+  viewers+=($!)
+done
+"$client_bin" play "$(with premium-a.bin "$victim")" --rate 0.3 --burst 0 > "$work/victim.out" 2> "$work/victim.err" &
+victim_pid=$!
+cleanup_hooks+=("kill ${viewers[*]} $victim_pid 2>/dev/null")
+for _ in $(seq 100); do [[ $(grep -c "accept .*premium-a.bin" "$server_log") -ge 5 ]] && break; sleep 0.1; done
+sleep 1
+echo "token $victim" >> "$revoked"
+kill -HUP "$server_pid"
+revoked_at=$(date +%s)
+rc=0
+timeout 20 tail --pid="$victim_pid" -f /dev/null || fail "the revoked viewer was still playing 20 s after SIGHUP"
+wait "$victim_pid" || rc=$?
+[[ $rc -ne 0 ]] || fail "the revoked viewer's play ended successfully"
+grep -q "unauthorized: revoked: the operator revoked this token" "$work/victim.err" || fail "the revoked viewer was not told why: $(tail -n 2 "$work/victim.err")"
+grep -q "disconnecting .*: revoked: the operator revoked this token" "$server_log" || fail "the server did not log the revocation"
+echo "    the revoked viewer stopped $(( $(date +%s) - revoked_at )) s after SIGHUP: $(tail -n 1 "$work/victim.err")"
+for i in 1 2 3 4; do
+  wait "${viewers[$((i - 1))]}" || fail "honest viewer $i failed: $(tail -n 2 "$work/honest-$i.err")"
+  cmp "$media/premium-a.bin" "$work/honest-$i.out" || fail "honest viewer $i: output differs"
+done
+echo "client $addr" >> "$revoked"
+kill -HUP "$server_pid"
+sleep 1
+expect "a revoked client address" 1 "unauthorized: revoked: the operator cut off client $addr" "$client_bin" get "$(with premium-a.bin "$all")" -o "$work/x"
+echo "# nothing revoked" > "$revoked"
+kill -HUP "$server_pid"
+sleep 1
+"$client_bin" get "$(with premium-a.bin "$all")" -o "$work/a3.out" -q && cmp "$media/premium-a.bin" "$work/a3.out" || fail "after the revocations were lifted"
+pass "the revoked token's viewer was cut off and refused; 4 others played on byte-exact; a client address likewise"
+
+step "per-address limits: connect rate and connections at once"
+crash_and_restart_server "$media" --auth-secret "$keys" --connect-rate 5 --connect-burst 5 --max-per-source 2
+catalog_request="52564f440101003802000000000000000000000000000000$(printf '00%.0s' $(seq 32))"
+# 30 connect requests at once (in parallel: one after another, the TCG guest is slower than the limit).
+started=$(date +%s%N)
+flood=()
+for i in $(seq 30); do
+  "$build/tests/rdma/smoke_peer" raw --host "$addr" --port "$port" --hex "$catalog_request" > "$work/flood-$i.out" 2>&1 &
+  flood+=($!)
+done
+wait "${flood[@]}" || true
+ms=$(( ($(date +%s%N) - started) / 1000000 ))
+limited=$(cat "$work"/flood-*.out | grep -c "reject code 11 (rate limited)" || true)
+echo "    30 connects in $ms ms: $limited refused as rate limited"
+[[ $limited -ge 10 ]] || fail "only $limited of 30 connects in $ms ms were rate limited (5 per second, burst 5): $(sort "$work"/flood-*.out | uniq -c | head -n 5)"
+grep -q "rate limited: $addr connects more than 5 times a second" "$server_log" || fail "the server did not log the rate limit"
+sleep 2
+"$client_bin" get "$(with premium-a.bin "$all")" -o "$work/a4.out" -q && cmp "$media/premium-a.bin" "$work/a4.out" || fail "an honest get after the flood"
+"$client_bin" play "$(with premium-b.bin "$all")" --rate 0.2 --burst 0 > /dev/null 2>&1 &
+q1=$!
+sleep 1
+"$client_bin" play "$(with premium-b.bin "$all")" --rate 0.2 --burst 0 > /dev/null 2>&1 &
+q2=$!
+cleanup_hooks+=("kill $q1 $q2 2>/dev/null")
+for _ in $(seq 100); do [[ $(grep -c "accept .*premium-b.bin" "$server_log") -ge 2 ]] && break; sleep 0.1; done
+sleep 1
+expect "a third connection from one address" 1 "source limit: 2 connections from $addr, the limit per address is 2" \
+  "$client_bin" get "$(with free.bin "$all")" -o "$work/x"
+kill "$q1" "$q2"; wait "$q1" "$q2" 2>/dev/null || true
+pass "a connect flood rate limited with code 11, the server responsive; a third connection refused with code 12"
 
 step "rdmasrc and vod-proxy with ?token="
 export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin

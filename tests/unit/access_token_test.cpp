@@ -70,8 +70,18 @@ TEST(AccessToken, DecodeFaultsSayWhat) {
   EXPECT_NE(poked(2, 4).error().message.find("unknown scope 4"), std::string::npos);
   EXPECT_NE(poked(3, 0x80).error().message.find("undefined flags"), std::string::npos);
   EXPECT_EQ(poked(15, 1).error().fault, proto::DecodeFault::inconsistent);  // scope all with a name hash
-  EXPECT_EQ(poked(19, 1).error().fault, proto::DecodeFault::inconsistent);  // an address hint on an unbound token
   EXPECT_EQ(proto::decode_access_token(std::span(bytes).first(31)).error().fault, proto::DecodeFault::truncated);
+}
+
+TEST(AccessToken, TokensMintedAlikeDiffer) {
+  const auto a = authority();
+  const auto t1 = a.mint(1, TokenScope::movie, "a.mp4", kNow + 60, std::nullopt);
+  const auto t2 = a.mint(1, TokenScope::movie, "a.mp4", kNow + 60, std::nullopt);
+  EXPECT_NE(t1.address_hint, t2.address_hint) << "unbound tokens carry a random nonce";
+  EXPECT_NE(t1.mac, t2.mac);
+  const auto e = entry("a.mp4");
+  EXPECT_EQ(a.refusal(with(t1), &e, kNow, kClient), std::nullopt);
+  EXPECT_EQ(a.refusal(with(t2), &e, kNow, kClient), std::nullopt);
 }
 
 TEST(TokenAuthority, AdmitsWhatItGrants) {

@@ -205,7 +205,7 @@ TEST(Reject, RejectsEachMalformedField) {
   const ByteVector good = encode(RejectData{RejectCode::server_full, 1, 1, "busy"});
   auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_reject(test::with(good, at, value, width)); };
   EXPECT_TRUE(fails_with(poked(8, 0, 2), DecodeFault::bad_field, "unknown reject code 0"));
-  EXPECT_TRUE(fails_with(poked(8, 12, 2), DecodeFault::bad_field, "unknown reject code 12"));
+  EXPECT_TRUE(fails_with(poked(8, 13, 2), DecodeFault::bad_field, "unknown reject code 13"));
   EXPECT_TRUE(fails_with(poked(10, 0, 1), DecodeFault::inconsistent, "version range 0..1"));
   EXPECT_TRUE(fails_with(poked(10, 2, 1), DecodeFault::inconsistent, "version range 2..1"));
   EXPECT_TRUE(fails_with(poked(13, 0x07, 1), DecodeFault::bad_field, "reason byte 1 is 0x7"));

@@ -118,7 +118,7 @@ TEST(WriteRecordError, LayoutRoundTripAndLimits) {
   EXPECT_EQ(get_be(v, 24, 2), 10u);
   EXPECT_EQ(*decode_write_record_error(v), e);
   EXPECT_LE(encode(WriteRecordError{0, 0, 0, RejectCode::rate_limited, std::string(500, 'x')}).size(), 104u) << "never larger than a request";
-  EXPECT_TRUE(fails_with(decode_write_record_error(test::with(v, 24, 12, 2)), DecodeFault::bad_field, "unknown code 12"));
+  EXPECT_TRUE(fails_with(decode_write_record_error(test::with(v, 24, 13, 2)), DecodeFault::bad_field, "unknown code 13"));
 }
 
 ByteVector datagram(std::uint64_t buffer_offset = 900, std::uint64_t record_offset = 0, std::size_t n = 100) {

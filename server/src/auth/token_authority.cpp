@@ -5,6 +5,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include <cstring>
 #include <ctime>
@@ -136,6 +137,10 @@ proto::AccessToken TokenAuthority::mint(std::uint8_t key_id, proto::TokenScope s
   if (client) {
     t.flags |= proto::kTokenBoundToAddress;
     t.address_hint = proto::address_hint(*client);
+  } else {
+    // A nonce: two tokens minted alike in the same second still differ, so each can be revoked alone.
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(&t.address_hint), sizeof t.address_hint) != 1)
+      throw std::runtime_error("RAND_bytes for a token nonce failed (OpenSSL)");
   }
   t.mac = mac(t, client ? &*client : nullptr);
   return t;

@@ -11,6 +11,7 @@ enum class ErrorKind {
   server_unreachable,  // nothing answers at that address and port
   no_device,           // no RDMA device here (the message says how to get one)
   rejected,            // the server refused for another reason (full, version, shutting down, ...)
+  unauthorized,        // the server needs an access token and refused this one (or none): retrying will not help
   protocol_error,      // the server's private data or regions did not decode
   connection_lost,     // the connection broke and reconnecting gave up
   out_of_range,        // a seek or read past the movie

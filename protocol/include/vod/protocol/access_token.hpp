@@ -3,7 +3,7 @@
 // the server runs with --auth-secret. 32 bytes: what it grants, until when, under which key, and a
 // truncated HMAC-SHA256 over all of that (and the client's address, when bound to one). A bound
 // token also carries a 32-bit hint of that address, so that a server can tell "made for another
-// address" from "forged" when the MAC fails. The MAC is
+// address" from "forged" when the MAC fails; an unbound one carries a random nonce there instead. The MAC is
 // computed by the server and the minting tool (server/src/auth); this layer only lays out the
 // bytes, so clients need no crypto library. docs/protocol.md, "Access tokens"; docs/security.md.
 #pragma once
@@ -42,7 +42,9 @@ struct AccessToken {
   std::uint8_t flags = 0;
   std::uint32_t expires = 0;       // Unix time, seconds
   std::uint64_t scope_hash = 0;    // name_hash() of the movie, channel or prefix
-  std::uint32_t address_hint = 0;  // bound tokens: address_hint() of the client's address; else 0
+  // Bound tokens: address_hint() of the client's address. Unbound ones: a random nonce, so that no
+  // two tokens are the same and one can be revoked alone. The MAC covers it either way.
+  std::uint32_t address_hint = 0;
   std::array<std::uint8_t, kTokenMacSize> mac{};
 
   bool bound_to_address() const noexcept { return (flags & kTokenBoundToAddress) != 0; }

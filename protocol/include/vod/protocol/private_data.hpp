@@ -114,9 +114,10 @@ enum class RejectCode : std::uint16_t {
   shutting_down = 8,     // the server is draining after SIGTERM
   internal_error = 9,    // the server could not set up the connection (e.g. QP creation failed)
   bad_cookie = 10,       // Write-Record: the request's cookie is missing, forged or expired: say hello again
-  rate_limited = 11,     // Write-Record: the client or the server is at its rate limit; ask again later
+  rate_limited = 11,     // too many requests: Write-Record's rate limits, or RDMA connects from one address per second
+  source_limit = 12,     // the client's address already has the most connections the server allows one address
 };
-inline constexpr std::uint16_t kMaxRejectCode = 11;
+inline constexpr std::uint16_t kMaxRejectCode = 12;
 
 const char* to_string(RejectCode c) noexcept;
 
