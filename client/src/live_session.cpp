@@ -85,10 +85,7 @@ void LiveSession::connect() {
   request.kind = proto::RequestKind::live;
   request.selector_type = proto::SelectorType::name_hash;
   request.selector = proto::name_hash(*uri_.movie);
-  if (uri_.token) {
-    request.auth_type = proto::AuthType::token_v1;
-    request.auth_token = *uri_.token;
-  }
+  add_token(request, uri_);
   rdma::ConnectOptions o;
   o.host = uri_.host;
   o.port = uri_.port;
@@ -104,10 +101,7 @@ void LiveSession::connect() {
     if (r.no_listener()) throw ClientError(ErrorKind::server_unreachable, "nothing listens on " + server() + " (is vod-server running there?)");
     auto reject = proto::decode_reject(r.private_data());
     if (!reject) throw ClientError(ErrorKind::rejected, server() + " refused the connection (" + r.what() + ") without a readable reason");
-    const ErrorKind kind = reject->code == proto::RejectCode::unknown_movie  ? ErrorKind::unknown_movie
-                           : reject->code == proto::RejectCode::unauthorized ? ErrorKind::unauthorized
-                                                                             : ErrorKind::rejected;
-    throw ClientError(kind, server() + " rejected live channel '" + *uri_.movie + "': " + proto::to_string(reject->code) + ": " + reject->reason);
+    throw ClientError(kind_of(reject->code), server() + " rejected live channel '" + *uri_.movie + "': " + proto::to_string(reject->code) + ": " + reject->reason);
   } catch (const rdma::ConnectFailed& e) {
     throw ClientError(ErrorKind::server_unreachable, std::string("cannot reach ") + server() + ": " + e.what());
   } catch (const rdma::NoDeviceError& e) {

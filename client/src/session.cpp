@@ -26,6 +26,14 @@ const char* to_string(ErrorKind k) noexcept {
   return "error";
 }
 
+ErrorKind kind_of(proto::RejectCode code) noexcept {
+  switch (code) {
+    case proto::RejectCode::unknown_movie: return ErrorKind::unknown_movie;
+    case proto::RejectCode::unauthorized: return ErrorKind::unauthorized;  // not retried: a new attempt carries the same token
+    default: return ErrorKind::rejected;
+  }
+}
+
 std::string list_names(const proto::Catalog& catalog, std::size_t max_names) {
   if (catalog.entries.empty()) return "(the catalog is empty)";
   std::string out;
@@ -70,8 +78,7 @@ void Session::throw_rejected(const rdma::ConnectRejected& r) {
     }
     throw ClientError(ErrorKind::unknown_movie, "no movie '" + uri_.movie.value_or("") + "' on " + server() + "; it has: " + names);
   }
-  throw ClientError(reject->code == proto::RejectCode::unauthorized ? ErrorKind::unauthorized : ErrorKind::rejected,
-                    server() + " rejected the connection: " + proto::to_string(reject->code) + ": " + reject->reason);
+  throw ClientError(kind_of(reject->code), server() + " rejected the connection: " + proto::to_string(reject->code) + ": " + reject->reason);
 }
 
 std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::ConnectRequest& request) {
@@ -112,10 +119,7 @@ void Session::open_rdma(const std::string& name) {
     request.selector_type = proto::SelectorType::name_hash;
     request.selector = proto::name_hash(name);
   }
-  if (uri_.token) {
-    request.auth_type = proto::AuthType::token_v1;
-    request.auth_token = *uri_.token;
-  }
+  add_token(request, uri_);
   auto ep = open_endpoint(request);
   auto accept = proto::decode_accept(ep->accept_data);
   if (!accept) throw ClientError(ErrorKind::protocol_error, server() + " sent an accept that does not decode: " + accept.error().message);

@@ -4,6 +4,7 @@
 
 #include "vod/protocol/access_token.hpp"
 #include "vod/protocol/catalog_layout.hpp"
+#include "vod/protocol/hex_text.hpp"
 
 namespace vod::client {
 
@@ -16,13 +17,6 @@ const char* const kForm =
   throw UriError("invalid URI '" + std::string(text) + "': " + why + kForm);
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 std::optional<std::string> percent_decode(std::string_view text) {
@@ -32,8 +26,8 @@ std::optional<std::string> percent_decode(std::string_view text) {
       out += text[i];
       continue;
     }
-    const int hi = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
-    const int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
+    const int hi = i + 2 < text.size() ? proto::hex_digit(text[i + 1]) : -1;
+    const int lo = i + 2 < text.size() ? proto::hex_digit(text[i + 2]) : -1;
     if (hi < 0 || lo < 0) return std::nullopt;
     out += static_cast<char>(hi * 16 + lo);
     i += 2;
@@ -54,6 +48,12 @@ std::string percent_encode(std::string_view name) {
     }
   }
   return out;
+}
+
+void add_token(proto::ConnectRequest& request, const Uri& uri) {
+  if (!uri.token) return;
+  request.auth_type = proto::AuthType::token_v1;
+  request.auth_token = *uri.token;
 }
 
 std::string Uri::to_string() const {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "decode_support.hpp"
+#include "vod/protocol/hex_text.hpp"
 
 namespace vod::proto {
 
@@ -66,20 +67,23 @@ std::string token_text(const std::array<std::uint8_t, kTokenSize>& bytes) {
   return s;
 }
 
-std::optional<std::array<std::uint8_t, kTokenSize>> parse_token_text(std::string_view text) {
-  if (text.size() != 2 * kTokenSize) return std::nullopt;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::array<std::uint8_t, kTokenSize> out{};
-  for (std::size_t i = 0; i < kTokenSize; ++i) {
-    const int hi = nibble(text[2 * i]), lo = nibble(text[2 * i + 1]);
+std::optional<std::vector<std::uint8_t>> parse_hex(std::string_view text) {
+  if (text.size() % 2) return std::nullopt;
+  std::vector<std::uint8_t> out(text.size() / 2);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const int hi = hex_digit(text[2 * i]), lo = hex_digit(text[2 * i + 1]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
   }
+  return out;
+}
+
+std::optional<std::array<std::uint8_t, kTokenSize>> parse_token_text(std::string_view text) {
+  if (text.size() != 2 * kTokenSize) return std::nullopt;
+  const auto bytes = parse_hex(text);
+  if (!bytes) return std::nullopt;
+  std::array<std::uint8_t, kTokenSize> out{};
+  std::copy(bytes->begin(), bytes->end(), out.begin());
   return out;
 }
 

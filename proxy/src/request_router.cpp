@@ -47,18 +47,13 @@ Plan page(std::string content_type, std::string body) {
   return p;
 }
 
-bool is_live(const proto::CatalogEntry& e) { return (e.flags & proto::kEntryLive) != 0; }
-
-// Where an entry is served: /movies/NAME, or /live/NAME for a live channel.
-std::string path_of(const proto::CatalogEntry& e) { return (is_live(e) ? "/live/" : "/movies/") + client::percent_encode(e.name); }
-
-std::string movie_url(const std::string& host, const proto::CatalogEntry& e) { return "http://" + host + path_of(e); }
+std::string movie_url(const std::string& host, const proto::CatalogEntry& e) { return "http://" + host + media_path(e); }
 
 Plan catalog_json(const proto::Catalog& c) {
   std::string b = "{\"generation\":" + std::to_string(c.generation) + ",\"movies\":[";
   for (std::size_t i = 0; i < c.entries.size(); ++i) {
     const auto& e = c.entries[i];
-    b += std::string(i ? "," : "") + "{\"name\":\"" + json_escape(e.name) + "\",\"url\":\"" + json_escape(path_of(e)) +
+    b += std::string(i ? "," : "") + "{\"name\":\"" + json_escape(e.name) + "\",\"url\":\"" + json_escape(media_path(e)) +
          "\",\"live\":" + (is_live(e) ? "true" : "false") + ",\"size\":" + std::to_string(e.size) + ",\"duration_us\":" + std::to_string(e.duration_us) +
          ",\"bitrate_bps\":" + std::to_string(e.bitrate_bps) + ",\"container\":\"" + json_escape(e.container) + "\",\"mime_type\":\"" +
          json_escape(e.mime_type) + "\",\"video_codec\":\"" + json_escape(e.video_codec) + "\",\"audio_codec\":\"" +

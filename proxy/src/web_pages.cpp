@@ -42,8 +42,6 @@ std::string content_type_of(const std::filesystem::path& p) {
   return "application/octet-stream";
 }
 
-bool is_live(const proto::CatalogEntry& e) { return (e.flags & proto::kEntryLive) != 0; }
-
 std::string format_size(std::uint64_t bytes) {
   char buf[32];
   if (bytes >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.1f GB", static_cast<double>(bytes) / 1e9);
@@ -61,7 +59,7 @@ mst::data describe(const proto::CatalogEntry& e, std::uint32_t generation) {
   d.set("name", e.name);
   d.set("watch_url", "/watch/" + path);
   d.set("poster_url", "/poster/" + path + g);
-  d.set("media_url", (is_live(e) ? "/live/" : "/movies/") + path);
+  d.set("media_url", media_path(e));
   if (is_live(e)) d.set("live", mst::data(true));
   // The facts line: duration · resolution · codecs, each where known.
   std::string facts = e.duration_us ? format_duration(e.duration_us) : "";
@@ -78,6 +76,10 @@ mst::data describe(const proto::CatalogEntry& e, std::uint32_t generation) {
 }
 
 }  // namespace
+
+bool is_live(const proto::CatalogEntry& e) noexcept { return (e.flags & proto::kEntryLive) != 0; }
+
+std::string media_path(const proto::CatalogEntry& e) { return (is_live(e) ? "/live/" : "/movies/") + client::percent_encode(e.name); }
 
 double thumbnail_fraction(std::optional<unsigned> strip_frame) {
   if (!strip_frame) return 0.1;
@@ -138,8 +140,7 @@ std::string WebPages::catalog_page(const proto::Catalog& catalog, const std::str
 std::string WebPages::watch_page(const proto::Catalog& catalog, const proto::CatalogEntry& e, const std::string& host,
                                  std::optional<double> start_seconds) const {
   mst::data d = describe(e, catalog.generation);
-  const std::string media_path = (is_live(e) ? "/live/" : "/movies/") + client::percent_encode(e.name);
-  d.set("absolute_url", "http://" + host + media_path);
+  d.set("absolute_url", "http://" + host + media_path(e));
   const bool has_media = !e.video_codec.empty() || !e.audio_codec.empty();
   if (!is_live(e) && e.container != "mpegts" && has_media) {
     d.set("playable", mst::data(true));

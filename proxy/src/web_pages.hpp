@@ -47,6 +47,10 @@ class WebPages {
   std::map<std::string, StaticFile> statics_;
 };
 
+bool is_live(const proto::CatalogEntry& e) noexcept;
+// Where an entry is served: /movies/NAME, or /live/NAME for a live channel (NAME percent-encoded).
+std::string media_path(const proto::CatalogEntry& e);
+
 // "1:02:03", "4:05", "0:00".
 std::string format_duration(std::uint64_t duration_us);
 

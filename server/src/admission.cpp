@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "auth/source_limits.hpp"
+#include "auth/client_address.hpp"
 
 namespace vod::server {
 
@@ -41,17 +41,15 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
     return refuse(proto::RejectCode::rate_limited, auth::address_text(s.peer) + " connects more than " + rate +
                                                        " times a second, the limit per address; try again in a second");
   }
-  if (s.revoked) {
-    std::optional<proto::AccessToken> token;
-    if (request->auth_type == proto::AuthType::token_v1)
-      if (auto t = proto::decode_access_token(request->auth_token)) token = *t;
-    if (auto why = s.revoked->revoked(token, s.peer)) return refuse(proto::RejectCode::unauthorized, *why);
-  }
+  Admit a;
+  if (request->auth_type == proto::AuthType::token_v1)
+    if (auto t = proto::decode_access_token(request->auth_token)) a.token = *t;
+  if (s.revoked)
+    if (auto why = s.revoked->revoked(a.token, s.peer)) return refuse(proto::RejectCode::unauthorized, *why);
   // The token first: a client without a valid one learns nothing, not even which names exist.
   if (s.auth)
     if (auto why = s.auth->refusal(*request, nullptr, s.now_unix, s.peer)) return refuse(proto::RejectCode::unauthorized, *why);
 
-  Admit a;
   switch (request->kind) {
     case proto::RequestKind::catalog_only:
       a.kind = Admit::Kind::catalog;
@@ -77,8 +75,8 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
         return refuse(proto::RejectCode::unsupported_kind,
                       "'" + e->name + (live ? "' is a movie, not a live channel: connect for a movie"
                                             : "' is a live channel: connect with kind live (rdma://host/live/" + e->name + ")"));
-      if (s.auth)
-        if (auto why = s.auth->refusal(*request, e, s.now_unix, s.peer)) return refuse(proto::RejectCode::unauthorized, *why);
+      if (s.auth)  // the token passed every other check above
+        if (auto why = auth::TokenAuthority::out_of_scope(*a.token, *e)) return refuse(proto::RejectCode::unauthorized, *why);
       a.kind = live ? Admit::Kind::live : Admit::Kind::movie;
       a.entry = static_cast<std::uint32_t>(e - entries.data());
       break;

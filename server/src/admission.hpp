@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -37,6 +38,7 @@ struct AdmissionState {
 struct Admit {
   enum class Kind { catalog, movie, live } kind = Kind::catalog;
   std::uint32_t entry = proto::kNoMovie;  // catalog entry of the movie or channel
+  std::optional<proto::AccessToken> token{};  // the request's token, when it carried one (verified when auth is on)
   bool operator==(const Admit&) const = default;
 };
 

@@ -29,18 +29,6 @@ std::string peer_of(rdma_cm_id* id) {
   return std::string(host) + ":" + std::to_string(ntohs(rdma_get_dst_port(id)));
 }
 
-// The peer's IP address as a bound token's MAC covers it (IPv4 as IPv4-mapped IPv6).
-proto::TokenAddress token_address(const sockaddr* sa) {
-  proto::TokenAddress a{};
-  if (sa->sa_family == AF_INET) {
-    a[10] = a[11] = 0xff;
-    std::memcpy(a.data() + 12, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, 4);
-  } else if (sa->sa_family == AF_INET6) {
-    std::memcpy(a.data(), &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, 16);
-  }
-  return a;
-}
-
 std::string seconds_since(std::chrono::steady_clock::time_point t) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   char buf[32];
@@ -210,16 +198,16 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
     return refuse(event, peer, proto::RejectCode::internal_error, "this server does not serve on device " + rdma::device_name(id->verbs));
   const CatalogRegistration& catalog = *current->second;
   AdmissionState state{catalog.catalog, clients(), config_.max_clients, draining_};
-  state.peer = token_address(rdma_get_peer_addr(id));
+  state.peer = auth::address_of(rdma_get_peer_addr(id));
   if (auth_) {
     state.auth = &*auth_;
     state.now_unix = static_cast<std::uint64_t>(std::time(nullptr));
   }
   if (revoked_) state.revoked = &*revoked_;
   state.over_connect_rate = !source_limits_.allow_connect(state.peer, std::chrono::steady_clock::now());
-  state.connect_rate = config_.connect_rate;
+  state.connect_rate = source_limits_.settings().connects_per_second;
   state.from_source = source_limits_.connections(state.peer);
-  state.max_per_source = config_.max_per_source;
+  state.max_per_source = source_limits_.settings().max_connections;
   const Admission decision = admit(event.private_data(), state);
   if (const auto* no = std::get_if<Refuse>(&decision)) {
     log::info("server", "connect from " + peer + ": " + std::to_string(event.private_data().size()) + " bytes of private data");
@@ -239,17 +227,14 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
     log::info("server", "accept " + peer + ": " + describe(yes, catalog.catalog) + ", read depth " + std::to_string(depth) + ", " +
                             std::to_string(clients()) + " connected");
     metrics_.count_accept("live");
-    grant(id, state.peer, event.private_data(), peer);
+    grant(id, state.peer, yes.token, peer);
     return;
   }
-  if (accept_vod(event, owned, yes, peer)) grant(id, state.peer, event.private_data(), peer);
+  if (accept_vod(event, owned, yes, peer)) grant(id, state.peer, yes.token, peer);
 }
 
-void VodServer::grant(rdma_cm_id* id, const proto::TokenAddress& address, proto::Bytes request, const std::string& peer) {
-  Grant g{address, std::nullopt, peer};
-  if (auto r = proto::decode_connect_request(request); r && r->auth_type == proto::AuthType::token_v1)
-    if (auto t = proto::decode_access_token(r->auth_token)) g.token = *t;
-  grants_[id] = std::move(g);
+void VodServer::grant(rdma_cm_id* id, const proto::TokenAddress& address, const std::optional<proto::AccessToken>& token, const std::string& peer) {
+  grants_[id] = Grant{address, token, peer};
   source_limits_.opened(address);
 }
 

@@ -57,7 +57,7 @@ class VodServer {
   void on_connect_request(rdma::CmEvent& event);
   // True when accepted (false: refused, the reason sent).
   bool accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& id, const Admit& admit, const std::string& peer);
-  void grant(rdma_cm_id* id, const proto::TokenAddress& address, proto::Bytes request, const std::string& peer);
+  void grant(rdma_cm_id* id, const proto::TokenAddress& address, const std::optional<proto::AccessToken>& token, const std::string& peer);
   void refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason);
   void rescan();
   void load_auth_keys();

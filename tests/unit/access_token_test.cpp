@@ -206,7 +206,7 @@ TEST(AdmissionWithAuth, NoTokenLearnsNothingAndScopesHold) {
   r.auth_type = proto::AuthType::token_v1;
   r.auth_token = proto::encode(t);
   r.selector = proto::name_hash("a.mp4");
-  EXPECT_EQ(std::get<Admit>(admit(proto::encode(r), s)), (Admit{Admit::Kind::movie, 0}));
+  EXPECT_EQ(std::get<Admit>(admit(proto::encode(r), s)), (Admit{Admit::Kind::movie, 0, t}));
   r.selector = proto::name_hash("b.ts");
   auto out = std::get<Refuse>(admit(proto::encode(r), s));
   EXPECT_EQ(out.code, proto::RejectCode::unauthorized);

@@ -1,31 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "auth/revocation_list.hpp"
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
-#include "auth/source_limits.hpp"
-#include "auth/token_authority.hpp"
+#include "auth/client_address.hpp"
+#include "auth/entry_file.hpp"
 
 namespace vod::server::auth {
 
 RevocationList RevocationList::load(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error("cannot read the revocation file " + file.string());
   RevocationList list;
-  std::string line;
-  for (unsigned number = 1; std::getline(in, line); ++number) {
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream fields(line);
-    std::string kind, value, extra;
-    if (!(fields >> kind)) continue;
-    const std::string where = file.string() + ":" + std::to_string(number) + ": ";
-    if (!(fields >> value) || (fields >> extra)) throw std::runtime_error(where + "expected 'key N', 'token HEX' or 'client ADDR'");
+  for_each_entry(file, "revocation file", [&](const std::vector<std::string>& f, const std::string& where) {
+    if (f.size() != 2) throw std::runtime_error(where + "expected 'key N', 'token HEX' or 'client ADDR'");
+    const std::string& kind = f[0];
+    const std::string& value = f[1];
     if (kind == "key") {
-      if (value.empty() || value.size() > 3 || value.find_first_not_of("0123456789") != std::string::npos || std::stoul(value) > 255)
-        throw std::runtime_error(where + "the key id '" + value + "' is not 0..255");
-      list.keys_.insert(static_cast<std::uint8_t>(std::stoul(value)));
+      const auto id = parse_key_id(value);
+      if (!id) throw std::runtime_error(where + "the key id '" + value + "' is not 0..255");
+      list.keys_.insert(*id);
     } else if (kind == "token") {
       const auto bytes = proto::parse_token_text(value);
       if (!bytes) throw std::runtime_error(where + "the token is not 64 hex digits");
@@ -39,7 +31,7 @@ RevocationList RevocationList::load(const std::filesystem::path& file) {
     } else {
       throw std::runtime_error(where + "unknown entry '" + kind + "' (key, token or client)");
     }
-  }
+  });
   return list;
 }
 

@@ -6,10 +6,12 @@
 // full bucket and no connection are forgotten first.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <map>
 
+#include "auth/client_address.hpp"
 #include "udp/token_bucket.hpp"
 #include "vod/protocol/access_token.hpp"
 
@@ -40,13 +42,12 @@ class SourceLimits {
     udp::TokenBucket bucket;
     unsigned connections = 0;
   };
+  Source& source(const proto::TokenAddress& address, Clock::time_point now);  // found, or added
   void make_room(Clock::time_point now);
+  double burst() const noexcept { return std::max(1.0, settings_.connect_burst); }
 
   SourceLimitSettings settings_;
   std::map<proto::TokenAddress, Source> sources_;
 };
-
-// "192.0.2.7" or "2001:db8::1" for an address as 16 bytes.
-std::string address_text(const proto::TokenAddress& a);
 
 }  // namespace vod::server::auth

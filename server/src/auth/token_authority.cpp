@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "auth/token_authority.hpp"
 
-#include <arpa/inet.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -9,10 +8,10 @@
 
 #include <cstring>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
+#include "auth/entry_file.hpp"
+#include "vod/protocol/hex_text.hpp"
 #include "vod/protocol/name_hash.hpp"
 
 namespace vod::server::auth {
@@ -21,23 +20,6 @@ namespace {
 
 // Domain separation: these MACs are never valid as anything else made with the same secret.
 constexpr std::string_view kDomain = "rdma-vod access token v1";
-
-std::optional<std::vector<std::uint8_t>> from_hex(std::string_view text) {
-  if (text.size() % 2) return std::nullopt;
-  std::vector<std::uint8_t> out;
-  for (std::size_t i = 0; i < text.size(); i += 2) {
-    unsigned v = 0;
-    for (char c : text.substr(i, 2)) {
-      v <<= 4;
-      if (c >= '0' && c <= '9') v |= static_cast<unsigned>(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= static_cast<unsigned>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= static_cast<unsigned>(c - 'A' + 10);
-      else return std::nullopt;
-    }
-    out.push_back(static_cast<std::uint8_t>(v));
-  }
-  return out;
-}
 
 std::string utc(std::uint32_t t) {
   const std::time_t tt = t;
@@ -83,27 +65,18 @@ TokenAuthority::TokenAuthority(std::map<std::uint8_t, std::vector<std::uint8_t>>
 }
 
 TokenAuthority TokenAuthority::load(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error("cannot read the auth secret file " + file.string());
   std::map<std::uint8_t, std::vector<std::uint8_t>> keys;
-  std::string line;
-  for (unsigned number = 1; std::getline(in, line); ++number) {
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream fields(line);
-    std::string id_text, hex, extra;
-    if (!(fields >> id_text)) continue;
-    const std::string where = file.string() + ":" + std::to_string(number) + ": ";
-    if (!(fields >> hex) || (fields >> extra)) throw std::runtime_error(where + "expected 'ID HEX' (a key id 0..255 and its secret in hex)");
-    if (id_text.find_first_not_of("0123456789") != std::string::npos || id_text.size() > 3 || std::stoul(id_text) > 255)
-      throw std::runtime_error(where + "the key id '" + id_text + "' is not 0..255");
-    const auto id = static_cast<std::uint8_t>(std::stoul(id_text));
-    const auto secret = from_hex(hex);
+  for_each_entry(file, "auth secret file", [&](const std::vector<std::string>& f, const std::string& where) {
+    if (f.size() != 2) throw std::runtime_error(where + "expected 'ID HEX' (a key id 0..255 and its secret in hex)");
+    const auto id = parse_key_id(f[0]);
+    if (!id) throw std::runtime_error(where + "the key id '" + f[0] + "' is not 0..255");
+    const auto secret = proto::parse_hex(f[1]);
     if (!secret) throw std::runtime_error(where + "the secret is not hex digits");
     if (secret->size() < kMinSecretBytes)
       throw std::runtime_error(where + "the secret has " + std::to_string(secret->size()) + " bytes; at least " + std::to_string(kMinSecretBytes) +
                                " are needed (openssl rand -hex 32)");
-    if (!keys.emplace(id, *secret).second) throw std::runtime_error(where + "key id " + id_text + " appears twice");
-  }
+    if (!keys.emplace(*id, *secret).second) throw std::runtime_error(where + "key id " + f[0] + " appears twice");
+  });
   if (keys.empty()) throw std::runtime_error(file.string() + ": no keys (one 'ID HEX' line per key)");
   return TokenAuthority(std::move(keys));
 }
@@ -161,24 +134,12 @@ std::optional<std::string> TokenAuthority::refusal(const proto::ConnectRequest& 
     return "bad token: forged or corrupted (its MAC does not verify under key " + std::to_string(t.key_id) + ")";
   }
   if (now >= t.expires) return "expired token: it expired at " + utc(t.expires) + ", " + std::to_string(now - t.expires) + " s ago";
-  if (entry && !in_scope(t, *entry)) return std::string("out of scope: the token grants ") + scope_name(t.scope) + ", not '" + entry->name + "'";
-  return std::nullopt;
+  return entry ? out_of_scope(t, *entry) : std::nullopt;
 }
 
-std::optional<proto::TokenAddress> parse_address(const std::string& text) {
-  proto::TokenAddress a{};
-  in_addr v4{};
-  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
-    a[10] = a[11] = 0xff;  // ::ffff:a.b.c.d
-    std::memcpy(a.data() + 12, &v4, 4);
-    return a;
-  }
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
-    std::memcpy(a.data(), &v6, 16);
-    return a;
-  }
-  return std::nullopt;
+std::optional<std::string> TokenAuthority::out_of_scope(const proto::AccessToken& t, const proto::CatalogEntry& entry) {
+  if (in_scope(t, entry)) return std::nullopt;
+  return std::string("out of scope: the token grants ") + scope_name(t.scope) + ", not '" + entry.name + "'";
 }
 
 std::uint32_t parse_duration(const std::string& text) {

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "auth/client_address.hpp"
 #include "vod/protocol/access_token.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/private_data.hpp"
@@ -44,15 +45,15 @@ class TokenAuthority {
   // address, expired, or out of scope.
   std::optional<std::string> refusal(const proto::ConnectRequest& request, const proto::CatalogEntry* entry, std::uint64_t now_unix,
                                      const proto::TokenAddress& peer) const;
+  // The last of those checks alone, for a token that already passed the others: nullopt when it
+  // grants `entry`.
+  static std::optional<std::string> out_of_scope(const proto::AccessToken& token, const proto::CatalogEntry& entry);
 
  private:
   std::array<std::uint8_t, proto::kTokenMacSize> mac(const proto::AccessToken& t, const proto::TokenAddress* address) const;
 
   std::map<std::uint8_t, std::vector<std::uint8_t>> keys_;
 };
-
-// "192.0.2.1", "::1", "2001:db8::1" -> 16 bytes; nullopt when not an IP address.
-std::optional<proto::TokenAddress> parse_address(const std::string& text);
 
 // "2h", "90m", "30s", "1d", or plain seconds; throws std::invalid_argument.
 std::uint32_t parse_duration(const std::string& text);

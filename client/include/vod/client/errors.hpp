@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "vod/protocol/private_data.hpp"
+
 namespace vod::client {
 
 enum class ErrorKind {
@@ -20,6 +22,9 @@ enum class ErrorKind {
 };
 
 const char* to_string(ErrorKind k) noexcept;
+
+// The kind of error a server's reject code means for the client.
+ErrorKind kind_of(proto::RejectCode code) noexcept;
 
 class ClientError : public std::runtime_error {
  public:

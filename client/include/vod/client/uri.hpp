@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "vod/protocol/private_data.hpp"
+
 namespace vod::client {
 
 inline constexpr std::uint16_t kDefaultPort = 7470;
@@ -33,6 +35,9 @@ class UriError : public std::invalid_argument {
 
 // Throws UriError saying what is wrong and what a valid URI looks like.
 Uri parse_uri(std::string_view text);
+
+// Puts the URI's access token, if it has one, into a connect request.
+void add_token(proto::ConnectRequest& request, const Uri& uri);
 
 // Percent-decodes a URI path segment; nullopt when a '%' is not followed by two hex digits.
 std::optional<std::string> percent_decode(std::string_view text);
