@@ -20,7 +20,7 @@ hz=$(getconf CLK_TCK)
 case $mode in
   full) sizes="65536 262144 1048576"; ib_secs=5; sweep_n="1 10 25 50 100"; run_secs=20; jump=5; scale_n="1 100 500 1000"; max_probe="20 25 30 35 40" ;;
   quick) sizes="262144"; ib_secs=3; sweep_n="1 10 25"; run_secs=10; jump=3; scale_n="1 100"; max_probe="" ;;
-  smoke) sizes="262144"; ib_secs=1; sweep_n="1 2"; run_secs=3; jump=1; scale_n="1 5"; max_probe="" ;;
+  smoke) sizes="262144"; ib_secs=1; sweep_n="2"; run_secs=3; jump=1; scale_n="1 5"; max_probe="" ;;
   *) echo "mode must be full, quick or smoke" >&2; exit 2 ;;
 esac
 movie=${4:-$(cd "$media" && ls test-1080p-*.ts | head -n 1)}
@@ -122,6 +122,8 @@ live_ts=${VOD_LIVE_TS:-$media/live.ts}
 [[ -f $live_ts ]] && "$(dirname "${BASH_SOURCE[0]}")/live-benchmarks.sh" "$mode" "$live_ts" "$out"
 # Write-Record: server CPU for HD streams against VLC's RTP output and nginx, loss recovery, buffering.
 "$(dirname "${BASH_SOURCE[0]}")/udp-benchmarks.sh" "$mode" "$media" "$movie" "$([[ -f $live_ts ]] && echo "$live_ts" || echo "$media/$movie")" "$out"
+# Access control: connects per second and startup with and without tokens and memory windows.
+"$(dirname "${BASH_SOURCE[0]}")/auth-benchmarks.sh" "$mode" "$media" "$movie" "$out"
 # vod-mount: sequential reads and first frame through the file system, against get, proxy and nginx.
 "$(dirname "${BASH_SOURCE[0]}")/mount-benchmarks.sh" "$mode" "$media" "$movie" "$out"
 echo "results in $out"

@@ -165,6 +165,8 @@ $("$(dirname "${BASH_SOURCE[0]}")/udp-report.sh" "$in")
 
 $("$(dirname "${BASH_SOURCE[0]}")/mount-report.sh" "$in")
 
+$("$(dirname "${BASH_SOURCE[0]}")/auth-report.sh" "$in")
+
 ## Raw numbers
 
 results.tsv:

@@ -140,7 +140,7 @@ void LiveSession::connect() {
   auto decoded = proto::decode_catalog(std::span<const std::uint8_t>(memory_.data(), catalog.length));
   if (!decoded) throw ClientError(ErrorKind::protocol_error, "the catalog of " + server() + " does not decode: " + decoded.error().message);
   if (accept_.movie_index >= decoded->entries.size() || decoded->entries[accept_.movie_index].name != *uri_.movie ||
-      !(decoded->entries[accept_.movie_index].flags & proto::kEntryLive) || decoded->entries[accept_.movie_index].movie != accept_.movie)
+      !(decoded->entries[accept_.movie_index].flags & proto::kEntryLive) || !decoded->entries[accept_.movie_index].movie.same_bytes(accept_.movie))
     throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + *uri_.movie + "' with descriptors its catalog does not list as a live channel");
   channel_ = decoded->entries[accept_.movie_index];
 

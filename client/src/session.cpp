@@ -178,11 +178,16 @@ void Session::connect() {
     if (!found) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' on " + server() + "; it has: " + list_names(catalog_));
   } else {
     if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name ||
-        catalog_.entries[accept_.movie_index].movie != accept_.movie)
+        !catalog_.entries[accept_.movie_index].movie.same_bytes(accept_.movie) ||
+        !catalog_.entries[accept_.movie_index].index.same_bytes(accept_.index))
       throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + name + "' with descriptors its catalog does not list");
     found = &catalog_.entries[accept_.movie_index];
   }
-  const proto::CatalogEntry& entry = *found;
+  proto::CatalogEntry entry = *found;
+  if (options_.transport == Transport::rdma) {  // the rkeys of this connection (its windows, when the server binds them)
+    entry.movie = accept_.movie;
+    entry.index = accept_.index;
+  }
   if (entry.flags & proto::kEntryLive)
     throw ClientError(ErrorKind::usage, "'" + name + "' is a live channel: use rdma://" + uri_.host + "/live/" + percent_encode(name));
   if (movie_ && movie_->size != entry.size)
@@ -248,6 +253,7 @@ void Session::reconnect(const std::string& why) {
 void Session::switch_movie(const std::string& name) {
   const proto::CatalogEntry* entry = catalog_.find(name);
   if (!entry) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' in the catalog of " + server() + "; it has: " + list_names(catalog_));
+  if ((entry->flags & proto::kEntryWindowed) && options_.transport == Transport::rdma) return switch_by_connecting(name);
   movie_ = *entry;
   uri_.movie = name;
   if (udp_) udp_->set_movie(proto::name_hash(entry->name), catalog_.generation);
@@ -256,6 +262,32 @@ void Session::switch_movie(const std::string& name) {
     load_index();
   } catch (const ConnectionLost& e) {
     reconnect(e.what());  // connect() loads the new movie's index
+  }
+}
+
+void Session::switch_by_connecting(const std::string& name) {
+  // The server binds memory windows per connection and its catalog lists no rkeys: the other movie
+  // comes with a connection of its own (same token), made before the current one is let go. A
+  // refusal (a token that does not cover the movie, say) leaves the current movie as it was.
+  const auto saved_movie = movie_;
+  const auto saved_name = uri_.movie;
+  const auto saved_index = index_;
+  const auto movie_region = engine_.region(Region::movie), index_region = engine_.region(Region::index);
+  const rdma::ClientEndpoint* before = endpoint_.get();
+  movie_.reset();
+  uri_.movie = name;
+  try {
+    connect();
+  } catch (const ClientError&) {
+    if (endpoint_.get() != before || !endpoint_) throw;  // the new connection was made and then failed: nothing to go back to
+    movie_ = saved_movie;
+    uri_.movie = saved_name;
+    index_ = saved_index;
+    engine_.set_region(Region::movie, movie_region);
+    engine_.set_region(Region::index, index_region);
+    throw;
+  } catch (const ConnectionLost& e) {
+    reconnect(e.what());
   }
 }
 

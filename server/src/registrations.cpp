@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "registrations.hpp"
 
 #include <algorithm>
@@ -5,13 +6,31 @@
 #include <cstring>
 
 #include "vod/log.hpp"
+#include "vod/rdma/error.hpp"
 
 namespace vod::server {
 
-Device::Device(ibv_context* ctx, std::uint8_t port)
-    : context(ctx), limits(rdma::query_limits(ctx, port)), pd(rdma::alloc_pd(ctx)), cq(rdma::create_cq(ctx, 16, nullptr)) {}
+Device::Device(ibv_context* ctx, std::uint8_t port, bool use_windows)
+    : context(ctx), limits(rdma::query_limits(ctx, port)), windows(use_windows), pd(rdma::alloc_pd(ctx)) {
+  if (windows) {
+    channel = rdma::create_completion_channel(ctx);
+    // One completion per client between its connect request and its accept: binds take
+    // microseconds, so this bounds how many may be binding at once (more wait for a retry).
+    cq_entries = static_cast<int>(std::min<std::uint32_t>(limits.max_cqe ? limits.max_cqe : 1024, 1024));
+    cq = rdma::create_cq(ctx, cq_entries, channel.get());
+    if (int err = ibv_req_notify_cq(cq.get(), 0)) rdma::throw_error("ibv_req_notify_cq", err, limits.name, "arming the window CQ");
+  } else {
+    cq = rdma::create_cq(ctx, 16, nullptr);
+  }
+}
 
 namespace {
+std::string hex_rkey(std::uint32_t rkey) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", rkey);
+  return buf;
+}
+
 proto::RegionDescriptor describe(const ibv_mr* mr, std::uint64_t length) {
   if (length == 0) return {};  // an empty region is all zeros on the wire
   return {reinterpret_cast<std::uint64_t>(mr->addr), length, mr->rkey};
@@ -71,27 +90,39 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
       m = std::make_shared<MovieRegistration>();
       m->device = device;
       m->movie = movie;
-      // REMOTE_READ only, and exactly the bytes the catalog advertises (the device enforces the
-      // registered length byte for byte; the mapping's slack past the end stays unreachable). An
-      // empty movie registers one byte that no descriptor names.
+      // REMOTE_READ only (or, with windows, binding only: reads go through a window), and exactly
+      // the bytes the catalog advertises (the device enforces the registered length byte for byte;
+      // the mapping's slack past the end stays unreachable). An empty movie registers one byte
+      // that no descriptor names.
       m->movie_mr = rdma::register_memory(device->pd.get(), movie->bytes.data(), std::max<std::size_t>(movie->bytes.length(), 1),
-                                          IBV_ACCESS_REMOTE_READ, "movie " + movie->name);
+                                          device->region_access(), "movie " + movie->name);
       m->index_mr = rdma::register_memory(device->pd.get(), movie->index_bytes.data(), std::max<std::size_t>(movie->index_bytes.length(), 1),
-                                          IBV_ACCESS_REMOTE_READ, "keyframe index of " + movie->name);
+                                          device->region_access(), "keyframe index of " + movie->name);
       device->movies[movie.get()] = m;
       ++fresh;
+      // For the operator's eyes only (debug level): with windows, no client ever learns this rkey.
+      log::debug("server", "registered movie " + movie->name + " on " + device->limits.name + ": " + std::to_string(movie->size()) +
+                               " bytes, lkey " + hex_rkey(m->movie_mr->lkey) + " rkey " + hex_rkey(m->movie_mr->rkey) + (device->windows ? " (window binding only)" : " (remote read)"));
     }
     reg->catalog.entries.push_back(catalog_entry(*movie, m->movie_region(), m->index_region()));
     reg->movies.push_back(std::move(m));
   }
   for (const auto& e : extra) reg->catalog.entries.push_back(e);
+  // With windows the shared catalog must not publish rkeys that would bypass them: a client
+  // connects for each movie (or channel) and gets rkeys of its own in the accept.
+  if (device->windows)
+    for (auto& e : reg->catalog.entries) {
+      e.movie.rkey = 0;
+      e.index.rkey = 0;
+      e.flags |= proto::kEntryWindowed;
+    }
   // Drop cache entries of movies no generation uses any more.
   std::erase_if(device->movies, [](const auto& kv) { return kv.second.expired(); });
 
   const auto bytes = proto::encode_catalog(reg->catalog);
   reg->bytes = HostBuffer(bytes.size());
   std::memcpy(reg->bytes.data(), bytes.data(), bytes.size());
-  reg->mr = rdma::register_memory(device->pd.get(), reg->bytes.data(), reg->bytes.length(), IBV_ACCESS_REMOTE_READ,
+  reg->mr = rdma::register_memory(device->pd.get(), reg->bytes.data(), reg->bytes.length(), device->region_access(),
                                   "catalog generation " + std::to_string(library.generation));
   log::info("server", "registered generation " + std::to_string(library.generation) + " on " + device->limits.name + ": " +
                           std::to_string(reg->movies.size()) + " movies (" + std::to_string(fresh) + " newly registered) in " +

@@ -13,6 +13,7 @@
 
 #include "host_buffer.hpp"
 #include "movie_library.hpp"
+#include "windows/rkey_history.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/rdma/device.hpp"
@@ -25,12 +26,22 @@ struct MovieRegistration;
 struct Device {
   ibv_context* context = nullptr;  // owned by librdmacm (rdma_get_devices)
   rdma::DeviceLimits limits;
+  // Memory windows per connection (windows/connection_windows.hpp): the regions are registered for
+  // binding only, the catalog lists no rkeys, and each VoD or catalog client gets windows on its QP.
+  bool windows = false;
   rdma::ProtectionDomain pd;
-  rdma::CompletionQueue cq;  // shared by every QP on this device; nothing is ever posted to it
+  rdma::CompletionChannel channel;  // with windows: wakes the server when binds complete
+  // Shared by every VoD QP on this device. Without windows nothing is ever posted to it; with them,
+  // the one signalled window bind per connecting client (windows::bind_wr_id tags).
+  rdma::CompletionQueue cq;
+  int cq_entries = 0;
+  windows::RkeyHistory rkeys;  // window rkeys handed out lately, never handed out again soon
   // Registrations still alive for some generation, so a rescan reuses them.
   std::map<const LoadedMovie*, std::weak_ptr<MovieRegistration>> movies;
 
-  Device(ibv_context* ctx, std::uint8_t port);
+  Device(ibv_context* ctx, std::uint8_t port, bool use_windows);
+  // The access the shared regions are registered with: remote Read, or window binding only.
+  int region_access() const noexcept { return windows ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_READ; }
 };
 
 struct MovieRegistration {

@@ -27,6 +27,8 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("device", po::value(&c.device)->default_value(c.device), "serve only on this RDMA device (e.g. mlx5_0, rxe0); empty = all")
       ("auth-secret", po::value(&c.auth_secret), "FILE of 'ID HEX' keys: every connection needs an access token made with one (vod-token); "
                                                 "SIGHUP re-reads it (docs/security.md)")
+      ("no-memory-windows", po::bool_switch(&c.no_memory_windows), "with --auth-secret: hand out the shared regions' rkeys instead of a memory window "
+                                                                   "per connection bound to its QP (weaker: docs/security.md)")
       ("revoked", po::value(&c.revoked), "FILE of 'key N', 'token HEX' and 'client ADDR' lines: refused, and disconnected when SIGHUP re-reads it")
       ("connect-rate", po::value(&c.connect_rate)->default_value(c.connect_rate), "connect requests per second one client address may make (0: no limit); "
                                                                                  "more are rejected as 'rate limited'")

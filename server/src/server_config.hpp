@@ -25,6 +25,9 @@ struct ServerConfig {
   std::uint16_t metrics_port = 0;          // Prometheus /metrics over HTTP; 0: off
   std::string metrics_bind = "127.0.0.1";  // where /metrics listens, when on
   std::string auth_secret;                 // keys file: every connect needs a token (docs/security.md); empty: off
+  // With --auth-secret: bind a memory window per connection on devices that have type-2 windows
+  // (docs/security.md). This turns that off: the shared MRs' rkeys, a documented weaker mode.
+  bool no_memory_windows = false;
   std::string revoked;                     // revocation file (keys, tokens, clients), re-read on SIGHUP; empty: none
   double connect_rate = 0;                 // RDMA connects per second per client address; 0: no limit
   double connect_burst = 10;               // connects an idle address may make at once

@@ -164,7 +164,19 @@ void VodServer::open_devices() {
     names += (names.empty() ? "" : ", ") + name;
     if (!config_.device.empty() && name != config_.device) continue;
     const std::uint8_t port = listener_->id()->port_num ? listener_->id()->port_num : 1;
-    auto device = std::make_shared<Device>(ctx, port);
+    // Windows go with authorization: they bound what a token grants to the client's own QP.
+    const bool want_windows = !config_.auth_secret.empty() && !config_.no_memory_windows;
+    const rdma::DeviceLimits limits = rdma::query_limits(ctx, port);
+    const bool windows = want_windows && limits.type2_windows && !limits.iwarp;
+    if (want_windows && !windows)
+      log::warn("auth", "device " + name + (limits.iwarp ? " is iWARP (its QPs reach RTS inside the accept, too late to bind a window first)"
+                                                          : " has no type-2 memory windows") +
+                            ": serving the shared regions' rkeys instead, the weaker mode: a client that learns an rkey can read that region "
+                            "from any connection until the server restarts (docs/security.md)");
+    if (want_windows && windows) log::info("auth", "device " + name + ": a memory window per connection, bound to its QP (max_mw " + std::to_string(limits.max_mw) + ")");
+    if (!want_windows && !config_.auth_secret.empty())
+      log::warn("auth", "--no-memory-windows: serving the shared regions' rkeys, the weaker mode (docs/security.md)");
+    auto device = std::make_shared<Device>(ctx, port, windows);
     device_ports_[ctx] = port;
     log::info("server", "device " + name + (device->limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " +
                             std::to_string(device->limits.max_qp_rd_atom) + ", max_msg_size " + std::to_string(device->limits.max_msg_size) +
@@ -246,6 +258,16 @@ bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
   proto::AcceptData accept = current->accept_for(admit.kind == Admit::Kind::movie ? admit.entry : proto::kNoMovie);
   const std::uint8_t depth = rdma::server_responder_resources(device.limits, event.conn().responder_resources);
   accept.granted_read_depth = depth;
+  if (device.windows) {
+    try {
+      bind_windows(owned, admit, accept, depth, peer);
+    } catch (const std::exception& e) {  // the QP and windows (if any) are gone again; the id is still ours
+      log::error("server", "cannot bind memory windows for " + peer + ": " + e.what());
+      refuse(event, peer, proto::RejectCode::internal_error, "the server could not set up the connection");
+      return false;
+    }
+    return true;
+  }
   try {
     ibv_qp_init_attr attr{};
     attr.send_cq = device.cq.get();
@@ -271,6 +293,116 @@ bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
                           std::to_string(clients()) + " connected");
   metrics_.count_accept(admit.kind == Admit::Kind::movie ? "movie" : "catalog");
   return true;
+}
+
+void VodServer::bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto::AcceptData accept, std::uint8_t depth, const std::string& peer) {
+  rdma_cm_id* id = owned.get();
+  const auto& current = current_.at(id->verbs);
+  Device& device = *current->device;
+  if (binding_.size() >= static_cast<std::size_t>(device.cq_entries))
+    throw std::runtime_error(std::to_string(binding_.size()) + " clients are binding windows already");
+  ibv_qp_init_attr attr{};
+  attr.send_cq = device.cq.get();
+  attr.recv_cq = device.cq.get();
+  attr.qp_type = IBV_QPT_RC;
+  attr.cap.max_send_wr = 4;  // the binds: catalog, movie, index
+  attr.cap.max_recv_wr = 1;
+  attr.cap.max_send_sge = 1;
+  attr.cap.max_recv_sge = 1;
+  Connection c{current, nullptr, {}, peer, describe(admit, current->catalog), admit.kind == Admit::Kind::movie ? "movie" : "catalog",
+               admit.kind == Admit::Kind::movie ? current->catalog.entries.at(admit.entry).name : std::string(), std::chrono::steady_clock::now()};
+  c.own_qp = rdma::create_qp(device.pd.get(), attr);
+  rdma::bring_up_passive_qp(id, c.own_qp.get(), depth);
+  // Exactly what this client was granted: the catalog, and its movie with its index.
+  std::vector<windows::WindowSpan> spans{{current->mr.get(), accept.catalog}};
+  if (admit.kind == Admit::Kind::movie) {
+    const MovieRegistration& m = *current->movies.at(admit.entry);
+    spans.push_back({m.movie_mr.get(), accept.movie});
+    spans.push_back({m.index_mr.get(), accept.index});
+  }
+  c.serial = ++next_serial_;
+  const auto regions = c.windows.bind(device.pd.get(), c.own_qp.get(), spans, windows::bind_wr_id(c.serial), device.rkeys);
+  accept.catalog = regions[0];
+  if (regions.size() == 3) {
+    accept.movie = regions[1];
+    accept.index = regions[2];
+  }
+  c.state = Connection::State::binding;
+  c.depth = depth;
+  c.accept_data = proto::encode(accept);
+  c.id = std::move(owned);
+  binding_[c.serial] = id;
+  connections_.emplace(id, std::move(c));
+}
+
+void VodServer::on_window_completions(Device& device) {
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  while (ibv_get_cq_event(device.channel.get(), &cq, &context) == 0) ibv_ack_cq_events(cq, 1);
+  if (int err = ibv_req_notify_cq(device.cq.get(), 0)) log::error("server", std::string("ibv_req_notify_cq: ") + std::strerror(err));
+  ibv_wc wc[16];
+  int n = 0;
+  while ((n = ibv_poll_cq(device.cq.get(), 16, wc)) > 0) {
+    for (int i = 0; i < n; ++i) {
+      if ((wc[i].wr_id & ~windows::kSerialMask) != windows::kBindTag) {
+        log::warn("server", "unexpected completion on the window CQ (wr_id " + std::to_string(wc[i].wr_id) + ")");
+        continue;
+      }
+      auto b = binding_.find(wc[i].wr_id & windows::kSerialMask);
+      if (b == binding_.end()) continue;  // that client gave up meanwhile
+      rdma_cm_id* id = b->second;
+      binding_.erase(b);
+      auto it = connections_.find(id);
+      if (it == connections_.end() || it->second.state != Connection::State::binding) continue;
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        drop_binding(id, std::string("binding its memory windows failed: ") + ibv_wc_status_str(wc[i].status));
+        continue;
+      }
+      finish_accept(it->second);
+    }
+  }
+  if (n < 0) log::error("server", "ibv_poll_cq failed on the window CQ of " + device.limits.name);
+}
+
+void VodServer::finish_accept(Connection& c) {
+  rdma_cm_id* id = c.id.get();
+  try {
+    rdma::accept_with_qp(id, c.own_qp.get(), c.accept_data, c.depth);
+  } catch (const std::exception& e) {
+    return drop_binding(id, e.what());
+  }
+  c.state = Connection::State::accepted;
+  c.accept_data.clear();
+  const auto bind_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - c.since).count();
+  log::info("server", "accept " + c.peer + ": " + c.what + ", generation " + std::to_string(c.catalog->catalog.generation) + ", read depth " +
+                          std::to_string(c.depth) + ", " + std::to_string(c.windows.size()) + " memory windows bound in " + std::to_string(bind_us) +
+                          " us, " + std::to_string(clients()) + " connected");
+  metrics_.count_accept(c.kind);
+}
+
+void VodServer::drop_binding(rdma_cm_id* id, const std::string& why) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  log::error("server", "cannot set up the connection from " + it->second.peer + ": " + why);
+  metrics_.count_reject(proto::RejectCode::internal_error);
+  const auto data = proto::encode(proto::RejectData{proto::RejectCode::internal_error, proto::kMinProtocolVersion, proto::kProtocolVersion,
+                                                    "the server could not set up the connection"});
+  rdma::reject(id, data);
+  binding_.erase(it->second.serial);
+  if (auto g = grants_.find(id); g != grants_.end()) {
+    source_limits_.closed(g->second.address);
+    grants_.erase(g);
+  }
+  connections_.erase(it);  // windows, QP, then the id
+}
+
+void VodServer::cut_off(rdma_cm_id* id) {
+  auto it = connections_.find(id);
+  if (it != connections_.end() && it->second.own_qp) {
+    it->second.windows.invalidate();  // their rkeys fail from now on, before any message
+    rdma::move_to_error(it->second.own_qp.get());
+  }
+  rdma_disconnect(id);  // an rdma_cm QP goes to error here; its DISCONNECTED event releases the rest
 }
 
 void VodServer::handle(rdma::CmEvent& event) {
@@ -309,6 +441,7 @@ void VodServer::handle(rdma::CmEvent& event) {
     case RDMA_CM_EVENT_TIMEWAIT_EXIT: {
       auto it = connections_.find(id);
       if (it == connections_.end()) return;
+      binding_.erase(it->second.serial);
       log::info("server", "disconnect " + it->second.peer + ": " + it->second.what + " after " + seconds_since(it->second.since) + " (" +
                               event.type_name() + "), " + std::to_string(clients() - 1) + " connected");
       Connection gone = std::move(it->second);
@@ -346,7 +479,7 @@ void VodServer::cut_off_revoked() {
     const auto why = revoked_->revoked(g.token, g.address);
     if (!why) continue;
     log::warn("auth", "disconnecting " + g.peer + ": " + *why);
-    rdma_disconnect(id);  // its DISCONNECTED event releases the QP (and with it the client's access)
+    cut_off(id);
   }
 }
 
@@ -407,7 +540,7 @@ int VodServer::run() {
       if (clients() == 0) break;
       if (std::chrono::steady_clock::now() >= drain_deadline_) {
         log::info("server", "drain time is up: disconnecting " + std::to_string(clients()) + " client(s)");
-        for (auto& [id, c] : connections_) rdma_disconnect(id);
+        for (auto& [id, c] : connections_) cut_off(id);
         connections_.clear();
         live_.disconnect_all();
         break;
@@ -417,6 +550,14 @@ int VodServer::run() {
     // also the records' eventfd and the CQ.
     std::vector<pollfd> fds{{listener_ ? listener_->events().fd() : -1, POLLIN, 0}, {signal_fd_, POLLIN, 0},
                             {udp_ ? udp_->socket_fd() : -1, POLLIN, 0}, {udp_ ? udp_->timer_fd() : -1, POLLIN, 0}};
+    // Then the window CQs of the devices that bind windows.
+    std::vector<Device*> window_devices;
+    for (auto& [ctx, device] : devices_)
+      if (device->windows) {
+        fds.push_back({device->channel->fd, POLLIN, 0});
+        window_devices.push_back(device.get());
+      }
+    const std::size_t live_at = fds.size();
     if (!live_.empty()) {
       fds.push_back({live_.wake_fd(), POLLIN, 0});
       for (int fd : live_.completion_fds()) fds.push_back({fd, POLLIN, 0});
@@ -445,10 +586,17 @@ int VodServer::run() {
     if (fds[2].revents & POLLIN) udp_->on_readable();
     if (fds[3].revents & POLLIN) udp_->on_timer();
     if (metrics_endpoint_ && udp_ && (fds[2].revents | fds[3].revents) & POLLIN) metrics_.set_udp(udp_->stats());
-    if (fds.size() > 4) {
-      if (fds[4].revents & POLLIN) live_.on_wake();
+    bool window_events = false;
+    for (std::size_t i = 0; i < window_devices.size(); ++i)
+      if (fds[4 + i].revents & POLLIN) {
+        on_window_completions(*window_devices[i]);
+        window_events = true;
+      }
+    if (window_events && metrics_endpoint_) update_connection_metrics();
+    if (fds.size() > live_at) {
+      if (fds[live_at].revents & POLLIN) live_.on_wake();
       bool completions = false;
-      for (std::size_t i = 5; i < fds.size(); ++i) completions = completions || (fds[i].revents & POLLIN);
+      for (std::size_t i = live_at + 1; i < fds.size(); ++i) completions = completions || (fds[i].revents & POLLIN);
       if (completions) live_.on_completions();
     }
   }

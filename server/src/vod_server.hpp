@@ -23,6 +23,7 @@
 #include "metrics/metrics_endpoint.hpp"
 #include "metrics/server_metrics.hpp"
 #include "udp/udp_service.hpp"
+#include "windows/connection_windows.hpp"
 #include "movie_library.hpp"
 #include "registrations.hpp"
 #include "service/service_notifier.hpp"
@@ -40,15 +41,27 @@ class VodServer {
   int run();
 
  private:
+  // A VoD or catalog client. Without windows it is accepted at once (state accepted, an rdma_cm
+  // QP). With windows: binding (its own QP in RTS, the binds posted, the accept waiting for their
+  // completion, tagged with `serial`), then accepted; the windows go before the QP at the end.
   struct Connection {
+    enum class State { binding, accepted };
     std::shared_ptr<CatalogRegistration> catalog;  // first: released after the QP and the id
     rdma::CmIdHandle id;
-    rdma::QueuePair qp;
+    rdma::QueuePair qp;  // without windows
     std::string peer;
     std::string what;  // "movie 'x'" or "catalog"
     std::string kind;  // for metrics: "movie" or "catalog"
     std::string movie;  // the movie's name; empty for catalog clients
     std::chrono::steady_clock::time_point since;
+    State state = State::accepted;
+    std::uint64_t serial = 0;
+    std::uint8_t depth = 0;
+    std::vector<std::uint8_t> accept_data{};  // while binding: the accept to send
+    rdma::VerbsQueuePair own_qp{};          // with windows: the QP they are bound to
+    windows::ConnectionWindows windows{};   // last: invalidated first
+
+    ibv_qp* verbs_qp() const noexcept { return own_qp ? own_qp.get() : qp.get(); }
   };
 
   void open_devices();
@@ -57,6 +70,14 @@ class VodServer {
   void on_connect_request(rdma::CmEvent& event);
   // True when accepted (false: refused, the reason sent).
   bool accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& id, const Admit& admit, const std::string& peer);
+  // With windows: a QP of the server's own, brought to RTS, the windows bound; the accept follows
+  // on the bind's completion (on_window_completions).
+  void bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto::AcceptData accept, std::uint8_t depth, const std::string& peer);
+  void on_window_completions(Device& device);
+  void finish_accept(Connection& c);
+  void drop_binding(rdma_cm_id* id, const std::string& why);
+  // Cuts a VoD or catalog client off now: windows invalidated, QP to error, disconnect sent.
+  void cut_off(rdma_cm_id* id);
   void grant(rdma_cm_id* id, const proto::TokenAddress& address, const std::optional<proto::AccessToken>& token, const std::string& peer);
   void refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason);
   void rescan();
@@ -95,6 +116,8 @@ class VodServer {
   ServiceNotifier notifier_;
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> current_;  // per device: the generation new clients get
   std::unordered_map<rdma_cm_id*, Connection> connections_;  // VoD and catalog clients
+  std::map<std::uint64_t, rdma_cm_id*> binding_;  // serial -> a client whose window binds are under way
+  std::uint64_t next_serial_ = 0;
   std::unique_ptr<udp::UdpService> udp_;  // Write-Record over UDP, when --udp-port is given
   ServerMetrics metrics_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // after metrics_: stopped before it goes; null when off

@@ -30,8 +30,9 @@ umask 077
 printf '# test keys\n1 %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$keys"
 revoked=$work/revoked
 echo "# nothing revoked yet" > "$revoked"
-start_server "$media" --auth-secret "$keys" --revoked "$revoked"
+start_server "$media" --auth-secret "$keys" --revoked "$revoked" --log-level debug
 grep -q "authorization on: 1 key" "$server_log" || fail "the server does not say that authorization is on"
+grep -q "a memory window per connection, bound to its QP" "$server_log" || fail "the server does not say that it binds memory windows"
 mint() { "$token_bin" --secret "$keys" "$@"; }
 with() { echo "$(uri "$1")?token=$2"; }
 
@@ -82,6 +83,37 @@ expect "crossing the end of every region" 0 "refused: index" "$build/tests/rdma/
 "$client_bin" get "$(with test-480p-60s.ts "$all")" -o "$work/ts.out" -q && cmp "$media/test-480p-60s.ts" "$work/ts.out" ||
   fail "after the hostile reads, an honest get failed"
 pass "movie, catalog and index: 3 reads refused by the device; the server serves on"
+
+step "memory windows: a hostile client's reads fail on its own QP while 10 honest viewers stream"
+# The shared region's key, as if it leaked (the server logs it at debug level; no client gets it).
+# Registered for window binding only, it has no rkey at all (rxe reports 0); its lkey is what an
+# rkey of that region would be, so that is the guess.
+mr_rkey=$(sed -n 's/.*registered movie premium-b.bin on [^:]*: [0-9]* bytes, lkey 0x\([0-9a-f]*\) rkey 0x[0-9a-f]* (window binding only).*/\1/p' "$server_log" | head -n 1)
+[[ -n $mr_rkey ]] || fail "the server did not log premium-b.bin's registration for window binding only"
+viewers=()
+for i in $(seq 10); do
+  "$client_bin" play "$(with premium-a.bin "$all")" --rate 0.4 --burst 0 > "$work/window-$i.out" 2> "$work/window-$i.err" &
+  viewers+=($!)
+done
+cleanup_hooks+=("kill ${viewers[*]} 2>/dev/null")
+accepted=$(grep -c "memory windows bound in" "$server_log")
+for _ in $(seq 200); do [[ $(grep -c "memory windows bound in" "$server_log") -ge $((accepted + 10)) ]] && break; sleep 0.1; done
+"$build/tests/rdma/hostile_reader" --host "$addr" --port "$port" --name premium-b.bin --token "$all" --file "$media/premium-b.bin" \
+  --mr-rkey "$mr_rkey" > "$work/hostile.out" 2>&1 || { cat "$work/hostile.out"; fail "a hostile read was not refused as it should be"; }
+sed 's/^/    /' "$work/hostile.out"
+[[ $(grep -c "^refused: " "$work/hostile.out") -eq 5 ]] || fail "expected 5 refused probes"
+for i in $(seq 10); do
+  wait "${viewers[$((i - 1))]}" || fail "honest viewer $i failed: $(tail -n 2 "$work/window-$i.err")"
+  cmp "$media/premium-a.bin" "$work/window-$i.out" || fail "honest viewer $i: output differs"
+done
+binds=$(sed -n 's/.*, 3 memory windows bound in \([0-9]*\) us.*/\1/p' "$server_log" | sort -n)
+echo "    binding 3 windows before the accept: median $(echo "$binds" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }') us over $(echo "$binds" | wc -l) connects"
+pass "stolen, wrong, shared-region, out-of-window and reused rkeys all refused on the hostile QP; 10 viewers byte-exact"
+
+step "a switch to another movie connects for it, unnoticed by the caller"
+prefix=$(mint --prefix premium-)
+VOD_TEST_WINDOWED_URI="$(uri)?token=$prefix" "$build/tests/rdma/vod_windowed_switch_tests" || fail "the windowed switch tests failed"
+pass "catalog without rkeys; switches through new connections byte-exact; a switch outside the token refused"
 
 step "key rotation"
 printf '2 %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >> "$keys"
@@ -187,3 +219,12 @@ for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http/" && break;
 code=$(curl -s -o "$work/body" -w '%{http_code}' "http://127.0.0.1:$http/catalog.json")
 [[ $code == 502 ]] && grep -q "missing token" "$work/body" || fail "vod-proxy without a token: $code $(cat "$work/body")"
 pass "rdmasrc and vod-proxy carry the token; the proxy without one says why (502)"
+
+step "fallback without memory windows (--no-memory-windows): documented as weaker"
+crash_and_restart_server "$media" --auth-secret "$keys" --no-memory-windows
+grep -q "no-memory-windows: serving the shared regions' rkeys, the weaker mode" "$server_log" || fail "the server does not warn about the weaker mode"
+"$client_bin" get "$(with premium-a.bin "$t_all")" -o "$work/fb.out" -q && cmp "$media/premium-a.bin" "$work/fb.out" || fail "get without windows"
+"$build/tests/rdma/hostile_reader" --host "$addr" --port "$port" --name premium-b.bin --token "$t_all" --file "$media/premium-b.bin" \
+  --fallback > "$work/fallback.out" 2>&1 || { cat "$work/fallback.out"; fail "the fallback did not behave as documented"; }
+sed 's/^/    /' "$work/fallback.out"
+pass "without windows the catalog lists rkeys and an rkey works from any connection (as docs/security.md says); reads beyond the region are still refused"

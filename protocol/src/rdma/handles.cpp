@@ -54,6 +54,20 @@ CompletionQueue create_cq(ibv_context* ctx, int entries, ibv_comp_channel* chann
   return cq;
 }
 
+void dealloc_window(ibv_mw* mw) noexcept { ibv_dealloc_mw(mw); }
+
+MemoryWindow alloc_type2_window(ibv_pd* pd) {
+  MemoryWindow mw(ibv_alloc_mw(pd, IBV_MW_TYPE_2));
+  if (!mw) throw_errno("ibv_alloc_mw", device_name(pd->context), "allocating a type-2 memory window");
+  return mw;
+}
+
+VerbsQueuePair create_qp(ibv_pd* pd, ibv_qp_init_attr& attr) {
+  VerbsQueuePair qp(ibv_create_qp(pd, &attr));
+  if (!qp) throw_errno("ibv_create_qp", device_name(pd->context), "creating an RC QP");
+  return qp;
+}
+
 QueuePair::QueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr& attr) {
   if (rdma_create_qp(id, pd, &attr) != 0) throw_errno("rdma_create_qp", device_name(id->verbs), "creating an RC QP");
   id_ = id;

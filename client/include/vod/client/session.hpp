@@ -72,6 +72,9 @@ class Session {
   unsigned read_depth() const noexcept { return read_depth_; }
 
   // Switches to another movie of the catalog on the same connection: no message to the server.
+  // When the server binds memory windows per connection (entries flagged kEntryWindowed), the
+  // switch makes a new connection for the movie instead, with the same token; the caller notices
+  // nothing unless the token does not cover it (ClientError unauthorized; the current movie stays).
   // Throws ClientError(unknown_movie) listing the catalog's names.
   void switch_movie(const std::string& name);
 
@@ -97,6 +100,7 @@ class Session {
 
  private:
   void connect();
+  void switch_by_connecting(const std::string& name);
   void open_rdma(const std::string& name);
   void open_udp();
   void read_catalog();

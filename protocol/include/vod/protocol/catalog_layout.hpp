@@ -23,7 +23,10 @@ inline constexpr std::uint32_t kEntryHasIndex = 1u << 1;       // the index regi
 // A live channel: the movie region is its ring and the index region its 64-byte live header
 // (WireLiveHeader); size is the ring's size, duration 0.
 inline constexpr std::uint32_t kEntryLive = 1u << 2;
-inline constexpr std::uint32_t kEntryKnownFlags = kEntryIsMedia | kEntryHasIndex | kEntryLive;
+// The server binds a memory window per connection: this entry's descriptors carry rkey 0, and a
+// client connects for the entry (by name) to get rkeys that work on that connection only.
+inline constexpr std::uint32_t kEntryWindowed = 1u << 3;
+inline constexpr std::uint32_t kEntryKnownFlags = kEntryIsMedia | kEntryHasIndex | kEntryLive | kEntryWindowed;
 
 struct CatalogEntry {
   std::string name;  // 1..128 bytes, no '/', NUL or control characters, not "." or ".."

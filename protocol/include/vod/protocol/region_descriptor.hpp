@@ -16,6 +16,9 @@ struct RegionDescriptor {
 
   bool empty() const noexcept { return length == 0; }
   bool operator==(const RegionDescriptor&) const = default;
+  // The same bytes, whatever the rkey: a catalog entry of a server with memory windows lists no
+  // rkey (0), and the accept carries the connection's own.
+  bool same_bytes(const RegionDescriptor& o) const noexcept { return addr == o.addr && length == o.length; }
 };
 
 struct WireRegionDescriptor {

@@ -20,6 +20,10 @@ struct DeviceLimits {
   std::uint32_t max_msg_size = 0;  // of the port
   std::uint32_t active_mtu_bytes = 0;
   ibv_port_state port_state = IBV_PORT_NOP;
+  // Type-2 memory windows (bound by a work request to one QP): 2A or 2B in the device's caps and a
+  // non-zero max_mw. rxe has them; siw has none.
+  bool type2_windows = false;
+  std::uint32_t max_mw = 0;
 };
 
 DeviceLimits query_limits(ibv_context* ctx, std::uint8_t port_num);

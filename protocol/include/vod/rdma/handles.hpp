@@ -32,6 +32,13 @@ using MemoryRegion = std::unique_ptr<ibv_mr, detail::Deleter<ibv_dereg_mr>>;
 using CompletionChannel = std::unique_ptr<ibv_comp_channel, detail::Deleter<ibv_destroy_comp_channel>>;
 using CompletionQueue = std::unique_ptr<ibv_cq, detail::Deleter<ibv_destroy_cq>>;
 using CmIdHandle = std::unique_ptr<rdma_cm_id, detail::Deleter<rdma_destroy_id>>;
+// A memory window; deallocating it invalidates its rkey at once. (ibv_dealloc_mw is a static inline
+// in verbs.h: a type named after it would have internal linkage, hence this wrapper.)
+void dealloc_window(ibv_mw* mw) noexcept;
+using MemoryWindow = std::unique_ptr<ibv_mw, detail::Deleter<dealloc_window>>;
+// A QP created with ibv_create_qp rather than through rdma_cm (rdma_cm is then told its number in
+// rdma_accept and leaves its state to the owner): see bring_up_passive_qp() in connection.hpp.
+using VerbsQueuePair = std::unique_ptr<ibv_qp, detail::Deleter<ibv_destroy_qp>>;
 
 // The name of the device behind a verbs context, or "(no device yet)".
 std::string device_name(const ibv_context* ctx);
@@ -40,6 +47,8 @@ ProtectionDomain alloc_pd(ibv_context* ctx);
 MemoryRegion register_memory(ibv_pd* pd, void* addr, std::size_t length, int access, const std::string& what);
 CompletionChannel create_completion_channel(ibv_context* ctx);  // non-blocking fd
 CompletionQueue create_cq(ibv_context* ctx, int entries, ibv_comp_channel* channel);
+MemoryWindow alloc_type2_window(ibv_pd* pd);
+VerbsQueuePair create_qp(ibv_pd* pd, ibv_qp_init_attr& attr);  // `attr` gets the granted capacities
 
 // rdma_cm's QP for a cm_id: created by rdma_create_qp, destroyed by rdma_destroy_qp on the same id.
 // It must be destroyed before the cm_id, the CQs and the PD it uses.

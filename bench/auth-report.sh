@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# auth-report.sh RESULTS_DIR: the access-control section of docs/benchmarks.md (Markdown on stdout),
+# from auth-benchmarks.sh's rows in results.tsv. Prints nothing when that part did not run.
+set -euo pipefail
+in=$1
+r() { awk -F'\t' -v s="$1" -v k="$2" '$1 == s && $2 == k { print $3 }' "$in/results.tsv" | tail -n 1; }
+[[ -n $(r auth_connects_per_s open) ]] || exit 0
+ms() { awk -v us="$1" 'BEGIN { if (us == "") print "n/a"; else printf "%.1f", us / 1000 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 == 0 || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'; }
+cat <<MD
+## 10. Access control: tokens and memory windows
+
+Three vod-servers on the same movie in the same run, one after another (docs/security.md): **open**
+(no authorization), **windows** (\`--auth-secret\`: the token checked at every connect, and a memory
+window per connection bound to its QP before the accept), **shared** (\`--auth-secret
+--no-memory-windows\`: the token, then the shared regions' rkeys). \`vod-client bench\` opens
+$(r auth clients) sessions one after another (rdma_cm connect, catalog and index reads), then streams.
+
+| server | connects per second | startup to the first chunk, p50 (ms) | vs open | server CPU while streaming (s) |
+|--------|--------------------:|-------------------------------------:|--------:|-------------------------------:|
+| open | $(r auth_connects_per_s open) | $(ms "$(r auth_startup_p50_us open)") | 1.00 | $(r auth_streaming_cpu_s open) |
+| tokens + windows | $(r auth_connects_per_s windows) | $(ms "$(r auth_startup_p50_us windows)") | $(ratio "$(r auth_startup_p50_us windows)" "$(r auth_startup_p50_us open)") | $(r auth_streaming_cpu_s windows) |
+| tokens, shared rkeys | $(r auth_connects_per_s shared) | $(ms "$(r auth_startup_p50_us shared)") | $(ratio "$(r auth_startup_p50_us shared)" "$(r auth_startup_p50_us open)") | $(r auth_streaming_cpu_s shared) |
+
+Binding the three windows (catalog, movie, index), from the connect request to the accept as the
+server measures it: median $(r auth_window_bind_p50_us windows) µs per connect. It is setup work,
+like the accept: while the viewers stream, the server's CPU is the same in every mode.
+MD
