@@ -397,6 +397,7 @@ void VodServer::drop_binding(rdma_cm_id* id, const std::string& why) {
 }
 
 void VodServer::cut_off(rdma_cm_id* id) {
+  if (live_.cut_off(id)) return;
   auto it = connections_.find(id);
   if (it != connections_.end() && it->second.own_qp) {
     it->second.windows.invalidate();  // their rkeys fail from now on, before any message

@@ -30,7 +30,7 @@ umask 077
 printf '# test keys\n1 %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$keys"
 revoked=$work/revoked
 echo "# nothing revoked yet" > "$revoked"
-start_server "$media" --auth-secret "$keys" --revoked "$revoked" --log-level debug
+start_server "$media" --auth-secret "$keys" --revoked "$revoked" --log-level debug --live "cam=file:$media/test-480p-60s.ts"
 grep -q "authorization on: 1 key" "$server_log" || fail "the server does not say that authorization is on"
 grep -q "a memory window per connection, bound to its QP" "$server_log" || fail "the server does not say that it binds memory windows"
 mint() { "$token_bin" --secret "$keys" "$@"; }
@@ -109,6 +109,15 @@ done
 binds=$(sed -n 's/.*, 3 memory windows bound in \([0-9]*\) us.*/\1/p' "$server_log" | sort -n)
 echo "    binding 3 windows before the accept: median $(echo "$binds" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }') us over $(echo "$binds" | wc -l) connects"
 pass "stolen, wrong, shared-region, out-of-window and reused rkeys all refused on the hostile QP; 10 viewers byte-exact"
+
+step "a live viewer with windows: its ring, header and catalog through windows on its own QP"
+cam=$(mint --live cam)
+"$client_bin" get "$(uri live/cam)?token=$cam" -o "$work/cam.ts" --duration 3 2> "$work/cam.log" || fail "live with a token: $(tail -n 2 "$work/cam.log")"
+grep -q "accepted for 'cam' after binding 3 memory windows" "$server_log" || fail "the live viewer did not get windows"
+frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$work/cam.ts" | grep -m 1 .)
+[[ ${frames:-0} -ge 25 ]] || fail "the live recording decodes to only ${frames:-0} frames"
+expect "a movie token for a live channel" 1 "out of scope" "$client_bin" get "$(uri live/cam)?token=$a" -o "$work/x" --duration 1
+pass "a live viewer read 3 s through its windows ($frames frames decode); a movie token does not open the channel"
 
 step "a switch to another movie connects for it, unnoticed by the caller"
 prefix=$(mint --prefix premium-)

@@ -2,6 +2,8 @@
 
 #include <netdb.h>
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstring>
 
@@ -136,7 +138,7 @@ void accept(rdma_cm_id* id, std::span<const std::uint8_t> private_data, std::uin
   if (rdma_accept(id, &param) != 0) throw_errno("rdma_accept", device_name(id->verbs), "accepting a connection");
 }
 
-void bring_up_passive_qp(rdma_cm_id* id, ibv_qp* qp, std::uint8_t responder_resources) {
+void bring_up_passive_qp(rdma_cm_id* id, ibv_qp* qp, std::uint8_t responder_resources, std::uint8_t rnr_retry_count) {
   const std::string device = device_name(id->verbs);
   const struct Step {
     ibv_qp_state state;
@@ -150,19 +152,24 @@ void bring_up_passive_qp(rdma_cm_id* id, ibv_qp* qp, std::uint8_t responder_reso
       throw_errno("rdma_init_qp_attr", device, std::string("computing the QP attributes for ") + step.name);
     if (step.state == IBV_QPS_INIT) attr.qp_access_flags = IBV_ACCESS_REMOTE_READ;  // never remote Write or atomics
     if (step.state == IBV_QPS_RTR) attr.max_dest_rd_atomic = responder_resources;
-    if (step.state == IBV_QPS_RTS) attr.max_rd_atomic = 0;  // this side issues no Reads
+    if (step.state == IBV_QPS_RTS) {
+      attr.max_rd_atomic = 0;  // this side issues no Reads
+      attr.rnr_retry = std::min<std::uint8_t>(rnr_retry_count, 7);
+      mask |= IBV_QP_RNR_RETRY;
+    }
     if (int err = ibv_modify_qp(qp, &attr, mask)) throw_error("ibv_modify_qp", err, device, std::string("moving the QP to ") + step.name);
   }
 }
 
-void accept_with_qp(rdma_cm_id* id, const ibv_qp* qp, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources) {
+void accept_with_qp(rdma_cm_id* id, const ibv_qp* qp, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources,
+                    std::uint8_t rnr_retry_count) {
   rdma_conn_param param{};
   param.private_data = private_data.data();
   param.private_data_len = static_cast<std::uint8_t>(private_data.size());
   param.responder_resources = responder_resources;
   param.initiator_depth = 0;
   param.retry_count = 7;
-  param.rnr_retry_count = 7;
+  param.rnr_retry_count = rnr_retry_count;
   param.qp_num = qp->qp_num;
   if (rdma_accept(id, &param) != 0) throw_errno("rdma_accept", device_name(id->verbs), "accepting a connection with QP " + std::to_string(qp->qp_num));
 }

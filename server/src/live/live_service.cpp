@@ -126,12 +126,12 @@ void LiveService::register_device(const std::shared_ptr<Device>& device) {
   if (channels_.empty() || std::find(devices_.begin(), devices_.end(), device) != devices_.end()) return;
   devices_.push_back(device);
   for (auto& c : channels_) {
-    // REMOTE_READ only, and exactly the bytes the catalog advertises.
+    // REMOTE_READ only (or, with memory windows, binding only), and exactly the bytes the catalog advertises.
     Regions r;
     r.ring = rdma::register_memory(device->pd.get(), c.channel->ring().ring_memory().data(), c.channel->ring().size(),
-                                   IBV_ACCESS_REMOTE_READ, "the ring of live channel " + c.channel->name());
+                                   device->region_access(), "the ring of live channel " + c.channel->name());
     r.header = rdma::register_memory(device->pd.get(), c.channel->ring().header_memory().data(), sizeof(proto::WireLiveHeader),
-                                     IBV_ACCESS_REMOTE_READ, "the live header of " + c.channel->name());
+                                     device->region_access(), "the live header of " + c.channel->name());
     c.regions[device->context] = std::move(r);
   }
 }
@@ -177,6 +177,7 @@ void LiveService::pump_channel(std::size_t channel) {
 }
 
 void LiveService::service(Connection& c) {
+  if (!c.accept_data.empty()) return;  // not accepted yet: on_completions decides
   c.viewer->pump(channels_[c.channel].view);
   if (c.viewer->failed() && c.viewer->state() != Viewer::State::draining) {
     log::warn("live", c.viewer->peer() + ": disconnecting from '" + c.viewer->channel() + "': " + c.viewer->failure());
@@ -191,7 +192,19 @@ void LiveService::on_completions() {
     hub_.poll();
     for (auto it = viewers_.begin(); it != viewers_.end();) {
       auto next = std::next(it);
-      if (it->second.viewer->take_wants_pump() || it->second.viewer->failed()) service(it->second);
+      Connection& c = it->second;
+      if (!c.accept_data.empty()) {  // binding its windows: accept once bound, refuse if that failed
+        const bool accepted = c.viewer->take_bound() && finish_accept(c);
+        if (!accepted && (c.viewer->failed() || c.viewer->state() != Viewer::State::binding)) {
+          log::error("live", c.viewer->peer() + ": cannot set up the connection: " + (c.viewer->failed() ? c.viewer->failure() : "the accept failed"));
+          rdma::reject(c.id.get(), proto::encode(proto::RejectData{proto::RejectCode::internal_error, proto::kMinProtocolVersion,
+                                                                   proto::kProtocolVersion, "the server could not set up the connection"}));
+          retire(it, "not accepted");
+        }
+        it = next;
+        continue;
+      }
+      if (c.viewer->take_wants_pump() || c.viewer->failed()) service(c);
       it = next;
     }
     if (hub_.armed()) break;
@@ -206,19 +219,58 @@ void LiveService::accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegi
   std::size_t index = 0;
   while (index < channels_.size() && channels_[index].channel->name() != e.name) ++index;
   if (index == channels_.size()) throw std::logic_error("catalog entry '" + e.name + "' is not a live channel of this server");
-  const Device& device = *catalog->device;
-  auto viewer = std::make_unique<Viewer>(id.get(), device.pd.get(), device.limits, hub_, options_.depths, peer, e.name);
+  Device& device = *catalog->device;
+  const Regions& regions = channels_[index].regions.at(device.context);
   proto::AcceptData accept = catalog->accept_common();
   accept.movie_index = entry;
-  accept.movie = e.movie;
-  accept.index = e.index;
+  accept.movie = describe(regions.ring.get(), e.size);  // the catalog's copy has no rkey with windows
+  accept.index = describe(regions.header.get(), sizeof(proto::WireLiveHeader));
   accept.granted_read_depth = depth;
-  // A bounded RNR retry: a viewer that grants credit it has no receive for gets its connection
-  // failed instead of stalling its send queue forever.
-  rdma::accept(id.get(), proto::encode(accept), depth, 3);
+  Connection c{catalog, nullptr, nullptr, index, std::chrono::steady_clock::now()};
+  if (device.windows) {
+    // Windows over exactly the ring, the header and the catalog, bound to this viewer's own QP;
+    // the accept goes out when the binds complete (finish_accept).
+    Viewer::WindowPlan plan{{{regions.ring.get(), accept.movie}, {regions.header.get(), accept.index}, {catalog->mr.get(), accept.catalog}},
+                            &device.rkeys, depth, kRnrRetry};
+    c.viewer = std::make_unique<Viewer>(id.get(), device.pd.get(), device.limits, hub_, options_.depths, peer, e.name, &plan);
+    const auto& w = c.viewer->window_regions();
+    accept.movie = w[0];
+    accept.index = w[1];
+    accept.catalog = w[2];
+    c.accept_data = proto::encode(accept);
+    c.depth = depth;
+  } else {
+    c.viewer = std::make_unique<Viewer>(id.get(), device.pd.get(), device.limits, hub_, options_.depths, peer, e.name);
+    rdma::accept(id.get(), proto::encode(accept), depth, kRnrRetry);
+  }
   hub_.arm();
   rdma_cm_id* raw = id.get();
-  viewers_.emplace(raw, Connection{catalog, std::move(id), std::move(viewer), index, std::chrono::steady_clock::now()});
+  c.id = std::move(id);
+  const bool binding = !c.accept_data.empty();
+  viewers_.emplace(raw, std::move(c));
+  if (binding) on_completions();  // the binds may have completed before the CQ was armed: no event would come
+}
+
+bool LiveService::finish_accept(Connection& c) {
+  try {
+    rdma::accept_with_qp(c.id.get(), c.viewer->qp(), c.accept_data, c.depth, kRnrRetry);
+  } catch (const std::exception& e) {
+    log::error("live", c.viewer->peer() + ": " + e.what());
+    c.viewer->begin_drain("the accept failed");  // on_completions then refuses and retires it
+    return false;
+  }
+  c.accept_data.clear();
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - c.since).count();
+  log::info("live", c.viewer->peer() + ": accepted for '" + c.viewer->channel() + "' after binding 3 memory windows in " + std::to_string(us) + " us");
+  return true;
+}
+
+bool LiveService::cut_off(rdma_cm_id* id) {
+  auto it = viewers_.find(id);
+  if (it == viewers_.end()) return false;
+  it->second.viewer->begin_drain("cut off");  // windows invalidated, QP in the error state: reads fail now
+  rdma_disconnect(id);  // its DISCONNECTED event retires it
+  return true;
 }
 
 bool LiveService::on_cm_event(rdma::CmEvent& event) {

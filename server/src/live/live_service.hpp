@@ -78,6 +78,9 @@ class LiveService {
               const std::string& peer);
   // A CM event for one of its viewers (disconnect, error): true when the id was a viewer's.
   bool on_cm_event(rdma::CmEvent& event);
+  // Cuts a viewer off now (revocation): its windows invalidated, its QP in the error state, the
+  // disconnect sent. False when `id` is not a viewer's.
+  bool cut_off(rdma_cm_id* id);
   std::size_t viewers() const noexcept { return viewers_.size(); }
   // Viewers per channel name (for metrics; every channel appears, with 0 when it has none).
   std::map<std::string, std::size_t> viewers_by_channel() const;
@@ -101,11 +104,17 @@ class LiveService {
     std::unique_ptr<Viewer> viewer;
     std::size_t channel = 0;
     std::chrono::steady_clock::time_point since;
+    std::vector<std::uint8_t> accept_data{};  // with windows, while the viewer is binding
+    std::uint8_t depth = 0;
   };
+  // A bounded RNR retry: a viewer that grants credit it has no receive for gets its connection
+  // failed instead of stalling its send queue forever.
+  static constexpr std::uint8_t kRnrRetry = 3;
 
   void attach_multicast(ChannelSlot& slot);
   void pump_channel(std::size_t channel);
   void service(Connection& c);
+  bool finish_accept(Connection& c);  // false: the accept failed (the viewer is draining)
   void retire(std::map<rdma_cm_id*, Connection>::iterator it, const std::string& why);
 
   // Declared so that they are destroyed in reverse: viewers (QPs) before the hub's CQs, the

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "vod/log.hpp"
+#include "vod/rdma/connection.hpp"
 #include "vod/rdma/error.hpp"
 
 namespace vod::server::live {
@@ -18,6 +19,7 @@ constexpr std::size_t kMaxRecent = 1u << 16;
 
 const char* to_string(Viewer::State s) noexcept {
   switch (s) {
+    case Viewer::State::binding: return "binding";
     case Viewer::State::awaiting_credit: return "awaiting credit";
     case Viewer::State::joining: return "joining";
     case Viewer::State::streaming: return "streaming";
@@ -38,7 +40,7 @@ void ChannelView::add(const RecordInfo& r) {
 }
 
 Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths,
-               std::string peer, std::string channel)
+               std::string peer, std::string channel, const WindowPlan* windows)
     : id_(id), hub_(hub), depths_(depths), peer_(std::move(peer)), channel_(std::move(channel)) {
   const std::uint32_t max_wr = std::max(limits.max_qp_wr, 4u);
   depths_.send = std::clamp(depths_.send, 4u, max_wr);
@@ -47,29 +49,39 @@ Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdm
   buffers_ = HostBuffer(depths_.send * kSendSlot + depths_.recv * kRecvSlot);
   // Local access only: the client never reads or writes these.
   mr_ = rdma::register_memory(pd, buffers_.data(), buffers_.length(), IBV_ACCESS_LOCAL_WRITE, "live message buffers for " + peer_);
-  const std::uint32_t entries = depths_.send + depths_.recv;
+  const std::uint32_t binds = windows ? static_cast<std::uint32_t>(windows->spans.size()) : 0;
+  const std::uint32_t entries = depths_.send + depths_.recv + binds;
   ibv_cq* cq = hub.reserve(id->verbs, entries);
   cq_share_.reset(new CqShare{&hub, id->verbs, entries});
   ibv_qp_init_attr attr{};
   attr.send_cq = cq;
   attr.recv_cq = cq;
   attr.qp_type = IBV_QPT_RC;
-  attr.cap.max_send_wr = depths_.send;
+  attr.cap.max_send_wr = depths_.send + binds;  // the binds complete before the first notification
   attr.cap.max_recv_wr = depths_.recv;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
   attr.cap.max_inline_data = sizeof(proto::WireLiveNotify);
+  const auto create = [&] {
+    if (windows) own_qp_ = rdma::create_qp(pd, attr);
+    else qp_ = rdma::QueuePair(id, pd, attr);
+  };
   try {
-    qp_ = rdma::QueuePair(id, pd, attr);
+    create();
   } catch (const rdma::RdmaError&) {
     attr.cap.max_inline_data = 0;  // no inline data on this device: sends come from the registered slots
-    qp_ = rdma::QueuePair(id, pd, attr);
+    create();
   }
   inline_sends_ = attr.cap.max_inline_data >= sizeof(proto::WireLiveNotify);
   owner_ = hub.add_owner([this](const ibv_wc& wc, rdma::WorkId wid) {
     if (on_completion(wc, wid)) wants_pump_ = true;
   });
   try {
+    if (windows) {
+      rdma::bring_up_passive_qp(id, own_qp_.get(), windows->responder_resources, windows->rnr_retry);
+      window_regions_ = windows_.bind(pd, own_qp_.get(), windows->spans, rdma::WorkId{owner_, kBind, 0}.pack(), *windows->rkeys);
+      state_ = State::binding;
+    }
     for (std::uint32_t slot = 0; slot < depths_.recv; ++slot) post_recv(slot);
   } catch (...) {
     hub.remove_owner(owner_);
@@ -87,7 +99,7 @@ void Viewer::post_recv(std::uint32_t slot) {
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  if (int err = ibv_post_recv(qp_.get(), &wr, &bad)) rdma::throw_error("ibv_post_recv", err, rdma::device_name(id_->verbs), "posting a receive for live credits");
+  if (int err = ibv_post_recv(qp(), &wr, &bad)) rdma::throw_error("ibv_post_recv", err, rdma::device_name(id_->verbs), "posting a receive for live credits");
   ++recvs_posted_;
 }
 
@@ -98,6 +110,15 @@ void Viewer::fail(const std::string& why) {
 bool Viewer::on_completion(const ibv_wc& wc, rdma::WorkId id) {
   if (id.kind == kDrainSend) {
     send_marker_done_ = true;
+    return false;
+  }
+  if (id.kind == kBind) {
+    if (wc.status != IBV_WC_SUCCESS) {
+      if (wc.status != IBV_WC_WR_FLUSH_ERR) fail(std::string("binding its memory windows failed: ") + ibv_wc_status_str(wc.status));
+    } else if (state_ == State::binding) {
+      state_ = State::awaiting_credit;
+      bound_ = true;
+    }
     return false;
   }
   if (id.kind == kSend) {
@@ -150,7 +171,7 @@ void Viewer::send(const proto::LiveNotify& n) {
   wr.opcode = IBV_WR_SEND;
   wr.send_flags = (signal ? IBV_SEND_SIGNALED : 0) | (inline_sends_ ? IBV_SEND_INLINE : 0);
   ibv_send_wr* bad = nullptr;
-  if (int err = ibv_post_send(qp_.get(), &wr, &bad)) {
+  if (int err = ibv_post_send(qp(), &wr, &bad)) {
     fail(std::string("ibv_post_send of a notification failed: ") + std::strerror(err));
     return;
   }
@@ -163,7 +184,7 @@ void Viewer::send(const proto::LiveNotify& n) {
 }
 
 void Viewer::pump(const ChannelView& view) {
-  if (state_ == State::awaiting_credit || state_ == State::draining || failed()) return;
+  if (state_ == State::binding || state_ == State::awaiting_credit || state_ == State::draining || failed()) return;
   bool first = false;
   if (state_ == State::joining) {
     // Late join: start at the newest keyframe still in the ring.
@@ -223,6 +244,7 @@ void Viewer::begin_drain(const std::string& why) {
   log::debug("live", peer_ + ": draining (" + why + ")");
   state_ = State::draining;
   drain_started_ = std::chrono::steady_clock::now();
+  windows_.invalidate();  // its windows' rkeys fail from now on
   // In the error state every outstanding work request completes as a flush. Receives always
   // complete, so they are counted; Sends are signaled only now and then, so a signaled marker
   // posted after the transition completes last on its queue. (A disconnect may have moved the QP
@@ -230,14 +252,14 @@ void Viewer::begin_drain(const std::string& why) {
   // receives queued at the transition but never completes one posted after it.
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_ERR;
-  if (int err = ibv_modify_qp(qp_.get(), &attr, IBV_QP_STATE))
+  if (int err = ibv_modify_qp(qp(), &attr, IBV_QP_STATE))
     log::warn("live", peer_ + ": moving the QP to the error state failed: " + std::strerror(err));
   ibv_send_wr send{};
   send.wr_id = rdma::WorkId{owner_, kDrainSend, 0}.pack();
   send.opcode = IBV_WR_SEND;
   send.send_flags = IBV_SEND_SIGNALED;
   ibv_send_wr* bad_send = nullptr;
-  if (ibv_post_send(qp_.get(), &send, &bad_send) != 0) send_marker_done_ = true;  // nothing can arrive for it
+  if (ibv_post_send(qp(), &send, &bad_send) != 0) send_marker_done_ = true;  // nothing can arrive for it
 }
 
 }  // namespace vod::server::live

@@ -2,10 +2,13 @@
 // One live viewer's connection on the server: its QP on the live module's shared CQ, the credit
 // messages it receives and the notifications it sends, as an explicit state machine.
 //
-//   awaiting_credit --credit--> joining --a keyframe is in the ring--> streaming
+//   [binding --binds complete-->] awaiting_credit --credit--> joining --a keyframe is in the ring--> streaming
 //          \                        \                                   |
 //           `------------------------`--- disconnect, error, stop ---> draining --all WRs flushed--> (destroyed)
 //
+//   binding          with memory windows only: the viewer's own QP is in RTS and the binds of its
+//                    windows (ring, header, catalog) are posted; the accept waits for them
+//                    (take_bound()). Without windows a viewer starts in awaiting_credit.
 //   awaiting_credit  accepted, receives posted; nothing may be sent before the first credit message
 //                    (the client sends first, as iWARP requires).
 //   joining          credit granted, but the ring holds no keyframe yet: the viewer starts at the
@@ -18,7 +21,7 @@
 //                    flushes, nothing of the QP is left in the CQ, and the viewer is destroyed.
 //
 // Work requests are tagged (rdma::WorkId): kind kSend with the send's sequence number, kind kRecv
-// with the receive slot. Sends are signaled every `signal_every`th, and one signaled completion
+// with the receive slot, kind kBind for the last window bind. Sends are signaled every `signal_every`th, and one signaled completion
 // retires every send before it.
 #pragma once
 
@@ -31,6 +34,7 @@
 
 #include "host_buffer.hpp"
 #include "live/channel.hpp"
+#include "windows/connection_windows.hpp"
 #include "vod/protocol/live_messages.hpp"
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/device.hpp"
@@ -54,10 +58,19 @@ struct ViewerStats {
 
 class Viewer {
  public:
-  enum class State { awaiting_credit, joining, streaming, draining };
+  enum class State { binding, awaiting_credit, joining, streaming, draining };
   static constexpr std::uint8_t kSend = 1;
   static constexpr std::uint8_t kRecv = 2;
   static constexpr std::uint8_t kDrainSend = 3;  // the marker posted after the QP went to error
+  static constexpr std::uint8_t kBind = 4;       // the last memory window bind
+
+  // With memory windows: the regions to bind windows over on the viewer's own QP, before the accept.
+  struct WindowPlan {
+    std::vector<windows::WindowSpan> spans;
+    windows::RkeyHistory* rkeys = nullptr;
+    std::uint8_t responder_resources = 1;
+    std::uint8_t rnr_retry = 7;
+  };
 
   struct Depths {
     std::uint32_t send = 64;   // notifications in flight at most (capped by max_qp_wr)
@@ -66,9 +79,10 @@ class Viewer {
   };
 
   // Creates the QP on `hub`'s CQ for the id's device, registers the message buffers and posts the
-  // receives: call before rdma_accept. Throws RdmaError.
+  // receives: call before rdma_accept. With `windows`, the QP is the viewer's own, brought to RTS,
+  // and the windows' binds are posted (state binding). Throws RdmaError.
   Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths,
-         std::string peer, std::string channel);
+         std::string peer, std::string channel, const WindowPlan* windows = nullptr);
   Viewer(const Viewer&) = delete;
   Viewer& operator=(const Viewer&) = delete;
   ~Viewer();
@@ -81,6 +95,11 @@ class Viewer {
   void begin_drain(const std::string& why);
 
   State state() const noexcept { return state_; }
+  // With windows: the regions with their windows' rkeys, in the plan's order.
+  const std::vector<proto::RegionDescriptor>& window_regions() const noexcept { return window_regions_; }
+  // True once, when the binds have completed: the accept may go out now.
+  bool take_bound() noexcept { return std::exchange(bound_, false); }
+  ibv_qp* qp() const noexcept { return own_qp_ ? own_qp_.get() : qp_.get(); }
   // Every receive has completed and so has the send marker (after every earlier Send: a queue
   // completes in order): nothing of this QP is left to arrive in the shared CQ.
   bool drained() const noexcept { return state_ == State::draining && send_marker_done_ && recvs_posted_ == 0; }
@@ -114,7 +133,11 @@ class Viewer {
     ~CqShare() { hub->release(context, entries); }
   };
   std::unique_ptr<CqShare> cq_share_;
-  rdma::QueuePair qp_;
+  rdma::QueuePair qp_;           // without windows
+  rdma::VerbsQueuePair own_qp_;  // with windows
+  windows::ConnectionWindows windows_;  // after the QPs: invalidated first
+  std::vector<proto::RegionDescriptor> window_regions_;
+  bool bound_ = false;
   bool inline_sends_ = false;
   bool wants_pump_ = false;
   bool send_marker_done_ = false;

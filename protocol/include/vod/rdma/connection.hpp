@@ -110,12 +110,14 @@ void accept(rdma_cm_id* id, std::span<const std::uint8_t> private_data, std::uin
 // The passive side with a QP of its own (rdma::create_qp, not rdma_create_qp): moves `qp` through
 // INIT, RTR and RTS with the attributes rdma_cm computed from the connect request (what rdma_accept
 // does for an rdma_cm QP), so that work requests can run on it before the accept is sent. The QP
-// allows remote Reads only, at most `responder_resources` at once, and issues none. IB and RoCE
+// allows remote Reads only, at most `responder_resources` at once, and issues none; its Sends are
+// retried `rnr_retry_count` times while the peer has no receive posted (7 = for ever). IB and RoCE
 // only: on iWARP the QP reaches RTS inside the accept.
-void bring_up_passive_qp(rdma_cm_id* id, ibv_qp* qp, std::uint8_t responder_resources);
+void bring_up_passive_qp(rdma_cm_id* id, ibv_qp* qp, std::uint8_t responder_resources, std::uint8_t rnr_retry_count = 7);
 // Accepts for such a QP, naming it by number. rdma_cm then leaves the QP's state to its owner: at
 // disconnect, move it to the error state yourself (move_to_error).
-void accept_with_qp(rdma_cm_id* id, const ibv_qp* qp, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources);
+void accept_with_qp(rdma_cm_id* id, const ibv_qp* qp, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources,
+                    std::uint8_t rnr_retry_count = 7);
 // Moves a QP to the error state: it answers no more Reads. Returns errno, or 0.
 int move_to_error(ibv_qp* qp) noexcept;
 // Reject with private data; failures are returned as errno (the peer may already be gone).
