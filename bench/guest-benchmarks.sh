@@ -18,9 +18,9 @@ record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$results"; echo "  $1 $2 = $
 hz=$(getconf CLK_TCK)
 
 case $mode in
-  full) sizes="65536 262144 1048576"; ib_secs=5; sweep_n="1 10 25 50 100"; run_secs=20; jump=5; scale_n="1 100 500 1000"; max_probe="20 25 30 35 40" ;;
-  quick) sizes="262144"; ib_secs=3; sweep_n="1 10 25"; run_secs=10; jump=3; scale_n="1 100"; max_probe="" ;;
-  smoke) sizes="262144"; ib_secs=1; sweep_n="2"; run_secs=3; jump=1; scale_n="1 5"; max_probe="" ;;
+  full) sizes="16384 65536 262144 1048576"; ib_secs=5; sweep_n="1 10 25 50 100"; run_secs=20; jump=5; scale_n="1 100 500 1000"; max_probe="20 25 30 35 40" ;;
+  quick) sizes="16384 262144"; ib_secs=3; sweep_n="1 10 25"; run_secs=10; jump=3; scale_n="1 100 1000"; max_probe="" ;;
+  smoke) sizes="16384 262144"; ib_secs=1; sweep_n="2"; run_secs=3; jump=1; scale_n="1 5"; max_probe="" ;;
   *) echo "mode must be full, quick or smoke" >&2; exit 2 ;;
 esac
 movie=${4:-$(cd "$media" && ls test-1080p-*.ts | head -n 1)}
@@ -81,8 +81,19 @@ run_one() {  # run_one SYSTEM PATTERN N: one bench run; appends a row to sweep.t
   local p0 t0 p1 t1
   p0=$(proc_ticks $procs); t0=$(busy_ticks)
   if [[ $system == vod ]]; then
-    line=$("$build/client/vod-client" bench "rdma://$addr/$movie" --clients "$n" --duration "$run_secs" --pattern "$pattern" --rate "$rate" \
-      --chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8 | grep '^BENCH')
+    # The server's steady state apart from its connects and disconnects: its CPU between the bench
+    # saying every viewer is connected and the bench printing its results (before it disconnects).
+    "$build/client/vod-client" bench "rdma://$addr/$movie" --clients "$n" --duration "$run_secs" --pattern "$pattern" --rate "$rate" \
+      --chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8 > "$work/run.out" 2> "$work/run.err" &
+    local b=$! s0 s1 w0 w1
+    for _ in $(seq 6000); do grep -q 'viewers connected' "$work/run.err" && break; kill -0 "$b" 2>/dev/null || break; sleep 0.02; done
+    s0=$(proc_ticks $server); w0=$(date +%s.%N)
+    for _ in $(seq 30000); do grep -q '^BENCH' "$work/run.out" && break; kill -0 "$b" 2>/dev/null || break; sleep 0.02; done
+    s1=$(proc_ticks $server); w1=$(date +%s.%N)
+    wait "$b"
+    line=$(grep '^BENCH' "$work/run.out")
+    record server_steady_cpu_pct "$n-$pattern" "$(echo "scale=3; 100 * ($s1 - $s0) / $hz / ($w1 - $w0)" | bc)"
+    record bench_cpu_pct "$n-$pattern" "$(sed -n 's/.* bench_cpu_s=\([^ ]*\).*/\1/p' <<< "$line" | awk -v s="$run_secs" '{ printf "%.1f", 100 * $1 / s }')"
   else
     line=$("$build/bench/http-bench" --host "$addr" --port 8081 --path "/$movie" --clients "$n" --duration "$run_secs" --pattern "$pattern" \
       --rate "$rate" --chunk-kib 256 | grep '^BENCH')
@@ -93,6 +104,10 @@ run_one() {  # run_one SYSTEM PATTERN N: one bench run; appends a row to sweep.t
     "$(echo "scale=3; ($p1 - $p0) / $hz" | bc)" "$(echo "scale=3; ($t1 - $t0) / $hz" | bc)" "$(field in_time)" "$(field late)" \
     "$(field viewers_late)" "$(field goodput_mbps)" "$(field seek_p50_us)" "$(field seek_p99_us)" "$(field startup_p50_us)" >> "$sweep"
   tail -n 1 "$sweep" | sed 's/^/  /'
+  if [[ $system == vod && $pattern == sequential ]]; then  # the steps of vod's startup
+    record startup_connect_p50_us "$n" "$(field connect_p50_us)"
+    record startup_describe_p50_us "$n" "$(field describe_p50_us)"
+  fi
 }
 
 echo "== 3-5. server CPU, in-time chunks, seek and startup latency vs clients ($run_secs s runs, jumps every $jump s)"
@@ -109,9 +124,13 @@ for n in $scale_n; do
     --chunk-kib 64 --readahead-kib 64 --depth 1 > "$work/scale.out" 2>&1 &
   b=$!
   for _ in $(seq 3000); do grep -q 'viewers connected' "$work/scale.out" && break; kill -0 "$b" 2>/dev/null || break; sleep 0.1; done
+  s0=$(proc_ticks "$server")
   sleep 1
   record scale_rss_kib "$n" "$(awk '/VmRSS/ { print $2 }' "/proc/$server/status")"
+  for _ in $(seq 600); do grep -q '^BENCH' "$work/scale.out" && break; kill -0 "$b" 2>/dev/null || break; sleep 0.05; done
+  record scale_server_steady_cpu_s "$n" "$(echo "scale=3; ($(proc_ticks "$server") - $s0) / $hz" | bc)"
   wait "$b" || true
+  record scale_bench_cpu_s "$n" "$(sed -n 's/.* bench_cpu_s=\([^ ]*\).*/\1/p' "$work/scale.out")"
 done
 for n in $max_probe; do
   run_one vod sequential "$n"

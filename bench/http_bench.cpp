@@ -37,6 +37,7 @@ struct Options {
   unsigned port = 80, clients = 1;
   double duration = 10, rate_mbps = 8.7, startup = 1.0, lead = 0.5, jump = 0;
   std::size_t chunk = 256 * 1024;
+  std::size_t first = 16 * 1024;  // a seek or start is timed to this many body bytes (vod-client's first Read)
 };
 
 Clock::duration secs(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
@@ -57,7 +58,7 @@ int connect_to(const Options& o) {
 }
 
 // One request on a keep-alive connection. Returns the body length (or -1), and the moment the
-// first body byte arrived in `first_byte`.
+// first o.first body bytes (or the whole body, if shorter) had arrived in `first_byte`.
 long long request(int fd, const Options& o, const char* method, std::uint64_t from, std::uint64_t to, std::vector<char>& buf,
                   Clock::time_point& first_byte, std::uint64_t* total_size) {
   char req[512];
@@ -84,11 +85,11 @@ long long request(int fd, const Options& o, const char* method, std::uint64_t fr
   if (total_size) *total_size = static_cast<std::uint64_t>(length);
   if (std::strcmp(method, "HEAD") == 0) return length;
   long long got = 0;
-  bool first = true;
+  const long long mark = std::min<long long>(std::max<std::size_t>(o.first, 1), length);
   while (got < length) {
     const ssize_t r = read(fd, buf.data(), std::min<std::size_t>(buf.size(), static_cast<std::size_t>(length - got)));
     if (r <= 0) return -1;
-    if (first) first_byte = Clock::now(), first = false;
+    if (got < mark && got + r >= mark) first_byte = Clock::now();
     got += r;
   }
   return length;
@@ -99,7 +100,7 @@ long long request(int fd, const Options& o, const char* method, std::uint64_t fr
 int main(int argc, char** argv) {
   Options o;
   std::string pattern = "sequential";
-  std::size_t chunk_kib = 256;
+  std::size_t chunk_kib = 256, first_kib = 16;
   po::options_description d("http-bench: paced HTTP viewers with Range requests (the nginx peer of vod-client bench)");
   d.add_options()("help,h", "show this help")("host", po::value(&o.host)->default_value(o.host), "server IPv4 address")(
       "port", po::value(&o.port)->default_value(o.port), "server port")("path", po::value(&o.path)->required(), "movie path, e.g. /movie.ts")(
@@ -109,7 +110,8 @@ int main(int argc, char** argv) {
       "rate", po::value(&o.rate_mbps)->default_value(o.rate_mbps), "Mbit/s per viewer")(
       "chunk-kib", po::value(&chunk_kib)->default_value(chunk_kib), "bytes per Range request, in KiB")(
       "startup", po::value(&o.startup)->default_value(o.startup), "seconds before the first chunk is due after a start or jump")(
-      "lead", po::value(&o.lead)->default_value(o.lead), "seconds ahead of need a chunk is asked for");
+      "lead", po::value(&o.lead)->default_value(o.lead), "seconds ahead of need a chunk is asked for")(
+      "first-kib", po::value(&first_kib)->default_value(first_kib), "a seek or start is timed to this many body bytes, in KiB (as vod-client's --first-read-kib)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);
@@ -122,6 +124,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "http-bench: %s\n", e.what());
     return 2;
   }
+  o.first = first_kib * 1024;
   o.chunk = chunk_kib * 1024;
   if (pattern.rfind("jump:", 0) == 0) o.jump = std::atof(pattern.c_str() + 5);
 

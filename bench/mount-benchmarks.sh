@@ -79,3 +79,12 @@ for _ in $(seq "$tries"); do drop_caches; first_frame "http://$addr:8091/$movie"
 record mount_first_frame_s nginx "$(cat "$work/ff")"
 for _ in $(seq "$tries"); do drop_caches; first_frame "$media/$movie"; echo; done | median > "$work/ff"
 record mount_first_frame_s local_file "$(cat "$work/ff")"
+# GStreamer: the first decoded video frame through rdmasrc (rdma://, libvodclient's startup) and
+# through souphttpsrc from nginx, from process start to exit.
+gst_first_frame() { timed gst-launch-1.0 -q "$1" location="$2" ! decodebin ! video/x-raw ! fakesink num-buffers=1; }
+export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
+gst-inspect-1.0 rdmasrc > /dev/null 2>&1 || true  # the registry, before the timed runs
+for _ in $(seq "$tries"); do gst_first_frame rdmasrc "rdma://$addr:7490/$movie"; echo; done | median > "$work/ff"
+record mount_first_frame_s gst_rdmasrc "$(cat "$work/ff")"
+for _ in $(seq "$tries"); do drop_caches; gst_first_frame souphttpsrc "http://$addr:8091/$movie"; echo; done | median > "$work/ff"
+record mount_first_frame_s gst_nginx "$(cat "$work/ff")"

@@ -24,4 +24,12 @@ from process start to exit, median, the page cache dropped before each run.
 | vod-proxy (HTTP) | $(r mount_read_mbps vod_proxy) | $(ms "$(r mount_first_frame_s vod_proxy)") |
 | nginx (HTTP, sendfile) | $(r mount_read_mbps nginx) | $(ms "$(r mount_first_frame_s nginx)") |
 | the local file (floor) | n/a | $(ms "$(r mount_first_frame_s local_file)") |
+
+GStreamer, the same way: \`gst-launch-1.0 SRC location=URI ! decodebin ! video/x-raw ! fakesink
+num-buffers=1\` from process start to exit, median.
+
+| source | first decoded frame (ms) |
+|--------|-------------------------:|
+| rdmasrc, rdma:// (libvodclient: connect, then catalog, index and the first Reads at once) | $(ms "$(r mount_first_frame_s gst_rdmasrc)") |
+| souphttpsrc from nginx | $(ms "$(r mount_first_frame_s gst_nginx)") |
 MD

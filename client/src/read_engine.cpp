@@ -23,7 +23,8 @@ ReadEngine::ReadEngine(const EngineOptions& o)
       readahead_(o.readahead_bytes),
       readahead_max_(o.readahead_bytes),
       wanted_depth_(std::max(o.read_depth, 1u)),
-      readahead_depth_(std::max(o.readahead_depth, 1u)) {
+      readahead_depth_(std::max(o.readahead_depth, 1u)),
+      first_read_(o.first_read_bytes == 0 ? 0 : std::min((o.first_read_bytes + kPage - 1) / kPage * kPage, chunk_ / 2)) {
   const std::size_t slots = wanted_depth_ + (readahead_ + chunk_ - 1) / chunk_ + 2;
   ring_size_ = slots * chunk_;
   ring_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(kPage, ring_size_)));
@@ -82,10 +83,13 @@ void ReadEngine::drop_all_slots() noexcept {
   block_slot_.clear();
   stats_.in_flight = 0;
   ++epoch_;
+  ramp_ = true;
 }
 
 void ReadEngine::invalidate() noexcept {
   ++epoch_;
+  ramp_ = true;  // a seek, a switch or a new connection: the next request starts small
+  prefetch_ = kNoHead;
   const bool recall = fetcher_ && fetcher_->can_recall();
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (slots_[s].state == SlotState::ready) {
@@ -107,6 +111,11 @@ void ReadEngine::set_region(Region r, const proto::RegionDescriptor& d) {
   if (regions_[static_cast<int>(r)] == d) return;
   regions_[static_cast<int>(r)] = d;
   invalidate();
+}
+
+void ReadEngine::prefetch(std::uint64_t offset) noexcept {
+  prefetch_ = offset;
+  readahead_from_ = offset;
 }
 
 void ReadEngine::restart_at(std::uint64_t offset) {
@@ -155,15 +164,28 @@ int ReadEngine::take_slot(bool for_request) {
   return best;
 }
 
-bool ReadEngine::post(Region r, std::uint64_t block, bool for_request) {
+bool ReadEngine::post(Region r, std::uint64_t block, bool for_request, std::uint64_t head_at) {
   const int s = take_slot(for_request);
   if (s < 0) return false;
   const proto::RegionDescriptor& d = regions_[static_cast<int>(r)];
   const std::uint64_t at = block * chunk_;
   const auto length = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk_, d.length - at));
   Slot& slot = slots_[static_cast<std::size_t>(s)];
-  fetcher_->fetch(static_cast<std::uint32_t>(s), r, d, at, length, ring_.get() + static_cast<std::size_t>(s) * chunk_);
-  slot = {SlotState::in_flight, !for_request, key(r, block), epoch_, length, ++use_clock_, std::chrono::steady_clock::now()};
+  std::uint8_t* dest = ring_.get() + static_cast<std::size_t>(s) * chunk_;
+  slot = {SlotState::in_flight, !for_request, false, 0, 0, key(r, block), epoch_, length, ++use_clock_, std::chrono::steady_clock::now()};
+  if (head_at != kNoHead) {
+    // The head first: page-aligned within the block, first_read_ bytes (less at the block's end).
+    // It completes before the whole block's Read posted right after it.
+    const auto from = static_cast<std::uint32_t>((head_at - at) / kPage * kPage);
+    const auto to = static_cast<std::uint32_t>(std::min<std::uint64_t>(from + first_read_, length));
+    fetcher_->fetch(static_cast<std::uint32_t>(slots_.size() + static_cast<std::size_t>(s)), r, d, at + from, to - from, dest + from);
+    slot.head_from = from;
+    slot.head_to = to;
+    ++stats_.head_reads;
+    ++stats_.reads_posted;
+    ++stats_.in_flight;
+  }
+  fetcher_->fetch(static_cast<std::uint32_t>(s), r, d, at, length, dest);
   block_slot_[slot.key] = static_cast<std::size_t>(s);
   ++stats_.reads_posted;
   ++stats_.in_flight;
@@ -173,14 +195,29 @@ bool ReadEngine::post(Region r, std::uint64_t block, bool for_request) {
 void ReadEngine::post_wanted() {
   if (!fetcher_) return;
   // Requests first, oldest first: their blocks in order.
+  const bool can_ramp = first_read_ > 0 && depth_ >= 2 && fetcher_->ordered_partial_fetches();
   for (const Request& q : requests_) {
     // A region without a descriptor (the new connection has not described it yet) waits.
     if (q.dest.empty() || regions_[static_cast<int>(q.region)].length <= q.offset + q.filled) continue;
     const std::uint64_t last = (q.offset + q.dest.size() - 1) / chunk_;
     for (std::uint64_t b = (q.offset + q.filled) / chunk_; b <= last; ++b) {
       if (cached_or_coming(key(q.region, b))) continue;
-      if (stats_.in_flight >= depth_ || !post(q.region, b, true)) return;
+      // The first movie block after a start or seek: a small head Read first (two Reads of the depth).
+      const bool head = can_ramp && ramp_ && q.region == Region::movie && b == (q.offset + q.filled) / chunk_;
+      if (stats_.in_flight + (head ? 2 : 1) > depth_) return;
+      if (!post(q.region, b, true, head ? q.offset + q.filled : kNoHead)) return;
+      if (q.region == Region::movie) ramp_ = false;
     }
+  }
+  // Then a block announced by prefetch(), as a request's would be (with its head after a start).
+  if (prefetch_ != kNoHead && regions_[static_cast<int>(Region::movie)].length > prefetch_) {
+    const std::uint64_t b = prefetch_ / chunk_;
+    if (!cached_or_coming(key(Region::movie, b))) {
+      const bool head = can_ramp && ramp_;
+      if (stats_.in_flight + (head ? 2 : 1) > depth_ || !post(Region::movie, b, true, head ? prefetch_ : kNoHead)) return;
+      ramp_ = false;
+    }
+    prefetch_ = kNoHead;
   }
   // Then read-ahead of the movie, from where the reader is.
   if (!readahead_enabled_ || readahead_ == 0) return;
@@ -195,6 +232,7 @@ void ReadEngine::post_wanted() {
 }
 
 void ReadEngine::on_done(std::uint32_t s, bool ok, const std::string& failure) {
+  if (s >= slots_.size() && s < 2 * slots_.size()) return on_head_done(static_cast<std::uint32_t>(s - slots_.size()), ok, failure);
   if (s >= slots_.size() || slots_[s].state != SlotState::in_flight) return;
   Slot& slot = slots_[s];
   last_progress_ = std::chrono::steady_clock::now();
@@ -216,6 +254,21 @@ void ReadEngine::on_done(std::uint32_t s, bool ok, const std::string& failure) {
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress_ - slot.posted).count()));
 }
 
+void ReadEngine::on_head_done(std::uint32_t s, bool ok, const std::string& failure) {
+  last_progress_ = std::chrono::steady_clock::now();
+  if (stats_.in_flight) --stats_.in_flight;
+  if (!ok) {
+    if (failure_.empty()) failure_ = failure;
+    return;  // the whole block's Read fails after it too (the QP is in error) and frees the slot
+  }
+  Slot& slot = slots_[s];
+  // A slot is not reused while its whole-block Read (posted after the head) is in flight.
+  if (slot.state != SlotState::in_flight || slot.epoch != epoch_ || slot.head_to == 0) return;
+  slot.head_ready = true;
+  ++stats_.reads_completed;
+  stats_.bytes_read += slot.head_to - slot.head_from;
+}
+
 void ReadEngine::reap() {
   fetcher_->poll();
   if (!failure_.empty()) throw ConnectionLost(std::exchange(failure_, {}));
@@ -229,10 +282,16 @@ bool ReadEngine::serve_requests() {
       const std::uint64_t at = q.offset + q.filled;
       const std::uint64_t block = at / chunk_;
       auto found = block_slot_.find(key(q.region, block));
-      if (found == block_slot_.end() || slots_[found->second].state != SlotState::ready) break;
+      if (found == block_slot_.end()) break;
       Slot& slot = slots_[found->second];
       const std::uint64_t within = at - block * chunk_;
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(slot.length - within, q.dest.size() - q.filled));
+      // A whole block, or the landed head of one still in flight when `at` lies in it.
+      std::uint64_t valid_to = slot.length;
+      if (slot.state != SlotState::ready) {
+        if (slot.state != SlotState::in_flight || !slot.head_ready || within < slot.head_from || within >= slot.head_to) break;
+        valid_to = slot.head_to;
+      }
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(valid_to - within, q.dest.size() - q.filled));
       std::memcpy(q.dest.data() + q.filled, ring_.get() + found->second * chunk_ + within, n);
       q.filled += n;
       slot.last_use = ++use_clock_;

@@ -156,9 +156,21 @@ void Session::open_udp() {
 void Session::read_catalog() {
   std::vector<std::uint8_t> bytes(engine_.region(Region::catalog).length);
   engine_.read(Region::catalog, 0, bytes);
+  set_catalog(bytes);
+}
+
+void Session::set_catalog(std::span<const std::uint8_t> bytes) {
   auto catalog = proto::decode_catalog(bytes);
   if (!catalog) throw ClientError(ErrorKind::protocol_error, "the catalog of " + server() + " does not decode: " + catalog.error().message);
   catalog_ = std::move(*catalog);
+}
+
+void Session::set_index(std::span<const std::uint8_t> bytes) {
+  index_ = {};
+  if (bytes.empty()) return;
+  auto index = proto::decode_index(bytes);
+  if (!index) throw ClientError(ErrorKind::protocol_error, "the keyframe index of '" + movie_->name + "' does not decode: " + index.error().message);
+  index_ = std::move(*index);
 }
 
 void Session::connect() {
@@ -167,36 +179,75 @@ void Session::connect() {
   // from them: after a server restart the old rkeys are invalid.
   engine_.set_region(Region::movie, {});
   engine_.set_region(Region::index, {});
+  const auto started = std::chrono::steady_clock::now();
   if (options_.transport == Transport::udp) open_udp();
   else open_rdma(name);
-  read_catalog();
+  const auto connected = std::chrono::steady_clock::now();
+  startup_.connect = std::chrono::duration_cast<std::chrono::microseconds>(connected - started);
+  if (!name.empty() && options_.transport == Transport::rdma) describe_from_accept(name);
+  else describe_from_catalog(name);
+  startup_.describe = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - connected);
+}
 
-  if (name.empty()) return;
-  const proto::CatalogEntry* found = nullptr;
-  if (options_.transport == Transport::udp) {
-    found = catalog_.find(name);
-    if (!found) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' on " + server() + "; it has: " + list_names(catalog_));
-  } else {
-    if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name ||
-        !catalog_.entries[accept_.movie_index].movie.same_bytes(accept_.movie) ||
-        !catalog_.entries[accept_.movie_index].index.same_bytes(accept_.index))
-      throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + name + "' with descriptors its catalog does not list");
-    found = &catalog_.entries[accept_.movie_index];
-  }
-  proto::CatalogEntry entry = *found;
-  if (options_.transport == Transport::rdma) {  // the rkeys of this connection (its windows, when the server binds them)
-    entry.movie = accept_.movie;
-    entry.index = accept_.index;
-  }
+void Session::adopt(proto::CatalogEntry entry) {
+  const std::string& name = entry.name;
   if (entry.flags & proto::kEntryLive)
     throw ClientError(ErrorKind::usage, "'" + name + "' is a live channel: use rdma://" + uri_.host + "/live/" + percent_encode(name));
   if (movie_ && movie_->size != entry.size)
     throw ClientError(ErrorKind::movie_changed, "'" + name + "' on " + server() + " is now " + std::to_string(entry.size) +
                                                     " bytes, not " + std::to_string(movie_->size) + ": refusing to resume into another file");
-  movie_ = entry;
-  if (udp_) udp_->set_movie(proto::name_hash(entry.name), catalog_.generation);
-  engine_.set_region(Region::movie, entry.movie);
+  movie_ = std::move(entry);
+}
+
+void Session::describe_from_accept(const std::string& name) {
+  // The accept already says where the movie and its index are. So the catalog and the index are
+  // read together, and the movie's first chunks (read-ahead from where the reader is: 0, or the
+  // position a reconnect resumes at) are posted right behind them: one round trip after the
+  // connect instead of three in a row. Nothing reaches the caller before the catalog confirms the
+  // accept's descriptors.
+  engine_.set_region(Region::movie, accept_.movie);
+  engine_.set_region(Region::index, accept_.index);
+  engine_.prefetch(resume_at_);
+  std::vector<std::uint8_t> catalog_bytes(accept_.catalog.length), index_bytes(accept_.index.length);
+  read_together({{Region::catalog, catalog_bytes}, {Region::index, index_bytes}});
+  set_catalog(catalog_bytes);
+  if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name ||
+      !catalog_.entries[accept_.movie_index].movie.same_bytes(accept_.movie) ||
+      !catalog_.entries[accept_.movie_index].index.same_bytes(accept_.index))
+    throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + name + "' with descriptors its catalog does not list");
+  proto::CatalogEntry entry = catalog_.entries[accept_.movie_index];
+  entry.movie = accept_.movie;  // the rkeys of this connection (its windows, when the server binds them)
+  entry.index = accept_.index;
+  adopt(std::move(entry));
+  size_readahead();
+  set_index(index_bytes);
+}
+
+void Session::describe_from_catalog(const std::string& name) {
+  read_catalog();
+  if (name.empty()) return;
+  const proto::CatalogEntry* found = catalog_.find(name);  // over UDP: the catalog is all there is
+  if (!found) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' on " + server() + "; it has: " + list_names(catalog_));
+  adopt(*found);
+  if (udp_) udp_->set_movie(proto::name_hash(movie_->name), catalog_.generation);
+  engine_.set_region(Region::movie, movie_->movie);
   load_index();
+}
+
+void Session::read_together(std::initializer_list<std::pair<Region, std::span<std::uint8_t>>> parts) {
+  std::size_t left = 0;
+  std::vector<std::uint64_t> ids;
+  for (const auto& [region, dest] : parts) {
+    if (dest.empty()) continue;
+    ++left;
+    ids.push_back(engine_.submit(region, 0, dest, [&left](std::size_t) { --left; }));
+  }
+  try {
+    while (left) engine_.progress(std::chrono::milliseconds(1000));
+  } catch (...) {
+    for (std::uint64_t id : ids) engine_.cancel(id);  // their callbacks refer to this frame
+    throw;
+  }
 }
 
 void Session::size_readahead() {
@@ -208,13 +259,9 @@ void Session::size_readahead() {
 void Session::load_index() {
   size_readahead();
   engine_.set_region(Region::index, movie_->index);
-  index_ = {};
-  if (movie_->index.empty()) return;
   std::vector<std::uint8_t> bytes(movie_->index.length);
-  engine_.read(Region::index, 0, bytes);
-  auto index = proto::decode_index(bytes);
-  if (!index) throw ClientError(ErrorKind::protocol_error, "the keyframe index of '" + movie_->name + "' does not decode: " + index.error().message);
-  index_ = std::move(*index);
+  if (!bytes.empty()) engine_.read(Region::index, 0, bytes);
+  set_index(bytes);
 }
 
 void Session::reconnect(const std::string& why) {
@@ -274,14 +321,17 @@ void Session::switch_by_connecting(const std::string& name) {
   const auto saved_index = index_;
   const auto movie_region = engine_.region(Region::movie), index_region = engine_.region(Region::index);
   const rdma::ClientEndpoint* before = endpoint_.get();
+  const std::uint64_t saved_resume = resume_at_;
   movie_.reset();
   uri_.movie = name;
+  resume_at_ = 0;  // the new movie is prefetched from its start
   try {
     connect();
   } catch (const ClientError&) {
     if (endpoint_.get() != before || !endpoint_) throw;  // the new connection was made and then failed: nothing to go back to
     movie_ = saved_movie;
     uri_.movie = saved_name;
+    resume_at_ = saved_resume;
     index_ = saved_index;
     engine_.set_region(Region::movie, movie_region);
     engine_.set_region(Region::index, index_region);
@@ -293,6 +343,7 @@ void Session::switch_by_connecting(const std::string& name) {
 
 std::uint64_t Session::pread_async(std::uint64_t offset, std::span<std::uint8_t> dest, ReadEngine::Callback done) {
   if (!movie_) throw ClientError(ErrorKind::usage, "this session has no movie (it was opened for the catalog only)");
+  resume_at_ = offset;  // where a reconnect prefetches
   return engine_.submit(Region::movie, offset, dest, std::move(done));
 }
 

@@ -49,6 +49,7 @@ void Stats::merge(const Stats& o) noexcept {
   reads_posted += o.reads_posted;
   reads_completed += o.reads_completed;
   stale_discarded += o.stale_discarded;
+  head_reads += o.head_reads;
   stalls += o.stalls;
   reconnects += o.reconnects;
   in_flight += o.in_flight;
@@ -58,10 +59,10 @@ void Stats::merge(const Stats& o) noexcept {
 std::string Stats::summary() const {
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "delivered %llu B, read %llu B in %llu reads (%u in flight), %llu stale discarded, %llu stalls, "
+                "delivered %llu B, read %llu B in %llu reads (%u in flight, %llu small first reads), %llu stale discarded, %llu stalls, "
                 "%llu reconnects, read latency p50 %llu us p90 %llu us p99 %llu us max %llu us",
                 static_cast<unsigned long long>(bytes_delivered), static_cast<unsigned long long>(bytes_read),
-                static_cast<unsigned long long>(reads_completed), in_flight,
+                static_cast<unsigned long long>(reads_completed), in_flight, static_cast<unsigned long long>(head_reads),
                 static_cast<unsigned long long>(stale_discarded), static_cast<unsigned long long>(stalls),
                 static_cast<unsigned long long>(reconnects),
                 static_cast<unsigned long long>(read_latency_us.percentile(0.5)),

@@ -40,6 +40,7 @@ struct CommonOptions {
   double readahead_seconds = 0;
   unsigned depth = 0;
   unsigned readahead_depth = 0;
+  std::size_t first_read_kib = 0;
   double connect_timeout_s = 0;
   double reconnect_for_s = 0;
   std::string transport = "rdma";

@@ -34,6 +34,7 @@ boost::program_options::options_description common_options(CommonOptions& o) {
       ("readahead-seconds", po::value(&o.readahead_seconds)->default_value(s.readahead_seconds), "read-ahead window in seconds of the movie's bitrate; 0 = --readahead-kib")
       ("depth", po::value(&o.depth)->default_value(e.read_depth), "RDMA Reads in flight wanted; the server and the devices may allow fewer")
       ("readahead-depth", po::value(&o.readahead_depth)->default_value(e.readahead_depth), "read-ahead Reads in flight at most (fewer: faster seeks)")
+      ("first-read-kib", po::value(&o.first_read_kib)->default_value(e.first_read_bytes / 1024), "the first Read after a start or seek, in KiB, before whole chunks (0: whole chunks only)")
       ("connect-timeout", po::value(&o.connect_timeout_s)->default_value(static_cast<double>(s.connect_timeout.count()) / 1000), "seconds to wait for the server to answer")
       ("reconnect-for", po::value(&o.reconnect_for_s)->default_value(static_cast<double>(s.reconnect_for.count()) / 1000), "seconds to keep reconnecting after the connection breaks")
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "debug, info, warn or error")
@@ -58,6 +59,7 @@ void apply(CommonOptions& o) {
   o.session.engine.readahead_bytes = o.readahead_kib * 1024;
   o.session.engine.read_depth = o.depth;
   o.session.engine.readahead_depth = std::max(o.readahead_depth, 1u);
+  o.session.engine.first_read_bytes = o.first_read_kib * 1024;
   if (o.readahead_seconds < 0) throw ClientError(ErrorKind::usage, "--readahead-seconds must not be negative");
   o.session.readahead_seconds = o.readahead_seconds;
   o.session.connect_timeout = std::chrono::milliseconds(static_cast<long>(o.connect_timeout_s * 1000));

@@ -12,6 +12,7 @@
 #include "pattern.hpp"
 #include "vod/client/movie_reader.hpp"
 #include "vod/client/session.hpp"
+#include "vod/rdma/completion_hub.hpp"
 
 namespace vod::client {
 namespace {
@@ -161,6 +162,79 @@ TEST(Vcr, TimeSeekUsesTheKeyframeIndex) {
     EXPECT_EQ(buf[0], 0x47) << "an MPEG-TS entry point starts with a sync byte";
   }
   EXPECT_THROW(r.seek_time(61'000'000), ClientError);
+}
+
+// Startup: the accept describes the movie, so the catalog, the keyframe index and the movie's first
+// chunk are all posted at once; by the time the session is open, the first chunk is cached or on
+// its way without the caller having asked, and it delivers the file's first bytes.
+TEST(Startup, TheFirstChunkGoesOutWithTheCatalogAndTheIndex) {
+  const std::string ts = env("VOD_TEST_MEDIA_DIR") + "/test-480p-60s.ts";
+  std::ifstream file(ts, std::ios::binary);
+  const std::string original((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  Session s(movie_uri("test-480p-60s.ts"), small_chunks());
+  ASSERT_FALSE(s.index().entries.empty()) << "the index was read at open";
+  EXPECT_TRUE(s.engine().has_block(Region::movie, 0)) << "the first chunk was not posted during the open";
+  EXPECT_GE(s.stats().reads_posted, 3u) << "catalog, index and the first movie chunk";
+  std::vector<std::uint8_t> buf(s.engine().chunk_size());
+  ASSERT_EQ(s.pread(0, buf), buf.size());
+  EXPECT_EQ(std::string(buf.begin(), buf.end()), original.substr(0, buf.size()));
+  EXPECT_GT(s.startup().connect.count(), 0);
+  EXPECT_GT(s.startup().describe.count(), 0);
+}
+
+// Ramp-up: after a seek the first Read is a small head (16 KiB) posted before the whole chunk; the
+// first bytes come from it, the rest of the chunk from the whole Read, all byte-exact; reading on
+// sequentially posts no more heads until the next seek.
+TEST(RampUp, ASeekStartsWithOneSmallReadThenWholeChunks) {
+  SessionOptions o = small_chunks();
+  o.engine.first_read_bytes = 16 * 1024;
+  Session s(movie_uri("pattern-a.bin"), o);
+  MovieReader r(s);
+  const std::uint64_t chunk = s.engine().chunk_size();
+  for (std::uint64_t at : {std::uint64_t{20} * chunk + 12345, std::uint64_t{300} * chunk, kSizeA - 3 * chunk - 77}) {
+    r.seek(at);
+    const std::uint64_t heads = s.stats().head_reads;
+    std::vector<std::uint8_t> first(4096);
+    ASSERT_EQ(r.read(first), first.size());
+    EXPECT_EQ(first_mismatch(first.data(), first.size(), at, 1), -1) << "at " << at;
+    EXPECT_EQ(s.stats().head_reads, heads + 1) << "one small first Read after the seek to " << at;
+    std::vector<std::uint8_t> rest(2 * chunk);
+    ASSERT_EQ(r.read(rest), rest.size());
+    EXPECT_EQ(first_mismatch(rest.data(), rest.size(), at + first.size(), 1), -1) << "after " << at;
+    EXPECT_EQ(s.stats().head_reads, heads + 1) << "reading on needs whole chunks only";
+  }
+}
+
+TEST(RampUp, OffMeansWholeChunksOnly) {
+  SessionOptions o = small_chunks();
+  o.engine.first_read_bytes = 0;
+  Session s(movie_uri("pattern-b.bin"), o);
+  MovieReader r(s);
+  r.seek(1000000);
+  std::vector<std::uint8_t> buf(100000);
+  ASSERT_EQ(r.read(buf), buf.size());
+  EXPECT_EQ(first_mismatch(buf.data(), buf.size(), 1000000, 2), -1);
+  EXPECT_EQ(s.stats().head_reads, 0u);
+}
+
+// Sessions on one completion queue (a shared CompletionHub, as vod-client bench and vod-proxy use):
+// reads of different movies interleave on it and each lands in its own session, byte-exact.
+TEST(SharedCq, TwoSessionsOnOneHubReadTheirOwnMovies) {
+  SessionOptions o = small_chunks();
+  o.hub = std::make_shared<rdma::CompletionHub>();
+  Session a(movie_uri("pattern-a.bin"), o), b(movie_uri("pattern-b.bin"), o);
+  ASSERT_EQ(a.hub(), b.hub());
+  std::vector<std::uint8_t> ba(1 << 20), bb(1 << 20);
+  bool done_a = false, done_b = false;
+  a.pread_async(5'000'000, ba, [&](std::size_t n) { done_a = n == ba.size(); });
+  b.pread_async(1'000'000, bb, [&](std::size_t n) { done_b = n == bb.size(); });
+  for (int i = 0; i < 600 && !(done_a && done_b); ++i) {
+    a.progress(std::chrono::milliseconds(10));
+    b.progress(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(done_a && done_b);
+  EXPECT_EQ(first_mismatch(ba.data(), ba.size(), 5'000'000, 1), -1);
+  EXPECT_EQ(first_mismatch(bb.data(), bb.size(), 1'000'000, 2), -1);
 }
 
 TEST(RandomAccess, ManyAsynchronousPreadsAtOnce) {

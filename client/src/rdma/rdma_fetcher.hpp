@@ -21,6 +21,7 @@ class RdmaFetcher final : public Fetcher {
   void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
              std::uint8_t* dest) override;
   bool can_recall() const noexcept override { return false; }
+  bool ordered_partial_fetches() const noexcept override { return true; }  // Reads on one RC QP complete in order
   void forget(std::uint32_t) noexcept override {}
   void poll() override;
   std::vector<int> wait_fds() const override { return ep_.cq.hub->fds(); }

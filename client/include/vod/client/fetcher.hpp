@@ -35,6 +35,10 @@ class Fetcher {
   // into its slot (UDP drops its datagrams). An RDMA Read, once posted, cannot be recalled.
   virtual bool can_recall() const noexcept = 0;
   virtual void forget(std::uint32_t slot) noexcept = 0;
+  // True when fetches may overlap within a slot and complete in the order they were started (an RC
+  // QP): the engine then fetches a small head of a block before the whole block, and `slot` of
+  // such a head fetch is a number past the ring's slots.
+  virtual bool ordered_partial_fetches() const noexcept { return false; }
 
   // Runs completions (and, for UDP, takes datagrams, retransmits and times out). Throws
   // ConnectionLost when the transport has failed.

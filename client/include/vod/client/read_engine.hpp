@@ -11,6 +11,12 @@
 //
 // Slot states:   free --post--> in_flight --completion, same epoch--> ready --evict--> free
 //                                    \--completion, older epoch (or error)--> free
+//
+// Ramp-up: the first block a request needs after a start or a seek is fetched in two Reads on an
+// RDMA connection: a small head (first_read_bytes at the request's offset), then the whole block.
+// Both land in the same slot (the same bytes), the head completes first (an RC QP completes in
+// order), and a request is served from the head as soon as it lands, so the first bytes after a
+// seek cost a small Read, not a whole chunk.
 #pragma once
 
 #include <chrono>
@@ -40,6 +46,8 @@ struct EngineOptions {
   // be recalled, so after a seek the new position's Read waits behind these: fewer means faster
   // seeks. Requested blocks (what a caller is waiting for) may use the whole read_depth.
   unsigned readahead_depth = 2;
+  // The size of the first Read after a start or a seek (ramp-up, above); 0: whole chunks only.
+  std::size_t first_read_bytes = 16 * 1024;
 };
 
 class ReadEngine {
@@ -69,6 +77,10 @@ class ReadEngine {
   void set_region(Region r, const proto::RegionDescriptor& d);
   const proto::RegionDescriptor& region(Region r) const noexcept { return regions_[static_cast<int>(r)]; }
 
+  // Fetches the movie's block at `offset` as if a request wanted it (its head first after a start
+  // or seek), before any read-ahead, and moves the read-ahead window there: what an open does while
+  // it reads the catalog and the index, so that the first bytes are there when the caller asks.
+  void prefetch(std::uint64_t offset) noexcept;
   // Discards read-ahead and in-flight Reads for the movie, and moves the read-ahead window to
   // `offset`: what a seek does.
   void restart_at(std::uint64_t offset);
@@ -86,6 +98,8 @@ class ReadEngine {
   // Forgets a queued request: its callback never runs and its destination is no longer written.
   void cancel(std::uint64_t id) noexcept;
   std::size_t pending() const noexcept { return requests_.size(); }
+  // True when the block holding `offset` of region `r` is cached or its Read is in flight.
+  bool has_block(Region r, std::uint64_t offset) const noexcept { return cached_or_coming(key(r, offset / chunk_)); }
 
   // Posts what can be posted, reaps completions and completes requests. Waits up to `wait` when
   // nothing completed. Throws ConnectionLost when a Read fails or the peer disconnects, and
@@ -115,6 +129,8 @@ class ReadEngine {
   struct Slot {
     SlotState state = SlotState::free;
     bool readahead = false;  // posted for read-ahead, not for a waiting request
+    bool head_ready = false;  // in flight, but its head [head_from, head_to) has landed
+    std::uint32_t head_from = 0, head_to = 0;  // head_to > 0: a head Read was posted
     std::uint64_t key = 0;  // (region << 56) | block
     std::uint32_t epoch = 0;
     std::uint32_t length = 0;
@@ -135,12 +151,14 @@ class ReadEngine {
   std::uint64_t blocks_in(Region r) const noexcept;
   bool cached_or_coming(std::uint64_t k) const noexcept { return block_slot_.count(k) != 0; }
   int take_slot(bool for_request);
-  bool post(Region r, std::uint64_t block, bool for_request);
+  bool post(Region r, std::uint64_t block, bool for_request, std::uint64_t head_at = kNoHead);
+  static constexpr std::uint64_t kNoHead = ~std::uint64_t{0};
   bool needed_by_request(std::uint64_t k) const noexcept;
   bool in_readahead_window(std::uint64_t k) const noexcept;
   void invalidate() noexcept;
   void post_wanted();
   void on_done(std::uint32_t slot, bool ok, const std::string& failure);
+  void on_head_done(std::uint32_t slot, bool ok, const std::string& failure);
   void reap();
   bool serve_requests();
   void drop_slot(std::size_t s) noexcept;
@@ -167,6 +185,9 @@ class ReadEngine {
   std::uint64_t use_clock_ = 0;
   std::uint64_t next_request_id_ = 1;
   std::uint64_t readahead_from_ = 0;  // movie offset the read-ahead window starts at
+  std::size_t first_read_;           // EngineOptions::first_read_bytes, page-rounded
+  bool ramp_ = true;                 // the next request's first block gets a head Read (a start or seek happened)
+  std::uint64_t prefetch_ = kNoHead;  // a movie offset prefetch() announced, until posted
   bool readahead_enabled_ = true;
   std::chrono::steady_clock::time_point last_progress_;  // for the stuck-Read timeout
   std::string failure_;  // the first failed completion, thrown by the next progress()

@@ -7,10 +7,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "vod/client/errors.hpp"
 #include "vod/client/interrupter.hpp"
@@ -94,16 +96,30 @@ class Session {
   // Over UDP: the receiver's figures (repairs, datagrams dropped and why); empty over RDMA.
   std::string transport_summary() const;
 
+  // How long the last (re)connect took: the rdma_cm connect (or UDP hello), then reading what
+  // describes the movie (catalog and index, concurrently with the movie's first chunks over RDMA).
+  struct StartupTimes {
+    std::chrono::microseconds connect{0};
+    std::chrono::microseconds describe{0};
+  };
+  const StartupTimes& startup() const noexcept { return startup_; }
+
   ReadEngine& engine() noexcept { return engine_; }
   const std::shared_ptr<rdma::CompletionHub>& hub() const noexcept { return hub_; }
   const Stats& stats() const noexcept { return engine_.stats(); }
 
  private:
   void connect();
+  void describe_from_accept(const std::string& name);
+  void describe_from_catalog(const std::string& name);
+  void adopt(proto::CatalogEntry entry);  // checks it, then makes it the current movie
+  void read_together(std::initializer_list<std::pair<Region, std::span<std::uint8_t>>> parts);
   void switch_by_connecting(const std::string& name);
   void open_rdma(const std::string& name);
   void open_udp();
   void read_catalog();
+  void set_catalog(std::span<const std::uint8_t> bytes);  // decodes it, or throws protocol_error
+  void set_index(std::span<const std::uint8_t> bytes);    // the current movie's; empty: no index
   void reconnect(const std::string& why);
   std::unique_ptr<rdma::ClientEndpoint> open_endpoint(const proto::ConnectRequest& request);
   [[noreturn]] void throw_rejected(const rdma::ConnectRejected& r);
@@ -123,6 +139,8 @@ class Session {
   std::optional<proto::CatalogEntry> movie_;
   proto::KeyframeIndex index_;
   unsigned read_depth_ = 0;
+  StartupTimes startup_;
+  std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
 };
 
 // The names in a catalog, comma-separated, for error messages.

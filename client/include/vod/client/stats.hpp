@@ -34,6 +34,7 @@ struct Stats {
   std::uint64_t reads_posted = 0;
   std::uint64_t reads_completed = 0;
   std::uint64_t stale_discarded = 0;   // completions from before a seek or switch, dropped unseen
+  std::uint64_t head_reads = 0;        // small first Reads after a start or seek (ramp-up)
   std::uint64_t stalls = 0;            // times a caller had to wait for data that was not there yet
   std::uint64_t reconnects = 0;
   std::uint32_t in_flight = 0;
