@@ -205,7 +205,14 @@ void Viewer::pump(const ChannelView& view) {
     // One record per notification while credit lasts; otherwise everything pending at once.
     const std::size_t take = (!lost && !first && pending <= credits_) ? 1 : pending;
     const RecordInfo& head = view.recent[i0];
-    const std::size_t i1 = i0 + take - 1;
+    std::size_t i1 = i0 + take - 1;
+    // Never across a discontinuity (a new stream): the client marks one at a notification's start,
+    // so a record that begins a new stream begins a notification of its own.
+    for (std::size_t i = i0 + 1; i <= i1; ++i)
+      if (view.recent[i].flags & proto::kLiveDiscontinuity) {
+        i1 = i - 1;
+        break;
+      }
     const RecordInfo& last = view.recent[i1];
     const std::uint64_t start = lost ? std::max(next_, view.oldest) : head.offset;
 
@@ -218,7 +225,7 @@ void Viewer::pump(const ChannelView& view) {
     n.oldest_offset = std::min(view.oldest, last.end());
     n.pts_us = n.stream_offset == head.offset ? head.pts_us : 0;
     n.publish_time_us = last.publish_time_us;
-    if (take > 1 || lost) n.flags |= proto::kLiveCoalesced;
+    if (i1 > i0 || lost) n.flags |= proto::kLiveCoalesced;
     if ((head.flags & proto::kLiveKeyframe) && n.stream_offset == head.offset && head.offset >= n.oldest_offset)
       n.flags |= proto::kLiveKeyframe;
     if ((head.flags & proto::kLiveUnitStart) && n.stream_offset == head.offset) n.flags |= proto::kLiveUnitStart;
