@@ -192,6 +192,14 @@ bool ReadEngine::post(Region r, std::uint64_t block, bool for_request, std::uint
   return true;
 }
 
+bool ReadEngine::post_demand(Region r, std::uint64_t block, std::uint64_t head_at) {
+  // The first movie block after a start or seek gets a small head Read first: two Reads of the depth.
+  if (r != Region::movie || !ramp_) head_at = kNoHead;
+  if (stats_.in_flight + (head_at != kNoHead ? 2 : 1) > depth_ || !post(r, block, true, head_at)) return false;
+  if (r == Region::movie) ramp_ = false;
+  return true;
+}
+
 void ReadEngine::post_wanted() {
   if (!fetcher_) return;
   // Requests first, oldest first: their blocks in order.
@@ -202,21 +210,14 @@ void ReadEngine::post_wanted() {
     const std::uint64_t last = (q.offset + q.dest.size() - 1) / chunk_;
     for (std::uint64_t b = (q.offset + q.filled) / chunk_; b <= last; ++b) {
       if (cached_or_coming(key(q.region, b))) continue;
-      // The first movie block after a start or seek: a small head Read first (two Reads of the depth).
-      const bool head = can_ramp && ramp_ && q.region == Region::movie && b == (q.offset + q.filled) / chunk_;
-      if (stats_.in_flight + (head ? 2 : 1) > depth_) return;
-      if (!post(q.region, b, true, head ? q.offset + q.filled : kNoHead)) return;
-      if (q.region == Region::movie) ramp_ = false;
+      const bool first = b == (q.offset + q.filled) / chunk_;
+      if (!post_demand(q.region, b, can_ramp && first ? q.offset + q.filled : kNoHead)) return;
     }
   }
   // Then a block announced by prefetch(), as a request's would be (with its head after a start).
   if (prefetch_ != kNoHead && regions_[static_cast<int>(Region::movie)].length > prefetch_) {
     const std::uint64_t b = prefetch_ / chunk_;
-    if (!cached_or_coming(key(Region::movie, b))) {
-      const bool head = can_ramp && ramp_;
-      if (stats_.in_flight + (head ? 2 : 1) > depth_ || !post(Region::movie, b, true, head ? prefetch_ : kNoHead)) return;
-      ramp_ = false;
-    }
+    if (!cached_or_coming(key(Region::movie, b)) && !post_demand(Region::movie, b, can_ramp ? prefetch_ : kNoHead)) return;
     prefetch_ = kNoHead;
   }
   // Then read-ahead of the movie, from where the reader is.

@@ -174,4 +174,8 @@ RejectCode reject_code_for(const DecodeError& e) noexcept {
   return e.fault == DecodeFault::unsupported_version ? RejectCode::unsupported_version : RejectCode::malformed_request;
 }
 
+std::vector<std::uint8_t> encode_reject(RejectCode code, std::string reason) {
+  return encode(RejectData{code, kMinProtocolVersion, kProtocolVersion, std::move(reason)});
+}
+
 }  // namespace vod::proto

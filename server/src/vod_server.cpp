@@ -196,7 +196,7 @@ void VodServer::open_devices() {
 void VodServer::refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason) {
   log::info("server", "reject " + peer + ": " + proto::to_string(code) + ": " + reason);
   metrics_.count_reject(code);
-  const auto data = proto::encode(proto::RejectData{code, proto::kMinProtocolVersion, proto::kProtocolVersion, reason});
+  const auto data = proto::encode_reject(code, reason);
   if (int err = rdma::reject(event.id(), data)) log::warn("server", "rdma_reject to " + peer + " failed: " + std::strerror(err));
   event.release();  // before the caller's CmIdHandle destroys the id
 }
@@ -243,6 +243,13 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
     return;
   }
   if (accept_vod(event, owned, yes, peer)) grant(id, state.peer, yes.token, peer);
+}
+
+void VodServer::release_grant(rdma_cm_id* id) {
+  if (auto g = grants_.find(id); g != grants_.end()) {
+    source_limits_.closed(g->second.address);
+    grants_.erase(g);
+  }
 }
 
 void VodServer::grant(rdma_cm_id* id, const proto::TokenAddress& address, const std::optional<proto::AccessToken>& token, const std::string& peer) {
@@ -386,14 +393,9 @@ void VodServer::drop_binding(rdma_cm_id* id, const std::string& why) {
   if (it == connections_.end()) return;
   log::error("server", "cannot set up the connection from " + it->second.peer + ": " + why);
   metrics_.count_reject(proto::RejectCode::internal_error);
-  const auto data = proto::encode(proto::RejectData{proto::RejectCode::internal_error, proto::kMinProtocolVersion, proto::kProtocolVersion,
-                                                    "the server could not set up the connection"});
-  rdma::reject(id, data);
+  rdma::reject(id, proto::encode_reject(proto::RejectCode::internal_error, "the server could not set up the connection"));
   binding_.erase(it->second.serial);
-  if (auto g = grants_.find(id); g != grants_.end()) {
-    source_limits_.closed(g->second.address);
-    grants_.erase(g);
-  }
+  release_grant(id);
   connections_.erase(it);  // windows, QP, then the id
 }
 
@@ -423,10 +425,7 @@ void VodServer::handle(rdma::CmEvent& event) {
     case RDMA_CM_EVENT_REJECTED:
     case RDMA_CM_EVENT_TIMEWAIT_EXIT:
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
-      if (auto g = grants_.find(id); g != grants_.end()) {  // VoD or live: the address has one connection less
-        source_limits_.closed(g->second.address);
-        grants_.erase(g);
-      }
+      release_grant(id);  // VoD or live: the address has one connection less
       break;
     default:
       break;

@@ -79,6 +79,7 @@ class VodServer {
   // Cuts a VoD or catalog client off now: windows invalidated, QP to error, disconnect sent.
   void cut_off(rdma_cm_id* id);
   void grant(rdma_cm_id* id, const proto::TokenAddress& address, const std::optional<proto::AccessToken>& token, const std::string& peer);
+  void release_grant(rdma_cm_id* id);  // the connection is gone: its address has one less
   void refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason);
   void rescan();
   void load_auth_keys();

@@ -197,8 +197,7 @@ void LiveService::on_completions() {
         const bool accepted = c.viewer->take_bound() && finish_accept(c);
         if (!accepted && (c.viewer->failed() || c.viewer->state() != Viewer::State::binding)) {
           log::error("live", c.viewer->peer() + ": cannot set up the connection: " + (c.viewer->failed() ? c.viewer->failure() : "the accept failed"));
-          rdma::reject(c.id.get(), proto::encode(proto::RejectData{proto::RejectCode::internal_error, proto::kMinProtocolVersion,
-                                                                   proto::kProtocolVersion, "the server could not set up the connection"}));
+          rdma::reject(c.id.get(), proto::encode_reject(proto::RejectCode::internal_error, "the server could not set up the connection"));
           retire(it, "not accepted");
         }
         it = next;

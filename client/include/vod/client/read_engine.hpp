@@ -152,6 +152,9 @@ class ReadEngine {
   bool cached_or_coming(std::uint64_t k) const noexcept { return block_slot_.count(k) != 0; }
   int take_slot(bool for_request);
   bool post(Region r, std::uint64_t block, bool for_request, std::uint64_t head_at = kNoHead);
+  // A block someone waits for (a request's, or prefetch()'s), with a head Read at `head_at` when it
+  // is the first movie block after a start or seek (else the head is dropped). False: no room now.
+  bool post_demand(Region r, std::uint64_t block, std::uint64_t head_at);
   static constexpr std::uint64_t kNoHead = ~std::uint64_t{0};
   bool needed_by_request(std::uint64_t k) const noexcept;
   bool in_readahead_window(std::uint64_t k) const noexcept;

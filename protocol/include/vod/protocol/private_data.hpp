@@ -143,6 +143,8 @@ static_assert(sizeof(WireRejectFixed) == 12 && 12 + kRejectReasonMax <= kRejectP
 
 // The reason is cut to kRejectReasonMax bytes and any byte outside printable ASCII becomes '?'.
 std::vector<std::uint8_t> encode(const RejectData& r);
+// A server's reject: `code` and `reason`, with the protocol versions this build speaks.
+std::vector<std::uint8_t> encode_reject(RejectCode code, std::string reason);
 Decoded<RejectData> decode_reject(Bytes buf);
 
 // The reject code a server answers a connect request that failed to decode with.
