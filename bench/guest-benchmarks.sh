@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # guest-benchmarks.sh MODE MEDIA_DIR OUT_DIR [MOVIE]: every measurement of the benchmark suite, in one RDMA
 # session (bench/run-benchmarks.sh runs it through softroce-run). MODE is full, quick or smoke.
 # Writes OUT_DIR/results.tsv (section, key, value) and OUT_DIR/sweep.tsv (one row per run).
@@ -18,9 +19,9 @@ record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$results"; echo "  $1 $2 = $
 hz=$(getconf CLK_TCK)
 
 case $mode in
-  full) sizes="16384 65536 262144 1048576"; ib_secs=5; sweep_n="1 10 25 50 100"; run_secs=20; jump=5; scale_n="1 100 500 1000"; max_probe="20 25 30 35 40" ;;
-  quick) sizes="16384 262144"; ib_secs=3; sweep_n="1 10 25"; run_secs=10; jump=3; scale_n="1 100 1000"; max_probe="" ;;
-  smoke) sizes="16384 262144"; ib_secs=1; sweep_n="2"; run_secs=3; jump=1; scale_n="1 5"; max_probe="" ;;
+  full) sizes="16384 65536 262144 1048576"; ib_secs=5; sweep_n="1 10 25 50 100"; run_secs=20; jump=5; scale_n="1 100 500 1000"; max_probe="20 25 30 35 40"; cap_secs=8; zap_secs=20 ;;
+  quick) sizes="16384 262144"; ib_secs=3; sweep_n="1 10 25"; run_secs=10; jump=3; scale_n="1 100 1000"; max_probe=""; cap_secs=4; zap_secs=8 ;;
+  smoke) sizes="16384 262144"; ib_secs=1; sweep_n="2"; run_secs=3; jump=1; scale_n="1 5"; max_probe=""; cap_secs=2; zap_secs=3 ;;
   *) echo "mode must be full, quick or smoke" >&2; exit 2 ;;
 esac
 movie=${4:-$(cd "$media" && ls test-1080p-*.ts | head -n 1)}
@@ -117,6 +118,23 @@ for n in $sweep_n; do
     run_one nginx "$pattern" "$n"
   done
 done
+
+record setup cap_secs "$cap_secs"
+bench_field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }
+echo "== 3b. capacity: N readers at full speed ($cap_secs s), the in-time goal's yardstick, for every N of the sweep"
+for n in $sweep_n $max_probe; do
+  line=$("$build/client/vod-client" bench "rdma://$addr/$movie" --clients "$n" --duration "$cap_secs" --pattern sequential --rate 10000 \
+    --chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8 2> /dev/null | grep '^BENCH')
+  record fullspeed_mbps "vod_$n" "$(bench_field goodput_mbps "$line")"
+  line=$("$build/bench/http-bench" --host "$addr" --port 8081 --path "/$movie" --clients "$n" --duration "$cap_secs" --pattern sequential \
+    --rate 10000 --chunk-kib 256 | grep '^BENCH')
+  record fullspeed_mbps "nginx_$n" "$(bench_field goodput_mbps "$line")"
+done
+
+echo "== 5b. startup at 1 client, the movie opened again and again in one process (zap every 0.5 s, $zap_secs s)"
+line=$("$build/client/vod-client" bench "rdma://$addr/$movie" --clients 1 --duration "$zap_secs" --pattern zap:0.5 --rate "$rate" \
+  --chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8 2> /dev/null | grep '^BENCH')
+for k in startup_p50_us connect_p50_us describe_p50_us after_connect_p50_us; do record startup_zap "$k" "$(bench_field "$k" "$line")"; done
 
 echo "== 6. scale: vod-server RSS with connected, nearly idle clients"
 for n in $scale_n; do

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # README command 2: install what is missing, build, and run every test.
 #   1. g++ build with warnings as errors; unit and media tests natively; the UDP Write-Record tests on loopback;
 #      vod-proxy's web pages in headless Chromium; operations (sd_notify, install, manual pages, systemd units, the .deb, /metrics)
 #   2. clang build with ASan+UBSan; unit and media tests again, then every libFuzzer target for a bounded time,
 #      replaying the corpus kept in tests/fuzz/corpus first, and a report of executions and coverage
-#   3. the RDMA tests on real rdma-core: natively where the host has RDMA, else in one Soft-RoCE guest
+#   3. the RDMA tests on real rdma-core: natively where the host has RDMA, else in one Soft-RoCE guest,
+#      two at a time except those marked RUN_SERIAL (real-time players, load, loss, the benchmark smoke)
 # Exit status is non-zero if any step fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -39,6 +41,6 @@ stage "fuzz report (executions per target, edges covered per decoder)"
 tests/fuzz/report.sh . build-sanitize/tests/fuzz-stats
 
 stage "RDMA tests on real rdma-core (Soft-RoCE)"
-tests/softroce/softroce-run --timeout 1800 -- ctest --preset default -L rdma
+tests/softroce/softroce-run --timeout 1800 -- ctest --preset default -L rdma -j 2  # two at a time; the RUN_SERIAL ones alone
 
 stage "all tests passed"

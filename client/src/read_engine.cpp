@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/client/read_engine.hpp"
 
 #include <poll.h>
@@ -27,9 +28,7 @@ ReadEngine::ReadEngine(const EngineOptions& o)
       first_read_(o.first_read_bytes == 0 ? 0 : std::min((o.first_read_bytes + kPage - 1) / kPage * kPage, chunk_ / 2)) {
   const std::size_t slots = wanted_depth_ + (readahead_ + chunk_ - 1) / chunk_ + 2;
   ring_size_ = slots * chunk_;
-  ring_.reset(static_cast<std::uint8_t*>(std::aligned_alloc(kPage, ring_size_)));
-  if (!ring_) throw std::bad_alloc();
-  std::memset(ring_.get(), 0, ring_size_);  // resident before registration
+  ring_ = take_ring(ring_size_);  // resident already when a closed session left it spare
   slots_.resize(slots);
 }
 
@@ -84,11 +83,13 @@ void ReadEngine::drop_all_slots() noexcept {
   stats_.in_flight = 0;
   ++epoch_;
   ramp_ = true;
+  ramp_slot_ = -1;
 }
 
 void ReadEngine::invalidate() noexcept {
   ++epoch_;
   ramp_ = true;  // a seek, a switch or a new connection: the next request starts small
+  ramp_slot_ = -1;
   prefetch_ = kNoHead;
   const bool recall = fetcher_ && fetcher_->can_recall();
   for (std::size_t s = 0; s < slots_.size(); ++s) {
@@ -100,6 +101,8 @@ void ReadEngine::invalidate() noexcept {
         drop_slot(s);
         if (stats_.in_flight) --stats_.in_flight;
         ++stats_.stale_discarded;
+      } else if (slots_[s].parts == 0 && !slots_[s].head_in_flight) {
+        drop_slot(s);  // a landed head whose rest was never posted: nothing more comes into it
       } else {
         block_slot_.erase(slots_[s].key);  // lands, then is discarded
       }
@@ -119,8 +122,27 @@ void ReadEngine::prefetch(std::uint64_t offset) noexcept {
 }
 
 void ReadEngine::restart_at(std::uint64_t offset) {
+  // The block at the new position stays, cached or coming: it holds the same bytes of the same
+  // movie. So a seek to where the reader already is (a player's first seek to 0 right after the
+  // open prefetched it) costs nothing.
+  const std::uint64_t k = key(Region::movie, offset / chunk_);
+  const auto found = block_slot_.find(k);
+  int keep = found == block_slot_.end() ? -1 : static_cast<int>(found->second);
+  // A fetcher that recalls (UDP) forgets what is in flight at a seek: only a cached block stays.
+  if (keep >= 0 && fetcher_ && fetcher_->can_recall() && slots_[static_cast<std::size_t>(keep)].state != SlotState::ready) keep = -1;
+  const bool keep_ramp = keep >= 0 && keep == ramp_slot_;
+  const Slot kept = keep >= 0 ? slots_[static_cast<std::size_t>(keep)] : Slot{};
+  const std::uint64_t pending_prefetch = prefetch_ != kNoHead && prefetch_ / chunk_ == offset / chunk_ ? prefetch_ : kNoHead;
   invalidate();
   readahead_from_ = offset;
+  prefetch_ = pending_prefetch;
+  if (keep < 0) return;
+  Slot& slot = slots_[static_cast<std::size_t>(keep)];
+  slot = kept;
+  slot.epoch = epoch_;
+  block_slot_[k] = static_cast<std::size_t>(keep);
+  if (keep_ramp) ramp_slot_ = keep;
+  ramp_ = false;
 }
 
 std::uint64_t ReadEngine::submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done) {
@@ -172,38 +194,86 @@ bool ReadEngine::post(Region r, std::uint64_t block, bool for_request, std::uint
   const auto length = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk_, d.length - at));
   Slot& slot = slots_[static_cast<std::size_t>(s)];
   std::uint8_t* dest = ring_.get() + static_cast<std::size_t>(s) * chunk_;
-  slot = {SlotState::in_flight, !for_request, false, 0, 0, key(r, block), epoch_, length, ++use_clock_, std::chrono::steady_clock::now()};
+  slot = {};
+  slot.state = SlotState::in_flight;
+  slot.readahead = !for_request;
+  slot.key = key(r, block);
+  slot.epoch = epoch_;
+  slot.length = length;
+  slot.last_use = ++use_clock_;
+  slot.posted = std::chrono::steady_clock::now();
   if (head_at != kNoHead) {
-    // The head first: page-aligned within the block, first_read_ bytes (less at the block's end).
-    // It completes before the whole block's Read posted right after it.
+    // Only the head now: page-aligned within the block, first_read_ bytes (less at the block's
+    // end). post_rest() fetches the rest once a reader has come for it.
     const auto from = static_cast<std::uint32_t>((head_at - at) / kPage * kPage);
     const auto to = static_cast<std::uint32_t>(std::min<std::uint64_t>(from + first_read_, length));
     fetcher_->fetch(static_cast<std::uint32_t>(slots_.size() + static_cast<std::size_t>(s)), r, d, at + from, to - from, dest + from);
     slot.head_from = from;
     slot.head_to = to;
+    slot.head_in_flight = true;
+    ramp_slot_ = s;
     ++stats_.head_reads;
-    ++stats_.reads_posted;
-    ++stats_.in_flight;
+  } else {
+    fetcher_->fetch(static_cast<std::uint32_t>(s), r, d, at, length, dest);
+    slot.parts = 1;
   }
-  fetcher_->fetch(static_cast<std::uint32_t>(s), r, d, at, length, dest);
   block_slot_[slot.key] = static_cast<std::size_t>(s);
   ++stats_.reads_posted;
   ++stats_.in_flight;
   return true;
 }
 
+bool ReadEngine::post_rest(std::size_t s) {
+  Slot& slot = slots_[s];
+  const unsigned parts = (slot.head_to < slot.length ? 1u : 0u) + (slot.head_from > 0 ? 1u : 0u);
+  if (stats_.in_flight + parts > depth_) return false;
+  const std::uint64_t block = slot.key & ((std::uint64_t{1} << 56) - 1);
+  const auto r = static_cast<Region>(slot.key >> 56);
+  const proto::RegionDescriptor& d = regions_[static_cast<int>(r)];
+  std::uint8_t* dest = ring_.get() + s * chunk_;
+  const std::uint64_t at = block * chunk_;
+  if (slot.head_to < slot.length)  // after the head: numbered as the slot
+    fetcher_->fetch(static_cast<std::uint32_t>(s), r, d, at + slot.head_to, slot.length - slot.head_to, dest + slot.head_to);
+  if (slot.head_from > 0)  // before it (a request began mid-block): numbered past the heads
+    fetcher_->fetch(static_cast<std::uint32_t>(2 * slots_.size() + s), r, d, at, slot.head_from, dest);
+  slot.parts = static_cast<std::uint8_t>(parts);
+  slot.posted = std::chrono::steady_clock::now();
+  stats_.reads_posted += parts;
+  stats_.in_flight += parts;
+  if (parts == 0) slot.state = SlotState::ready;  // the head was the whole block
+  return true;
+}
+
 bool ReadEngine::post_demand(Region r, std::uint64_t block, std::uint64_t head_at) {
-  // The first movie block after a start or seek gets a small head Read first: two Reads of the depth.
+  // The first movie block after a start or seek gets a small head Read, alone.
   if (r != Region::movie || !ramp_) head_at = kNoHead;
-  if (stats_.in_flight + (head_at != kNoHead ? 2 : 1) > depth_ || !post(r, block, true, head_at)) return false;
+  if (stats_.in_flight >= depth_ || !post(r, block, true, head_at)) return false;
   if (r == Region::movie) ramp_ = false;
   return true;
 }
 
 void ReadEngine::post_wanted() {
   if (!fetcher_) return;
+  choose_reads();
+  fetcher_->flush();  // what this round chose goes out together
+}
+
+void ReadEngine::choose_reads() {
+  // The ramp: nothing is posted behind a head in flight; once it has landed, the rest of its block
+  // goes out when a reader has taken from it or needs more of the block.
+  if (ramp_slot_ >= 0) {
+    const auto h = static_cast<std::size_t>(ramp_slot_);
+    if (slots_[h].head_in_flight) return;
+    if (slots_[h].head_used || needed_by_request(slots_[h].key)) {
+      if (!post_rest(h)) return;
+      ramp_slot_ = -1;
+    } else if (std::any_of(requests_.begin(), requests_.end(), [](const Request& q) { return q.region == Region::movie && !q.dest.empty(); })) {
+      drop_slot(h);  // the reader went elsewhere: the unread head holds nothing back any more
+      ramp_slot_ = -1;
+    }
+  }
   // Requests first, oldest first: their blocks in order.
-  const bool can_ramp = first_read_ > 0 && depth_ >= 2 && fetcher_->ordered_partial_fetches();
+  const bool can_ramp = first_read_ > 0 && fetcher_->fetches_in_parts();
   for (const Request& q : requests_) {
     // A region without a descriptor (the new connection has not described it yet) waits.
     if (q.dest.empty() || regions_[static_cast<int>(q.region)].length <= q.offset + q.filled) continue;
@@ -212,6 +282,7 @@ void ReadEngine::post_wanted() {
       if (cached_or_coming(key(q.region, b))) continue;
       const bool first = b == (q.offset + q.filled) / chunk_;
       if (!post_demand(q.region, b, can_ramp && first ? q.offset + q.filled : kNoHead)) return;
+      if (ramp_slot_ >= 0) return;  // a head goes alone
     }
   }
   // Then a block announced by prefetch(), as a request's would be (with its head after a start).
@@ -220,6 +291,8 @@ void ReadEngine::post_wanted() {
     if (!cached_or_coming(key(Region::movie, b)) && !post_demand(Region::movie, b, can_ramp ? prefetch_ : kNoHead)) return;
     prefetch_ = kNoHead;
   }
+  // A head nobody has read yet holds read-ahead back: the reader may still seek elsewhere.
+  if (ramp_slot_ >= 0) return;
   // Then read-ahead of the movie, from where the reader is.
   if (!readahead_enabled_ || readahead_ == 0) return;
   unsigned readahead_in_flight = 0;
@@ -232,17 +305,21 @@ void ReadEngine::post_wanted() {
   }
 }
 
-void ReadEngine::on_done(std::uint32_t s, bool ok, const std::string& failure) {
-  if (s >= slots_.size() && s < 2 * slots_.size()) return on_head_done(static_cast<std::uint32_t>(s - slots_.size()), ok, failure);
-  if (s >= slots_.size() || slots_[s].state != SlotState::in_flight) return;
+void ReadEngine::on_done(std::uint32_t id, bool ok, const std::string& failure) {
+  const std::size_t n = slots_.size();
+  if (id >= n && id < 2 * n) return on_head_done(static_cast<std::uint32_t>(id - n), ok, failure);
+  const std::size_t s = id < n ? id : id - 2 * n;  // a block's Read, or the part before its head
+  if (s >= n || slots_[s].state != SlotState::in_flight || slots_[s].parts == 0) return;
   Slot& slot = slots_[s];
   last_progress_ = std::chrono::steady_clock::now();
   if (stats_.in_flight) --stats_.in_flight;
+  --slot.parts;
   if (!ok) {
     if (failure_.empty()) failure_ = failure;
-    drop_slot(s);
+    if (slot.parts == 0) drop_slot(s);
     return;
   }
+  if (slot.parts > 0) return;  // the other part of the block is still coming
   if (slot.epoch != epoch_) {
     ++stats_.stale_discarded;  // from before a seek or switch: never delivered
     slot.state = SlotState::free;
@@ -250,24 +327,33 @@ void ReadEngine::on_done(std::uint32_t s, bool ok, const std::string& failure) {
   }
   slot.state = SlotState::ready;
   ++stats_.reads_completed;
-  stats_.bytes_read += slot.length;
+  stats_.bytes_read += slot.length - (slot.head_to - slot.head_from);
   stats_.read_latency_us.record(
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress_ - slot.posted).count()));
 }
 
 void ReadEngine::on_head_done(std::uint32_t s, bool ok, const std::string& failure) {
+  Slot& slot = slots_[s];
+  if (slot.state != SlotState::in_flight || !slot.head_in_flight) return;
   last_progress_ = std::chrono::steady_clock::now();
   if (stats_.in_flight) --stats_.in_flight;
+  slot.head_in_flight = false;
   if (!ok) {
     if (failure_.empty()) failure_ = failure;
-    return;  // the whole block's Read fails after it too (the QP is in error) and frees the slot
+    if (static_cast<int>(s) == ramp_slot_) ramp_slot_ = -1;
+    drop_slot(s);
+    return;
   }
-  Slot& slot = slots_[s];
-  // A slot is not reused while its whole-block Read (posted after the head) is in flight.
-  if (slot.state != SlotState::in_flight || slot.epoch != epoch_ || slot.head_to == 0) return;
+  if (slot.epoch != epoch_) {  // a seek came first: nothing else of this block was posted
+    ++stats_.stale_discarded;
+    slot.state = SlotState::free;
+    return;
+  }
   slot.head_ready = true;
   ++stats_.reads_completed;
   stats_.bytes_read += slot.head_to - slot.head_from;
+  stats_.read_latency_us.record(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress_ - slot.posted).count()));
 }
 
 void ReadEngine::reap() {
@@ -295,6 +381,7 @@ bool ReadEngine::serve_requests() {
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(valid_to - within, q.dest.size() - q.filled));
       std::memcpy(q.dest.data() + q.filled, ring_.get() + found->second * chunk_ + within, n);
       q.filled += n;
+      slot.head_used = true;
       slot.last_use = ++use_clock_;
       stats_.bytes_delivered += n;
     }
@@ -349,10 +436,13 @@ void ReadEngine::progress(std::chrono::milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
   check_disconnect();
   for (;;) {
-    post_wanted();
+    // What landed is delivered before anything new is posted (see the header).
     reap();
+    const bool served = serve_requests();
+    const std::uint64_t posted = stats_.reads_posted;
     post_wanted();
-    if (serve_requests()) return;
+    if (served) return;
+    if (stats_.reads_posted != posted) continue;  // they may have completed already: look before sleeping
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return;
     for (Request& q : requests_)

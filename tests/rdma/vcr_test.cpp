@@ -1,7 +1,10 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // VoD core, VCR control through libvodclient against a running vod-server (vod_vcr_test.sh starts
 // it): pause posts no Reads, seeks deliver the bytes at the new offset, switches stay on the same
 // connection, and completions from before a seek never reach the caller.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/resource.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -165,8 +168,8 @@ TEST(Vcr, TimeSeekUsesTheKeyframeIndex) {
 }
 
 // Startup: the accept describes the movie, so the catalog, the keyframe index and the movie's first
-// chunk are all posted at once; by the time the session is open, the first chunk is cached or on
-// its way without the caller having asked, and it delivers the file's first bytes.
+// bytes (a small head Read) are all posted at once; by the time the session is open, they are
+// cached or on their way without the caller having asked, and they are the file's first bytes.
 TEST(Startup, TheFirstChunkGoesOutWithTheCatalogAndTheIndex) {
   const std::string ts = env("VOD_TEST_MEDIA_DIR") + "/test-480p-60s.ts";
   std::ifstream file(ts, std::ios::binary);
@@ -182,9 +185,9 @@ TEST(Startup, TheFirstChunkGoesOutWithTheCatalogAndTheIndex) {
   EXPECT_GT(s.startup().describe.count(), 0);
 }
 
-// Ramp-up: after a seek the first Read is a small head (16 KiB) posted before the whole chunk; the
-// first bytes come from it, the rest of the chunk from the whole Read, all byte-exact; reading on
-// sequentially posts no more heads until the next seek.
+// Ramp-up: after a seek the first Read is a small head (16 KiB) that goes out alone; the first bytes
+// come from it, the rest of the chunk from the Reads posted once the reader took them, all
+// byte-exact; reading on sequentially posts no more heads until the next seek.
 TEST(RampUp, ASeekStartsWithOneSmallReadThenWholeChunks) {
   SessionOptions o = small_chunks();
   o.engine.first_read_bytes = 16 * 1024;
@@ -235,6 +238,51 @@ TEST(SharedCq, TwoSessionsOnOneHubReadTheirOwnMovies) {
   ASSERT_TRUE(done_a && done_b);
   EXPECT_EQ(first_mismatch(ba.data(), ba.size(), 5'000'000, 1), -1);
   EXPECT_EQ(first_mismatch(bb.data(), bb.size(), 1'000'000, 2), -1);
+}
+
+// Scale: a thousand sessions in one process on one shared CQ (one completion channel, one fd to
+// sleep on), each reading its own part of the movie; every one gets its bytes exactly.
+TEST(Scale, AThousandSessionsOnOneHub) {
+  const char* wanted = std::getenv("VOD_TEST_SCALE_SESSIONS");
+  const unsigned n = wanted ? static_cast<unsigned>(std::atoi(wanted)) : 1000;
+  rlimit files{};  // each connection has its rdma_cm event channel
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
+  files.rlim_cur = files.rlim_max;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &files), 0);
+  ASSERT_GE(files.rlim_cur, n + 64) << "the open-file limit is too low for " << n << " connections";
+  SessionOptions o;
+  o.engine.chunk_size = 8 * 1024;
+  o.engine.readahead_bytes = 0;
+  o.engine.read_depth = 1;
+  o.hub = std::make_shared<rdma::CompletionHub>();
+  struct Viewer {
+    std::unique_ptr<Session> session;
+    std::uint64_t at = 0;
+    std::vector<std::uint8_t> buf;
+    bool done = false;
+  };
+  std::vector<Viewer> viewers(n);
+  for (unsigned i = 0; i < n; ++i) {
+    viewers[i].session = std::make_unique<Session>(movie_uri("pattern-a.bin"), o);
+    viewers[i].at = (kSizeA - 5000) / n * i + i % 4096;
+    viewers[i].buf.resize(5000);
+    if (i % 100 == 99) std::printf("%u sessions open\n", i + 1);
+  }
+  ASSERT_EQ(o.hub->fds().size(), 1u) << "one completion channel for every connection";
+  for (auto& v : viewers) {
+    Viewer* vp = &v;
+    v.session->pread_async(v.at, v.buf, [vp](std::size_t got) { vp->done = got == vp->buf.size(); });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::any_of(viewers.begin(), viewers.end(), [](const Viewer& v) { return !v.done; })) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "not every session was served";
+    o.hub->arm();
+    for (auto& v : viewers) v.session->progress(std::chrono::milliseconds(0));
+    pollfd p{o.hub->fds().front(), POLLIN, 0};
+    if (poll(&p, 1, 10) > 0) o.hub->consume();
+  }
+  for (unsigned i = 0; i < n; ++i)
+    ASSERT_EQ(first_mismatch(viewers[i].buf.data(), viewers[i].buf.size(), viewers[i].at, 1), -1) << "session " << i << " at " << viewers[i].at;
 }
 
 TEST(RandomAccess, ManyAsynchronousPreadsAtOnce) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The read engine's ordering rules, driven by a fetcher whose completions the test delivers by hand
 // (the engine's own logic, without a NIC; the same rules run over real RDMA in vcr_test.cpp):
-// after a seek the head Read is posted before the whole block and a request is served from the
-// head as soon as it lands; requests go out before read-ahead; completions from before a seek are
-// never delivered.
+// after a seek the head Read goes out alone and a request is served from it as soon as it lands;
+// the rest of the block (never overlapping the head) and read-ahead follow only once a reader has
+// taken from the head; a head nobody reads holds read-ahead back until the reader goes elsewhere;
+// completions from before a seek are never delivered.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -26,7 +27,7 @@ class ManualFetcher final : public Fetcher {
     std::uint32_t length;
     std::uint8_t* dest;
   };
-  explicit ManualFetcher(bool ordered) : ordered_(ordered) {}
+  explicit ManualFetcher(bool in_parts) : in_parts_(in_parts) {}
   void on_done(Done done) override { done_ = std::move(done); }
   void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor&, std::uint64_t offset, std::uint32_t length,
              std::uint8_t* dest) override {
@@ -35,7 +36,7 @@ class ManualFetcher final : public Fetcher {
   }
   bool can_recall() const noexcept override { return false; }
   void forget(std::uint32_t) noexcept override {}
-  bool ordered_partial_fetches() const noexcept override { return ordered_; }
+  bool fetches_in_parts() const noexcept override { return in_parts_; }
   void poll() override {
     for (const Fetch& f : ready_) done_(f.slot, true, {});
     ready_.clear();
@@ -61,7 +62,7 @@ class ManualFetcher final : public Fetcher {
   std::size_t pending() const noexcept { return pending_.size(); }
 
  private:
-  bool ordered_;
+  bool in_parts_;
   Done done_;
   std::vector<Fetch> log_, pending_, ready_;
 };
@@ -72,8 +73,8 @@ constexpr std::uint64_t kMovie = 40 * kChunk + 123;
 struct Rig {
   ReadEngine engine;
   ManualFetcher* fetcher;
-  explicit Rig(bool ordered, std::size_t first_read = 16 * 1024) : engine(options(first_read)) {
-    auto f = std::make_unique<ManualFetcher>(ordered);
+  explicit Rig(bool in_parts, std::size_t first_read = 16 * 1024) : engine(options(first_read)) {
+    auto f = std::make_unique<ManualFetcher>(in_parts);
     fetcher = f.get();
     engine.attach(std::move(f));
     engine.set_region(Region::movie, {0x1000, kMovie, 7});
@@ -95,8 +96,17 @@ bool bytes_ok(const std::vector<std::uint8_t>& buf, std::uint64_t at) {
   return true;
 }
 
-TEST(ReadEngineOrder, AfterASeekTheHeadGoesFirstAndServesTheReader) {
+// Completes everything pending, with progress() between, until `done` or nothing is left.
+void drain(Rig& rig, const bool& done) {
+  for (int i = 0; i < 64 && !done; ++i) {
+    if (rig.fetcher->pending()) rig.fetcher->complete_next();
+    rig.engine.progress(std::chrono::milliseconds(0));
+  }
+}
+
+TEST(ReadEngineOrder, AfterASeekTheHeadGoesAloneAndServesTheReader) {
   Rig rig(true);
+  const std::size_t ring_slots = rig.engine.ring_bytes() / kChunk;
   const std::uint64_t at = 10 * kChunk + 5000;
   rig.engine.restart_at(at);
   std::vector<std::uint8_t> first(4096);
@@ -104,34 +114,123 @@ TEST(ReadEngineOrder, AfterASeekTheHeadGoesFirstAndServesTheReader) {
   rig.engine.submit(Region::movie, at, first, [&](std::size_t n) { done = n == first.size(); });
   rig.engine.progress(std::chrono::milliseconds(0));
   const auto& log = rig.fetcher->log();
-  ASSERT_GE(log.size(), 2u);
-  // The head: the page holding `at`, 16 KiB, into the slot's memory at the same offset; then the block.
+  // The head alone: the page holding `at`, 16 KiB, numbered past the ring's slots.
+  ASSERT_EQ(log.size(), 1u) << "nothing is posted behind the head";
   EXPECT_EQ(log[0].offset, 10 * kChunk + 4096);
   EXPECT_EQ(log[0].length, 16u * 1024);
-  EXPECT_EQ(log[1].offset, 10 * kChunk);
-  EXPECT_EQ(log[1].length, kChunk);
-  EXPECT_EQ(log[0].dest, log[1].dest + 4096);
-  EXPECT_GE(log[0].slot, 8u) << "a head's number lies past the ring's slots";
-  for (std::size_t i = 2; i < log.size(); ++i) EXPECT_GT(log[i].offset, 10 * kChunk) << "read-ahead after the request's block";
+  EXPECT_GE(log[0].slot, ring_slots);
+  EXPECT_LT(log[0].slot, 2 * ring_slots);
   EXPECT_EQ(rig.engine.stats().head_reads, 1u);
-  rig.fetcher->complete_next();  // only the head has landed
+  rig.fetcher->complete_next();
   rig.engine.progress(std::chrono::milliseconds(0));
   EXPECT_TRUE(done) << "the reader was not served from the head";
   EXPECT_TRUE(bytes_ok(first, at));
-  // The rest of the block comes from the whole Read, and no second head is posted.
-  std::vector<std::uint8_t> rest(kChunk);
-  bool rest_done = false;
-  rig.engine.submit(Region::movie, at + first.size(), rest, [&](std::size_t n) { rest_done = n == rest.size(); });
-  for (int i = 0; i < 8 && !rest_done; ++i) {
-    if (rig.fetcher->pending()) rig.fetcher->complete_next();
-    rig.engine.progress(std::chrono::milliseconds(0));
+  // Now the rest of the block around the head, into the same slot, then read-ahead after it.
+  ASSERT_GE(log.size(), 3u);
+  const std::uint8_t* slot_mem = log[0].dest - 4096;
+  EXPECT_EQ(log[1].offset, 10 * kChunk + 4096 + 16 * 1024);
+  EXPECT_EQ(log[1].length, kChunk - 4096 - 16 * 1024);
+  EXPECT_EQ(log[1].dest, slot_mem + 4096 + 16 * 1024);
+  EXPECT_EQ(log[2].offset, 10 * kChunk);
+  EXPECT_EQ(log[2].length, 4096u);
+  EXPECT_EQ(log[2].dest, slot_mem);
+  EXPECT_GE(log[2].slot, 2 * ring_slots);
+  for (std::size_t i = 3; i < log.size(); ++i) {
+    EXPECT_GE(log[i].offset, 11 * kChunk) << "read-ahead comes after the request's block";
+    EXPECT_EQ(log[i].length, kChunk);
   }
+  // The whole block, then the next, byte-exact; no second head.
+  std::vector<std::uint8_t> rest(kChunk + 100);
+  bool rest_done = false;
+  rig.engine.submit(Region::movie, 10 * kChunk, rest, [&](std::size_t n) { rest_done = n == rest.size(); });
+  drain(rig, rest_done);
   EXPECT_TRUE(rest_done);
-  EXPECT_TRUE(bytes_ok(rest, at + first.size()));
+  EXPECT_TRUE(bytes_ok(rest, 10 * kChunk));
   EXPECT_EQ(rig.engine.stats().head_reads, 1u);
 }
 
-TEST(ReadEngineOrder, UnorderedFetchersGetWholeBlocksOnly) {
+TEST(ReadEngineOrder, AHeadNobodyReadsHoldsReadAheadBack) {
+  Rig rig(true);
+  rig.engine.prefetch(5 * kChunk);
+  rig.engine.progress(std::chrono::milliseconds(0));
+  ASSERT_EQ(rig.fetcher->log().size(), 1u);
+  rig.fetcher->complete_next();
+  for (int i = 0; i < 3; ++i) rig.engine.progress(std::chrono::milliseconds(0));
+  EXPECT_EQ(rig.fetcher->log().size(), 1u) << "read-ahead went out before anyone read the head";
+  // The reader comes: served from the head at once, then the rest and read-ahead follow.
+  std::vector<std::uint8_t> buf(1000);
+  bool done = false;
+  rig.engine.submit(Region::movie, 5 * kChunk, buf, [&](std::size_t n) { done = n == buf.size(); });
+  rig.engine.progress(std::chrono::milliseconds(0));
+  EXPECT_TRUE(done);
+  EXPECT_TRUE(bytes_ok(buf, 5 * kChunk));
+  EXPECT_GT(rig.fetcher->log().size(), 2u);
+}
+
+TEST(ReadEngineOrder, AReaderElsewhereReleasesTheHold) {
+  Rig rig(true);
+  rig.engine.prefetch(0);
+  rig.engine.progress(std::chrono::milliseconds(0));
+  rig.fetcher->complete_next();
+  rig.engine.progress(std::chrono::milliseconds(0));
+  // No seek announced: the reader simply asks for bytes far away.
+  std::vector<std::uint8_t> buf(2 * kChunk);
+  bool done = false;
+  rig.engine.submit(Region::movie, 20 * kChunk, buf, [&](std::size_t n) { done = n == buf.size(); });
+  drain(rig, done);
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(bytes_ok(buf, 20 * kChunk));
+  bool readahead = false;
+  for (const auto& f : rig.fetcher->log()) readahead |= f.offset >= 22 * kChunk;
+  EXPECT_TRUE(readahead) << "read-ahead stayed held by a head nobody read";
+}
+
+TEST(ReadEngineOrder, ASeekToTheBlockAlreadyThereKeepsIt) {
+  Rig rig(true);
+  rig.engine.prefetch(0);  // what an open does
+  rig.engine.progress(std::chrono::milliseconds(0));
+  rig.fetcher->complete_next();
+  rig.engine.progress(std::chrono::milliseconds(0));
+  rig.engine.restart_at(100);  // a player's first seek, into the head
+  std::vector<std::uint8_t> buf(1000);
+  bool done = false;
+  rig.engine.submit(Region::movie, 100, buf, [&](std::size_t n) { done = n == buf.size(); });
+  rig.engine.progress(std::chrono::milliseconds(0));
+  EXPECT_TRUE(done) << "the seek threw the landed head away";
+  EXPECT_TRUE(bytes_ok(buf, 100));
+  EXPECT_EQ(rig.engine.stats().head_reads, 1u);
+  // A whole block in flight at the seek still lands and serves the reader at its new position.
+  std::vector<std::uint8_t> far(500);
+  bool far_done = false;
+  rig.engine.restart_at(30 * kChunk);
+  rig.engine.submit(Region::movie, 30 * kChunk, far, [&](std::size_t n) { far_done = n == far.size(); });
+  rig.engine.progress(std::chrono::milliseconds(0));  // its head
+  rig.engine.restart_at(30 * kChunk + 10);  // the same block again, before anything landed
+  drain(rig, far_done);
+  ASSERT_TRUE(far_done);
+  EXPECT_TRUE(bytes_ok(far, 30 * kChunk));
+  EXPECT_EQ(rig.engine.stats().head_reads, 2u) << "the head was posted again";
+}
+
+TEST(ReadEngineOrder, SeeksPastUnreadHeadsLeakNoSlots) {
+  Rig rig(true);
+  for (int i = 0; i < 40; ++i) {  // more seeks than the ring has slots
+    rig.engine.restart_at(static_cast<std::uint64_t>(i % 30) * kChunk);
+    rig.engine.prefetch(static_cast<std::uint64_t>(i % 30) * kChunk);
+    rig.engine.progress(std::chrono::milliseconds(0));
+    while (rig.fetcher->pending()) rig.fetcher->complete_next();
+    rig.engine.progress(std::chrono::milliseconds(0));
+  }
+  std::vector<std::uint8_t> buf(3 * kChunk);
+  bool done = false;
+  rig.engine.restart_at(7 * kChunk);
+  rig.engine.submit(Region::movie, 7 * kChunk, buf, [&](std::size_t n) { done = n == buf.size(); });
+  drain(rig, done);
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(bytes_ok(buf, 7 * kChunk));
+}
+
+TEST(ReadEngineOrder, FetchersWithoutPartsGetWholeBlocksOnly) {
   Rig rig(false);
   rig.engine.restart_at(3 * kChunk);
   std::vector<std::uint8_t> buf(1000);

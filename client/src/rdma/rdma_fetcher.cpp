@@ -6,7 +6,6 @@
 
 #include "vod/client/errors.hpp"
 #include "vod/rdma/error.hpp"
-#include "vod/rdma/post.hpp"
 
 namespace vod::client {
 
@@ -29,8 +28,12 @@ RdmaFetcher::~RdmaFetcher() { ep_.cq.hub->remove_owner(owner_); }
 void RdmaFetcher::fetch(std::uint32_t slot, Region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
                         std::uint8_t* dest) {
   const rdma::WorkId tag{owner_, kRead, slot};
-  if (int err = rdma::post_read(ep_.qp.get(), tag.pack(), dest, length, mr_->lkey, where.addr + offset, where.rkey))
-    throw ConnectionLost(std::string("ibv_post_send of an RDMA Read failed: ") + std::strerror(err));
+  batch_.add(tag.pack(), dest, length, mr_->lkey, where.addr + offset, where.rkey);
+}
+
+void RdmaFetcher::flush() {
+  if (int err = batch_.post(ep_.qp.get()))
+    throw ConnectionLost(std::string("ibv_post_send of RDMA Reads failed: ") + std::strerror(err));
 }
 
 void RdmaFetcher::poll() {

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Blocks by one-sided RDMA Read: each fetch is one Read into the slot, tagged (owner, kRead, slot)
-// on the connection's shared CQ. The ring is registered on the connection's PD (and goes with it).
+// on the connection's shared CQ; a round's Reads are posted together by flush(). The ring is registered on the connection's PD (and goes with it).
 #pragma once
 
 #include <string>
 
 #include "vod/client/fetcher.hpp"
 #include "vod/rdma/connection.hpp"
+#include "vod/rdma/post.hpp"
 
 namespace vod::client {
 
@@ -20,8 +21,9 @@ class RdmaFetcher final : public Fetcher {
   void on_done(Done done) override { done_ = std::move(done); }
   void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
              std::uint8_t* dest) override;
+  void flush() override;
   bool can_recall() const noexcept override { return false; }
-  bool ordered_partial_fetches() const noexcept override { return true; }  // Reads on one RC QP complete in order
+  bool fetches_in_parts() const noexcept override { return true; }
   void forget(std::uint32_t) noexcept override {}
   void poll() override;
   std::vector<int> wait_fds() const override { return ep_.cq.hub->fds(); }
@@ -42,6 +44,7 @@ class RdmaFetcher final : public Fetcher {
   std::size_t max_read_;
   Done done_;
   std::string failure_;
+  rdma::ReadBatch batch_;
 };
 
 }  // namespace vod::client

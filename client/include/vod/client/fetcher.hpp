@@ -27,18 +27,23 @@ class Fetcher {
 
   // Where the engine's completions go. Set once, before the first fetch.
   virtual void on_done(Done done) = 0;
-  // Starts moving `length` bytes at `offset` of `region` (described by `where`) into `dest`, the
+  // Queues moving `length` bytes at `offset` of `region` (described by `where`) into `dest`, the
   // memory of ring slot `slot`. Throws ConnectionLost when the transport refuses.
   virtual void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset,
                      std::uint32_t length, std::uint8_t* dest) = 0;
+  // Starts what fetch() queued since the last flush (one doorbell for a round of fetches). Throws
+  // ConnectionLost when the transport refuses.
+  virtual void flush() {}
   // True when a started fetch can be abandoned: forget() then guarantees nothing more is written
   // into its slot (UDP drops its datagrams). An RDMA Read, once posted, cannot be recalled.
   virtual bool can_recall() const noexcept = 0;
   virtual void forget(std::uint32_t slot) noexcept = 0;
-  // True when fetches may overlap within a slot and complete in the order they were started (an RC
-  // QP): the engine then fetches a small head of a block before the whole block, and `slot` of
-  // such a head fetch is a number past the ring's slots.
-  virtual bool ordered_partial_fetches() const noexcept { return false; }
+  // True when a block may be fetched in parts into its slot: after a start or seek the engine
+  // fetches a small head first and the rest of the block later, and `slot` of such a part is a
+  // number past the ring's slots (a slot's number plus a multiple of their count). An RDMA Read
+  // costs the server nothing per part; a UDP fetch is a request the server answers, so UDP keeps
+  // whole blocks.
+  virtual bool fetches_in_parts() const noexcept { return false; }
 
   // Runs completions (and, for UDP, takes datagrams, retransmits and times out). Throws
   // ConnectionLost when the transport has failed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The client's read pipeline: chunk-aligned blocks of remote regions fetched into one ring (by
 // RDMA Read or by UDP Write-Record: a Fetcher), with read-ahead, a small block cache, and requests
 // served from it.
@@ -12,11 +13,16 @@
 // Slot states:   free --post--> in_flight --completion, same epoch--> ready --evict--> free
 //                                    \--completion, older epoch (or error)--> free
 //
-// Ramp-up: the first block a request needs after a start or a seek is fetched in two Reads on an
-// RDMA connection: a small head (first_read_bytes at the request's offset), then the whole block.
-// Both land in the same slot (the same bytes), the head completes first (an RC QP completes in
-// order), and a request is served from the head as soon as it lands, so the first bytes after a
-// seek cost a small Read, not a whole chunk.
+// Ramp-up: after a start or a seek, the first block a request needs is fetched in parts on an RDMA
+// connection: a small head (first_read_bytes at the request's offset) goes out alone, and nothing
+// else is posted behind it, so the first bytes cost one small Read, whatever was queued before.
+// The rest of that block, and read-ahead, are posted once a reader has taken bytes from the head
+// (or needs more of the block than the head holds). A prefetch()ed head that nobody reads yet
+// holds read-ahead back the same way. The parts of a block never overlap.
+//
+// Order within progress(): completions are reaped and requests served before anything new is
+// posted, so a caller's bytes never wait behind the posting of Reads it did not ask for (on a
+// Soft-RoCE device talking to itself, posting a Read runs the whole transfer before returning).
 #pragma once
 
 #include <chrono>
@@ -32,6 +38,7 @@
 
 #include "vod/client/fetcher.hpp"
 #include "vod/client/interrupter.hpp"
+#include "vod/client/ring_pool.hpp"
 #include "vod/client/stats.hpp"
 #include "vod/protocol/region_descriptor.hpp"
 #include "vod/rdma/connection.hpp"
@@ -129,8 +136,11 @@ class ReadEngine {
   struct Slot {
     SlotState state = SlotState::free;
     bool readahead = false;  // posted for read-ahead, not for a waiting request
-    bool head_ready = false;  // in flight, but its head [head_from, head_to) has landed
-    std::uint32_t head_from = 0, head_to = 0;  // head_to > 0: a head Read was posted
+    bool head_in_flight = false;  // its head Read has not completed
+    bool head_ready = false;      // in flight, but its head [head_from, head_to) has landed
+    bool head_used = false;       // a request has taken bytes from the landed head
+    std::uint8_t parts = 0;       // Reads of the block other than the head still in flight
+    std::uint32_t head_from = 0, head_to = 0;  // head_to > 0: the block was fetched in parts
     std::uint64_t key = 0;  // (region << 56) | block
     std::uint32_t epoch = 0;
     std::uint32_t length = 0;
@@ -160,8 +170,11 @@ class ReadEngine {
   bool in_readahead_window(std::uint64_t k) const noexcept;
   void invalidate() noexcept;
   void post_wanted();
+  void choose_reads();  // post_wanted()'s decisions, fetched by one flush
   void on_done(std::uint32_t slot, bool ok, const std::string& failure);
   void on_head_done(std::uint32_t slot, bool ok, const std::string& failure);
+  // Posts the parts of a ramped block around its landed head. False: no room in the depth now.
+  bool post_rest(std::size_t s);
   void reap();
   bool serve_requests();
   void drop_slot(std::size_t s) noexcept;
@@ -175,10 +188,7 @@ class ReadEngine {
   unsigned wanted_depth_;
   unsigned readahead_depth_;
   unsigned depth_ = 0;
-  struct FreeDeleter {
-    void operator()(std::uint8_t* p) const noexcept { std::free(p); }
-  };
-  std::unique_ptr<std::uint8_t[], FreeDeleter> ring_;  // page-aligned, never moves while registered
+  RingMemory ring_;  // huge-page aligned, never moves while registered
   std::size_t ring_size_ = 0;
   std::vector<Slot> slots_;
   std::unordered_map<std::uint64_t, std::size_t> block_slot_;  // blocks cached or in flight, this epoch
@@ -190,6 +200,7 @@ class ReadEngine {
   std::uint64_t readahead_from_ = 0;  // movie offset the read-ahead window starts at
   std::size_t first_read_;           // EngineOptions::first_read_bytes, page-rounded
   bool ramp_ = true;                 // the next request's first block gets a head Read (a start or seek happened)
+  int ramp_slot_ = -1;               // the slot of this epoch's head until the rest of its block is posted
   std::uint64_t prefetch_ = kNoHead;  // a movie offset prefetch() announced, until posted
   bool readahead_enabled_ = true;
   std::chrono::steady_clock::time_point last_progress_;  // for the stuck-Read timeout
