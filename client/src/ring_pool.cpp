@@ -20,14 +20,14 @@ struct Pool {
   std::mutex lock;
   std::vector<std::pair<std::uint8_t*, std::size_t>> spare;  // (ring, bytes)
   std::size_t spare_bytes = 0;
-  ~Pool() {
-    for (auto& [ring, bytes] : spare) std::free(ring);
-  }
 };
 
+// Never destroyed: an engine may be destroyed during the process's exit, after static
+// destructors ran (a GStreamer element torn down at exit). The spare rings stay reachable from it
+// and go with the process.
 Pool& pool() {
-  static Pool p;
-  return p;
+  static Pool* const p = new Pool;
+  return *p;
 }
 
 constexpr std::size_t kPage = 4096;
