@@ -273,7 +273,8 @@ void ReadEngine::choose_reads() {
     }
   }
   // Requests first, oldest first: their blocks in order.
-  const bool can_ramp = first_read_ > 0 && fetcher_->fetches_in_parts();
+  // Ramp-up needs two Reads in flight: the rest of a block around a head is up to two parts.
+  const bool can_ramp = first_read_ > 0 && depth_ >= 2 && fetcher_->fetches_in_parts();
   for (const Request& q : requests_) {
     // A region without a descriptor (the new connection has not described it yet) waits.
     if (q.dest.empty() || regions_[static_cast<int>(q.region)].length <= q.offset + q.filled) continue;

@@ -27,7 +27,7 @@ class ManualFetcher final : public Fetcher {
     std::uint32_t length;
     std::uint8_t* dest;
   };
-  explicit ManualFetcher(bool in_parts) : in_parts_(in_parts) {}
+  explicit ManualFetcher(bool in_parts, unsigned depth = 8) : in_parts_(in_parts), depth_(depth) {}
   void on_done(Done done) override { done_ = std::move(done); }
   void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor&, std::uint64_t offset, std::uint32_t length,
              std::uint8_t* dest) override {
@@ -47,7 +47,7 @@ class ManualFetcher final : public Fetcher {
   void arm() override {}
   bool armed() const noexcept override { return true; }
   void consume() noexcept override {}
-  unsigned depth() const noexcept override { return 8; }
+  unsigned depth() const noexcept override { return depth_; }
   std::size_t max_fetch() const noexcept override { return 1u << 20; }
 
   // Completes the oldest pending fetch (as an RC QP would), with the region's bytes.
@@ -63,6 +63,7 @@ class ManualFetcher final : public Fetcher {
 
  private:
   bool in_parts_;
+  unsigned depth_;
   Done done_;
   std::vector<Fetch> log_, pending_, ready_;
 };
@@ -73,8 +74,8 @@ constexpr std::uint64_t kMovie = 40 * kChunk + 123;
 struct Rig {
   ReadEngine engine;
   ManualFetcher* fetcher;
-  explicit Rig(bool in_parts, std::size_t first_read = 16 * 1024) : engine(options(first_read)) {
-    auto f = std::make_unique<ManualFetcher>(in_parts);
+  explicit Rig(bool in_parts, std::size_t first_read = 16 * 1024, unsigned depth = 8) : engine(options(first_read)) {
+    auto f = std::make_unique<ManualFetcher>(in_parts, depth);
     fetcher = f.get();
     engine.attach(std::move(f));
     engine.set_region(Region::movie, {0x1000, kMovie, 7});
@@ -210,6 +211,20 @@ TEST(ReadEngineOrder, ASeekToTheBlockAlreadyThereKeepsIt) {
   ASSERT_TRUE(far_done);
   EXPECT_TRUE(bytes_ok(far, 30 * kChunk));
   EXPECT_EQ(rig.engine.stats().head_reads, 2u) << "the head was posted again";
+}
+
+TEST(ReadEngineOrder, OneReadInFlightMeansWholeBlocks) {
+  // The rest around a mid-block head can take two Reads: a connection allowing one gets no head.
+  Rig rig(true, 16 * 1024, 1);
+  const std::uint64_t at = 6 * kChunk + 20000;
+  rig.engine.restart_at(at);
+  std::vector<std::uint8_t> buf(kChunk);
+  bool done = false;
+  rig.engine.submit(Region::movie, at, buf, [&](std::size_t n) { done = n == buf.size(); });
+  drain(rig, done);
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(bytes_ok(buf, at));
+  EXPECT_EQ(rig.engine.stats().head_reads, 0u);
 }
 
 TEST(ReadEngineOrder, SeeksPastUnreadHeadsLeakNoSlots) {
