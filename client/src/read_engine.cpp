@@ -86,14 +86,19 @@ void ReadEngine::drop_all_slots() noexcept {
   ramp_slot_ = -1;
 }
 
-void ReadEngine::invalidate() noexcept {
+void ReadEngine::invalidate(int keep) noexcept {
   ++epoch_;
   ramp_ = true;  // a seek, a switch or a new connection: the next request starts small
+  const bool keep_ramp = keep >= 0 && keep == ramp_slot_;
   ramp_slot_ = -1;
   prefetch_ = kNoHead;
   const bool recall = fetcher_ && fetcher_->can_recall();
   for (std::size_t s = 0; s < slots_.size(); ++s) {
-    if (slots_[s].state == SlotState::ready) {
+    if (static_cast<int>(s) == keep) {
+      slots_[s].epoch = epoch_;
+      if (keep_ramp) ramp_slot_ = keep;
+      ramp_ = false;
+    } else if (slots_[s].state == SlotState::ready) {
       drop_slot(s);
     } else if (slots_[s].state == SlotState::in_flight) {
       if (recall) {  // nothing more lands in it: free at once
@@ -130,19 +135,10 @@ void ReadEngine::restart_at(std::uint64_t offset) {
   int keep = found == block_slot_.end() ? -1 : static_cast<int>(found->second);
   // A fetcher that recalls (UDP) forgets what is in flight at a seek: only a cached block stays.
   if (keep >= 0 && fetcher_ && fetcher_->can_recall() && slots_[static_cast<std::size_t>(keep)].state != SlotState::ready) keep = -1;
-  const bool keep_ramp = keep >= 0 && keep == ramp_slot_;
-  const Slot kept = keep >= 0 ? slots_[static_cast<std::size_t>(keep)] : Slot{};
   const std::uint64_t pending_prefetch = prefetch_ != kNoHead && prefetch_ / chunk_ == offset / chunk_ ? prefetch_ : kNoHead;
-  invalidate();
+  invalidate(keep);
   readahead_from_ = offset;
   prefetch_ = pending_prefetch;
-  if (keep < 0) return;
-  Slot& slot = slots_[static_cast<std::size_t>(keep)];
-  slot = kept;
-  slot.epoch = epoch_;
-  block_slot_[k] = static_cast<std::size_t>(keep);
-  if (keep_ramp) ramp_slot_ = keep;
-  ramp_ = false;
 }
 
 std::uint64_t ReadEngine::submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done) {
@@ -227,8 +223,8 @@ bool ReadEngine::post_rest(std::size_t s) {
   Slot& slot = slots_[s];
   const unsigned parts = (slot.head_to < slot.length ? 1u : 0u) + (slot.head_from > 0 ? 1u : 0u);
   if (stats_.in_flight + parts > depth_) return false;
-  const std::uint64_t block = slot.key & ((std::uint64_t{1} << 56) - 1);
-  const auto r = static_cast<Region>(slot.key >> 56);
+  const std::uint64_t block = block_of(slot.key);
+  const Region r = region_of(slot.key);
   const proto::RegionDescriptor& d = regions_[static_cast<int>(r)];
   std::uint8_t* dest = ring_.get() + s * chunk_;
   const std::uint64_t at = block * chunk_;

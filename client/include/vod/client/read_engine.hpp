@@ -157,7 +157,11 @@ class ReadEngine {
     bool waited = false;  // counted as a stall already
   };
 
-  static std::uint64_t key(Region r, std::uint64_t block) noexcept { return (std::uint64_t{static_cast<std::uint8_t>(r)} << 56) | block; }
+  // A block's key: its region in the top byte, its number below.
+  static constexpr unsigned kRegionShift = 56;
+  static std::uint64_t key(Region r, std::uint64_t block) noexcept { return (std::uint64_t{static_cast<std::uint8_t>(r)} << kRegionShift) | block; }
+  static Region region_of(std::uint64_t k) noexcept { return static_cast<Region>(k >> kRegionShift); }
+  static std::uint64_t block_of(std::uint64_t k) noexcept { return k & ((std::uint64_t{1} << kRegionShift) - 1); }
   std::uint64_t blocks_in(Region r) const noexcept;
   bool cached_or_coming(std::uint64_t k) const noexcept { return block_slot_.count(k) != 0; }
   int take_slot(bool for_request);
@@ -168,7 +172,9 @@ class ReadEngine {
   static constexpr std::uint64_t kNoHead = ~std::uint64_t{0};
   bool needed_by_request(std::uint64_t k) const noexcept;
   bool in_readahead_window(std::uint64_t k) const noexcept;
-  void invalidate() noexcept;
+  // Starts a new epoch: everything cached or coming is dropped (or discarded when it lands), except
+  // slot `keep` (>= 0), which is re-stamped to the new epoch.
+  void invalidate(int keep = -1) noexcept;
   void post_wanted();
   void choose_reads();  // post_wanted()'s decisions, fetched by one flush
   void on_done(std::uint32_t slot, bool ok, const std::string& failure);

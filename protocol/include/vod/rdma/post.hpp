@@ -9,19 +9,26 @@
 
 namespace vod::rdma {
 
-// Posts a signaled RDMA Read of `length` bytes from remote_addr/rkey into local/lkey, tagged with
-// wr_id. Returns ibv_post_send's error number (0 on success).
-inline int post_read(ibv_qp* qp, std::uint64_t wr_id, void* local, std::uint32_t length, std::uint32_t lkey,
-                     std::uint64_t remote_addr, std::uint32_t rkey) noexcept {
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(local), length, lkey};
+// A signaled RDMA Read of the bytes `sge` names from remote_addr/rkey, tagged with wr_id (not yet
+// linked to a next one).
+inline ibv_send_wr read_wr(std::uint64_t wr_id, ibv_sge* sge, std::uint64_t remote_addr, std::uint32_t rkey) noexcept {
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
-  wr.sg_list = &sge;
+  wr.sg_list = sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_RDMA_READ;
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = remote_addr;
   wr.wr.rdma.rkey = rkey;
+  return wr;
+}
+
+// Posts a signaled RDMA Read of `length` bytes from remote_addr/rkey into local/lkey, tagged with
+// wr_id. Returns ibv_post_send's error number (0 on success).
+inline int post_read(ibv_qp* qp, std::uint64_t wr_id, void* local, std::uint32_t length, std::uint32_t lkey,
+                     std::uint64_t remote_addr, std::uint32_t rkey) noexcept {
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(local), length, lkey};
+  ibv_send_wr wr = read_wr(wr_id, &sge, remote_addr, rkey);
   ibv_send_wr* bad = nullptr;
   return ibv_post_send(qp, &wr, &bad);
 }
@@ -32,14 +39,7 @@ class ReadBatch {
  public:
   void add(std::uint64_t wr_id, void* local, std::uint32_t length, std::uint32_t lkey, std::uint64_t remote_addr, std::uint32_t rkey) {
     sges_.push_back({reinterpret_cast<std::uint64_t>(local), length, lkey});
-    ibv_send_wr wr{};
-    wr.wr_id = wr_id;
-    wr.opcode = IBV_WR_RDMA_READ;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.num_sge = 1;
-    wr.wr.rdma.remote_addr = remote_addr;
-    wr.wr.rdma.rkey = rkey;
-    wrs_.push_back(wr);
+    wrs_.push_back(read_wr(wr_id, nullptr, remote_addr, rkey));  // sg_list is set when posting
   }
   bool empty() const noexcept { return wrs_.empty(); }
   // Posts what was added, in order, and empties the batch. Returns ibv_post_send's error number.
