@@ -18,7 +18,9 @@ scripts/install-deps.sh
 
 jobs=$(nproc)
 stage "build (g++, -Wall -Wextra -Werror)"
-cmake --preset default >/dev/null
+# The preset's optimisation and NDEBUG, without debug information: -g costs about a third of the
+# compile time of a Beast or GoogleTest translation unit, and nothing here reads it.
+cmake --preset default -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" >/dev/null
 cmake --build --preset default -j "$jobs"
 
 stage "unit and media tests"
