@@ -101,7 +101,7 @@ the chunk follows once it is read) are posted together once the connection is up
 already describes the movie), so the steps are shown apart. At 1 client this is the first, cold
 open of the process (its device probe and address resolution included). http-bench counts the TCP connect and the first 16 KiB of the first chunk.
 
-| clients | vod p50 (µs) | of which rdma_cm connect p50 (µs) | catalog + index p50 (µs) | nginx p50 (µs) | vod ÷ nginx |
+| clients | vod p50 (µs) | of which rdma_cm connect p50 (µs) | catalog p50 (µs) | nginx p50 (µs) | vod ÷ nginx |
 |--------:|-------------:|----------------------------------:|-------------------------:|---------------:|------------:|
 MD
 awk -F'\t' '$2 == "sequential" { row[$3, $1] = $13; ns[$3] = 1 } END { for (n in ns) print n "\t" row[n, "vod"] "\t" row[n, "nginx"] }' "$in/sweep.tsv" |
@@ -116,7 +116,7 @@ The same at 1 client, opened again and again in one process (\`--pattern zap:0.5
 viewer closes its session and opens the movie anew, as a player going from movie to movie; the first,
 cold open of the process is one sample of many):
 
-| run | startup p50 (µs) | rdma_cm connect p50 (µs) | catalog + index + first 16 KiB p50 (µs) | startup beyond the connect p50 (µs) | 2 × ib_read_lat 16 KiB (µs) |
+| run | startup p50 (µs) | rdma_cm connect p50 (µs) | catalog + first 16 KiB p50 (µs) | startup beyond the connect p50 (µs) | 2 × ib_read_lat 16 KiB (µs) |
 |-----|-----------------:|-------------------------:|----------------------------------------:|------------------------------------:|----------------------------:|
 | zap | $(r startup_zap startup_p50_us) | $(r startup_zap connect_p50_us) | $(r startup_zap describe_p50_us) | $(r startup_zap after_connect_p50_us) | $(awk -v l="${lat16:-0}" 'BEGIN { printf "%.0f", 2 * l }') |
 
@@ -218,8 +218,9 @@ $(awk -F'\t' 'NR > 1 && $2 == "sequential" { p = 100 * $5 / $4; t = 100 * $6 / $
   ibv_post_send when client and server share a device, so anything posted in the same round (the
   rest of the chunk, read-ahead) used to delay the head by its full size. Completions are delivered
   before new Reads are posted, and a round's Reads go out in one ibv_post_send. Startup posts the
-  catalog, index and first 16 KiB together right after the connect; opening again in the same
-  process reuses the last session's resident ring, so registering it costs no page faults.
+  catalog and the first 16 KiB together right after the connect; the keyframe index is read behind
+  them (only time seeks need it). Opening again in the same process reuses the last session's
+  resident ring, so registering it costs no page faults.
 - **Memory.** Server memory does not grow with connections: a connection is a kernel QP and a few
   dozen bytes of server state, and the movie is registered once for everyone.
 

@@ -266,9 +266,9 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
     return FALSE;
   }
   const auto& m = *s.session->movie();
-  GST_INFO_OBJECT(self, "opened %s: %" G_GUINT64_FORMAT " bytes, %s, %u keyframes indexed, %u Reads in flight", uri.to_string().c_str(),
-                  static_cast<guint64>(m.size), m.container.c_str(), static_cast<unsigned>(s.session->index().entries.size()),
-                  s.session->read_depth());
+  // The keyframe index is still on its way (read behind the first bytes): its size, not its entries.
+  GST_INFO_OBJECT(self, "opened %s: %" G_GUINT64_FORMAT " bytes, %s, keyframe index of %u bytes, %u Reads in flight", uri.to_string().c_str(),
+                  static_cast<guint64>(m.size), m.container.c_str(), static_cast<unsigned>(m.index.length), s.session->read_depth());
   return TRUE;
 }
 

@@ -167,10 +167,36 @@ void Session::set_catalog(std::span<const std::uint8_t> bytes) {
 
 void Session::set_index(std::span<const std::uint8_t> bytes) {
   index_ = {};
+  index_state_ = IndexState::ready;
   if (bytes.empty()) return;
   auto index = proto::decode_index(bytes);
   if (!index) throw ClientError(ErrorKind::protocol_error, "the keyframe index of '" + movie_->name + "' does not decode: " + index.error().message);
   index_ = std::move(*index);
+}
+
+void Session::start_index_read() {
+  if (index_state_ == IndexState::reading) engine_.cancel(index_request_);
+  index_ = {};
+  index_state_ = IndexState::none;
+  if (!movie_) return;
+  engine_.set_region(Region::index, movie_->index);
+  if (movie_->index.length == 0) return set_index({});
+  // Posted by the next progress(): behind the first bytes a start or a seek posted, never before.
+  index_bytes_.assign(movie_->index.length, 0);
+  index_landed_ = false;
+  index_state_ = IndexState::reading;
+  index_request_ = engine_.submit(Region::index, 0, index_bytes_, [this](std::size_t) { index_landed_ = true; });
+}
+
+const proto::KeyframeIndex& Session::index() {
+  while (index_state_ == IndexState::reading) {
+    if (index_landed_) {
+      set_index(index_bytes_);
+      break;
+    }
+    progress(std::chrono::milliseconds(1000));  // a reconnect starts the read again
+  }
+  return index_;
 }
 
 void Session::connect() {
@@ -179,6 +205,8 @@ void Session::connect() {
   // from them: after a server restart the old rkeys are invalid.
   engine_.set_region(Region::movie, {});
   engine_.set_region(Region::index, {});
+  if (index_state_ == IndexState::reading) engine_.cancel(index_request_);
+  index_state_ = IndexState::none;  // the new connection's describe starts it again
   const auto started = std::chrono::steady_clock::now();
   if (options_.transport == Transport::udp) open_udp();
   else open_rdma(name);
@@ -200,16 +228,16 @@ void Session::adopt(proto::CatalogEntry entry) {
 }
 
 void Session::describe_from_accept(const std::string& name) {
-  // The accept already says where the movie and its index are. So the catalog and the index are
-  // read together, and the movie's first chunks (read-ahead from where the reader is: 0, or the
-  // position a reconnect resumes at) are posted right behind them: one round trip after the
-  // connect instead of three in a row. Nothing reaches the caller before the catalog confirms the
-  // accept's descriptors.
+  // The accept already says where the movie and its index are. So the movie's first bytes (a head
+  // Read where the reader is: 0, or the position a reconnect resumes at) go out with the catalog:
+  // one round trip after the connect. The index is not waited for: only time seeks need it, and
+  // it is read behind the first bytes (start_index_read). Nothing reaches the caller before the
+  // catalog confirms the accept's descriptors.
   engine_.set_region(Region::movie, accept_.movie);
-  engine_.set_region(Region::index, accept_.index);
+  engine_.set_region(Region::index, accept_.index);  // now: a region set later would discard the head
   engine_.prefetch(resume_at_);
-  std::vector<std::uint8_t> catalog_bytes(accept_.catalog.length), index_bytes(accept_.index.length);
-  read_together({{Region::catalog, catalog_bytes}, {Region::index, index_bytes}});
+  std::vector<std::uint8_t> catalog_bytes(accept_.catalog.length);
+  engine_.read(Region::catalog, 0, catalog_bytes);
   set_catalog(catalog_bytes);
   if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name ||
       !catalog_.entries[accept_.movie_index].movie.same_bytes(accept_.movie) ||
@@ -220,7 +248,7 @@ void Session::describe_from_accept(const std::string& name) {
   entry.index = accept_.index;
   adopt(std::move(entry));
   size_readahead();
-  set_index(index_bytes);
+  start_index_read();
 }
 
 void Session::describe_from_catalog(const std::string& name) {
@@ -231,23 +259,8 @@ void Session::describe_from_catalog(const std::string& name) {
   adopt(*found);
   if (udp_) udp_->set_movie(proto::name_hash(movie_->name), catalog_.generation);
   engine_.set_region(Region::movie, movie_->movie);
-  load_index();
-}
-
-void Session::read_together(std::initializer_list<std::pair<Region, std::span<std::uint8_t>>> parts) {
-  std::size_t left = 0;
-  std::vector<std::uint64_t> ids;
-  for (const auto& [region, dest] : parts) {
-    if (dest.empty()) continue;
-    ++left;
-    ids.push_back(engine_.submit(region, 0, dest, [&left](std::size_t) { --left; }));
-  }
-  try {
-    while (left) engine_.progress(std::chrono::milliseconds(1000));
-  } catch (...) {
-    for (std::uint64_t id : ids) engine_.cancel(id);  // their callbacks refer to this frame
-    throw;
-  }
+  size_readahead();
+  start_index_read();
 }
 
 void Session::size_readahead() {
@@ -256,13 +269,6 @@ void Session::size_readahead() {
   engine_.set_readahead_window(std::max(engine_.chunk_size(), static_cast<std::size_t>(bytes)));
 }
 
-void Session::load_index() {
-  size_readahead();
-  engine_.set_region(Region::index, movie_->index);
-  std::vector<std::uint8_t> bytes(movie_->index.length);
-  if (!bytes.empty()) engine_.read(Region::index, 0, bytes);
-  set_index(bytes);
-}
 
 void Session::reconnect(const std::string& why) {
   log::warn("client", "connection to " + server() + " lost (" + why + "); reconnecting");
@@ -305,11 +311,8 @@ void Session::switch_movie(const std::string& name) {
   uri_.movie = name;
   if (udp_) udp_->set_movie(proto::name_hash(entry->name), catalog_.generation);
   engine_.set_region(Region::movie, entry->movie);
-  try {
-    load_index();
-  } catch (const ConnectionLost& e) {
-    reconnect(e.what());  // connect() loads the new movie's index
-  }
+  size_readahead();
+  start_index_read();
 }
 
 void Session::switch_by_connecting(const std::string& name) {
@@ -319,6 +322,7 @@ void Session::switch_by_connecting(const std::string& name) {
   const auto saved_movie = movie_;
   const auto saved_name = uri_.movie;
   const auto saved_index = index_;
+  const bool saved_index_ready = index_ready();
   const auto movie_region = engine_.region(Region::movie), index_region = engine_.region(Region::index);
   const rdma::ClientEndpoint* before = endpoint_.get();
   const std::uint64_t saved_resume = resume_at_;
@@ -332,9 +336,14 @@ void Session::switch_by_connecting(const std::string& name) {
     movie_ = saved_movie;
     uri_.movie = saved_name;
     resume_at_ = saved_resume;
-    index_ = saved_index;
     engine_.set_region(Region::movie, movie_region);
     engine_.set_region(Region::index, index_region);
+    if (saved_index_ready) {
+      index_ = saved_index;
+      index_state_ = IndexState::ready;
+    } else {
+      start_index_read();  // it was still coming when the switch began
+    }
     throw;
   } catch (const ConnectionLost& e) {
     reconnect(e.what());

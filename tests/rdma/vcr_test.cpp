@@ -167,22 +167,43 @@ TEST(Vcr, TimeSeekUsesTheKeyframeIndex) {
   EXPECT_THROW(r.seek_time(61'000'000), ClientError);
 }
 
-// Startup: the accept describes the movie, so the catalog, the keyframe index and the movie's first
-// bytes (a small head Read) are all posted at once; by the time the session is open, they are
-// cached or on their way without the caller having asked, and they are the file's first bytes.
-TEST(Startup, TheFirstChunkGoesOutWithTheCatalogAndTheIndex) {
+// Startup: the accept describes the movie, so the catalog and the movie's first bytes (a small head
+// Read) are posted at once; by the time the session is open they are cached or on their way
+// without the caller having asked, and they are the file's first bytes. The keyframe index is not
+// waited for: it goes out behind the first bytes, and index() waits for it when asked.
+TEST(Startup, TheFirstBytesGoOutWithTheCatalogAndTheIndexBehindThem) {
   const std::string ts = env("VOD_TEST_MEDIA_DIR") + "/test-480p-60s.ts";
   std::ifstream file(ts, std::ios::binary);
   const std::string original((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   Session s(movie_uri("test-480p-60s.ts"), small_chunks());
-  ASSERT_FALSE(s.index().entries.empty()) << "the index was read at open";
   EXPECT_TRUE(s.engine().has_block(Region::movie, 0)) << "the first chunk was not posted during the open";
-  EXPECT_GE(s.stats().reads_posted, 3u) << "catalog, index and the first movie chunk";
+  EXPECT_EQ(s.stats().reads_posted, 2u) << "the open posts the catalog and the movie's head, nothing else";
+  EXPECT_FALSE(s.index_ready()) << "the open waited for the keyframe index";
   std::vector<std::uint8_t> buf(s.engine().chunk_size());
   ASSERT_EQ(s.pread(0, buf), buf.size());
   EXPECT_EQ(std::string(buf.begin(), buf.end()), original.substr(0, buf.size()));
+  ASSERT_FALSE(s.index().entries.empty()) << "the index is read when asked for";
+  EXPECT_TRUE(s.index_ready());
+  EXPECT_EQ(s.index().flags, proto::kIndexDirectEntry);
   EXPECT_GT(s.startup().connect.count(), 0);
   EXPECT_GT(s.startup().describe.count(), 0);
+}
+
+// A time seek straight after the open waits for the index, then lands on a keyframe: the bytes
+// there are the file's.
+TEST(Startup, ATimeSeekBeforeTheIndexLandedWaitsForIt) {
+  const std::string ts = env("VOD_TEST_MEDIA_DIR") + "/test-480p-60s.ts";
+  std::ifstream file(ts, std::ios::binary);
+  const std::string original((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  Session s(movie_uri("test-480p-60s.ts"), small_chunks());
+  MovieReader r(s);
+  ASSERT_FALSE(s.index_ready());
+  const std::uint64_t at = r.seek_time(30'000'000);
+  ASSERT_TRUE(s.index_ready());
+  ASSERT_GT(at, 0u);
+  std::vector<std::uint8_t> buf(4096);
+  ASSERT_EQ(r.read(buf), buf.size());
+  EXPECT_EQ(std::string(buf.begin(), buf.end()), original.substr(at, buf.size()));
 }
 
 // Ramp-up: after a seek the first Read is a small head (16 KiB) that goes out alone; the first bytes

@@ -58,8 +58,9 @@ struct SessionOptions {
 
 class Session {
  public:
-  // Connects to uri.host:uri.port for uri.movie (or catalog-only without one), and reads the
-  // catalog and the movie's index. Throws ClientError.
+  // Connects to uri.host:uri.port for uri.movie (or catalog-only without one) and reads the
+  // catalog; the movie's first bytes are on their way when it returns, and its keyframe index is
+  // read behind them (index() waits for it). Throws ClientError.
   explicit Session(Uri uri, SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;
@@ -69,7 +70,11 @@ class Session {
   std::string server() const;  // "host:port"
   const proto::Catalog& catalog() const noexcept { return catalog_; }
   const proto::CatalogEntry* movie() const noexcept { return movie_ ? &*movie_ : nullptr; }
-  const proto::KeyframeIndex& index() const noexcept { return index_; }
+  // The current movie's keyframe index. Only time seeks and pictures need it, so a start does not
+  // wait for it: it is read behind the movie's first bytes, and the first call waits until it has
+  // landed (reconnecting like pread). Throws ClientError(protocol_error) when it does not decode.
+  const proto::KeyframeIndex& index();
+  bool index_ready() const noexcept { return index_state_ == IndexState::ready; }
   const proto::AcceptData& accept() const noexcept { return accept_; }
   unsigned read_depth() const noexcept { return read_depth_; }
 
@@ -97,7 +102,7 @@ class Session {
   std::string transport_summary() const;
 
   // How long the last (re)connect took: the rdma_cm connect (or UDP hello), then reading what
-  // describes the movie (catalog and index, concurrently with the movie's first chunks over RDMA).
+  // describes the movie (the catalog, concurrently with the movie's first bytes over RDMA).
   struct StartupTimes {
     std::chrono::microseconds connect{0};
     std::chrono::microseconds describe{0};
@@ -113,7 +118,6 @@ class Session {
   void describe_from_accept(const std::string& name);
   void describe_from_catalog(const std::string& name);
   void adopt(proto::CatalogEntry entry);  // checks it, then makes it the current movie
-  void read_together(std::initializer_list<std::pair<Region, std::span<std::uint8_t>>> parts);
   void switch_by_connecting(const std::string& name);
   void open_rdma(const std::string& name);
   void open_udp();
@@ -124,7 +128,7 @@ class Session {
   std::unique_ptr<rdma::ClientEndpoint> open_endpoint(const proto::ConnectRequest& request);
   [[noreturn]] void throw_rejected(const rdma::ConnectRejected& r);
   std::string catalog_names() const;
-  void load_index();
+  void start_index_read();  // the current movie's index, read in the background (see index())
   void size_readahead();
 
   Uri uri_;
@@ -138,6 +142,11 @@ class Session {
   proto::Catalog catalog_;
   std::optional<proto::CatalogEntry> movie_;
   proto::KeyframeIndex index_;
+  enum class IndexState { none, reading, ready };
+  IndexState index_state_ = IndexState::none;
+  std::vector<std::uint8_t> index_bytes_;  // where the index Read lands
+  std::uint64_t index_request_ = 0;
+  bool index_landed_ = false;
   unsigned read_depth_ = 0;
   StartupTimes startup_;
   std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
