@@ -5,6 +5,7 @@
 # Writes OUT_DIR/results.tsv (section, key, value) and OUT_DIR/sweep.tsv (one row per run).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/nginx-peer.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/perftest-latency.sh"
 mode=$1 media=$(realpath "$2") out=$3
 addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
 build=${VOD_BUILD_DIR:-build}
@@ -44,11 +45,7 @@ for s in $sizes; do
   bw=$(ib_read_bw -R -e -s "$s" -n "$iters" -q 1 -F "$addr" 2>/dev/null | awk -v s="$s" '$1 == s { print $4 }')
   wait "$srv" || true
   record ib_read_bw "$s" "${bw:-0}"
-  ib_read_lat -R -e -s "$s" -n 200 -F > /dev/null 2>&1 &
-  srv=$!; sleep 1
-  lat=$(ib_read_lat -R -e -s "$s" -n 200 -F "$addr" 2>/dev/null | awk -v s="$s" '$1 == s { print $6 }')
-  wait "$srv" || true
-  record ib_read_lat_typical_us "$s" "${lat:-0}"
+  record ib_read_lat_typical_us "$s" "$(perftest_latency ib_read_lat "$s" "$addr")"
 done
 
 echo "== vod-server and nginx on the same media"

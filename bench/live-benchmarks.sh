@@ -10,6 +10,7 @@
 #     the same numbers of curl viewers, and VLC's CPU
 # Writes OUT_DIR/live.tsv: system, viewers, seconds, cpu_s, latency_p50_us, latency_p99_us, bytes, records, skips.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/perftest-latency.sh"
 mode=$1 ts=$(realpath "$2") out=$3
 addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
 build=${VOD_BUILD_DIR:-build}
@@ -31,17 +32,9 @@ trap 'kill ${pids[*]} 2>/dev/null || true; rm -rf "$work"' EXIT
 
 echo "== live 1. the limits: ib_read_lat at record sizes, ib_send_lat for a 72-byte notification"
 for s in 8192 65536; do
-  ib_read_lat -R -e -s "$s" -n 200 -F > /dev/null 2>&1 &
-  srv=$!; sleep 1
-  lat=$(ib_read_lat -R -e -s "$s" -n 200 -F "$addr" 2>/dev/null | awk -v s="$s" '$1 == s { print $6 }')
-  wait "$srv" || true
-  record live_ib_read_lat_us "$s" "${lat:-0}"
+  record live_ib_read_lat_us "$s" "$(perftest_latency ib_read_lat "$s" "$addr")"
 done
-ib_send_lat -R -e -s 72 -n 200 -F > /dev/null 2>&1 &
-srv=$!; sleep 1
-lat=$(ib_send_lat -R -e -s 72 -n 200 -F "$addr" 2>/dev/null | awk '$1 == 72 { print $6 }')
-wait "$srv" || true
-record live_ib_send_lat_us 72 "${lat:-0}"
+record live_ib_send_lat_us 72 "$(perftest_latency ib_send_lat 72 "$addr")"
 record live setup "$(basename "$ts"), $(ffprobe -v error -show_entries format=bit_rate -of csv=p=0 "$ts" | awk '{ printf "%.2f", $1 / 1e6 }') Mbit/s"
 
 echo "== live 2. vod-server: the TS as a live channel, N viewers in one bench process"
