@@ -223,7 +223,12 @@ $(awk -F'\t' 'NR > 1 && $2 == "sequential" { p = 100 * $5 / $4; t = 100 * $6 / $
   before new Reads are posted, and a round's Reads go out in one ibv_post_send. Startup posts the
   catalog and the first 16 KiB together right after the connect; the keyframe index is read behind
   them (only time seeks need it). Opening again in the same process reuses the last session's
-  resident ring, so registering it costs no page faults.
+  resident ring, so registering it costs no page faults. What is left of a seek (a per-work-request
+  trace, not this run): 0.1–0.25 ms in the engine and the bench before the post, then 0.8–1.5 ms
+  inside ibv_post_send for the 16 KiB head alone (rxe copying and checksumming its 16 packets in
+  the poster's system call), then 0.1–0.2 ms to the reader. ib_read_lat's loop reads the same
+  bytes again and again with nothing in between; a lone small Read after other work costs more
+  here (a 704-byte Read took 1.0–1.4 ms in the same trace).
 - **Memory.** Server memory does not grow with connections: a connection is a kernel QP and a few
   dozen bytes of server state, and the movie is registered once for everyone.
 
