@@ -5,7 +5,7 @@
 # Writes OUT_DIR/results.tsv (section, key, value) and OUT_DIR/sweep.tsv (one row per run).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/nginx-peer.sh"
-source "$(dirname "${BASH_SOURCE[0]}")/perftest-latency.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/perftest.sh"
 mode=$1 media=$(realpath "$2") out=$3
 addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
 build=${VOD_BUILD_DIR:-build}
@@ -40,10 +40,7 @@ echo "== 1. the limit: ib_read_bw -R -e and ib_read_lat -R -e on $(ibv_devinfo |
 for s in $sizes; do
   # perftest's duration mode refuses events: iterations sized for about $ib_secs s at ~25 MB/s.
   iters=$(( ib_secs * 25000000 / s )); [[ $iters -lt 50 ]] && iters=50
-  ib_read_bw -R -e -s "$s" -n "$iters" -q 1 -F > /dev/null 2>&1 &
-  srv=$!; sleep 1
-  bw=$(ib_read_bw -R -e -s "$s" -n "$iters" -q 1 -F "$addr" 2>/dev/null | awk -v s="$s" '$1 == s { print $4 }')
-  wait "$srv" || true
+  bw=$(perftest_bandwidth "$s" "$iters" "$addr")
   record ib_read_bw "$s" "${bw:-0}"
   record ib_read_lat_typical_us "$s" "$(perftest_latency ib_read_lat "$s" "$addr")"
 done

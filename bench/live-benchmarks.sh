@@ -10,7 +10,7 @@
 #     the same numbers of curl viewers, and VLC's CPU
 # Writes OUT_DIR/live.tsv: system, viewers, seconds, cpu_s, latency_p50_us, latency_p99_us, bytes, records, skips.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/perftest-latency.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/perftest.sh"
 mode=$1 ts=$(realpath "$2") out=$3
 addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
 build=${VOD_BUILD_DIR:-build}

@@ -96,14 +96,15 @@ fi
 
 if has loss; then
 echo "== udp 2. loss recovery: $(basename "$loss_ts") by Write-Record over a veth with netem"
+# 203.0.113.0/24 (TEST-NET-3): CI runs the smoke beside the loss test, whose veth has 198.51.100.0/24.
 ip netns add "$ns"
 ip link add vodb0 type veth peer name vodb1
 ip link set vodb1 netns "$ns"
-ip addr add 198.51.100.1/24 dev vodb0; ip link set vodb0 up
-ip -n "$ns" addr add 198.51.100.2/24 dev vodb1; ip -n "$ns" link set vodb1 up; ip -n "$ns" link set lo up
+ip addr add 203.0.113.1/24 dev vodb0; ip link set vodb0 up
+ip -n "$ns" addr add 203.0.113.2/24 dev vodb1; ip -n "$ns" link set vodb1 up; ip -n "$ns" link set lo up
 mkdir -p "$work/loss"; cp "$loss_ts" "$work/loss/movie.ts"
 loss_size=$(stat -c %s "$work/loss/movie.ts")
-"$build/server/vod-server" --no-rdma --udp-port 7472 --bind 198.51.100.1 --media-dir "$work/loss" 2> "$work/loss-server.log" &
+"$build/server/vod-server" --no-rdma --udp-port 7472 --bind 203.0.113.1 --media-dir "$work/loss" 2> "$work/loss-server.log" &
 lserver=$!; pids+=("$lserver")
 for _ in $(seq 600); do grep -q 'listening on' "$work/loss-server.log" && break; sleep 0.1; done
 record udp_loss size_bytes "$loss_size"
@@ -112,7 +113,7 @@ for loss in 0 $losses; do
   ip netns exec "$ns" tc qdisc replace dev vodb1 root netem loss "${loss}%" delay 1ms
   p0=$(proc_ticks "$lserver")
   TIMEFORMAT='%R %U %S'
-  { time ip netns exec "$ns" "$client" get "rdma://198.51.100.1/movie.ts" -o "$work/got.ts" -q --transport udp --udp-port 7472 \
+  { time ip netns exec "$ns" "$client" get "rdma://203.0.113.1/movie.ts" -o "$work/got.ts" -q --transport udp --udp-port 7472 \
       --udp-rate 200 --log-level info 2> "$work/loss-client.log" || true; } 2> "$work/time.txt"
   p1=$(proc_ticks "$lserver")
   cmp -s "$work/loss/movie.ts" "$work/got.ts" && exact=yes || exact=no

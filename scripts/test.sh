@@ -6,7 +6,7 @@
 #   2. clang build with ASan+UBSan; unit and media tests again, then every libFuzzer target for a bounded time,
 #      replaying the corpus kept in tests/fuzz/corpus first, and a report of executions and coverage
 #   3. the RDMA tests on real rdma-core: natively where the host has RDMA, else in one Soft-RoCE guest,
-#      two at a time except those marked RUN_SERIAL (real-time players, load, loss, the benchmark smoke)
+#      two at a time, the longest first, except those marked RUN_SERIAL (real-time players, the load test)
 # Exit status is non-zero if any step fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -16,9 +16,9 @@ pattern=$build/tests/rdma/make_pattern
 "$pattern" $((5 * 1024 * 1024 + 12345)) 2 "$media/odd-size.bin"
 for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do cp "$build/test-media/$f" "$media/"; done
 # The restart step needs a copy long enough to be cut: it lives on the host's disk (build tree).
-big=$build/test-data/pattern-400MiB.bin
+big=$build/test-data/pattern-128MiB.bin
 mkdir -p "$(dirname "$big")"
-[[ -f $big ]] || "$pattern" $((400 * 1024 * 1024 + 7)) 5 "$big"
+[[ -f $big ]] || "$pattern" $((128 * 1024 * 1024 + 7)) 5 "$big"
 ln -s "$big" "$media/big.bin"
 
 export VOD_TEST_PORT=$((20000 + RANDOM % 20000))  # the restarted server comes back on the same port
@@ -139,7 +139,7 @@ rc=0; wait "$cp_pid" || rc=$?
 cmp "$media/big.bin" "$work/big.copy" || fail "the copy differs after the restart"
 grep -q 'reconnected' "$mount_log" || fail "vod-mount did not log a reconnect"
 rm -f "$work/big.copy"
-pass "400 MiB byte-identical across a server restart (killed at $at_kill bytes)"
+pass "128 MiB byte-identical across a server restart (killed at $at_kill bytes)"
 
 step "unmount with a file open: refused while busy, then a lazy unmount ends when it closes"
 exec 3< "$mnt/test-480p-60s.ts"

@@ -20,8 +20,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-step() { echo "--- $*"; }
-pass() { echo "PASS: $*"; }
+step() { echo "--- [${SECONDS}s] $*"; }  # with the seconds since the test began: where its time goes
+pass() { echo "PASS: [${SECONDS}s] $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }  # stderr: also seen from inside $(...) and > /dev/null
 
 # start_server MEDIA_DIR [vod-server options...]: starts vod-server on a free port and waits for it.
