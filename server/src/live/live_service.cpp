@@ -242,12 +242,13 @@ void LiveService::accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegi
     c.viewer = std::make_unique<Viewer>(id.get(), device.pd.get(), device.limits, hub_, options_.depths, peer, e.name);
     rdma::accept(id.get(), proto::encode(accept), depth, kRnrRetry);
   }
-  hub_.arm();
   rdma_cm_id* raw = id.get();
   c.id = std::move(id);
-  const bool binding = !c.accept_data.empty();
   viewers_.emplace(raw, std::move(c));
-  if (binding) on_completions();  // the binds may have completed before the CQ was armed: no event would come
+  // Arm, then poll: the binds, or the viewer's first credit (it may Send as soon as the accept is
+  // out), may have completed on a CQ that was never armed, and then no event would ever come. The
+  // first viewer of a channel with no other viewers stayed without a notification this way.
+  on_completions();
 }
 
 bool LiveService::finish_accept(Connection& c) {
