@@ -20,9 +20,9 @@ record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$results"; echo "  $1 $2 = $
 hz=$(getconf CLK_TCK)
 
 case $mode in
-  full) sizes="16384 65536 262144 1048576"; ib_secs=5; sweep_n="1 10 25 50 100"; run_secs=20; jump=5; scale_n="1 100 500 1000"; max_probe="20 25 30 35 40"; cap_secs=8; zap_secs=20 ;;
-  quick) sizes="16384 262144"; ib_secs=3; sweep_n="1 10 25"; run_secs=10; jump=3; scale_n="1 100 1000"; max_probe=""; cap_secs=4; zap_secs=8 ;;
-  smoke) sizes="16384 262144"; ib_secs=1; sweep_n="2"; run_secs=3; jump=1; scale_n="1 5"; max_probe=""; cap_secs=2; zap_secs=3 ;;
+  full) sizes="16384 65536 262144 1048576"; ib_secs=5; sweep_n="1 10 25 50 100"; run_secs=20; jump=5; scale_n="1 100 500 1000"; max_probe="20 25 30 35 40"; cap_secs=8; zap_secs=20; raw_reads=500 ;;
+  quick) sizes="16384 262144"; ib_secs=3; sweep_n="1 10 25"; run_secs=10; jump=3; scale_n="1 100 1000"; max_probe=""; cap_secs=4; zap_secs=8; raw_reads=200 ;;
+  smoke) sizes="16384 262144"; ib_secs=1; sweep_n="2"; run_secs=3; jump=1; scale_n="1 5"; max_probe=""; cap_secs=2; zap_secs=3; raw_reads=40 ;;
   *) echo "mode must be full, quick or smoke" >&2; exit 2 ;;
 esac
 movie=${4:-$(cd "$media" && ls test-1080p-*.ts | head -n 1)}
@@ -68,6 +68,12 @@ for n in 1 4; do
   wait "${gets[@]}"
   secs=$(echo "$(date +%s.%N) - $start" | bc)
   record goodput_mbytes_per_s "nginx_$n" "$(echo "scale=2; $n * $size_bytes / $secs / 1000000" | bc)"
+done
+
+echo "== 4a. the first Read of a seek, alone: 16 KiB at one offset and at random offsets, back to back (as ib_read_lat) and after 50 ms idle"
+for gap in 0 50; do
+  line=$("$build/bench/read-latency" --host "$addr" --port 7470 --name "$movie" --size 16384 --count "$(( gap ? raw_reads / 4 : raw_reads ))" --gap-ms "$gap" | grep '^READLAT')
+  for f in fixed_p50_us fixed_p99_us random_p50_us random_p99_us; do record "read_latency_16k_gap${gap}ms" "$f" "$(sed -n "s/.* $f=\([^ ]*\).*/\1/p" <<< "$line")"; done
 done
 
 run_one() {  # run_one SYSTEM PATTERN N: one bench run; appends a row to sweep.tsv

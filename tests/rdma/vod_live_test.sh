@@ -17,10 +17,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/vod_test_lib.sh"
 ts_tool=$build/tests/rdma/ts_tool
 
+# ffprobe decodes every video frame of FILE into FILE.frames (a keyframe flag per frame) and FILE.errors.
+probe() { ffprobe -v error -select_streams v:0 -show_entries frame=key_frame -of csv=p=0 "$1" > "$1.frames" 2> "$1.errors" || true; }
+export -f probe
+# probe_all FILE...: probes them two at a time (the guest has two vCPUs; ffprobe's start alone takes a second or two).
+probe_all() { printf '%s\n' "$@" | xargs -P 2 -I{} bash -c 'probe "$1"' _ {}; }
 # ffprobe decodes every video frame of FILE without an error and the first frame is a keyframe.
 decodes() {
   local file=$1 errors frames first
-  ffprobe -v error -select_streams v:0 -show_entries frame=key_frame -of csv=p=0 "$file" > "$file.frames" 2> "$file.errors" || true
+  [[ -f $file.frames ]] || probe "$file"
   errors=$(grep -v '^$' "$file.errors" || true)
   frames=$(grep -c . "$file.frames" || true)
   first=$(head -n 1 "$file.frames" | tr -d ',')
@@ -56,6 +61,7 @@ for i in $(seq 20); do
 done
 for p in "${pids[@]}"; do wait "$p" || fail "a viewer exited with an error"; done
 cpu_after=$(server_cpu_ticks "$server_pid")
+probe_all "$work"/v{1..20}.ts
 loops=0
 for i in $(seq 20); do
   frames=$(decodes "$work/v$i.ts")
@@ -71,15 +77,25 @@ done
 echo "server CPU for 20 viewers x 10 s: $(( (cpu_after - cpu_before) * 10 )) ms"
 pass "20 viewers: every recording decodes from a keyframe, counters continuous except at $loops reported loops"
 
+step "three viewers at once: a late joiner, one granting 2 credits, one following the header alone"
+sleep 1.3  # mid-stream, between keyframes
+"$client_bin" get "$(uri live/big)" -o "$work/late.ts" --duration 4 --log-level info 2> "$work/late.log" &
+late=$!
+"$client_bin" get "$(uri live/big)" -o "$work/credits.ts" --duration 5 --credits 2 --log-level info 2> "$work/credits.log" &
+credits=$!
+"$client_bin" get "$(uri live/big)" -o "$work/poll.ts" --duration 4 --poll-ms 20 --log-level info 2> "$work/poll.log" &
+poll=$!
+wait "$late" || fail "the late joiner exited with an error: $(tail -n 3 "$work/late.log")"
+wait "$credits" || fail "the 2-credit viewer exited with an error: $(tail -n 3 "$work/credits.log")"
+wait "$poll" || fail "the polling viewer exited with an error: $(tail -n 3 "$work/poll.log")"
+probe_all "$work/late.ts" "$work/credits.ts" "$work/poll.ts"
+
 step "late join: a viewer connecting mid-stream decodes from its first byte"
-sleep 1.3
-"$client_bin" get "$(uri live/big)" -o "$work/late.ts" --duration 4 --log-level info 2> "$work/late.log"
 frames=$(decodes "$work/late.ts")
 "$ts_tool" check "$work/late.ts" $(allowed "$work/late.log") >/dev/null || fail "late joiner: continuity"
 pass "late join: $frames frames, the first a keyframe"
 
 step "few credits: a viewer granting 2 credits gets coalesced notifications and keeps up"
-"$client_bin" get "$(uri live/big)" -o "$work/credits.ts" --duration 5 --credits 2 --log-level info 2> "$work/credits.log"
 # Keeping up first: a skip would cut a frame, and the decoder's complaint would hide why.
 [[ $(stat_of "$work/credits.log" skips) == 0 ]] || fail "the 2-credit viewer fell behind: $(grep ^LIVE "$work/credits.log")"
 decodes "$work/credits.ts" >/dev/null
@@ -89,7 +105,6 @@ coalesced=$(stat_of "$work/credits.log" coalesced)
 pass "2 credits: $coalesced coalesced notifications, stream continuous"
 
 step "header polling: a viewer without notifications follows the header"
-"$client_bin" get "$(uri live/big)" -o "$work/poll.ts" --duration 4 --poll-ms 20 --log-level info 2> "$work/poll.log"
 decodes "$work/poll.ts" >/dev/null
 [[ $(stat_of "$work/poll.log" notifications) == 0 ]] || fail "the polling viewer received notifications"
 pass "header polling: $(stat_of "$work/poll.log" bytes) bytes without a notification"

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// read-latency: the device's own latency for the first Read of a start or seek, without libvodclient's
+// read engine. It opens one connection to vod-server for a movie (rdma_cm and verbs through the
+// transport layer, as hostile_reader does) and times single RDMA Reads of --size bytes, one at a
+// time, each from post to completion, sleeping on the completion channel as vod-client and
+// perftest -e do:
+//   fixed   the same offset (the movie's start) again and again: what ib_read_lat measures, one
+//           buffer that stays hot in every cache on the way
+//   random  a new random, page-aligned offset of the movie each time: what a seek does
+// With --gap-ms each timed Read follows that much idle time, as a seek does in a paced player: the
+// device path (in a Soft-RoCE guest: rxe in the kernel, emulated vCPUs) has been idle since the
+// last Read, where ib_read_lat's loop keeps it busy. So the seek benchmark's gap to ib_read_lat
+// splits into what memory the device has not touched lately costs (random - fixed), what an idle
+// device path costs (gap - no gap), and the read engine's own (seek - random after a gap).
+//
+//   read-latency --host H --port P --name MOVIE [--size 16384] [--count 200] [--gap-ms 0] [--seed 1]
+//
+// Prints one line: READLAT size=... count=... fixed_p50_us=... fixed_p99_us=... random_p50_us=... random_p99_us=...
+#include <poll.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "vod/client/uri.hpp"
+#include "vod/protocol/name_hash.hpp"
+#include "vod/protocol/private_data.hpp"
+#include "vod/rdma/connection.hpp"
+#include "vod/rdma/post.hpp"
+
+namespace po = boost::program_options;
+using namespace vod;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  std::string host;
+  unsigned port = client::kDefaultPort;
+  std::string name;
+  std::uint32_t size = 16384;
+  unsigned count = 200;
+  unsigned seed = 1;
+  unsigned gap_ms = 0;  // idle time before each timed Read
+};
+
+// One connection and one registered buffer; members in teardown order (endpoint before the hub).
+struct Reader {
+  rdma::CompletionHub hub;
+  std::unique_ptr<rdma::ClientEndpoint> ep;
+  proto::AcceptData accept;
+  std::vector<std::uint8_t> buffer;
+  ibv_mr* mr = nullptr;  // owned by ep->memory
+  std::uint32_t owner = 0;
+  bool landed = false;
+  std::string failure;
+
+  explicit Reader(const Options& o) : buffer(o.size) {
+    owner = hub.add_owner([this](const ibv_wc& wc, rdma::WorkId) {
+      landed = true;
+      if (wc.status != IBV_WC_SUCCESS) failure = std::string("a Read completed with ") + ibv_wc_status_str(wc.status);
+    });
+    rdma::ConnectOptions c;
+    c.host = o.host;
+    c.port = static_cast<std::uint16_t>(o.port);
+    c.private_data = proto::encode(proto::ConnectRequest{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(o.name)});
+    c.wanted_read_depth = 1;
+    c.send_queue_depth = 4;
+    c.hub = &hub;
+    ep = rdma::connect(c);
+    auto a = proto::decode_accept(ep->accept_data);
+    if (!a) throw std::runtime_error("the accept private data does not decode: " + a.error().message);
+    accept = *a;
+    if (accept.movie.length < o.size) throw std::runtime_error("'" + o.name + "' is smaller than --size");
+    if (o.size > ep->limits.max_msg_size) throw std::runtime_error("--size is more than the device's largest message");
+    ep->memory.push_back(rdma::register_memory(ep->pd.get(), buffer.data(), buffer.size(), IBV_ACCESS_LOCAL_WRITE, "the read buffer"));
+    mr = ep->memory.back().get();
+  }
+
+  // One Read of the buffer's size at `offset`, from post to completion, in µs.
+  double read_at(std::uint64_t offset) {
+    landed = false;
+    const auto start = Clock::now();
+    if (int err = rdma::post_read(ep->qp.get(), rdma::WorkId{owner, 0, 0}.pack(), buffer.data(), static_cast<std::uint32_t>(buffer.size()), mr->lkey,
+                                  accept.movie.addr + offset, accept.movie.rkey))
+      throw std::runtime_error(std::string("ibv_post_send: ") + std::strerror(err));
+    while (!landed) {
+      if (hub.poll() > 0) break;
+      hub.arm();
+      if (hub.poll() > 0) break;  // it may have landed before the CQ was armed
+      std::vector<pollfd> fds;
+      for (int fd : hub.fds()) fds.push_back({fd, POLLIN, 0});
+      if (::poll(fds.data(), fds.size(), 5000) == 0) throw std::runtime_error("a Read did not complete within 5 s");
+      hub.consume();
+    }
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    if (!failure.empty()) throw std::runtime_error(failure);
+    return us;
+  }
+};
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
+}
+
+int run(const Options& o) {
+  Reader r(o);
+  constexpr std::uint64_t kPage = 4096;
+  const std::uint64_t pages = (r.accept.movie.length - o.size) / kPage + 1;
+  std::mt19937_64 rng(o.seed);
+  std::vector<double> fixed, random;
+  auto timed = [&](std::uint64_t offset) {
+    if (o.gap_ms) std::this_thread::sleep_for(std::chrono::milliseconds(o.gap_ms));
+    return r.read_at(offset);
+  };
+  r.read_at(0);  // the connection's first Read warms what any first Read pays once
+  for (unsigned i = 0; i < o.count; ++i) {
+    fixed.push_back(timed(0));
+    random.push_back(timed(rng() % pages * kPage));  // interleaved: both see the same guest
+  }
+  std::printf("READLAT size=%u count=%u fixed_p50_us=%.0f fixed_p99_us=%.0f random_p50_us=%.0f random_p99_us=%.0f\n", o.size, o.count,
+              percentile(fixed, 0.5), percentile(fixed, 0.99), percentile(random, 0.5), percentile(random, 0.99));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  po::options_description opts("read-latency options");
+  opts.add_options()("help,h", "show this help")("host", po::value(&o.host)->required(), "vod-server's address")(
+      "port", po::value(&o.port)->default_value(o.port), "vod-server's port")("name", po::value(&o.name)->required(), "the movie to read")(
+      "size", po::value(&o.size)->default_value(o.size), "bytes per Read (vod-client's first Read after a start or seek is 16384)")(
+      "count", po::value(&o.count)->default_value(o.count), "Reads of each kind")(
+      "gap-ms", po::value(&o.gap_ms)->default_value(o.gap_ms), "idle milliseconds before each timed Read")("seed", po::value(&o.seed)->default_value(o.seed), "for the random offsets");
+  try {
+    po::variables_map vm;
+    po::store(po::parse_command_line(argc, argv, opts), vm);
+    if (vm.count("help")) {
+      std::cout << opts << "\n";
+      return 0;
+    }
+    po::notify(vm);
+    if (o.size == 0 || o.count == 0 || o.port == 0 || o.port > 65535) throw std::invalid_argument("--size, --count and --port must be positive (port ≤ 65535)");
+    return run(o);
+  } catch (const std::exception& e) {
+    std::cerr << "read-latency: error: " << e.what() << "\n";
+    return 1;
+  }
+}
