@@ -208,11 +208,12 @@ int main(int argc, char** argv) {
   for (auto& t : threads) t.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   std::printf("BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%llu goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu "
-              "startup_p50_us=%llu startup_p99_us=%llu errors=%llu\n",
+              "startup_p50_us=%llu startup_p99_us=%llu errors=%llu seeks=%llu\n",
               o.clients, elapsed, static_cast<unsigned long long>(in_time.load()), static_cast<unsigned long long>(late.load()),
               static_cast<unsigned long long>(viewers_late.load()), static_cast<double>(bytes.load()) * 8 / elapsed / 1e6,
               static_cast<unsigned long long>(seek_latency.percentile(0.5)), static_cast<unsigned long long>(seek_latency.percentile(0.99)),
               static_cast<unsigned long long>(startup_latency.percentile(0.5)),
-              static_cast<unsigned long long>(startup_latency.percentile(0.99)), static_cast<unsigned long long>(errors.load()));
+              static_cast<unsigned long long>(startup_latency.percentile(0.99)), static_cast<unsigned long long>(errors.load()),
+              static_cast<unsigned long long>(seek_latency.count()));
   return errors.load() > 0 && in_time.load() == 0 ? 1 : 0;
 }

@@ -14,7 +14,7 @@ mode=${1:-full}
 case $mode in full|quick|smoke) ;; *) echo "usage: bench/run-benchmarks.sh [full|quick|smoke]" >&2; exit 2 ;; esac
 scripts/install-deps.sh
 cmake --preset default > /dev/null
-cmake --build --preset default -j "$(nproc)" --target vod-server vod-client vod-proxy vod-mount http-bench
+cmake --build --preset default -j "$(nproc)" --target vod-server vod-token vod-client vod-proxy vod-mount gstrdma http-bench read-latency
 duration=60; [[ $mode == smoke ]] && duration=10
 media=build/bench-media-${duration}s
 media/generate-test-media.sh --out "$media" --duration "$duration" --variants 1080p --containers ts

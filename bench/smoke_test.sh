@@ -14,7 +14,7 @@ mkdir -p "$out/report"
 for section in "## 1. The limit" "## 2. Goodput" "## 3. Server CPU" "## 4. Seek latency" "## 5. Startup" "## 5b. In time up to capacity" "## 6. Scale" "## Targets" "## 7. Live" "## 8. Write-Record" "## 9. vod-mount" "## 10. Access control"; do
   grep -q "^$section" "$out/report/benchmarks.md" || { echo "FAIL: the report lacks '$section'"; exit 1; }
 done
-for key in ib_read_bw goodput_mbytes_per_s read_latency_16k_gap0ms read_latency_16k_gap50ms scale_rss_kib fullspeed_mbps startup_zap; do
+for key in ib_read_bw goodput_mbytes_per_s read_latency_16k_gap0ms read_latency_16k_gap50ms read_latency_16k_gap50_busyms seek_1client scale_rss_kib fullspeed_mbps startup_zap; do
   grep -qP "^$key\t\S+\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key"; cat "$out/results/results.tsv"; exit 1; }
 done
 # Beside other tests perftest's clock calibration may fail three times over and it says inf: that
