@@ -17,6 +17,10 @@ work=$(mktemp -d)
 pids=()
 trap 'kill ${pids[*]} 2>/dev/null || true; rm -rf "$work"' EXIT
 record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$results"; echo "  $1 $2 = $3"; }
+# bench_field KEY LINE: the value of KEY=VALUE in a tool's result line (BENCH, READLAT).
+bench_field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }
+# vod-client bench's read settings in every run: 256 KiB chunks, 2 s (at most 4 MiB) of read-ahead, 8 Reads deep.
+vod_reads=(--chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8)
 hz=$(getconf CLK_TCK)
 
 case $mode in
@@ -76,7 +80,7 @@ for run in 0 50 50_busy; do
   gap=${run%_busy}; extra=(); [[ $run == *_busy ]] && extra=(--busy-poll)
   line=$("$build/bench/read-latency" --host "$addr" --port 7470 --name "$movie" --size 16384 --count "$(( gap ? raw_reads / 4 : raw_reads ))" \
     --gap-ms "$gap" "${extra[@]}" | grep '^READLAT')
-  for f in fixed_p50_us fixed_p99_us random_p50_us random_p99_us; do record "read_latency_16k_gap${run}ms" "$f" "$(sed -n "s/.* $f=\([^ ]*\).*/\1/p" <<< "$line")"; done
+  for f in fixed_p50_us fixed_p99_us random_p50_us random_p99_us; do record "read_latency_16k_gap${run}ms" "$f" "$(bench_field "$f" "$line")"; done
 done
 
 run_one() {  # run_one SYSTEM PATTERN N: one bench run; appends a row to sweep.tsv
@@ -88,7 +92,7 @@ run_one() {  # run_one SYSTEM PATTERN N: one bench run; appends a row to sweep.t
     # The server's steady state apart from its connects and disconnects: its CPU between the bench
     # saying every viewer is connected and the bench printing its results (before it disconnects).
     "$build/client/vod-client" bench "rdma://$addr/$movie" --clients "$n" --duration "$run_secs" --pattern "$pattern" --rate "$rate" \
-      --chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8 > "$work/run.out" 2> "$work/run.err" &
+      "${vod_reads[@]}" > "$work/run.out" 2> "$work/run.err" &
     local b=$! s0 s1 w0 w1
     for _ in $(seq 6000); do grep -q 'viewers connected' "$work/run.err" && break; kill -0 "$b" 2>/dev/null || break; sleep 0.02; done
     s0=$(proc_ticks $server); w0=$(date +%s.%N)
@@ -97,13 +101,13 @@ run_one() {  # run_one SYSTEM PATTERN N: one bench run; appends a row to sweep.t
     wait "$b"
     line=$(grep '^BENCH' "$work/run.out")
     record server_steady_cpu_pct "$n-$pattern" "$(echo "scale=3; 100 * ($s1 - $s0) / $hz / ($w1 - $w0)" | bc)"
-    record bench_cpu_pct "$n-$pattern" "$(sed -n 's/.* bench_cpu_s=\([^ ]*\).*/\1/p' <<< "$line" | awk -v s="$run_secs" '{ printf "%.1f", 100 * $1 / s }')"
+    record bench_cpu_pct "$n-$pattern" "$(bench_field bench_cpu_s "$line" | awk -v s="$run_secs" '{ printf "%.1f", 100 * $1 / s }')"
   else
     line=$("$build/bench/http-bench" --host "$addr" --port 8081 --path "/$movie" --clients "$n" --duration "$run_secs" --pattern "$pattern" \
       --rate "$rate" --chunk-kib 256 | grep '^BENCH')
   fi
   p1=$(proc_ticks $procs); t1=$(busy_ticks)
-  field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$line"; }
+  field() { bench_field "$1" "$line"; }
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$system" "$pattern" "$n" "$(field seconds)" \
     "$(echo "scale=3; ($p1 - $p0) / $hz" | bc)" "$(echo "scale=3; ($t1 - $t0) / $hz" | bc)" "$(field in_time)" "$(field late)" \
     "$(field viewers_late)" "$(field goodput_mbps)" "$(field seek_p50_us)" "$(field seek_p99_us)" "$(field startup_p50_us)" >> "$sweep"
@@ -123,11 +127,10 @@ for n in $sweep_n; do
 done
 
 record setup cap_secs "$cap_secs"
-bench_field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }
 echo "== 3b. capacity: N readers at full speed ($cap_secs s), the in-time goal's yardstick, for every N of the sweep"
 for n in $sweep_n $max_probe; do
   line=$("$build/client/vod-client" bench "rdma://$addr/$movie" --clients "$n" --duration "$cap_secs" --pattern sequential --rate 10000 \
-    --chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8 2> /dev/null | grep '^BENCH')
+    "${vod_reads[@]}" 2> /dev/null | grep '^BENCH')
   record fullspeed_mbps "vod_$n" "$(bench_field goodput_mbps "$line")"
   line=$("$build/bench/http-bench" --host "$addr" --port 8081 --path "/$movie" --clients "$n" --duration "$cap_secs" --pattern sequential \
     --rate 10000 --chunk-kib 256 | grep '^BENCH')
@@ -136,7 +139,7 @@ done
 
 echo "== 4b. seek at 1 client, a jump every 0.5 s ($seek_secs s): enough seeks for a median (the sweep's 1-client run has a few)"
 line=$("$build/client/vod-client" bench "rdma://$addr/$movie" --clients 1 --duration "$seek_secs" --pattern jump:0.5 --rate "$rate" \
-  --chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8 2> /dev/null | grep '^BENCH')
+  "${vod_reads[@]}" 2> /dev/null | grep '^BENCH')
 for k in seek_p50_us seek_p99_us seeks; do record seek_1client "vod_$k" "$(bench_field "$k" "$line")"; done
 line=$("$build/bench/http-bench" --host "$addr" --port 8081 --path "/$movie" --clients 1 --duration "$seek_secs" --pattern jump:0.5 \
   --rate "$rate" --chunk-kib 256 | grep '^BENCH')
@@ -144,7 +147,7 @@ for k in seek_p50_us seek_p99_us seeks; do record seek_1client "nginx_$k" "$(ben
 
 echo "== 5b. startup at 1 client, the movie opened again and again in one process (zap every 0.5 s, $zap_secs s)"
 line=$("$build/client/vod-client" bench "rdma://$addr/$movie" --clients 1 --duration "$zap_secs" --pattern zap:0.5 --rate "$rate" \
-  --chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8 2> /dev/null | grep '^BENCH')
+  "${vod_reads[@]}" 2> /dev/null | grep '^BENCH')
 for k in startup_p50_us connect_p50_us describe_p50_us after_connect_p50_us; do record startup_zap "$k" "$(bench_field "$k" "$line")"; done
 
 echo "== 6. scale: vod-server RSS with connected, nearly idle clients"

@@ -97,8 +97,7 @@ awk -F'\t' '$2 ~ /^jump/ { print }' "$in/sweep.tsv" | awk -F'\t' '{ row[$3, $1] 
   sort -n | while IFS=$'\t' read -r n vp50 vp99 xp50 xp99; do
   echo "| $n | $vp50 | $vp99 | $xp50 | $xp99 | $(ratio "$vp50" "$lat16") |"
 done
-vp50=$(r seek_1client vod_seek_p50_us); xp50=$(r seek_1client nginx_seek_p50_us)
-[[ -z $vp50 ]] || echo "| 1, a jump every 0.5 s | $vp50 | $(r seek_1client vod_seek_p99_us) | $xp50 | $(r seek_1client nginx_seek_p99_us) | $(ratio "$vp50" "$lat16") |"
+[[ -z $seeks1 ]] || echo "| 1, a jump every 0.5 s | $seek1 | $(r seek_1client vod_seek_p99_us) | $(r seek_1client nginx_seek_p50_us) | $(r seek_1client nginx_seek_p99_us) | $(ratio "$seek1" "$lat16") |"
 fixed16=$(r read_latency_16k_gap0ms fixed_p50_us); random16=$(r read_latency_16k_gap0ms random_p50_us)
 idle16=$(r read_latency_16k_gap50ms random_p50_us); busy16=$(r read_latency_16k_gap50_busyms random_p50_us)
 cat <<MD
