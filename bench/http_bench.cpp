@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     close(fd);
   }
   std::mutex lock;
-  vod::client::LatencyHistogram seek_latency, startup_latency;
+  vod::client::LatencySamples seek_latency, startup_latency;  // exact, as vod-client bench's
   std::atomic<std::uint64_t> in_time{0}, late{0}, bytes{0}, viewers_late{0}, errors{0};
   const auto start = Clock::now(), end = start + secs(o.duration);
   std::vector<std::thread> threads;

@@ -30,6 +30,6 @@ num-buffers=1\` from process start to exit, median.
 
 | source | first decoded frame (ms) |
 |--------|-------------------------:|
-| rdmasrc, rdma:// (libvodclient: connect, then the catalog and the first 16 KiB at once; the index behind them) | $(ms "$(r mount_first_frame_s gst_rdmasrc)") |
+| rdmasrc, rdma:// (libvodclient: connect, then the first 16 KiB alone; the catalog and the index behind it) | $(ms "$(r mount_first_frame_s gst_rdmasrc)") |
 | souphttpsrc from nginx | $(ms "$(r mount_first_frame_s gst_nginx)") |
 MD

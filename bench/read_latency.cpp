@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "vod/client/stats.hpp"
 #include "vod/client/uri.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/protocol/private_data.hpp"
@@ -92,7 +93,7 @@ struct Reader {
   }
 
   // One Read of the buffer's size at `offset`, from post to completion, in µs.
-  double read_at(std::uint64_t offset, bool busy_poll) {
+  std::uint64_t read_at(std::uint64_t offset, bool busy_poll) {
     landed = false;
     const auto start = Clock::now();
     if (int err = rdma::post_read(ep->qp.get(), rdma::WorkId{owner, 0, 0}.pack(), buffer.data(), static_cast<std::uint32_t>(buffer.size()), mr->lkey,
@@ -111,36 +112,30 @@ struct Reader {
       if (::poll(fds.data(), fds.size(), 5000) == 0) throw std::runtime_error("a Read did not complete within 5 s");
       hub.consume();
     }
-    const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    const auto us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
     if (!failure.empty()) throw std::runtime_error(failure);
     return us;
   }
 };
-
-// Exact, from every sample: LatencyHistogram's buckets (an eighth of an octave, about 12%) are too
-// coarse to set a few hundred µs beside ib_read_lat's figure.
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
-}
 
 int run(const Options& o) {
   Reader r(o);
   constexpr std::uint64_t kPage = 4096;
   const std::uint64_t pages = (r.accept.movie.length - o.size) / kPage + 1;
   std::mt19937_64 rng(o.seed);
-  std::vector<double> fixed, random;
+  client::LatencySamples fixed, random;  // exact percentiles, as vod-client bench's seeks
   auto timed = [&](std::uint64_t offset) {
     if (o.gap_ms) std::this_thread::sleep_for(std::chrono::milliseconds(o.gap_ms));
     return r.read_at(offset, o.busy_poll);
   };
   r.read_at(0, o.busy_poll);  // the connection's first Read warms what any first Read pays once
   for (unsigned i = 0; i < o.count; ++i) {
-    fixed.push_back(timed(0));
-    random.push_back(timed(rng() % pages * kPage));  // interleaved: both see the same guest
+    fixed.record(timed(0));
+    random.record(timed(rng() % pages * kPage));  // interleaved: both see the same guest
   }
-  std::printf("READLAT size=%u count=%u fixed_p50_us=%.0f fixed_p99_us=%.0f random_p50_us=%.0f random_p99_us=%.0f\n", o.size, o.count,
-              percentile(fixed, 0.5), percentile(fixed, 0.99), percentile(random, 0.5), percentile(random, 0.99));
+  std::printf("READLAT size=%u count=%u fixed_p50_us=%llu fixed_p99_us=%llu random_p50_us=%llu random_p99_us=%llu\n", o.size, o.count,
+              static_cast<unsigned long long>(fixed.percentile(0.5)), static_cast<unsigned long long>(fixed.percentile(0.99)),
+              static_cast<unsigned long long>(random.percentile(0.5)), static_cast<unsigned long long>(random.percentile(0.99)));
   return 0;
 }
 

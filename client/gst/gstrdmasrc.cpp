@@ -265,10 +265,10 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot open %s: %s", uri.to_string().c_str(), e.what()), (nullptr));
     return FALSE;
   }
-  const auto& m = *s.session->movie();
-  // The keyframe index is still on its way (read behind the first bytes): its size, not its entries.
-  GST_INFO_OBJECT(self, "opened %s: %" G_GUINT64_FORMAT " bytes, %s, keyframe index of %u bytes, %u Reads in flight", uri.to_string().c_str(),
-                  static_cast<guint64>(m.size), m.container.c_str(), static_cast<unsigned>(m.index.length), s.session->read_depth());
+  // The catalog and the keyframe index are still on their way (read behind the first bytes): what
+  // the accept says, so that nothing here waits for them.
+  GST_INFO_OBJECT(self, "opened %s: %" G_GUINT64_FORMAT " bytes, keyframe index of %u bytes, %u Reads in flight", uri.to_string().c_str(),
+                  static_cast<guint64>(s.session->size()), static_cast<unsigned>(s.session->accept().index.length), s.session->read_depth());
   return TRUE;
 }
 
@@ -288,7 +288,7 @@ static gboolean gst_rdma_src_stop(GstBaseSrc* base) {
 static gboolean gst_rdma_src_get_size(GstBaseSrc* base, guint64* size) {
   auto* self = GST_RDMA_SRC(base);
   if (!self->state.session) return FALSE;  // a live channel has no size
-  *size = self->state.session->movie()->size;
+  *size = self->state.session->size();
   return TRUE;
 }
 
@@ -344,7 +344,7 @@ static GstFlowReturn gst_rdma_src_create(GstBaseSrc* base, guint64 offset, guint
 static GstFlowReturn gst_rdma_src_fill(GstBaseSrc* base, guint64 offset, guint length, GstBuffer* buf) {
   auto* self = GST_RDMA_SRC(base);
   auto& session = *self->state.session;
-  const guint64 size = session.movie()->size;
+  const guint64 size = session.size();
   if (offset >= size) return GST_FLOW_EOS;
   GstMapInfo map;
   if (!gst_buffer_map(buf, &map, GST_MAP_WRITE)) {

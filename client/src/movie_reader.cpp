@@ -6,13 +6,13 @@
 namespace vod::client {
 
 MovieReader::MovieReader(Session& session, PlaybackOptions options) : session_(session), options_(options) {
-  if (!session_.movie()) throw ClientError(ErrorKind::usage, "a movie reader needs a session opened for a movie");
+  if (!session_.has_movie()) throw ClientError(ErrorKind::usage, "a movie reader needs a session opened for a movie");
   restart_clock();
 }
 
-std::uint64_t MovieReader::size() const noexcept { return session_.movie()->size; }
+std::uint64_t MovieReader::size() const noexcept { return session_.size(); }
 
-double MovieReader::pacing_rate_bps() const noexcept {
+double MovieReader::pacing_rate_bps() const {
   if (options_.rate_bps > 0) return options_.rate_bps;
   return static_cast<double>(session_.movie()->bitrate_bps);
 }
@@ -26,8 +26,7 @@ std::size_t MovieReader::read(std::span<std::uint8_t> out) {
   if (paused_) resume();  // reading is playing
   if (position_ >= size() || out.empty()) return 0;
   std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), size() - position_));
-  const double rate = pacing_rate_bps();
-  if (options_.paced && rate > 0) {
+  if (const double rate = options_.paced ? pacing_rate_bps() : 0; rate > 0) {
     // Bytes the player may have by now: a burst, then the bitrate. Wait (driving completions, so
     // read-ahead keeps landing) until this read is due.
     const double burst = options_.burst_seconds * rate / 8;

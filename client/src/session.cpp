@@ -167,36 +167,67 @@ void Session::set_catalog(std::span<const std::uint8_t> bytes) {
 
 void Session::set_index(std::span<const std::uint8_t> bytes) {
   index_ = {};
-  index_state_ = IndexState::ready;
+  index_read_.state = BackgroundRead::State::ready;
   if (bytes.empty()) return;
   auto index = proto::decode_index(bytes);
-  if (!index) throw ClientError(ErrorKind::protocol_error, "the keyframe index of '" + movie_->name + "' does not decode: " + index.error().message);
+  if (!index)
+    throw ClientError(ErrorKind::protocol_error, "the keyframe index of '" + (movie_ ? movie_->name : accepted_name_) + "' does not decode: " + index.error().message);
   index_ = std::move(*index);
 }
 
-void Session::start_index_read() {
-  if (index_state_ == IndexState::reading) engine_.cancel(index_request_);
-  index_ = {};
-  index_state_ = IndexState::none;
-  if (!movie_) return;
-  engine_.set_region(Region::index, movie_->index);
-  if (movie_->index.length == 0) return set_index({});
+void Session::start_background(BackgroundRead& b, Region r, std::uint64_t length) {
+  cancel_background(b);
   // Posted by the next progress(): behind the first bytes a start or a seek posted, never before.
-  index_bytes_.assign(movie_->index.length, 0);
-  index_landed_ = false;
-  index_state_ = IndexState::reading;
-  index_request_ = engine_.submit(Region::index, 0, index_bytes_, [this](std::size_t) { index_landed_ = true; });
+  b.bytes.assign(length, 0);
+  b.landed = false;
+  b.state = BackgroundRead::State::reading;
+  b.request = engine_.submit(r, 0, b.bytes, [&b](std::size_t) { b.landed = true; });
+}
+
+void Session::cancel_background(BackgroundRead& b) noexcept {
+  if (b.state == BackgroundRead::State::reading) engine_.cancel(b.request);
+  b.state = BackgroundRead::State::none;
+}
+
+void Session::start_index_read(const proto::RegionDescriptor& index) {
+  cancel_background(index_read_);
+  index_ = {};
+  engine_.set_region(Region::index, index);
+  if (index.length == 0) return set_index({});
+  start_background(index_read_, Region::index, index.length);
 }
 
 const proto::KeyframeIndex& Session::index() {
-  while (index_state_ == IndexState::reading) {
-    if (index_landed_) {
-      set_index(index_bytes_);
+  while (index_read_.state == BackgroundRead::State::reading) {
+    if (index_read_.landed) {
+      set_index(index_read_.bytes);
       break;
     }
     progress(std::chrono::milliseconds(1000));  // a reconnect starts the read again
   }
   return index_;
+}
+
+const proto::Catalog& Session::catalog() {
+  settle_catalog();
+  return catalog_;
+}
+
+const proto::CatalogEntry* Session::movie() {
+  settle_catalog();
+  return movie_ ? &*movie_ : nullptr;
+}
+
+std::uint64_t Session::size() const noexcept {
+  if (movie_) return movie_->size;
+  return accepted_name_.empty() ? 0 : accept_.movie.length;  // the accept's region is the movie's bytes
+}
+
+void Session::settle_catalog() {
+  while (catalog_read_.state == BackgroundRead::State::reading) {
+    if (catalog_read_.landed) return confirm_catalog();
+    progress(std::chrono::milliseconds(1000));  // confirms it when it lands; a reconnect starts it again
+  }
 }
 
 void Session::connect() {
@@ -205,8 +236,9 @@ void Session::connect() {
   // from them: after a server restart the old rkeys are invalid.
   engine_.set_region(Region::movie, {});
   engine_.set_region(Region::index, {});
-  if (index_state_ == IndexState::reading) engine_.cancel(index_request_);
-  index_state_ = IndexState::none;  // the new connection's describe starts it again
+  cancel_background(catalog_read_);  // the new connection's describe starts them again
+  cancel_background(index_read_);
+  accepted_name_.clear();
   const auto started = std::chrono::steady_clock::now();
   if (options_.transport == Transport::udp) open_udp();
   else open_rdma(name);
@@ -221,24 +253,38 @@ void Session::adopt(proto::CatalogEntry entry) {
   const std::string& name = entry.name;
   if (entry.flags & proto::kEntryLive)
     throw ClientError(ErrorKind::usage, "'" + name + "' is a live channel: use rdma://" + uri_.host + "/live/" + percent_encode(name));
-  if (movie_ && movie_->size != entry.size)
-    throw ClientError(ErrorKind::movie_changed, "'" + name + "' on " + server() + " is now " + std::to_string(entry.size) +
-                                                    " bytes, not " + std::to_string(movie_->size) + ": refusing to resume into another file");
+  refuse_if_resized(name, entry.size);
   movie_ = std::move(entry);
 }
 
+void Session::refuse_if_resized(const std::string& name, std::uint64_t size) const {
+  if (movie_ && movie_->size != size)
+    throw ClientError(ErrorKind::movie_changed, "'" + name + "' on " + server() + " is now " + std::to_string(size) + " bytes, not " +
+                                                    std::to_string(movie_->size) + ": refusing to resume into another file");
+}
+
 void Session::describe_from_accept(const std::string& name) {
-  // The accept already says where the movie and its index are. So the movie's first bytes (a head
-  // Read where the reader is: 0, or the position a reconnect resumes at) go out with the catalog:
-  // one round trip after the connect. The index is not waited for: only time seeks need it, and
-  // it is read behind the first bytes (start_index_read). Nothing reaches the caller before the
-  // catalog confirms the accept's descriptors.
+  // The accept already says where the movie and its index are, so nothing else stands between the
+  // connect and the movie's first bytes: a head Read where the reader is (0, or where a reconnect
+  // resumes) goes out at once, alone. The catalog (what the movie is: bitrate, duration, codecs)
+  // and the keyframe index (only time seeks need it) are read behind it, and are decoded when
+  // they have landed (confirm_catalog, index()). On Soft-RoCE a Read posted with others waits for
+  // theirs, so posting the catalog with the head would delay the head by it.
+  refuse_if_resized(name, accept_.movie.length);  // a reconnect: before a byte of it is read
+  accepted_name_ = name;
   engine_.set_region(Region::movie, accept_.movie);
   engine_.set_region(Region::index, accept_.index);  // now: a region set later would discard the head
   engine_.prefetch(resume_at_);
-  std::vector<std::uint8_t> catalog_bytes(accept_.catalog.length);
-  engine_.read(Region::catalog, 0, catalog_bytes);
-  set_catalog(catalog_bytes);
+  engine_.post_wanted();
+  start_background(catalog_read_, Region::catalog, accept_.catalog.length);
+  start_index_read(accept_.index);
+}
+
+void Session::confirm_catalog() {
+  // Until it is confirmed the catalog stays landed and unconfirmed: a catalog that fails here fails
+  // every later call the same way, until a reconnect reads it again.
+  set_catalog(catalog_read_.bytes);
+  const std::string& name = accepted_name_;
   if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name ||
       !catalog_.entries[accept_.movie_index].movie.same_bytes(accept_.movie) ||
       !catalog_.entries[accept_.movie_index].index.same_bytes(accept_.index))
@@ -247,8 +293,9 @@ void Session::describe_from_accept(const std::string& name) {
   entry.movie = accept_.movie;  // the rkeys of this connection (its windows, when the server binds them)
   entry.index = accept_.index;
   adopt(std::move(entry));
+  accepted_name_.clear();
+  catalog_read_.state = BackgroundRead::State::ready;
   size_readahead();
-  start_index_read();
 }
 
 void Session::describe_from_catalog(const std::string& name) {
@@ -260,7 +307,7 @@ void Session::describe_from_catalog(const std::string& name) {
   if (udp_) udp_->set_movie(proto::name_hash(movie_->name), catalog_.generation);
   engine_.set_region(Region::movie, movie_->movie);
   size_readahead();
-  start_index_read();
+  start_index_read(movie_->index);
 }
 
 void Session::size_readahead() {
@@ -304,6 +351,7 @@ void Session::reconnect(const std::string& why) {
 }
 
 void Session::switch_movie(const std::string& name) {
+  settle_catalog();
   const proto::CatalogEntry* entry = catalog_.find(name);
   if (!entry) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' in the catalog of " + server() + "; it has: " + list_names(catalog_));
   if ((entry->flags & proto::kEntryWindowed) && options_.transport == Transport::rdma) return switch_by_connecting(name);
@@ -312,7 +360,7 @@ void Session::switch_movie(const std::string& name) {
   if (udp_) udp_->set_movie(proto::name_hash(entry->name), catalog_.generation);
   engine_.set_region(Region::movie, entry->movie);
   size_readahead();
-  start_index_read();
+  start_index_read(movie_->index);
 }
 
 void Session::switch_by_connecting(const std::string& name) {
@@ -340,9 +388,9 @@ void Session::switch_by_connecting(const std::string& name) {
     engine_.set_region(Region::index, index_region);
     if (saved_index_ready) {
       index_ = saved_index;
-      index_state_ = IndexState::ready;
-    } else {
-      start_index_read();  // it was still coming when the switch began
+      index_read_.state = BackgroundRead::State::ready;
+    } else if (movie_) {
+      start_index_read(movie_->index);  // it was still coming when the switch began
     }
     throw;
   } catch (const ConnectionLost& e) {
@@ -351,7 +399,7 @@ void Session::switch_by_connecting(const std::string& name) {
 }
 
 std::uint64_t Session::pread_async(std::uint64_t offset, std::span<std::uint8_t> dest, ReadEngine::Callback done) {
-  if (!movie_) throw ClientError(ErrorKind::usage, "this session has no movie (it was opened for the catalog only)");
+  if (!has_movie()) throw ClientError(ErrorKind::usage, "this session has no movie (it was opened for the catalog only)");
   resume_at_ = offset;  // where a reconnect prefetches
   return engine_.submit(Region::movie, offset, dest, std::move(done));
 }
@@ -362,6 +410,7 @@ void Session::progress(std::chrono::milliseconds wait) {
   } catch (const ConnectionLost& e) {
     reconnect(e.what());
   }
+  if (catalog_read_.state == BackgroundRead::State::reading && catalog_read_.landed) confirm_catalog();
 }
 
 std::size_t Session::pread(std::uint64_t offset, std::span<std::uint8_t> dest) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdio>
 
 namespace vod::client {
@@ -41,6 +42,15 @@ std::uint64_t LatencyHistogram::percentile(double p) const noexcept {
     if (seen >= want) return std::min(upper_bound(b), max_);
   }
   return max_;
+}
+
+std::uint64_t LatencySamples::percentile(double p) const {
+  if (samples_.empty()) return 0;
+  std::vector<std::uint64_t> sorted = samples_;
+  const auto rank = static_cast<std::size_t>(std::ceil(std::clamp(p, 0.0, 1.0) * static_cast<double>(sorted.size())));
+  const auto at = sorted.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(rank, 1) - 1);
+  std::nth_element(sorted.begin(), at, sorted.end());
+  return *at;
 }
 
 void Stats::merge(const Stats& o) noexcept {

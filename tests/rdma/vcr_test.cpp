@@ -167,26 +167,51 @@ TEST(Vcr, TimeSeekUsesTheKeyframeIndex) {
   EXPECT_THROW(r.seek_time(61'000'000), ClientError);
 }
 
-// Startup: the accept describes the movie, so the catalog and the movie's first bytes (a small head
-// Read) are posted at once; by the time the session is open they are cached or on their way
-// without the caller having asked, and they are the file's first bytes. The keyframe index is not
-// waited for: it goes out behind the first bytes, and index() waits for it when asked.
-TEST(Startup, TheFirstBytesGoOutWithTheCatalogAndTheIndexBehindThem) {
+// Startup: the accept describes the movie, so its first bytes (a small head Read) go out alone as
+// soon as the connection is up, and the open returns without waiting for anything else: the
+// catalog and the keyframe index are submitted behind the head, read once it has landed, and
+// waited for only by the calls that need them (movie(), catalog(), index()).
+TEST(Startup, TheFirstBytesGoOutAloneWithTheCatalogAndTheIndexBehindThem) {
   const std::string ts = env("VOD_TEST_MEDIA_DIR") + "/test-480p-60s.ts";
   std::ifstream file(ts, std::ios::binary);
   const std::string original((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   Session s(movie_uri("test-480p-60s.ts"), small_chunks());
   EXPECT_TRUE(s.engine().has_block(Region::movie, 0)) << "the first chunk was not posted during the open";
-  EXPECT_EQ(s.stats().reads_posted, 2u) << "the open posts the catalog and the movie's head, nothing else";
+  EXPECT_EQ(s.stats().reads_posted, 1u) << "the open posts the movie's head, alone";
+  EXPECT_EQ(s.stats().head_reads, 1u);
+  EXPECT_EQ(s.engine().pending(), 2u) << "the catalog and the index wait behind the head";
   EXPECT_FALSE(s.index_ready()) << "the open waited for the keyframe index";
+  EXPECT_EQ(s.size(), original.size()) << "the size comes from the accept";
   std::vector<std::uint8_t> buf(s.engine().chunk_size());
   ASSERT_EQ(s.pread(0, buf), buf.size());
   EXPECT_EQ(std::string(buf.begin(), buf.end()), original.substr(0, buf.size()));
+  ASSERT_NE(s.movie(), nullptr) << "the catalog is read when asked for";
+  EXPECT_EQ(s.movie()->name, "test-480p-60s.ts");
+  EXPECT_EQ(s.movie()->size, original.size());
+  EXPECT_GT(s.movie()->bitrate_bps, 0u);
+  EXPECT_NE(s.catalog().find("pattern-a.bin"), nullptr);
   ASSERT_FALSE(s.index().entries.empty()) << "the index is read when asked for";
   EXPECT_TRUE(s.index_ready());
   EXPECT_EQ(s.index().flags, proto::kIndexDirectEntry);
   EXPECT_GT(s.startup().connect.count(), 0);
   EXPECT_GT(s.startup().describe.count(), 0);
+}
+
+// Asking for the movie's entry straight after the open waits for the catalog (it went out behind
+// the head), and then the first bytes are there without waiting.
+TEST(Startup, TheCatalogIsWaitedForOnlyWhenAsked) {
+  const std::string ts = env("VOD_TEST_MEDIA_DIR") + "/test-480p-60s.ts";
+  std::ifstream file(ts, std::ios::binary);
+  const std::string original((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  Session s(movie_uri("test-480p-60s.ts"), small_chunks());
+  ASSERT_NE(s.movie(), nullptr);
+  EXPECT_EQ(s.movie()->size, original.size());
+  EXPECT_GE(s.stats().reads_completed, 2u) << "the head and the catalog";
+  const auto stalls = s.stats().stalls;
+  std::vector<std::uint8_t> head(16 * 1024);
+  ASSERT_EQ(s.pread(0, head), head.size());
+  EXPECT_EQ(s.stats().stalls, stalls) << "the head had landed before the catalog was posted: no wait";
+  EXPECT_EQ(std::string(head.begin(), head.end()), original.substr(0, head.size()));
 }
 
 // A time seek straight after the open waits for the index, then lands on a keyframe: the bytes

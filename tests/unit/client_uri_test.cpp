@@ -77,6 +77,23 @@ TEST(LatencyHistogram, PercentilesAreWithinABucket) {
   EXPECT_EQ(h.count(), 1010u);
 }
 
+TEST(LatencySamples, PercentilesAreExactNearestRank) {
+  LatencySamples s;
+  EXPECT_EQ(s.percentile(0.5), 0u);
+  for (std::uint64_t v : {900, 100, 500, 300, 700}) s.record(v);  // out of order
+  EXPECT_EQ(s.count(), 5u);
+  EXPECT_EQ(s.percentile(0.5), 500u);   // rank ceil(2.5) = 3
+  EXPECT_EQ(s.percentile(0.0), 100u);
+  EXPECT_EQ(s.percentile(0.99), 900u);  // rank 5
+  EXPECT_EQ(s.percentile(0.4), 300u);   // rank 2 exactly
+  LatencySamples more;
+  for (std::uint64_t v : {801, 802, 803, 804, 805}) more.record(v);
+  s.merge(more);
+  EXPECT_EQ(s.count(), 10u);
+  EXPECT_EQ(s.percentile(0.5), 801u);  // 100 300 500 700 801 | 802 ... 900: rank 5
+  EXPECT_EQ(s.percentile(0.6), 802u);
+}
+
 TEST(Stats, SummaryNamesEveryCounter) {
   Stats s;
   s.bytes_delivered = 10;

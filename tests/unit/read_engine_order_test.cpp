@@ -277,5 +277,45 @@ TEST(ReadEngineOrder, ALandingFromBeforeASeekIsNeverDelivered) {
   EXPECT_GE(rig.engine.stats().stale_discarded, 1u);
 }
 
+// What Session does at an open: the movie's head goes out alone, at once; the catalog and the
+// index, submitted after it, follow when it has landed; the reader is served from the head, and
+// the rest of its block goes out only then.
+TEST(ReadEngineOrder, AnOpenSendsTheHeadBeforeTheCatalogAndTheIndex) {
+  Rig rig(true);
+  rig.engine.set_region(Region::catalog, {0x9000, 3000, 8});
+  rig.engine.set_region(Region::index, {0xa000, 5000, 9});
+  rig.engine.prefetch(0);
+  rig.engine.post_wanted();
+  ASSERT_EQ(rig.fetcher->log().size(), 1u);
+  EXPECT_EQ(rig.fetcher->log()[0].region, Region::movie);
+  EXPECT_EQ(rig.fetcher->log()[0].offset, 0u);
+  EXPECT_EQ(rig.fetcher->log()[0].length, 16u * 1024);
+  std::vector<std::uint8_t> catalog(3000), index(5000);
+  bool catalog_done = false, index_done = false;
+  rig.engine.submit(Region::catalog, 0, catalog, [&](std::size_t) { catalog_done = true; });
+  rig.engine.submit(Region::index, 0, index, [&](std::size_t) { index_done = true; });
+  rig.engine.progress(std::chrono::milliseconds(0));
+  EXPECT_EQ(rig.fetcher->log().size(), 1u) << "nothing goes out beside the head in flight";
+  rig.fetcher->complete_next();
+  rig.engine.progress(std::chrono::milliseconds(0));
+  ASSERT_EQ(rig.fetcher->log().size(), 3u) << "the catalog and the index follow the landed head";
+  EXPECT_EQ(rig.fetcher->log()[1].region, Region::catalog);
+  EXPECT_EQ(rig.fetcher->log()[2].region, Region::index);
+  std::vector<std::uint8_t> first(16 * 1024);
+  bool first_done = false;
+  rig.engine.submit(Region::movie, 0, first, [&](std::size_t n) { first_done = n == first.size(); });
+  rig.engine.progress(std::chrono::milliseconds(0));
+  EXPECT_TRUE(first_done) << "served from the head, with the catalog still in flight";
+  EXPECT_TRUE(bytes_ok(first, 0));
+  EXPECT_FALSE(catalog_done);
+  ASSERT_GE(rig.fetcher->log().size(), 4u);
+  EXPECT_EQ(rig.fetcher->log()[3].region, Region::movie);
+  EXPECT_EQ(rig.fetcher->log()[3].offset, 16u * 1024) << "the rest of the block, after the head";
+  drain(rig, index_done);
+  EXPECT_TRUE(catalog_done);
+  EXPECT_TRUE(index_done);
+  for (std::size_t i = 0; i < catalog.size(); ++i) ASSERT_EQ(catalog[i], static_cast<std::uint8_t>(i % 251));
+}
+
 }  // namespace
 }  // namespace vod::client

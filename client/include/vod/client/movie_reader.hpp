@@ -39,7 +39,7 @@ class MovieReader {
 
   std::uint64_t position() const noexcept { return position_; }
   std::uint64_t size() const noexcept;
-  double pacing_rate_bps() const noexcept;
+  double pacing_rate_bps() const;  // may wait for the catalog (the movie's bitrate)
 
  private:
   void restart_clock() noexcept;

@@ -85,8 +85,9 @@ class ReadEngine {
   const proto::RegionDescriptor& region(Region r) const noexcept { return regions_[static_cast<int>(r)]; }
 
   // Fetches the movie's block at `offset` as if a request wanted it (its head first after a start
-  // or seek), before any read-ahead, and moves the read-ahead window there: what an open does while
-  // it reads the catalog and the index, so that the first bytes are there when the caller asks.
+  // or seek), before any read-ahead, and moves the read-ahead window there: what an open does first
+  // (the catalog and the index are read behind it), so that the first bytes are there when the caller
+  // asks (post_wanted() sends it at once).
   void prefetch(std::uint64_t offset) noexcept;
   // Discards read-ahead and in-flight Reads for the movie, and moves the read-ahead window to
   // `offset`: what a seek does.
@@ -112,6 +113,10 @@ class ReadEngine {
   // nothing completed. Throws ConnectionLost when a Read fails or the peer disconnects, and
   // Interrupted when the interrupter is raised.
   void progress(std::chrono::milliseconds wait);
+
+  // Posts, now and in one ibv_post_send, what progress() would post (without reaping or waiting):
+  // an open sends the movie's first bytes before it submits anything else.
+  void post_wanted();
 
   // Blocking read built on submit/progress. Throws ConnectionLost.
   std::size_t read(Region r, std::uint64_t offset, std::span<std::uint8_t> dest);
@@ -175,7 +180,6 @@ class ReadEngine {
   // Starts a new epoch: everything cached or coming is dropped (or discarded when it lands), except
   // slot `keep` (>= 0), which is re-stamped to the new epoch.
   void invalidate(int keep = -1) noexcept;
-  void post_wanted();
   void choose_reads();  // post_wanted()'s decisions, fetched by one flush
   void on_done(std::uint32_t slot, bool ok, const std::string& failure);
   void on_head_done(std::uint32_t slot, bool ok, const std::string& failure);

@@ -58,9 +58,12 @@ struct SessionOptions {
 
 class Session {
  public:
-  // Connects to uri.host:uri.port for uri.movie (or catalog-only without one) and reads the
-  // catalog; the movie's first bytes are on their way when it returns, and its keyframe index is
-  // read behind them (index() waits for it). Throws ClientError.
+  // Connects to uri.host:uri.port for uri.movie (or catalog-only without one). Over RDMA with a
+  // movie it returns once the connection is up and the movie's first bytes are on their way: the
+  // accept says where the movie is, so pread() needs nothing else. The catalog (what movie()
+  // and catalog() give) and the keyframe index (index()) are read behind those first bytes, and
+  // the first call that needs one waits for it. Catalog-only and UDP sessions read the catalog
+  // before returning (it is what says where the movie is). Throws ClientError.
   explicit Session(Uri uri, SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;
@@ -68,13 +71,21 @@ class Session {
 
   const Uri& uri() const noexcept { return uri_; }
   std::string server() const;  // "host:port"
-  const proto::Catalog& catalog() const noexcept { return catalog_; }
-  const proto::CatalogEntry* movie() const noexcept { return movie_ ? &*movie_ : nullptr; }
+  // The server's catalog, and the current movie's entry in it (null for a catalog-only session).
+  // Both wait for the catalog when it is still on its way (reconnecting like pread), and throw
+  // ClientError(protocol_error) when it does not decode or does not list what the accept said.
+  const proto::Catalog& catalog();
+  const proto::CatalogEntry* movie();
+  // The current movie's size in bytes, without waiting for the catalog (the accept gives it); 0
+  // for a catalog-only session.
+  std::uint64_t size() const noexcept;
+  // True when the session was opened for a movie (or switched to one), catalog confirmed or not.
+  bool has_movie() const noexcept { return movie_ || !accepted_name_.empty(); }
   // The current movie's keyframe index. Only time seeks and pictures need it, so a start does not
   // wait for it: it is read behind the movie's first bytes, and the first call waits until it has
   // landed (reconnecting like pread). Throws ClientError(protocol_error) when it does not decode.
   const proto::KeyframeIndex& index();
-  bool index_ready() const noexcept { return index_state_ == IndexState::ready; }
+  bool index_ready() const noexcept { return index_read_.state == BackgroundRead::State::ready; }
   const proto::AcceptData& accept() const noexcept { return accept_; }
   unsigned read_depth() const noexcept { return read_depth_; }
 
@@ -101,8 +112,9 @@ class Session {
   // Over UDP: the receiver's figures (repairs, datagrams dropped and why); empty over RDMA.
   std::string transport_summary() const;
 
-  // How long the last (re)connect took: the rdma_cm connect (or UDP hello), then reading what
-  // describes the movie (the catalog, concurrently with the movie's first bytes over RDMA).
+  // How long the last (re)connect took: the rdma_cm connect (or UDP hello), then what describes
+  // the movie before the constructor returns (over RDMA with a movie: posting its first bytes,
+  // the catalog being read behind them; otherwise reading the catalog).
   struct StartupTimes {
     std::chrono::microseconds connect{0};
     std::chrono::microseconds describe{0};
@@ -118,6 +130,7 @@ class Session {
   void describe_from_accept(const std::string& name);
   void describe_from_catalog(const std::string& name);
   void adopt(proto::CatalogEntry entry);  // checks it, then makes it the current movie
+  void refuse_if_resized(const std::string& name, std::uint64_t size) const;  // movie_changed
   void switch_by_connecting(const std::string& name);
   void open_rdma(const std::string& name);
   void open_udp();
@@ -128,7 +141,19 @@ class Session {
   std::unique_ptr<rdma::ClientEndpoint> open_endpoint(const proto::ConnectRequest& request);
   [[noreturn]] void throw_rejected(const rdma::ConnectRejected& r);
   std::string catalog_names() const;
-  void start_index_read();  // the current movie's index, read in the background (see index())
+  // A region read behind the movie's first bytes (the catalog, the keyframe index): posted by the
+  // next progress(), decoded when it has landed and a caller needs it.
+  struct BackgroundRead {
+    enum class State { none, reading, ready } state = State::none;
+    std::vector<std::uint8_t> bytes;  // where the Read lands
+    std::uint64_t request = 0;
+    bool landed = false;
+  };
+  void start_background(BackgroundRead& b, Region r, std::uint64_t length);
+  void cancel_background(BackgroundRead& b) noexcept;
+  void start_index_read(const proto::RegionDescriptor& index);  // the current movie's (see index())
+  void confirm_catalog();   // a landed catalog: decoded, checked against the accept, adopted
+  void settle_catalog();    // waits for a catalog still on its way, then confirms it
   void size_readahead();
 
   Uri uri_;
@@ -141,12 +166,10 @@ class Session {
   proto::AcceptData accept_;
   proto::Catalog catalog_;
   std::optional<proto::CatalogEntry> movie_;
+  std::string accepted_name_;  // the movie the accept described, until the catalog confirms it
+  BackgroundRead catalog_read_;
   proto::KeyframeIndex index_;
-  enum class IndexState { none, reading, ready };
-  IndexState index_state_ = IndexState::none;
-  std::vector<std::uint8_t> index_bytes_;  // where the index Read lands
-  std::uint64_t index_request_ = 0;
-  bool index_landed_ = false;
+  BackgroundRead index_read_;
   unsigned read_depth_ = 0;
   StartupTimes startup_;
   std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
