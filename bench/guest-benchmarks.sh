@@ -149,6 +149,10 @@ echo "== 5b. startup at 1 client, the movie opened again and again in one proces
 line=$("$build/client/vod-client" bench "rdma://$addr/$movie" --clients 1 --duration "$zap_secs" --pattern zap:0.5 --rate "$rate" \
   "${vod_reads[@]}" 2> /dev/null | grep '^BENCH')
 for k in startup_p50_us connect_p50_us describe_p50_us after_connect_p50_us; do record startup_zap "$k" "$(bench_field "$k" "$line")"; done
+# The same starts without the read engine: a new connection every 0.5 s, its first 16 KiB Read timed.
+line=$("$build/bench/read-latency" --host "$addr" --port 7470 --name "$movie" --size 16384 --count "$(( zap_secs * 2 ))" --gap-ms 500 \
+  --new-connections | grep '^READLAT_FIRST')
+for k in connect_p50_us first_p50_us first_p99_us; do record read_latency_16k_new_connection "$k" "$(bench_field "$k" "$line")"; done
 
 echo "== 6. scale: vod-server RSS with connected, nearly idle clients"
 for n in $scale_n; do

@@ -148,6 +148,17 @@ cold open of the process is one sample of many):
 |-----|-----------------:|-------------------------:|----------------------------------------:|------------------------------------:|----------------------------:|
 | zap | $(r startup_zap startup_p50_us) | $(r startup_zap connect_p50_us) | $(r startup_zap describe_p50_us) | $(r startup_zap after_connect_p50_us) | $(awk -v l="$lat16" 'BEGIN { if (l == "") print "n/a"; else printf "%.0f", 2 * l }') |
 
+Where a start's time goes: bench/read-latency opens the same number of connections, 0.5 s apart,
+without the read engine, and times each one's first 16 KiB Read from post to completion.
+
+| first 16 KiB Read of a start, p50 | µs | ÷ ib_read_lat 16 KiB |
+|-----------------------------------|---:|---------------------:|
+| ib_read_lat (one buffer, back to back) | ${lat16:-n/a} | 1 |
+| read-latency, a new connection's first Read (its connect: $(r read_latency_16k_new_connection connect_p50_us) µs) | $(r read_latency_16k_new_connection first_p50_us) | $(ratio "$(r read_latency_16k_new_connection first_p50_us)" "$lat16") |
+| vod-client bench zap, startup beyond the connect: that Read, the open and the read engine around it | $(r startup_zap after_connect_p50_us) | $(ratio "$(r startup_zap after_connect_p50_us)" "$lat16") |
+
+The open's and the engine's own part of a start is the last row less the one before: $(awk -v s="$(r startup_zap after_connect_p50_us)" -v f="$(r read_latency_16k_new_connection first_p50_us)" 'BEGIN { if (s == "" || f == "") print "n/a"; else printf "%.0f µs", s - f }').
+
 ## 5b. In time up to capacity
 
 For every N of the sweep, the same run also measured N readers at full speed (\`--rate 10000\`, one

@@ -16,7 +16,12 @@
 // --busy-poll spins on the CQ instead of sleeping on its channel, to tell the reader's wake-up from the
 // device path's own latency.
 //
-//   read-latency --host H --port P --name MOVIE [--size 16384] [--count 200] [--gap-ms 0] [--busy-poll] [--seed 1]
+// --new-connections instead opens --count connections one after another (--gap-ms apart, each closed
+// before the next) and times each one's connect and its first Read, at the movie's start: what a
+// player's start costs without the read engine, for the startup benchmark's zap runs.
+//
+//   read-latency --host H --port P --name MOVIE [--size 16384] [--count 200] [--gap-ms 0] [--busy-poll]
+//                [--new-connections] [--seed 1]
 //
 // Prints one line: READLAT size=... count=... fixed_p50_us=... fixed_p99_us=... random_p50_us=... random_p99_us=...
 #include <poll.h>
@@ -57,6 +62,7 @@ struct Options {
   unsigned seed = 1;
   unsigned gap_ms = 0;  // idle time before each timed Read
   bool busy_poll = false;  // spin on the CQ instead of sleeping on its completion channel
+  bool new_connections = false;  // time each new connection's first Read
 };
 
 // One connection and one registered buffer; members in teardown order (endpoint before the hub).
@@ -118,7 +124,23 @@ struct Reader {
   }
 };
 
+int run_new_connections(const Options& o) {
+  client::LatencySamples connect, first;
+  for (unsigned i = 0; i < o.count; ++i) {
+    if (o.gap_ms) std::this_thread::sleep_for(std::chrono::milliseconds(o.gap_ms));
+    const auto start = Clock::now();
+    Reader r(o);  // rdma_cm connect, and the buffer registered (the engine's ring is, at attach)
+    connect.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count()));
+    first.record(r.read_at(0, o.busy_poll));
+  }
+  std::printf("READLAT_FIRST size=%u count=%u connect_p50_us=%llu first_p50_us=%llu first_p99_us=%llu\n", o.size, o.count,
+              static_cast<unsigned long long>(connect.percentile(0.5)), static_cast<unsigned long long>(first.percentile(0.5)),
+              static_cast<unsigned long long>(first.percentile(0.99)));
+  return 0;
+}
+
 int run(const Options& o) {
+  if (o.new_connections) return run_new_connections(o);
   Reader r(o);
   constexpr std::uint64_t kPage = 4096;
   const std::uint64_t pages = (r.accept.movie.length - o.size) / kPage + 1;
@@ -149,7 +171,8 @@ int main(int argc, char** argv) {
       "size", po::value(&o.size)->default_value(o.size), "bytes per Read (vod-client's first Read after a start or seek is 16384)")(
       "count", po::value(&o.count)->default_value(o.count), "Reads of each kind")(
       "gap-ms", po::value(&o.gap_ms)->default_value(o.gap_ms), "idle milliseconds before each timed Read")("seed", po::value(&o.seed)->default_value(o.seed), "for the random offsets")(
-      "busy-poll", po::bool_switch(&o.busy_poll), "spin on the CQ instead of sleeping on its completion channel (perftest without -e)");
+      "busy-poll", po::bool_switch(&o.busy_poll), "spin on the CQ instead of sleeping on its completion channel (perftest without -e)")(
+      "new-connections", po::bool_switch(&o.new_connections), "time the first Read of --count new connections, one after another");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, opts), vm);
