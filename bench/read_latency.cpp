@@ -24,6 +24,7 @@
 //                [--new-connections] [--seed 1]
 //
 // Prints one line: READLAT size=... count=... fixed_p50_us=... fixed_p99_us=... random_p50_us=... random_p99_us=...
+// (with --new-connections: READLAT_FIRST size=... count=... connect_p50_us=... first_p50_us=... first_p99_us=...)
 #include <poll.h>
 
 #include <algorithm>
@@ -169,7 +170,7 @@ int main(int argc, char** argv) {
   opts.add_options()("help,h", "show this help")("host", po::value(&o.host)->required(), "vod-server's address")(
       "port", po::value(&o.port)->default_value(o.port), "vod-server's port")("name", po::value(&o.name)->required(), "the movie to read")(
       "size", po::value(&o.size)->default_value(o.size), "bytes per Read (vod-client's first Read after a start or seek is 16384)")(
-      "count", po::value(&o.count)->default_value(o.count), "Reads of each kind")(
+      "count", po::value(&o.count)->default_value(o.count), "Reads of each kind (with --new-connections: connections)")(
       "gap-ms", po::value(&o.gap_ms)->default_value(o.gap_ms), "idle milliseconds before each timed Read")("seed", po::value(&o.seed)->default_value(o.seed), "for the random offsets")(
       "busy-poll", po::bool_switch(&o.busy_poll), "spin on the CQ instead of sleeping on its completion channel (perftest without -e)")(
       "new-connections", po::bool_switch(&o.new_connections), "time the first Read of --count new connections, one after another");
