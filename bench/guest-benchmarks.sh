@@ -74,9 +74,9 @@ for n in 1 4; do
   record goodput_mbytes_per_s "nginx_$n" "$(echo "scale=2; $n * $size_bytes / $secs / 1000000" | bc)"
 done
 
-echo "== 4a. the first Read of a seek, alone: 16 KiB at one offset and at random offsets, back to back (as ib_read_lat) and after 50 ms idle"
+echo "== 4a. the first Read of a seek, alone: 16 KiB at one offset and at random offsets, back to back (as ib_read_lat) and after 5 and 50 ms idle"
 # The last: after 50 ms idle again, spinning on the CQ instead of sleeping on its channel (is it the reader's wake-up?).
-for run in 0 50 50_busy; do
+for run in 0 5 50 50_busy; do
   gap=${run%_busy}; extra=(); [[ $run == *_busy ]] && extra=(--busy-poll)
   line=$("$build/bench/read-latency" --host "$addr" --port 7470 --name "$movie" --size 16384 --count "$(( gap ? raw_reads / 4 : raw_reads ))" \
     --gap-ms "$gap" "${extra[@]}" | grep '^READLAT')

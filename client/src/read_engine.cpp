@@ -46,11 +46,13 @@ void ReadEngine::attach(std::unique_ptr<Fetcher> fetcher) {
   last_progress_ = std::chrono::steady_clock::now();
 }
 
-void ReadEngine::attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read) {
+ibv_mr* ReadEngine::register_ring(rdma::ClientEndpoint& ep) const { return RdmaFetcher::register_ring(ep, ring_.get(), ring_size_); }
+
+void ReadEngine::attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read, ibv_mr* ring_mr) {
   if (chunk_ > max_read)
     throw ClientError(ErrorKind::usage, "chunk size " + std::to_string(chunk_) + " exceeds the " + std::to_string(max_read) +
                                             "-byte largest RDMA Read this connection allows; choose a smaller chunk");
-  attach(std::make_unique<RdmaFetcher>(ep, ring_.get(), ring_size_, depth, max_read));
+  attach(std::make_unique<RdmaFetcher>(ep, ring_.get(), ring_size_, ring_mr, depth, max_read));
 }
 
 void ReadEngine::detach() noexcept {
@@ -431,13 +433,15 @@ void ReadEngine::progress(std::chrono::milliseconds wait) {
   if (interrupter_ && interrupter_->raised()) throw Interrupted();
   if (!fetcher_) throw ConnectionLost("not connected");
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  check_disconnect();
-  for (;;) {
-    // What landed is delivered before anything new is posted (see the header).
+  for (bool first = true;; first = false) {
+    // What landed is delivered before anything new is posted (see the header). The look at the CM
+    // channel (a system call) comes after both: neither the first bytes of a start nor the head
+    // Read of a seek waits for it, and a disconnect throws with what had landed delivered.
     reap();
     const bool served = serve_requests();
     const std::uint64_t posted = stats_.reads_posted;
     post_wanted();
+    if (first) check_disconnect();
     if (served) return;
     if (stats_.reads_posted != posted) continue;  // they may have completed already: look before sleeping
     const auto now = std::chrono::steady_clock::now();

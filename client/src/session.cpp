@@ -81,7 +81,7 @@ void Session::throw_rejected(const rdma::ConnectRejected& r) {
   throw ClientError(kind_of(reject->code), server() + " rejected the connection: " + proto::to_string(reject->code) + ": " + reject->reason);
 }
 
-std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::ConnectRequest& request) {
+std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::ConnectRequest& request, ibv_mr** ring_mr) {
   rdma::ConnectOptions o;
   o.host = uri_.host;
   o.port = uri_.port;
@@ -90,6 +90,9 @@ std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::Connec
   o.send_queue_depth = options_.engine.read_depth + 4;
   o.timeout = options_.connect_timeout;
   o.hub = hub_.get();
+  // The ring is registered on the new connection's PD while the connect request is on the wire:
+  // the connection comes up with nothing left to do before the movie's first Read.
+  o.while_connecting = [this, ring_mr](rdma::ClientEndpoint& ep) { *ring_mr = engine_.register_ring(ep); };
   try {
     return rdma::connect(o);
   } catch (const rdma::ConnectRejected& r) {
@@ -120,7 +123,9 @@ void Session::open_rdma(const std::string& name) {
     request.selector = proto::name_hash(name);
   }
   add_token(request, uri_);
-  auto ep = open_endpoint(request);
+  ibv_mr* ring_mr = nullptr;  // owned by ep->memory
+  auto ep = open_endpoint(request, &ring_mr);
+  connected_at_ = std::chrono::steady_clock::now();
   auto accept = proto::decode_accept(ep->accept_data);
   if (!accept) throw ClientError(ErrorKind::protocol_error, server() + " sent an accept that does not decode: " + accept.error().message);
 
@@ -130,7 +135,7 @@ void Session::open_rdma(const std::string& name) {
   udp_ = nullptr;
   endpoint_.reset();  // the old connection (and its MR) go before the new one is used
   endpoint_ = std::move(ep);
-  engine_.attach(*endpoint_, read_depth_, max_read);
+  engine_.attach(*endpoint_, read_depth_, max_read, ring_mr);
   accept_ = *accept;
   engine_.set_region(Region::catalog, accept_.catalog);
 }
@@ -140,6 +145,7 @@ void Session::open_udp() {
   endpoint_.reset();
   udp_ = nullptr;
   auto fetcher = std::make_unique<UdpFetcher>(uri_.host, options_.udp.port, engine_.ring(), engine_.ring_bytes(), options_.udp);
+  connected_at_ = std::chrono::steady_clock::now();
   udp_ = fetcher.get();
   read_depth_ = fetcher->depth();
   engine_.attach(std::move(fetcher));
@@ -242,11 +248,10 @@ void Session::connect() {
   const auto started = std::chrono::steady_clock::now();
   if (options_.transport == Transport::udp) open_udp();
   else open_rdma(name);
-  const auto connected = std::chrono::steady_clock::now();
-  startup_.connect = std::chrono::duration_cast<std::chrono::microseconds>(connected - started);
   if (!name.empty() && options_.transport == Transport::rdma) describe_from_accept(name);
   else describe_from_catalog(name);
-  startup_.describe = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - connected);
+  startup_.connect = std::chrono::duration_cast<std::chrono::microseconds>(connected_at_ - started);
+  startup_.describe = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - connected_at_);
 }
 
 void Session::adopt(proto::CatalogEntry entry) {

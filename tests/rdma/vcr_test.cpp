@@ -15,7 +15,11 @@
 #include "pattern.hpp"
 #include "vod/client/movie_reader.hpp"
 #include "vod/client/session.hpp"
+#include "vod/protocol/name_hash.hpp"
+#include "vod/protocol/private_data.hpp"
 #include "vod/rdma/completion_hub.hpp"
+#include "vod/rdma/connection.hpp"
+#include "vod/rdma/post.hpp"
 
 namespace vod::client {
 namespace {
@@ -195,6 +199,62 @@ TEST(Startup, TheFirstBytesGoOutAloneWithTheCatalogAndTheIndexBehindThem) {
   EXPECT_EQ(s.index().flags, proto::kIndexDirectEntry);
   EXPECT_GT(s.startup().connect.count(), 0);
   EXPECT_GT(s.startup().describe.count(), 0);
+}
+
+// An open registers its ring while the connect request is on the wire (ConnectOptions::
+// while_connecting): the hook runs once, with the PD and QP made and before the server's answer
+// has been taken, and memory it registered is where a Read lands, byte-exact. A hook that throws
+// fails that connect alone; the next one works.
+TEST(Startup, MemoryRegisteredWhileConnectingTakesReads) {
+  rdma::CompletionHub hub;
+  rdma::ConnectOptions o;
+  const Uri uri = movie_uri("pattern-a.bin");
+  o.host = uri.host;
+  o.port = static_cast<std::uint16_t>(uri.port);
+  o.private_data = proto::encode(proto::ConnectRequest{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash("pattern-a.bin")});
+  o.wanted_read_depth = 1;
+  o.send_queue_depth = 4;
+  o.hub = &hub;
+  o.while_connecting = [](rdma::ClientEndpoint&) { throw std::runtime_error("refused by the hook"); };
+  EXPECT_THROW(rdma::connect(o), std::runtime_error);
+
+  std::vector<std::uint8_t> sink(64 * 1024, 0);
+  ibv_mr* mr = nullptr;
+  int calls = 0;
+  o.while_connecting = [&](rdma::ClientEndpoint& ep) {
+    ++calls;
+    EXPECT_NE(ep.pd.get(), nullptr);
+    EXPECT_NE(ep.qp.get(), nullptr);
+    EXPECT_TRUE(ep.accept_data.empty()) << "the hook ran after the answer was taken";
+    ep.memory.push_back(rdma::register_memory(ep.pd.get(), sink.data(), sink.size(), rdma::read_sink_access(ep.limits), "the test sink"));
+    mr = ep.memory.back().get();
+  };
+  auto ep = rdma::connect(o);
+  ASSERT_EQ(calls, 1);
+  ASSERT_NE(mr, nullptr);
+  auto accept = proto::decode_accept(ep->accept_data);
+  ASSERT_TRUE(accept);
+  bool landed = false;
+  const std::uint32_t owner = hub.add_owner([&](const ibv_wc& wc, rdma::WorkId) {
+    landed = true;
+    EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+  });
+  const std::uint64_t at = 1'000'000;
+  ASSERT_EQ(rdma::post_read(ep->qp.get(), rdma::WorkId{owner, 0, 0}.pack(), sink.data(), static_cast<std::uint32_t>(sink.size()), mr->lkey,
+                            accept->movie.addr + at, accept->movie.rkey),
+            0);
+  for (int i = 0; i < 5000 && !landed; ++i) {
+    if (hub.poll() > 0) break;
+    hub.arm();
+    if (hub.poll() > 0) break;
+    std::vector<pollfd> fds;
+    for (int fd : hub.fds()) fds.push_back({fd, POLLIN, 0});
+    ASSERT_GT(::poll(fds.data(), fds.size(), 1000), 0) << "the Read did not complete";
+    hub.consume();
+  }
+  ASSERT_TRUE(landed);
+  EXPECT_EQ(first_mismatch(sink.data(), sink.size(), at, 1), -1);
+  hub.remove_owner(owner);
 }
 
 // Asking for the movie's entry straight after the open waits for the catalog (it went out behind

@@ -9,10 +9,14 @@
 
 namespace vod::client {
 
-RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size, unsigned depth, std::size_t max_read)
-    : ep_(ep), depth_(depth), max_read_(max_read) {
+ibv_mr* RdmaFetcher::register_ring(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size) {
   ep.memory.push_back(rdma::register_memory(ep.pd.get(), ring, ring_size, rdma::read_sink_access(ep.limits), "the client read ring"));
-  mr_ = ep.memory.back().get();
+  return ep.memory.back().get();
+}
+
+RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size, ibv_mr* ring_mr, unsigned depth,
+                         std::size_t max_read)
+    : ep_(ep), mr_(ring_mr ? ring_mr : register_ring(ep, ring, ring_size)), depth_(depth), max_read_(max_read) {
   owner_ = ep.cq.hub->add_owner([this](const ibv_wc& wc, rdma::WorkId id) {
     if (id.kind != kRead || !done_) return;
     if (wc.status == IBV_WC_SUCCESS) return done_(id.index, true, {});

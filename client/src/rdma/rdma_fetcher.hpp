@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Blocks by one-sided RDMA Read: each fetch is one Read into the slot, tagged (owner, kRead, slot)
-// on the connection's shared CQ; a round's Reads are posted together by flush(). The ring is registered on the connection's PD (and goes with it).
+// on the connection's shared CQ; a round's Reads are posted together by flush(). The ring is
+// registered on the connection's PD (and goes with it), by register_ring() while the connection is
+// still being made, or else by the constructor.
 #pragma once
 
 #include <string>
@@ -13,9 +15,12 @@ namespace vod::client {
 
 class RdmaFetcher final : public Fetcher {
  public:
-  // Registers [ring, ring + ring_size) on ep's PD. `depth` Reads in flight at most, each at most
-  // `max_read` bytes (both as the connection negotiated).
-  RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size, unsigned depth, std::size_t max_read);
+  // Registers [ring, ring + ring_size) on ep's PD, as a Read's sink (ep.memory owns the MR).
+  static ibv_mr* register_ring(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size);
+  // Reads into the ring through `ring_mr` (registered on ep's PD by register_ring), or, when it is
+  // null, registers the ring now. `depth` Reads in flight at most, each at most `max_read` bytes
+  // (both as the connection negotiated).
+  RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size, ibv_mr* ring_mr, unsigned depth, std::size_t max_read);
   ~RdmaFetcher() override;
 
   void on_done(Done done) override { done_ = std::move(done); }

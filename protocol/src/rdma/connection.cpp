@@ -104,6 +104,7 @@ std::unique_ptr<ClientEndpoint> connect(const ConnectOptions& o) {
   param.retry_count = 7;
   param.rnr_retry_count = 7;
   if (rdma_connect(ep->id.get(), &param) != 0) throw_errno("rdma_connect", ep->limits.name, "connecting to " + target);
+  if (o.while_connecting) o.while_connecting(*ep);
   auto established = expect_event(ep->events, RDMA_CM_EVENT_ESTABLISHED, o.timeout, "connecting to " + target);
   auto pd = established.private_data();
   ep->accept_data.assign(pd.begin(), pd.end());

@@ -71,9 +71,14 @@ class ReadEngine {
   // requests stay and are re-driven on this one. Throws ClientError(usage) when a chunk is larger
   // than the fetcher's largest fetch.
   void attach(std::unique_ptr<Fetcher> fetcher);
-  // By RDMA Read on `ep`: registers the ring in ep.memory, so it goes away with the connection.
-  // `depth` and `max_read` are what this connection allows.
-  void attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read);
+  // By RDMA Read on `ep`, into the ring as registered on ep's PD by register_ring() (or, when
+  // `ring_mr` is null, registered now); the MR is in ep.memory, so it goes away with the
+  // connection. `depth` and `max_read` are what this connection allows.
+  void attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read, ibv_mr* ring_mr = nullptr);
+  // Registers the ring on ep's PD (owned by ep.memory) for a later attach(ep, ...): an open does it
+  // while its connect is on the wire (rdma::ConnectOptions::while_connecting), so that registering
+  // it never stands between the connection coming up and the movie's first Read.
+  ibv_mr* register_ring(rdma::ClientEndpoint& ep) const;
   // The connection is gone (its QP and MR with it): nothing is in flight any more.
   void detach() noexcept;
   bool attached() const noexcept { return fetcher_ != nullptr; }

@@ -112,9 +112,10 @@ class Session {
   // Over UDP: the receiver's figures (repairs, datagrams dropped and why); empty over RDMA.
   std::string transport_summary() const;
 
-  // How long the last (re)connect took: the rdma_cm connect (or UDP hello), then what describes
-  // the movie before the constructor returns (over RDMA with a movie: posting its first bytes,
-  // the catalog being read behind them; otherwise reading the catalog).
+  // How long the last (re)connect took: the rdma_cm connect alone (or the UDP hello; the ring's
+  // registration overlaps the connect's round trip), then what describes the movie before the
+  // constructor returns (over RDMA with a movie: decoding the accept and posting the movie's first
+  // bytes, the catalog being read behind them; otherwise reading the catalog).
   struct StartupTimes {
     std::chrono::microseconds connect{0};
     std::chrono::microseconds describe{0};
@@ -138,7 +139,9 @@ class Session {
   void set_catalog(std::span<const std::uint8_t> bytes);  // decodes it, or throws protocol_error
   void set_index(std::span<const std::uint8_t> bytes);    // the current movie's; empty: no index
   void reconnect(const std::string& why);
-  std::unique_ptr<rdma::ClientEndpoint> open_endpoint(const proto::ConnectRequest& request);
+  // Connects; the engine's ring is registered on the new PD while the request is on the wire, and
+  // *ring_mr says where (owned by the endpoint's memory).
+  std::unique_ptr<rdma::ClientEndpoint> open_endpoint(const proto::ConnectRequest& request, ibv_mr** ring_mr);
   [[noreturn]] void throw_rejected(const rdma::ConnectRejected& r);
   std::string catalog_names() const;
   // A region read behind the movie's first bytes (the catalog, the keyframe index): posted by the
@@ -172,6 +175,7 @@ class Session {
   BackgroundRead index_read_;
   unsigned read_depth_ = 0;
   StartupTimes startup_;
+  std::chrono::steady_clock::time_point connected_at_;  // when the last connect (or UDP hello) came back
   std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
 };
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -40,6 +41,8 @@ class ConnectFailed : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct ClientEndpoint;
+
 struct ConnectOptions {
   std::string host;
   std::uint16_t port = 0;
@@ -51,6 +54,11 @@ struct ConnectOptions {
   // Where the QP's completions go: the CQ of this hub for the device the route resolves to. The hub
   // must outlive the endpoint.
   CompletionHub* hub = nullptr;
+  // Runs once the connect request is on its way (the endpoint's PD and QP exist), before waiting
+  // for the answer: setup that needs only the PD, such as registering the memory Reads will land
+  // in, then overlaps the round trip instead of following it. It may throw; the endpoint is then
+  // torn down and the exception propagates.
+  std::function<void(ClientEndpoint&)> while_connecting;
 };
 
 // One connected RC endpoint on the active side. Members are declared in creation order, so they are
