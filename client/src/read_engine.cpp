@@ -433,19 +433,19 @@ void ReadEngine::progress(std::chrono::milliseconds wait) {
   if (interrupter_ && interrupter_->raised()) throw Interrupted();
   if (!fetcher_) throw ConnectionLost("not connected");
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  for (bool first = true;; first = false) {
-    // What landed is delivered before anything new is posted (see the header). The look at the CM
-    // channel (a system call) comes after both: neither the first bytes of a start nor the head
-    // Read of a seek waits for it, and a disconnect throws with what had landed delivered.
+  for (;;) {
+    // What landed is delivered before anything new is posted (see the header). The CM channel (a
+    // system call) is looked at only on the way out, or by the sleep below: neither a start's
+    // first bytes nor a seek's head Read waits for it, and a disconnect throws after what had
+    // landed was delivered.
     reap();
     const bool served = serve_requests();
     const std::uint64_t posted = stats_.reads_posted;
     post_wanted();
-    if (first) check_disconnect();
-    if (served) return;
+    if (served) return check_disconnect();
     if (stats_.reads_posted != posted) continue;  // they may have completed already: look before sleeping
     const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return;
+    if (now >= deadline) return check_disconnect();
     for (Request& q : requests_)
       if (!q.waited) {
         q.waited = true;

@@ -4,10 +4,12 @@
 // after a seek the head Read goes out alone and a request is served from it as soon as it lands;
 // the rest of the block (never overlapping the head) and read-ahead follow only once a reader has
 // taken from the head; a head nobody reads holds read-ahead back until the reader goes elsewhere;
-// completions from before a seek are never delivered.
+// completions from before a seek are never delivered; the CM channel is looked at only after the
+// caller's bytes were delivered and the head was posted.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "vod/client/errors.hpp"
@@ -33,6 +35,7 @@ class ManualFetcher final : public Fetcher {
              std::uint8_t* dest) override {
     log_.push_back({slot, region, offset, length, dest});
     pending_.push_back(log_.back());
+    order_.push_back('f');
   }
   bool can_recall() const noexcept override { return false; }
   void forget(std::uint32_t) noexcept override {}
@@ -43,7 +46,7 @@ class ManualFetcher final : public Fetcher {
   }
   std::vector<int> wait_fds() const override { return {}; }
   int control_fd() const noexcept override { return -1; }
-  void check_events() override {}
+  void check_events() override { order_.push_back('c'); }
   void arm() override {}
   bool armed() const noexcept override { return true; }
   void consume() noexcept override {}
@@ -59,6 +62,8 @@ class ManualFetcher final : public Fetcher {
     return f;
   }
   const std::vector<Fetch>& log() const noexcept { return log_; }
+  // What happened, in order: 'f' a fetch, 'c' a look at the CM channel; tests add their own marks.
+  std::string& order() noexcept { return order_; }
   std::size_t pending() const noexcept { return pending_.size(); }
 
  private:
@@ -66,6 +71,7 @@ class ManualFetcher final : public Fetcher {
   unsigned depth_;
   Done done_;
   std::vector<Fetch> log_, pending_, ready_;
+  std::string order_;
 };
 
 constexpr std::size_t kChunk = 64 * 1024;
@@ -315,6 +321,27 @@ TEST(ReadEngineOrder, AnOpenSendsTheHeadBeforeTheCatalogAndTheIndex) {
   EXPECT_TRUE(catalog_done);
   EXPECT_TRUE(index_done);
   for (std::size_t i = 0; i < catalog.size(); ++i) ASSERT_EQ(catalog[i], static_cast<std::uint8_t>(i % 251));
+}
+
+// The look at the CM channel is a system call: a seek's head Read goes out before it, and the bytes
+// of a landed head reach the caller before it.
+TEST(ReadEngineOrder, TheCmChannelWaitsForTheHeadAndTheDelivery) {
+  Rig rig(true);
+  std::string& order = rig.fetcher->order();
+  const std::uint64_t at = 3 * kChunk;
+  rig.engine.restart_at(at);
+  std::vector<std::uint8_t> first(4096);
+  rig.engine.submit(Region::movie, at, first, [&](std::size_t) { order.push_back('d'); });
+  order.clear();
+  rig.engine.progress(std::chrono::milliseconds(0));
+  EXPECT_EQ(order, "fc") << "f: the head posted, c: the CM channel, d: delivered";
+  order.clear();
+  rig.fetcher->complete_next();
+  rig.engine.progress(std::chrono::milliseconds(0));
+  ASSERT_FALSE(order.empty());
+  EXPECT_EQ(order.substr(0, 1), "d") << order;
+  EXPECT_EQ(order.back(), 'c') << order;
+  EXPECT_TRUE(bytes_ok(first, at));
 }
 
 }  // namespace
