@@ -276,6 +276,10 @@ $(awk -F'\t' 'NR > 1 && $2 == "sequential" { p = 100 * $5 / $4; t = 100 * $6 / $
   ${short16:-n/a} µs. Nor is it the vCPUs waking from halt: measured by hand on 2026-11-25 (read-latency, 40 Reads each), a guest
   booted with \`idle=poll\` (vCPUs never halt) paid the same (1245 µs after 50 ms against 417 back to back), as did a reader pinned to
   one vCPU with the other kept busy (829 against 367). A new connection's first Read pays it too (section 5). The read engine's own part is the difference between the bench's seek and that row.
+  The two latency goals compare a cold Read with ib_read_lat's hot loop, and the host's load moves the two apart: two quick
+  runs on 2026-11-25, an hour apart on one machine, gave ib_read_lat 386 and 669 µs (1.7 times as much), but a lone Read
+  after 50 ms idle 1065 and 1188 µs (1.1 times), so a goal stated against ib_read_lat can fail in one run and be met in
+  the next. The rows that compare like with like are read-latency's (the same cold Read, no engine) against the bench's.
 - **Memory.** Server memory does not grow with connections: a connection is a kernel QP and a few
   dozen bytes of server state, and the movie is registered once for everyone.
 
