@@ -115,7 +115,7 @@ std::string Session::transport_summary() const {
          ", garbage " + std::to_string(r.dropped_garbage) + "); payload " + std::to_string(udp_->max_payload()) + " bytes";
 }
 
-void Session::open_rdma(const std::string& name) {
+std::chrono::steady_clock::time_point Session::open_rdma(const std::string& name) {
   proto::ConnectRequest request;
   if (!name.empty()) {
     request.kind = proto::RequestKind::movie;
@@ -125,7 +125,7 @@ void Session::open_rdma(const std::string& name) {
   add_token(request, uri_);
   ibv_mr* ring_mr = nullptr;  // owned by ep->memory
   auto ep = open_endpoint(request, &ring_mr);
-  connected_at_ = std::chrono::steady_clock::now();
+  const auto connected = std::chrono::steady_clock::now();
   auto accept = proto::decode_accept(ep->accept_data);
   if (!accept) throw ClientError(ErrorKind::protocol_error, server() + " sent an accept that does not decode: " + accept.error().message);
 
@@ -138,14 +138,15 @@ void Session::open_rdma(const std::string& name) {
   engine_.attach(*endpoint_, read_depth_, max_read, ring_mr);
   accept_ = *accept;
   engine_.set_region(Region::catalog, accept_.catalog);
+  return connected;
 }
 
-void Session::open_udp() {
+std::chrono::steady_clock::time_point Session::open_udp() {
   engine_.detach();
   endpoint_.reset();
   udp_ = nullptr;
   auto fetcher = std::make_unique<UdpFetcher>(uri_.host, options_.udp.port, engine_.ring(), engine_.ring_bytes(), options_.udp);
-  connected_at_ = std::chrono::steady_clock::now();
+  const auto connected = std::chrono::steady_clock::now();
   udp_ = fetcher.get();
   read_depth_ = fetcher->depth();
   engine_.attach(std::move(fetcher));
@@ -157,6 +158,7 @@ void Session::open_udp() {
   auto info = proto::decode_catalog_header(head);
   if (!info) throw ClientError(ErrorKind::protocol_error, "the catalog of " + server() + " does not decode: " + info.error().message);
   engine_.set_region(Region::catalog, {0, info->region_length, 0});
+  return connected;
 }
 
 void Session::read_catalog() {
@@ -246,12 +248,11 @@ void Session::connect() {
   cancel_background(index_read_);
   accepted_name_.clear();
   const auto started = std::chrono::steady_clock::now();
-  if (options_.transport == Transport::udp) open_udp();
-  else open_rdma(name);
+  const auto connected = options_.transport == Transport::udp ? open_udp() : open_rdma(name);
   if (!name.empty() && options_.transport == Transport::rdma) describe_from_accept(name);
   else describe_from_catalog(name);
-  startup_.connect = std::chrono::duration_cast<std::chrono::microseconds>(connected_at_ - started);
-  startup_.describe = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - connected_at_);
+  startup_.connect = std::chrono::duration_cast<std::chrono::microseconds>(connected - started);
+  startup_.describe = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - connected);
 }
 
 void Session::adopt(proto::CatalogEntry entry) {

@@ -133,8 +133,9 @@ class Session {
   void adopt(proto::CatalogEntry entry);  // checks it, then makes it the current movie
   void refuse_if_resized(const std::string& name, std::uint64_t size) const;  // movie_changed
   void switch_by_connecting(const std::string& name);
-  void open_rdma(const std::string& name);
-  void open_udp();
+  // Each returns when its connection came back (the rdma_cm connect, or the UDP hello), for startup().
+  std::chrono::steady_clock::time_point open_rdma(const std::string& name);
+  std::chrono::steady_clock::time_point open_udp();
   void read_catalog();
   void set_catalog(std::span<const std::uint8_t> bytes);  // decodes it, or throws protocol_error
   void set_index(std::span<const std::uint8_t> bytes);    // the current movie's; empty: no index
@@ -175,7 +176,6 @@ class Session {
   BackgroundRead index_read_;
   unsigned read_depth_ = 0;
   StartupTimes startup_;
-  std::chrono::steady_clock::time_point connected_at_;  // when the last connect (or UDP hello) came back
   std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
 };
 
