@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include <algorithm>
 
 #include "demuxer.hpp"
@@ -13,7 +14,9 @@ proto::KeyframeIndex index_keyframes(Bytes bytes, const MediaInfo& info, const P
   // band); MP4 and Matroska keep codec setup in their header (moov, Tracks).
   index.flags = info.container == "mpegts" ? proto::kIndexDirectEntry : proto::kIndexNeedsHeader;
 
-  detail::Demuxer demuxer(bytes, false);
+  // Every packet of the file is read once: time for that at a modest 20 MB/s, and then some.
+  const auto limit = std::chrono::seconds(30) + std::chrono::seconds(bytes.size() / (20u << 20));
+  detail::Demuxer demuxer(bytes, {.find_stream_info = false, .time_limit = limit});
   if (!demuxer.ok()) return index;
   AVFormatContext* fmt = demuxer.format();
   // Without find_stream_info, pick the first video stream the container declares.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/media/probe.hpp"
 
 extern "C" {
@@ -14,6 +15,9 @@ extern "C" {
 namespace vod::media {
 
 namespace {
+
+// A probe reads the header and decodes a few frames: seconds are plenty, whatever the file says.
+constexpr auto kProbeTimeLimit = std::chrono::seconds(10);
 
 bool has(const char* list, const char* item) {
   std::string_view names(list);
@@ -79,8 +83,13 @@ MediaInfo probe(Bytes bytes, const std::string& name) {
   detail::quiet_libav();
   MediaInfo info;
   info.mime_type = "application/octet-stream";
-  detail::Demuxer demuxer(bytes, true);
+  detail::Demuxer demuxer(bytes, {.find_stream_info = true, .time_limit = kProbeTimeLimit});
   if (!demuxer.ok()) {
+    if (!demuxer.nested_open().empty()) {
+      info.refused = true;
+      info.note = name + ": not served: " + demuxer.nested_open() + ", and rdma-vod opens nothing a movie's bytes name";
+      return info;
+    }
     info.note = name + ": not media, served as raw bytes: " + demuxer.error();
     return info;
   }

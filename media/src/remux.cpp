@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/media/remux.hpp"
 
 #include <memory>
@@ -37,7 +38,8 @@ struct OutputContext {
 }  // namespace
 
 std::vector<std::uint8_t> remux_to_mpegts(std::span<const std::uint8_t> bytes, const std::string& name) {
-  detail::Demuxer in(bytes, true);
+  const auto limit = std::chrono::seconds(60) + std::chrono::seconds(bytes.size() / (10u << 20));
+  detail::Demuxer in(bytes, {.find_stream_info = true, .time_limit = limit});
   if (!in.ok()) throw std::runtime_error("remuxing " + name + " to MPEG-TS: " + in.error());
   AVFormatContext* ifmt = in.format();
 

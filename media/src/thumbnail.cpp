@@ -107,12 +107,13 @@ bool clean(const AVFrame* f) { return f->decode_error_flags == 0 && !(f->flags &
 }  // namespace
 
 Thumbnail make_thumbnail(std::uint64_t size, const ReadAt& read_at, std::optional<FramePosition> position, const ThumbnailOptions& options) {
-  detail::Demuxer demuxer(detail::ByteSource{size, read_at}, false);
+  detail::Demuxer demuxer(detail::ByteSource{size, read_at}, {.find_stream_info = false, .time_limit = options.time_limit});
   auto why = [&](std::string text) {
     if (!demuxer.read_error().empty()) text += " (reading the movie: " + demuxer.read_error() + ")";
+    if (demuxer.expired() && text.find("gave up") == std::string::npos) text += " (" + demuxer.expiry_text() + ")";
     return ThumbnailError(text);
   };
-  if (!demuxer.ok()) throw why(demuxer.error());
+  if (!demuxer.ok()) throw why(demuxer.nested_open().empty() ? demuxer.error() : "not decoded: " + demuxer.nested_open());
   AVFormatContext* fmt = demuxer.format();
   int video = -1;
   for (unsigned i = 0; i < fmt->nb_streams; ++i) {
@@ -164,6 +165,7 @@ Thumbnail make_thumbnail(std::uint64_t size, const ReadAt& read_at, std::optiona
     return std::nullopt;
   };
   for (unsigned packets = 0; packets < options.max_packets;) {
+    if (demuxer.expired()) throw why("no picture: " + demuxer.expiry_text());
     const int err = av_read_frame(fmt, packet.get());
     if (err < 0) {
       if (err != AVERROR_EOF) last_error = "demuxing stopped: " + detail::av_error(err);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "movie_library.hpp"
 
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include "vod/media/remux.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/name_hash.hpp"
+#include "vod/unique_fd.hpp"
 
 namespace vod::server {
 
@@ -32,19 +34,18 @@ std::string mib(std::uint64_t bytes) {
 // Reads a whole file into a HostBuffer with pread, which also makes every page resident before
 // registration. Logs progress for large files.
 HostBuffer load_file(const std::string& path, const struct stat& st) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
+  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
   const auto size = static_cast<std::size_t>(st.st_size);
   HostBuffer buffer(size);
   constexpr std::size_t kStep = 64u << 20;
   const bool report = size >= 4 * kStep;
   std::size_t next_report = size / 4;
   for (std::size_t done = 0; done < size;) {
-    const ssize_t n = pread(fd, buffer.data() + done, std::min(kStep, size - done), static_cast<off_t>(done));
+    const ssize_t n = pread(fd.get(), buffer.data() + done, std::min(kStep, size - done), static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
-      close(fd);
       throw std::runtime_error(n < 0 ? std::string("read: ") + std::strerror(err) : "the file shrank while being read");
     }
     done += static_cast<std::size_t>(n);
@@ -53,7 +54,6 @@ HostBuffer load_file(const std::string& path, const struct stat& st) {
       next_report += size / 4;
     }
   }
-  close(fd);
   return buffer;
 }
 
@@ -65,6 +65,7 @@ HostBuffer copy_into_buffer(const std::vector<std::uint8_t>& bytes) {
 
 void analyse(LoadedMovie& m) {
   m.info = media::probe(m.bytes.bytes(), m.name);
+  if (m.info.refused) throw std::runtime_error(m.info.note);  // the scan skips it, saying why
   if (!m.info.note.empty()) log::warn("library", m.info.note);
   const auto started = std::chrono::steady_clock::now();
   std::uint64_t last_reported = 0;

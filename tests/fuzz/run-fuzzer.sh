@@ -19,8 +19,13 @@ kept=()
 for dir in "$@"; do [[ -d $dir ]] && kept+=("$dir"); done
 set -- "${kept[@]}"
 
+# The thumbnail target decodes movie bytes with libavformat: it runs with no network at all where
+# the harness may make a network namespace (root), so nothing an input names can be reached.
+isolate=()
+if [[ $name == thumbnail ]] && unshare --net true 2>/dev/null; then isolate=(unshare --net); fi
+
 rc=0
-"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -print_coverage=1 \
+"${isolate[@]}" "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -print_coverage=1 \
   -artifact_prefix="$stats/artifacts-$name/" "$corpus" "$@" > "$log" 2>&1 || rc=$?
 
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What the probe learns about a file: container, codecs, resolution, duration, bitrate and the MIME
 // type the HTTP proxy serves it with. A file that is not media is still servable as raw bytes.
 #pragma once
@@ -9,6 +10,7 @@ namespace vod::media {
 
 struct MediaInfo {
   bool is_media = false;      // libavformat recognised it and found an audio or video stream
+  bool refused = false;       // not to be served at all: its bytes name other files or URLs (note says)
   std::string container;      // short name: "mp4", "mpegts", "matroska", "webm", or "" for raw bytes
   std::string format_name;    // libavformat's demuxer name, e.g. "mov,mp4,m4a,3gp,3g2,mj2"
   std::string mime_type;      // "video/mp4", "video/mp2t", ..., "application/octet-stream"

@@ -6,6 +6,7 @@
 // packets from the keyframe on), never the whole movie.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -21,6 +22,7 @@ struct ThumbnailOptions {
   unsigned max_height = 320;       // a tall frame is scaled to this height instead
   int quality = 5;                 // MJPEG qscale, 2 (best) .. 31
   unsigned max_packets = 600;      // packets demuxed after the seek before giving up
+  std::chrono::milliseconds time_limit{5000};  // and the time for the whole picture, reads included
 };
 
 struct Thumbnail {
