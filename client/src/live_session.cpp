@@ -379,6 +379,8 @@ LiveChunk LiveSession::read(std::span<std::uint8_t> out, std::chrono::millisecon
 }
 
 void LiveSession::reconnect(const std::string& why) {
+  // The server ends a connection when its token expires: say so, and do not knock again with it.
+  if (auto expired = expired_token(uri_, static_cast<std::uint64_t>(std::time(nullptr)))) throw ClientError(ErrorKind::unauthorized, *expired);
   log::warn("client", "live connection to " + server() + " lost (" + why + "); reconnecting");
   const auto give_up = Clock::now() + options_.reconnect_for;
   auto backoff = std::chrono::milliseconds(100);

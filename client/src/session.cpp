@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/client/session.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <poll.h>
 
 #include "udp/udp_fetcher.hpp"
@@ -324,6 +326,8 @@ void Session::size_readahead() {
 
 
 void Session::reconnect(const std::string& why) {
+  // The server ends a connection when its token expires: say so, and do not knock again with it.
+  if (auto expired = expired_token(uri_, static_cast<std::uint64_t>(std::time(nullptr)))) throw ClientError(ErrorKind::unauthorized, *expired);
   log::warn("client", "connection to " + server() + " lost (" + why + "); reconnecting");
   engine_.detach();
   udp_ = nullptr;

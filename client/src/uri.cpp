@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/client/uri.hpp"
 
 #include <cctype>
@@ -54,6 +55,14 @@ void add_token(proto::ConnectRequest& request, const Uri& uri) {
   if (!uri.token) return;
   request.auth_type = proto::AuthType::token_v1;
   request.auth_token = *uri.token;
+}
+
+std::optional<std::string> expired_token(const Uri& uri, std::uint64_t now_unix) {
+  if (!uri.token) return std::nullopt;
+  const auto token = proto::decode_access_token(*uri.token);
+  if (!token || now_unix < token->expires) return std::nullopt;
+  return "token expired " + std::to_string(now_unix - token->expires) + " s ago (it was valid until Unix time " + std::to_string(token->expires) +
+         "): " + uri.to_string() + " needs a new one (vod-token)";
 }
 
 std::string Uri::to_string() const {

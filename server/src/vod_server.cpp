@@ -73,6 +73,10 @@ VodServer::VodServer(ServerConfig config)
   library_options_.remux_ts = config_.remux == "ts";
   for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
   if (!config_.no_rdma) rdma::require_device();
+  if (config_.test_fail_binds) {
+    windows::ConnectionWindows::fail_every(config_.test_fail_binds);
+    log::warn("auth", "--test-fail-binds " + std::to_string(config_.test_fail_binds) + ": window binds fail on purpose (a test hook)");
+  }
 
   // Signals arrive through a signalfd, so the event loop sleeps in one poll() for everything.
   sigset_t set;
@@ -227,11 +231,15 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
   }
   const Admit& yes = std::get<Admit>(decision);
   log::info("server", "connect from " + peer + ": " + describe(yes, catalog.catalog));
+  // Counted against its address from here; given back when whatever ends up owning it goes (this
+  // frame, if the setup below fails).
+  auth::Grant grant(source_limits_, expiries_, id, {state.peer, yes.token, peer}, static_cast<std::uint64_t>(std::time(nullptr)),
+                    std::chrono::steady_clock::now());
   // The client's initiator_depth arrives as responder_resources in a CONNECT_REQUEST.
   const std::uint8_t depth = rdma::server_responder_resources(catalog.device->limits, event.conn().responder_resources);
   if (yes.kind == Admit::Kind::live) {
     try {
-      live_.accept(owned, current->second, yes.entry, depth, peer);
+      live_.accept(owned, current->second, yes.entry, depth, peer, std::move(grant));
     } catch (const std::exception& e) {
       log::error("server", "cannot set up the live connection from " + peer + ": " + e.what());
       return refuse(event, peer, proto::RejectCode::internal_error, "the server could not set up the connection");
@@ -239,25 +247,12 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
     log::info("server", "accept " + peer + ": " + describe(yes, catalog.catalog) + ", read depth " + std::to_string(depth) + ", " +
                             std::to_string(clients()) + " connected");
     metrics_.count_accept("live");
-    grant(id, state.peer, yes.token, peer);
     return;
   }
-  if (accept_vod(event, owned, yes, peer)) grant(id, state.peer, yes.token, peer);
+  accept_vod(event, owned, yes, peer, grant);
 }
 
-void VodServer::release_grant(rdma_cm_id* id) {
-  if (auto g = grants_.find(id); g != grants_.end()) {
-    source_limits_.closed(g->second.address);
-    grants_.erase(g);
-  }
-}
-
-void VodServer::grant(rdma_cm_id* id, const proto::TokenAddress& address, const std::optional<proto::AccessToken>& token, const std::string& peer) {
-  grants_[id] = Grant{address, token, peer};
-  source_limits_.opened(address);
-}
-
-bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const Admit& admit, const std::string& peer) {
+bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const Admit& admit, const std::string& peer, auth::Grant& grant) {
   rdma_cm_id* id = owned.get();
   const auto& current = current_.at(id->verbs);
   const Device& device = *current->device;
@@ -267,7 +262,7 @@ bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
   accept.granted_read_depth = depth;
   if (device.windows) {
     try {
-      bind_windows(owned, admit, accept, depth, peer);
+      bind_windows(owned, admit, accept, depth, peer, grant);
     } catch (const std::exception& e) {  // the QP and windows (if any) are gone again; the id is still ours
       log::error("server", "cannot bind memory windows for " + peer + ": " + e.what());
       refuse(event, peer, proto::RejectCode::internal_error, "the server could not set up the connection");
@@ -287,9 +282,10 @@ bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
     rdma::QueuePair qp(id, device.pd.get(), attr);
     rdma::accept(id, proto::encode(accept), depth);
     const bool movie = admit.kind == Admit::Kind::movie;
-    connections_.emplace(id, Connection{current, std::move(owned), std::move(qp), peer, what, movie ? "movie" : "catalog",
-                                        movie ? current->catalog.entries.at(admit.entry).name : std::string(),
-                                        std::chrono::steady_clock::now()});
+    Connection c{current, std::move(owned), std::move(qp), peer, what, movie ? "movie" : "catalog",
+                 movie ? current->catalog.entries.at(admit.entry).name : std::string(), std::chrono::steady_clock::now()};
+    c.grant = std::move(grant);
+    connections_.emplace(id, std::move(c));
   } catch (const std::exception& e) {  // the QP (if any) is gone again; the id is still ours
     log::error("server", "cannot set up the connection from " + peer + ": " + e.what());
     refuse(event, peer, proto::RejectCode::internal_error, "the server could not set up the connection");
@@ -302,7 +298,8 @@ bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
   return true;
 }
 
-void VodServer::bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto::AcceptData accept, std::uint8_t depth, const std::string& peer) {
+void VodServer::bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto::AcceptData accept, std::uint8_t depth, const std::string& peer,
+                             auth::Grant& grant) {
   rdma_cm_id* id = owned.get();
   const auto& current = current_.at(id->verbs);
   Device& device = *current->device;
@@ -339,6 +336,7 @@ void VodServer::bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto:
   c.depth = depth;
   c.accept_data = proto::encode(accept);
   c.id = std::move(owned);
+  c.grant = std::move(grant);
   binding_[c.serial] = id;
   connections_.emplace(id, std::move(c));
 }
@@ -395,8 +393,7 @@ void VodServer::drop_binding(rdma_cm_id* id, const std::string& why) {
   metrics_.count_reject(proto::RejectCode::internal_error);
   rdma::reject(id, proto::encode_reject(proto::RejectCode::internal_error, "the server could not set up the connection"));
   binding_.erase(it->second.serial);
-  release_grant(id);
-  connections_.erase(it);  // windows, QP, then the id
+  connections_.erase(it);  // its grant, windows, QP, then the id
 }
 
 void VodServer::cut_off(rdma_cm_id* id) {
@@ -415,18 +412,6 @@ void VodServer::handle(rdma::CmEvent& event) {
     case RDMA_CM_EVENT_CONNECT_REQUEST:
       on_connect_request(event);
       return;
-    default:
-      break;
-  }
-  switch (event.type()) {
-    case RDMA_CM_EVENT_DISCONNECTED:
-    case RDMA_CM_EVENT_CONNECT_ERROR:
-    case RDMA_CM_EVENT_UNREACHABLE:
-    case RDMA_CM_EVENT_REJECTED:
-    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-    case RDMA_CM_EVENT_DEVICE_REMOVAL:
-      release_grant(id);  // VoD or live: the address has one connection less
-      break;
     default:
       break;
   }
@@ -476,10 +461,29 @@ void VodServer::load_revocations() {
 
 void VodServer::cut_off_revoked() {
   if (!revoked_) return;
-  for (const auto& [id, g] : grants_) {
-    const auto why = revoked_->revoked(g.token, g.address);
-    if (!why) continue;
-    log::warn("auth", "disconnecting " + g.peer + ": " + *why);
+  std::vector<std::pair<rdma_cm_id*, std::string>> gone;
+  auto check = [&](rdma_cm_id* id, const auth::Grant& g) {
+    if (auto why = revoked_->revoked(g.terms().token, g.terms().address)) gone.emplace_back(id, "disconnecting " + g.terms().peer + ": " + *why);
+  };
+  for (const auto& [id, c] : connections_) check(id, c.grant);
+  live_.for_each_grant(check);
+  for (const auto& [id, why] : gone) {
+    log::warn("auth", why);
+    cut_off(id);
+  }
+}
+
+void VodServer::cut_off_expired() {
+  for (rdma_cm_id* id : expiries_.take_due(std::chrono::steady_clock::now())) {
+    if (auto it = connections_.find(id); it != connections_.end()) {
+      log::info("auth", "disconnecting " + it->second.peer + ": its token expired (" + it->second.what + ")");
+      if (it->second.state == Connection::State::binding) {
+        drop_binding(id, "its token expired while its windows were being bound");
+        continue;
+      }
+    } else {
+      log::info("auth", "disconnecting a live viewer: its token expired");
+    }
     cut_off(id);
   }
 }
@@ -567,8 +571,15 @@ int VodServer::run() {
     if (draining_)
       timeout = std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(drain_deadline_ - std::chrono::steady_clock::now()));
     if (auto live = live_.next_deadline()) timeout = timeout.count() < 0 ? *live : std::min(timeout, *live);
+    if (auto expiry = expiries_.next()) {
+      // Rounded up: waking a little after a token's expiry, never before it.
+      const auto left = std::chrono::ceil<milliseconds>(*expiry - std::chrono::steady_clock::now());
+      const auto wait = std::max(milliseconds(0), left);
+      timeout = timeout.count() < 0 ? wait : std::min(timeout, wait);
+    }
     const int n = poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
     if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    if (expiries_.next() && *expiries_.next() <= std::chrono::steady_clock::now()) cut_off_expired();
     if (n == 0) live_.reap();
     if (n <= 0) continue;
     if (fds[1].revents & POLLIN) handle_signals();

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "admission.hpp"
+#include "auth/grant.hpp"
 #include "auth/source_limits.hpp"
 #include "live/live_service.hpp"
 #include "metrics/metrics_endpoint.hpp"
@@ -59,7 +60,8 @@ class VodServer {
     std::uint8_t depth = 0;
     std::vector<std::uint8_t> accept_data{};  // while binding: the accept to send
     rdma::VerbsQueuePair own_qp{};          // with windows: the QP they are bound to
-    windows::ConnectionWindows windows{};   // last: invalidated first
+    windows::ConnectionWindows windows{};   // invalidated before the QP goes
+    auth::Grant grant{};                    // its address's count, its token and deadline: given back whichever way it ends
 
     ibv_qp* verbs_qp() const noexcept { return own_qp ? own_qp.get() : qp.get(); }
   };
@@ -69,17 +71,18 @@ class VodServer {
   void handle(rdma::CmEvent& event);
   void on_connect_request(rdma::CmEvent& event);
   // True when accepted (false: refused, the reason sent).
-  bool accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& id, const Admit& admit, const std::string& peer);
+  bool accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& id, const Admit& admit, const std::string& peer, auth::Grant& grant);
   // With windows: a QP of the server's own, brought to RTS, the windows bound; the accept follows
   // on the bind's completion (on_window_completions).
-  void bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto::AcceptData accept, std::uint8_t depth, const std::string& peer);
+  void bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto::AcceptData accept, std::uint8_t depth, const std::string& peer,
+                    auth::Grant& grant);
   void on_window_completions(Device& device);
   void finish_accept(Connection& c);
   void drop_binding(rdma_cm_id* id, const std::string& why);
   // Cuts a VoD or catalog client off now: windows invalidated, QP to error, disconnect sent.
   void cut_off(rdma_cm_id* id);
-  void grant(rdma_cm_id* id, const proto::TokenAddress& address, const std::optional<proto::AccessToken>& token, const std::string& peer);
-  void release_grant(rdma_cm_id* id);  // the connection is gone: its address has one less
+  // Cuts off every connection whose token has expired (its grant's deadline passed).
+  void cut_off_expired();
   void refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason);
   void rescan();
   void load_auth_keys();
@@ -96,14 +99,7 @@ class VodServer {
   std::optional<auth::TokenAuthority> auth_;  // with --auth-secret
   std::optional<auth::RevocationList> revoked_;  // with --revoked
   auth::SourceLimits source_limits_;
-  // Every accepted connection (VoD, catalog and live): where from and with which token, for
-  // revocation and the per-address limits.
-  struct Grant {
-    proto::TokenAddress address{};
-    std::optional<proto::AccessToken> token;
-    std::string peer;
-  };
-  std::map<rdma_cm_id*, Grant> grants_;
+  auth::ExpiryQueue expiries_;  // the tokens' deadlines; before every connection, whose grants refer to it
   LibraryOptions library_options_;
   Library library_;
   std::unique_ptr<rdma::Listener> listener_;

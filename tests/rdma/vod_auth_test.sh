@@ -237,3 +237,54 @@ grep -q "no-memory-windows: serving the shared regions' rkeys, the weaker mode" 
   --fallback > "$work/fallback.out" 2>&1 || { cat "$work/fallback.out"; fail "the fallback did not behave as documented"; }
 sed 's/^/    /' "$work/fallback.out"
 pass "without windows the catalog lists rkeys and an rkey works from any connection (as docs/security.md says); reads beyond the region are still refused"
+
+step "a token's expiry holds for an open connection: a paced movie viewer and a live viewer are cut off at it"
+crash_and_restart_server "$media" --auth-secret "$keys" --live "cam=file:$media/test-480p-60s.ts"
+movie_token=$(mint --movie premium-a.bin --ttl 12s) live_token=$(mint --live cam --ttl 12s)
+minted_at=$(date +%s)
+# Both would run for about a minute: premium-a.bin at 0.04 Mbit/s, the live channel for 60 s.
+"$client_bin" play "$(with premium-a.bin "$movie_token")" --rate 0.04 --burst 0 > "$work/expiring.out" 2> "$work/expiring.err" &
+movie_viewer=$!
+"$client_bin" get "$(uri live/cam)?token=$live_token" -o "$work/expiring-live.ts" --duration 60 2> "$work/expiring-live.err" &
+live_viewer=$!
+cleanup_hooks+=("kill $movie_viewer $live_viewer 2>/dev/null")
+for pid in "$movie_viewer" "$live_viewer"; do
+  timeout 40 tail --pid="$pid" -f /dev/null || fail "a viewer was still connected $(( $(date +%s) - minted_at )) s after its 12 s token was minted"
+done
+took=$(( $(date +%s) - minted_at ))
+rc=0; wait "$movie_viewer" || rc=$?
+[[ $rc -ne 0 ]] || fail "the movie viewer's play ended successfully after its token expired"
+grep -q "token expired" "$work/expiring.err" || fail "the movie viewer was not told its token expired: $(tail -n 2 "$work/expiring.err")"
+rc=0; wait "$live_viewer" || rc=$?
+[[ $rc -ne 0 ]] || fail "the live viewer ended successfully after its token expired"
+grep -q "token expired" "$work/expiring-live.err" || fail "the live viewer was not told its token expired: $(tail -n 2 "$work/expiring-live.err")"
+[[ $(grep -c "disconnecting .*: its token expired" "$server_log") -ge 1 ]] || fail "the server did not log a disconnect at expiry"
+[[ $(grep -c "accept .*premium-a.bin" "$server_log") -eq 1 ]] || fail "the movie viewer reconnected with its expired token"
+[[ $(grep -c "reject .*expired token" "$server_log") -eq 0 ]] || fail "a viewer knocked again with its expired token"
+echo "    both viewers ended $took s after the token was minted: $(tail -n 1 "$work/expiring.err")"
+pass "the movie and live viewers were disconnected at their tokens' expiry, told 'token expired', and did not reconnect"
+
+step "a failed window bind or accept gives the connection's grant back (an injected bind failure on every connection)"
+crash_and_restart_server "$media" --auth-secret "$keys" --max-per-source 1 --test-fail-binds 1 --live "cam=file:$media/test-480p-60s.ts"
+grep -q "window binds fail on purpose" "$server_log" || fail "the server did not warn about --test-fail-binds"
+for i in 1 2 3 4; do
+  t=$(mint --live cam)
+  expect "live viewer $i, its binds failing" 1 "could not set up the connection" "$client_bin" get "$(uri live/cam)?token=$t" -o "$work/x" --duration 1
+  expect "movie viewer $i, its binds failing" 1 "could not set up the connection" "$client_bin" get "$(with premium-a.bin "$all")" -o "$work/x"
+done
+! grep -q "source limit" "$server_log" || fail "a failed setup left its connection counted against the address (source limit)"
+[[ $(grep -c "binding its memory windows failed" "$server_log") -ge 8 ]] || fail "the device did not fail the binds"
+crash_and_restart_server "$media" --auth-secret "$keys" --revoked "$revoked" --max-per-source 1 --test-fail-binds 2 --live "cam=file:$media/test-480p-60s.ts"
+"$client_bin" get "$(uri live/cam)?token=$(mint --live cam)" -o "$work/x" --duration 1 > /dev/null 2>&1 || fail "the first live viewer (its bind not failed) did not play"
+failed=$(mint --live cam)
+expect "a live viewer whose bind fails" 1 "could not set up the connection" "$client_bin" get "$(uri live/cam)?token=$failed" -o "$work/x" --duration 1
+echo "token $failed" >> "$revoked"  # the failed viewer's token: a grant left behind would name its destroyed rdma_cm_id
+kill -HUP "$server_pid"  # the revocation walks every grant: none may name a connection that is gone
+sleep 1
+kill -0 "$server_pid" || fail "the server died on SIGHUP after failed setups"
+ok=0
+for i in 1 2; do "$client_bin" get "$(with free.bin "$all")" -o "$work/free2.out" -q 2> /dev/null && ok=1 && break; done
+[[ $ok == 1 ]] && cmp "$media/free.bin" "$work/free2.out" || fail "no honest get after failed setups and a revocation"
+stop_server
+echo "# nothing revoked" > "$revoked"
+pass "8 failed setups (live and movie) left no connection counted; SIGHUP revocation afterwards is safe; the server exits 0"

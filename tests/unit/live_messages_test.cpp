@@ -3,6 +3,7 @@
 // malformed field named by the decoder.
 #include <gtest/gtest.h>
 
+#include "live/credits.hpp"
 #include "vod/protocol/live_messages.hpp"
 #include "wire_test_support.hpp"
 
@@ -144,3 +145,20 @@ TEST(LiveHeaderRegion, TornAndInconsistentSnapshotsAreRefused) {
 
 }  // namespace
 }  // namespace vod::proto
+
+namespace vod::server::live {
+namespace {
+
+// A credit message's count comes from the client: however large, the sum is capped, not wrapped
+// (a 32-bit sum of 10 + 0xffffffff was 9).
+TEST(LiveCredits, SumIsCappedNeverWrapped) {
+  EXPECT_EQ(add_credits(0, 8), 8u);
+  EXPECT_EQ(add_credits(10, 0xffffffffu), kMaxCredits);
+  EXPECT_EQ(add_credits(kMaxCredits, 0xffffffffu), kMaxCredits);
+  EXPECT_EQ(add_credits(0xffffffffu, 1), kMaxCredits);
+  EXPECT_EQ(add_credits(kMaxCredits - 1, 1), kMaxCredits);
+  EXPECT_EQ(add_credits(kMaxCredits - 1, 2), kMaxCredits);
+}
+
+}  // namespace
+}  // namespace vod::server::live

@@ -213,7 +213,7 @@ void LiveService::on_completions() {
 }
 
 void LiveService::accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegistration>& catalog, std::uint32_t entry,
-                         std::uint8_t depth, const std::string& peer) {
+                         std::uint8_t depth, const std::string& peer, auth::Grant grant) {
   const proto::CatalogEntry& e = catalog->catalog.entries.at(entry);
   std::size_t index = 0;
   while (index < channels_.size() && channels_[index].channel->name() != e.name) ++index;
@@ -244,6 +244,7 @@ void LiveService::accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegi
   }
   rdma_cm_id* raw = id.get();
   c.id = std::move(id);
+  c.grant = std::move(grant);
   viewers_.emplace(raw, std::move(c));
   // Arm, then poll: the binds, or the viewer's first credit (it may Send as soon as the accept is
   // out), may have completed on a CQ that was never armed, and then no event would ever come. The
@@ -303,6 +304,7 @@ void LiveService::retire(std::map<rdma_cm_id*, Connection>::iterator it, const s
                           std::to_string(secs).substr(0, 5) + " s (" + why + "), " + std::to_string(s.notifications) + " notifications, " +
                           std::to_string(s.coalesced) + " coalesced, " + std::to_string(viewers_.size() - 1) + " live viewers");
   c.viewer->begin_drain(why);
+  c.grant.release();  // its address has one connection less now, not once the QP has flushed
   draining_.push_back(std::move(c));
   viewers_.erase(it);
   reap();

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "auth/grant.hpp"
 #include "live/channel.hpp"
 #include "live/sources.hpp"
 #include "live/viewer.hpp"
@@ -74,14 +75,21 @@ class LiveService {
   // Accepts a viewer of catalog entry `entry` (a live channel) on `id`: creates its QP on the
   // shared CQ, posts its receives and answers with the ring and header. Throws on failure (the
   // caller rejects with internal error; `id` stays the caller's then).
+  // The viewer's connection owns `grant` from here: a failed bind or accept gives it back with the
+  // viewer, as a disconnect does.
   void accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegistration>& catalog, std::uint32_t entry, std::uint8_t depth,
-              const std::string& peer);
+              const std::string& peer, auth::Grant grant);
   // A CM event for one of its viewers (disconnect, error): true when the id was a viewer's.
   bool on_cm_event(rdma::CmEvent& event);
   // Cuts a viewer off now (revocation): its windows invalidated, its QP in the error state, the
   // disconnect sent. False when `id` is not a viewer's.
   bool cut_off(rdma_cm_id* id);
   std::size_t viewers() const noexcept { return viewers_.size(); }
+  // Every connected viewer's grant (revocation checks them).
+  template <typename F>
+  void for_each_grant(F&& f) const {
+    for (const auto& [id, c] : viewers_) f(id, c.grant);
+  }
   // Viewers per channel name (for metrics; every channel appears, with 0 when it has none).
   std::map<std::string, std::size_t> viewers_by_channel() const;
   void disconnect_all();
@@ -106,6 +114,7 @@ class LiveService {
     std::chrono::steady_clock::time_point since;
     std::vector<std::uint8_t> accept_data{};  // with windows, while the viewer is binding
     std::uint8_t depth = 0;
+    auth::Grant grant{};  // released when the viewer is retired (it drains a while longer)
   };
   // A bounded RNR retry: a viewer that grants credit it has no receive for gets its connection
   // failed instead of stalling its send queue forever.

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "vod/log.hpp"
+#include "vod/unique_fd.hpp"
 #include "vod/media/mapped_file.hpp"
 #include "vod/media/probe.hpp"
 #include "vod/media/ts_scanner.hpp"
@@ -119,8 +120,9 @@ class UdpSource final : public Source {
   UdpSource(SourceSpec spec, const SourceOptions& o) : spec_(std::move(spec)), options_(o) {}
 
   void run(std::stop_token stop, Channel& channel) override {
-    const int fd = open_socket(channel.name());
-    if (fd < 0) return;
+    const UniqueFd socket = open_socket(channel.name());  // closed however run() ends, an exception included
+    if (!socket) return;
+    const int fd = socket.get();
     std::vector<std::uint8_t> datagram(65536);
     auto last_input = Clock::now();
     bool resumed = false;
@@ -147,7 +149,6 @@ class UdpSource final : public Source {
       }
       channel.flush();
     }
-    close(fd);
   }
 
  private:
@@ -160,7 +161,7 @@ class UdpSource final : public Source {
     return d.subspan(header);
   }
 
-  int open_socket(const std::string& channel) {
+  UniqueFd open_socket(const std::string& channel) {
     addrinfo hints{};
     hints.ai_socktype = SOCK_DGRAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
@@ -171,14 +172,15 @@ class UdpSource final : public Source {
     const std::string& bind_to = spec_.group.empty() ? spec_.host : spec_.group;
     if (int err = getaddrinfo(bind_to.c_str(), port.c_str(), &hints, &res)) {
       log::error("live", channel + ": cannot resolve " + spec_.text + ": " + gai_strerror(err));
-      return -1;
+      return {};
     }
     std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> info(res, freeaddrinfo);
-    const int fd = socket(info->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
+    UniqueFd owned(socket(info->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!owned) {
       log::error("live", channel + ": socket: " + errno_text());
-      return -1;
+      return {};
     }
+    const int fd = owned.get();
     const int one = 1, rcvbuf = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
@@ -186,27 +188,24 @@ class UdpSource final : public Source {
                                IN_MULTICAST(ntohl(reinterpret_cast<const sockaddr_in*>(info->ai_addr)->sin_addr.s_addr));
     if (bind(fd, info->ai_addr, info->ai_addrlen) != 0) {
       log::error("live", channel + ": cannot bind " + spec_.text + ": " + errno_text());
-      close(fd);
-      return -1;
+      return {};
     }
     if (!spec_.group.empty() || host_is_group) {
       ip_mreq m{};
       const std::string group = spec_.group.empty() ? spec_.host : spec_.group;
       if (inet_pton(AF_INET, group.c_str(), &m.imr_multiaddr) != 1 || !IN_MULTICAST(ntohl(m.imr_multiaddr.s_addr))) {
         log::error("live", channel + ": " + group + " is not an IPv4 multicast group");
-        close(fd);
-        return -1;
+        return {};
       }
       m.imr_interface.s_addr = htonl(INADDR_ANY);
       if (!spec_.group.empty()) inet_pton(AF_INET, spec_.host.c_str(), &m.imr_interface);
       if (setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof m) != 0) {
         log::error("live", channel + ": cannot join " + group + ": " + errno_text());
-        close(fd);
-        return -1;
+        return {};
       }
     }
     log::info("live", channel + ": listening for MPEG-TS on " + spec_.text);
-    return fd;
+    return owned;
   }
 
   SourceSpec spec_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "live/credits.hpp"
 #include "vod/log.hpp"
 #include "vod/rdma/connection.hpp"
 #include "vod/rdma/error.hpp"
@@ -13,7 +14,6 @@ namespace vod::server::live {
 namespace {
 constexpr std::size_t kSendSlot = 128;  // a notification (72 bytes) and room to grow
 constexpr std::size_t kRecvSlot = proto::kLiveMessageMax;
-constexpr std::uint32_t kMaxCredits = 1u << 16;
 constexpr std::size_t kMaxRecent = 1u << 16;
 }  // namespace
 
@@ -144,7 +144,7 @@ bool Viewer::on_completion(const ibv_wc& wc, rdma::WorkId id) {
     fail("sent a message that is not a live credit: " + credit.error().message);
     return false;
   }
-  credits_ = std::min(credits_ + credit->credits, kMaxCredits);
+  credits_ = add_credits(credits_, credit->credits);
   stats_.credits_granted += credit->credits;
   acked_seq_ = std::max(acked_seq_, credit->acked_seq);
   try {

@@ -27,6 +27,7 @@ std::vector<proto::RegionDescriptor> ConnectionWindows::bind(ibv_pd* pd, ibv_qp*
     wrs.push_back(wr);
   }
   if (wrs.empty()) return out;
+  if (fail_every_ && ++binds_ % fail_every_ == 0) wrs.back().bind_mw.bind_info.length += wrs.back().bind_mw.bind_info.mr->length;
   for (std::size_t i = 0; i + 1 < wrs.size(); ++i) wrs[i].next = &wrs[i + 1];
   wrs.back().wr_id = wr_id;
   wrs.back().send_flags = IBV_SEND_SIGNALED;

@@ -43,7 +43,14 @@ class ConnectionWindows {
   void invalidate() noexcept { windows_.clear(); }
   std::size_t size() const noexcept { return windows_.size(); }
 
+  // A test hook (vod-server --test-fail-binds N): every Nth bind() of the process asks the device for
+  // a window longer than its region, which the device refuses with a failed completion, so tests
+  // reach the bind-failure paths on real rdma-core. 0: off.
+  static void fail_every(unsigned n) noexcept { fail_every_ = n; }
+
  private:
+  static inline unsigned fail_every_ = 0;  // the test hook's setting, and binds counted for it
+  static inline unsigned binds_ = 0;
   std::vector<rdma::MemoryWindow> windows_;
 };
 

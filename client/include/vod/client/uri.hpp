@@ -39,6 +39,12 @@ Uri parse_uri(std::string_view text);
 // Puts the URI's access token, if it has one, into a connect request.
 void add_token(proto::ConnectRequest& request, const Uri& uri);
 
+// When the URI's access token has expired by `now_unix` (Unix seconds): a message that says so and
+// what to do. A server disconnects a connection whose token expires (docs/security.md), and a new
+// connect with the same token would only be refused: sessions check this before reconnecting and
+// give up with ErrorKind::unauthorized instead. nullopt without a token, or before its expiry.
+std::optional<std::string> expired_token(const Uri& uri, std::uint64_t now_unix);
+
 // Percent-decodes a URI path segment; nullopt when a '%' is not followed by two hex digits.
 std::optional<std::string> percent_decode(std::string_view text);
 
