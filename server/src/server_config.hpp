@@ -47,6 +47,7 @@ struct ServerConfig {
   unsigned udp_max_payload = 8192;     // bytes per datagram at most (clients ask for their path MTU's)
   bool no_rdma = false;                // serve UDP only: no RDMA device needed
   std::string udp_test_drop;           // a test hook: datagrams to drop on purpose (hidden from --help)
+  unsigned test_fail_binds = 0;        // a test hook: every Nth connection's window binds fail at the device (hidden)
 };
 
 // Parses argv (and --config FILE). Returns nullopt after printing --help. Throws

@@ -618,7 +618,9 @@ int VodServer::run() {
     log::info("udp", "served " + std::to_string(u.requests) + " requests and " + std::to_string(u.hellos) + " hellos: " +
                          std::to_string(u.datagrams) + " datagrams, " + std::to_string(u.bytes) + " bytes; " + std::to_string(u.errors_sent) +
                          " errors sent, " + std::to_string(u.bad_cookies) + " bad cookies, " + std::to_string(u.dropped) + " dropped, " +
-                         std::to_string(u.superseded) + " superseded, " + std::to_string(u.test_dropped) + " dropped by the test hook");
+                         std::to_string(u.superseded) + " superseded, " + std::to_string(u.expired) + " expired at their deadline, " +
+                         std::to_string(u.clients_forgotten) + " client addresses forgotten, " + std::to_string(u.test_dropped) +
+                         " dropped by the test hook");
   }
   log::info("server", "stopped");
   return 0;

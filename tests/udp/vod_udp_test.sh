@@ -9,6 +9,10 @@
 #     requests at the server from 16 source ports, and datagrams sprayed at the client's socket: the
 #     get stays byte-exact, no flooding address ever gets more bytes than it sent, and the server
 #     keeps serving
+#   - abuse by clients that follow the protocol (issue 29): 256 ports of one address ask for 16 MiB
+#     ranges at 1 bit/s and at 1 Mbit/s with a new session each time, and 8 low-numbered ports of 4
+#     more addresses keep asking for 16 MiB at 10 Gbit/s; an honest get during it and one after
+#     it are byte-exact within 10 s each, and the server's anonymous memory grows by less than 50 MB
 #   - the server's rate limit holds (--udp-max-rate), errors and exit statuses of the client
 set -euo pipefail
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
@@ -114,6 +118,37 @@ kill -0 "$server_pid" || fail "the server died under the flood"
 "$client_bin" get "$(uri one.bin)" -o "$work/after.bin" -q "${C[@]}"
 cmp "$media/one.bin" "$work/after.bin" || fail "the server does not serve after the flood"
 pass "byte-exact under a flood and a spray; flooders got $received bytes for $sent sent; still serving"
+
+step "abuse by clients that follow the protocol, from other addresses"
+# Loopback has all of 127/8: the abusers are 127.0.0.2 (slow) and 127.0.0.3-6 (greedy), the honest
+# client 127.0.0.1. Limits are per address, so what they do costs the honest client its fair share.
+rss_anon() { awk '/^RssAnon:/ {print $2}' "/proc/$server_pid/status"; }
+rss_before=$(rss_anon)
+"$build/tests/udp/udp_hostile" abuse --server "127.0.0.1:$udp" --seconds 15 --slow-ports 256 --greedy-ports 8 \
+  --slow-from 127.0.0.2 --greedy-from 127.0.0.3 --greedy-addresses 4 --movie big.bin > "$work/abuse.txt" &
+abuser=$!
+sleep 3  # the 264 handshakes, and their ranges queued
+timed_get() {  # FILE OUT: prints the seconds it took; fails the step if it takes more than 10 s or differs
+  local start rc=0
+  start=$(date +%s.%N)
+  timeout 10 "$client_bin" get "$(uri "$1")" -o "$2" -q "${C[@]}" 2> "$work/get.err" || rc=$?
+  [[ $rc == 0 ]] || fail "an honest get of $1 ($3) failed or took over 10 s (exit $rc): $(cat "$work/get.err")"
+  cmp "$media/$1" "$2" || fail "an honest get of $1 ($3) is not byte-exact"
+  echo "$(date +%s.%N) - $start" | bc
+}
+during=$(timed_get test-480p-60s.ts "$work/abused.ts" "under abuse")
+kill -0 "$abuser" 2>/dev/null || fail "the abuse ended before the honest get did: nothing was measured"
+wait "$abuser" || fail "udp_hostile abuse failed"
+cat "$work/abuse.txt"
+cookies=$(sed -n 's/.* cookies=\([0-9]*\).*/\1/p' "$work/abuse.txt")
+data=$(sed -n 's/.* data_datagrams=\([0-9]*\).*/\1/p' "$work/abuse.txt")
+((cookies >= 264 && data > 0)) || fail "the abusers did not get going (cookies=$cookies, data datagrams=$data): the step measured nothing"
+after=$(timed_get test-480p-60s.mkv "$work/after-abuse.mkv" "after the abuse")
+kill -0 "$server_pid" || fail "the server died under the abuse"
+growth=$(( $(rss_anon) - rss_before ))
+echo "honest get of 8 MB: $during s under abuse, $after s after it; server anonymous memory grew by $growth kB"
+((growth < 50 * 1024)) || fail "the server's anonymous memory grew by $growth kB under the abuse (bound: 50 MB)"
+pass "under abuse by 264 ports of 5 addresses an honest get took $during s, after it $after s; the server grew by $growth kB"
 
 step "the server's rate limit holds"
 kill "$server_pid"; wait "$server_pid" 2>/dev/null || true

@@ -2,18 +2,27 @@
 // The server's Write-Record side in-process on loopback (no RDMA): the cookie exchange, records
 // that arrive byte-exact, errors for what it cannot serve, and the anti-amplification rules: an
 // address that has not echoed a cookie never gets more bytes than it sent, and an error is never
-// larger than the request it answers.
+// larger than the request it answers. Then abuse (issue 29): a queued job outlives a new catalog
+// generation; limits are per address, not per port; the rate floor; deadlines; fair sharing among
+// addresses; nothing kept for an address before its cookie verifies, and bounded state after; a
+// payload too large for a GSO train. Other source addresses are 127.0.0.2 and up (all of 127/8 is
+// loopback on Linux).
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "udp/cookie_jar.hpp"
 #include "udp/udp_service.hpp"
@@ -24,10 +33,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A client socket: from `local` (an address of 127/8) and `local_port` (0: any; kLowPort: the lowest
+// free one from 1024, which sorts before any ephemeral port) to the server on 127.0.0.1.
+constexpr std::uint16_t kLowPort = 1;
+
 struct Peer {
   int fd = -1;
-  explicit Peer(std::uint16_t port) {
+  explicit Peer(std::uint16_t port, const char* local = "127.0.0.1", std::uint16_t local_port = 0) {
     fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_in me{};
+    me.sin_family = AF_INET;
+    EXPECT_EQ(inet_pton(AF_INET, local, &me.sin_addr), 1);
+    bool bound = false;
+    for (std::uint16_t p = local_port == kLowPort ? 1024 : local_port; !bound; ++p) {
+      me.sin_port = htons(p);
+      bound = ::bind(fd, reinterpret_cast<sockaddr*>(&me), sizeof me) == 0;
+      if (local_port != kLowPort || p > 4000) break;
+    }
+    EXPECT_TRUE(bound) << "bind " << local << ": " << std::strerror(errno);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -35,6 +58,14 @@ struct Peer {
     EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   }
   ~Peer() { close(fd); }
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+  std::uint16_t local_port() const {
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    return ntohs(a.sin_port);
+  }
   std::uint64_t sent = 0, received = 0;
   std::vector<std::vector<std::uint8_t>> inbox;
   void send(const std::vector<std::uint8_t>& b) {
@@ -54,9 +85,9 @@ struct Peer {
   }
 };
 
-// Runs the service's event handling for `ms` milliseconds, while `peer` (if any) keeps its socket
-// drained into its inbox, as a client does.
-void run(UdpService& s, int ms, Peer* peer = nullptr) {
+// Runs the service's event handling for `ms` milliseconds, while `peers` keep their sockets
+// drained into their inboxes, as clients do.
+void run(UdpService& s, int ms, std::initializer_list<Peer*> peers = {}) {
   const auto end = Clock::now() + std::chrono::milliseconds(ms);
   while (Clock::now() < end) {
     pollfd fds[2] = {{s.socket_fd(), POLLIN, 0}, {s.timer_fd(), POLLIN, 0}};
@@ -64,21 +95,43 @@ void run(UdpService& s, int ms, Peer* peer = nullptr) {
       if (fds[0].revents & POLLIN) s.on_readable();
       if (fds[1].revents & POLLIN) s.on_timer();
     }
-    if (peer) peer->drain();
+    for (Peer* p : peers)
+      if (p) p->drain();
   }
+}
+void run(UdpService& s, int ms, Peer* peer) { run(s, ms, {peer}); }
+
+// Payload bytes of data datagrams in `datagrams` (of any session), and errors by record.
+std::uint64_t data_bytes(const std::vector<std::vector<std::uint8_t>>& datagrams) {
+  std::uint64_t n = 0;
+  for (const auto& d : datagrams)
+    if (auto w = proto::decode_write_record_data(d, 64u << 20)) n += w->payload.size();
+  return n;
+}
+std::map<std::uint64_t, proto::WriteRecordError> errors_in(const std::vector<std::vector<std::uint8_t>>& datagrams) {
+  std::map<std::uint64_t, proto::WriteRecordError> e;
+  for (const auto& d : datagrams)
+    if (auto x = proto::decode_write_record_error(d)) e[x->record_seq] = *x;
+  return e;
 }
 
 struct Fixture : ::testing::Test {
   std::vector<std::uint8_t> movie, index;
   std::unique_ptr<UdpService> service;
-  void SetUp() override {
-    movie.resize(300'000);
-    for (std::size_t i = 0; i < movie.size(); ++i) movie[i] = static_cast<std::uint8_t>(i * 7 + (i >> 9));
-    index.assign(48, 3);
+  static UdpOptions options() {
     UdpOptions o;
     o.bind = "127.0.0.1";
     o.port = 0;
     o.max_payload = 1400;
+    return o;
+  }
+  void SetUp() override { start(options()); }
+  // (Re)starts the service with `o` and publishes generation 5: one movie, "m.ts".
+  void start(const UdpOptions& o) {
+    movie.resize(300'000);
+    for (std::size_t i = 0; i < movie.size(); ++i) movie[i] = static_cast<std::uint8_t>(i * 7 + (i >> 9));
+    index.assign(48, 3);
+    service.reset();
     service = std::make_unique<UdpService>(o);
     auto r = std::make_shared<UdpRegions>();
     r->generation = 5;
@@ -94,10 +147,12 @@ struct Fixture : ::testing::Test {
   }
   proto::Cookie handshake(Peer& p) {
     p.send(proto::encode(proto::WriteRecordHello{77}));
-    run(*service, 30);
-    for (const auto& d : p.take()) {
-      auto c = proto::decode_write_record_cookie(d);
-      if (c && c->nonce == 77) return c->cookie;
+    for (int i = 0; i < 30; ++i) {
+      run(*service, 1);
+      for (const auto& d : p.take()) {
+        auto c = proto::decode_write_record_cookie(d);
+        if (c && c->nonce == 77) return c->cookie;
+      }
     }
     ADD_FAILURE() << "no cookie";
     return {};
@@ -216,6 +271,290 @@ TEST_F(Fixture, ANewerEpochDropsWhatTheOlderStillHadQueued) {
   EXPECT_EQ(new_epoch, 1000u);
   EXPECT_LT(old_epoch, 290'000u / 2) << "the seek's older range kept being sent";
   EXPECT_GE(service->stats().superseded, 1u);
+}
+
+// Issue 29, item 2: a queued catalog job read the catalog of the generation it was admitted from
+// after publish() had freed it (heap-use-after-free under ASan; the freed bytes went to the client).
+TEST_F(Fixture, ACatalogJobQueuedBeforeANewGenerationSendsTheOldCatalogByteExact) {
+  // A catalog of 100 kB (a heap block, not a mapping: freed memory is reused at once).
+  auto old_generation = std::make_shared<UdpRegions>();
+  old_generation->generation = 6;
+  old_generation->catalog.resize(100'000);
+  for (std::size_t i = 0; i < old_generation->catalog.size(); ++i) old_generation->catalog[i] = static_cast<std::uint8_t>(i * 13 + 1);
+  const std::vector<std::uint8_t> expected = old_generation->catalog;
+  service->publish(std::move(old_generation));
+  Peer p(service->port());
+  const proto::Cookie cookie = handshake(p);
+  auto r = request(cookie, 0, expected.size());
+  r.region = proto::WriteRecordRegion::catalog;
+  r.selector = 0;
+  r.catalog_generation = 0;
+  r.rate_bps = 2'000'000;  // 250 kB/s: most of it leaves after the next generation is published
+  p.send(proto::encode(r));
+  for (int i = 0; i < 100 && service->jobs() == 0; ++i) run(*service, 1, &p);
+  ASSERT_EQ(service->jobs(), 1u);
+  // A rescan: the next generation replaces it, and the service holds the only reference the old
+  // one had. Blocks of the old catalog's size are then taken and scribbled over.
+  auto next = std::make_shared<UdpRegions>();
+  next->generation = 7;
+  next->catalog.assign(500, 0xEE);
+  service->publish(next);
+  std::vector<std::vector<std::uint8_t>> scribbles;
+  for (int i = 0; i < 4; ++i) scribbles.emplace_back(expected.size(), 0xEE);
+  run(*service, 800, &p);
+  std::vector<std::uint8_t> got(expected.size());
+  std::uint64_t bytes = 0;
+  for (const auto& d : p.take()) {
+    auto w = proto::decode_write_record_data(d, 1 << 20);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    std::copy(w->payload.begin(), w->payload.end(), got.begin() + static_cast<std::ptrdiff_t>(w->record_offset));
+    bytes += w->payload.size();
+  }
+  EXPECT_EQ(bytes, expected.size());
+  EXPECT_TRUE(got == expected) << "the record is the catalog of the generation the request was admitted from";
+}
+
+// Issue 29, item 3: limits were per address and port, so a host had as many as it had ports.
+TEST_F(Fixture, TwoPortsOfOneAddressShareItsJobLimit) {
+  UdpOptions o = options();
+  o.max_jobs_per_client = 2;
+  start(o);
+  Peer a(service->port()), b(service->port());
+  const proto::Cookie ca = handshake(a), cb = handshake(b);
+  for (std::uint64_t seq : {1, 2}) {
+    auto r = request(ca, 0, 290'000);
+    r.record_seq = seq;
+    r.rate_bps = 1'000'000;  // the floor: these stay queued for seconds
+    a.send(proto::encode(r));
+  }
+  run(*service, 20);
+  auto r = request(cb, 0, 1000);
+  r.session_id = 10;
+  r.record_seq = 3;
+  b.send(proto::encode(r));
+  run(*service, 50, {&a, &b});
+  const auto errors = errors_in(b.take());
+  ASSERT_EQ(errors.count(3), 1u) << "another port of the same address got past the address's limit of 2 ranges";
+  EXPECT_EQ(errors.at(3).code, proto::RejectCode::rate_limited);
+  EXPECT_EQ(service->clients(), 1u) << "one address, one client";
+}
+
+TEST_F(Fixture, TwoPortsOfOneAddressShareItsRate) {
+  UdpOptions o = options();
+  o.client_rate_bps = 8'000'000;  // 1 MB/s for the address
+  start(o);
+  Peer a(service->port()), b(service->port());
+  const proto::Cookie ca = handshake(a), cb = handshake(b);
+  auto ra = request(ca, 0, 290'000);
+  auto rb = request(cb, 0, 290'000);
+  rb.session_id = 10;
+  a.send(proto::encode(ra));
+  b.send(proto::encode(rb));
+  run(*service, 300, {&a, &b});
+  const std::uint64_t got = data_bytes(a.take()) + data_bytes(b.take());
+  // One burst (64 kB) and 300 ms at 1 MB/s for both: 364 kB; per port it would be twice that.
+  EXPECT_LT(got, 450'000u) << "two ports of one address got " << got << " bytes in 300 ms at a limit of 1 MB/s for the address";
+  EXPECT_GT(got, 200'000u);
+}
+
+TEST_F(Fixture, ARateUnderTheFloorIsRefusedAndTheErrorSaysTheFloor) {
+  Peer p(service->port());
+  const proto::Cookie cookie = handshake(p);
+  auto r = request(cookie, 0, 100'000);
+  r.rate_bps = 1;  // a job at 1 bit/s would hold its place in the table for ever
+  p.send(proto::encode(r));
+  run(*service, 50, &p);
+  const auto all = p.take();
+  EXPECT_EQ(data_bytes(all), 0u);
+  const auto errors = errors_in(all);
+  ASSERT_EQ(errors.count(1), 1u) << "no error for a request at 1 bit/s";
+  EXPECT_EQ(errors.at(1).code, proto::RejectCode::malformed_request);
+  EXPECT_NE(errors.at(1).reason.find("floor, 1 Mbit/s"), std::string::npos) << errors.at(1).reason;
+  EXPECT_EQ(service->jobs(), 0u);
+}
+
+TEST_F(Fixture, AJobNotSentByItsDeadlineIsDroppedAndTheTableDrains) {
+  UdpOptions o = options();
+  o.max_rate_bps = 1'000'000;  // 125 kB/s for the whole server, 256 kB of burst
+  o.job_life.grace = std::chrono::milliseconds(100);
+  start(o);
+  Peer p(service->port());
+  const proto::Cookie cookie = handshake(p);
+  // It asks for 1 Gbit/s: on the wire for 6 ms at its rate, so its deadline is 112 ms away; the
+  // server's own limit needs 300 ms more for what its burst does not cover.
+  p.send(proto::encode(request(cookie, 0, 290'000)));
+  run(*service, 700, &p);
+  const std::uint64_t got = data_bytes(p.take());
+  EXPECT_LT(got, 290'000u) << "the job was sent after its deadline";
+  EXPECT_EQ(service->stats().expired, 1u);
+  EXPECT_EQ(service->jobs(), 0u);
+  // The client asks again (for less: the server is slow), and gets it.
+  auto again = request(cookie, got, 1000);
+  again.record_seq = 2;
+  p.send(proto::encode(again));
+  run(*service, 100, &p);
+  EXPECT_EQ(data_bytes(p.take()), 1000u);
+}
+
+// Two greedy addresses, each from two low ports that sort before any ephemeral port, keep 8 ranges
+// each queued; an honest address asks for 100 kB. It gets its share (a third) at once.
+TEST_F(Fixture, GreedyAddressesDoNotStarveAnHonestOne) {
+  UdpOptions o = options();
+  o.max_rate_bps = 16'000'000;  // 2 MB/s in all
+  start(o);
+  std::vector<std::unique_ptr<Peer>> greedy;
+  for (const char* from : {"127.0.0.2", "127.0.0.3"})
+    for (int i = 0; i < 2; ++i) greedy.push_back(std::make_unique<Peer>(service->port(), from, kLowPort));
+  std::uint32_t session = 100;
+  for (auto& g : greedy) {
+    const proto::Cookie c = handshake(*g);
+    for (int k = 0; k < 4; ++k) {
+      auto r = request(c, 0, 290'000);
+      r.session_id = ++session;
+      g->send(proto::encode(r));
+    }
+  }
+  run(*service, 50);
+  Peer honest(service->port(), "127.0.0.4");
+  ASSERT_LT(greedy.front()->local_port(), honest.local_port());
+  const proto::Cookie c = handshake(honest);
+  honest.send(proto::encode(request(c, 0, 100'000)));
+  run(*service, 400, &honest);
+  // A third of 2 MB/s is 670 kB/s: 100 kB in 150 ms.
+  EXPECT_EQ(data_bytes(honest.take()), 100'000u) << "an honest address got less than its share behind two greedy ones";
+}
+
+// Before its cookie verifies an address costs a slot of the fixed pre-cookie table and nothing else.
+TEST_F(Fixture, NothingIsKeptForAddressesThatProvedNothing) {
+  std::vector<std::unique_ptr<Peer>> peers;
+  for (int i = 2; i < 202; ++i) peers.push_back(std::make_unique<Peer>(service->port(), ("127.0.0." + std::to_string(i)).c_str()));
+  proto::Cookie forged{};
+  forged[3] = 9;
+  for (auto& p : peers) {
+    p->send(proto::encode(proto::WriteRecordHello{1}));
+    auto r = request(forged, 0, 1000);
+    p->send(proto::encode(r));
+    std::vector<std::uint8_t> magic_only = proto::encode(r);
+    magic_only[5] = 99;  // right magic, unknown type
+    p->send(magic_only);
+  }
+  run(*service, 100);
+  EXPECT_EQ(service->clients(), 0u) << "state was made for addresses whose cookie never verified";
+  EXPECT_EQ(service->sessions(), 0u);
+  EXPECT_GE(service->stats().bad_cookies, 200u);
+}
+
+TEST_F(Fixture, ClientsAndSessionsAreBoundedAndForgottenWhenIdle) {
+  UdpOptions o = options();
+  o.max_clients = 8;
+  o.max_sessions_per_client = 4;
+  o.idle_client = std::chrono::milliseconds(200);
+  o.job_life.max_life = std::chrono::milliseconds(150);
+  start(o);
+  // 20 addresses, each with a range queued at the floor rate (for 2 s; dropped at 150 ms): 8 get
+  // in, the others are told the server is busy.
+  std::vector<std::unique_ptr<Peer>> peers;
+  for (int i = 2; i < 22; ++i) peers.push_back(std::make_unique<Peer>(service->port(), ("127.0.0." + std::to_string(i)).c_str()));
+  int busy = 0;
+  for (auto& p : peers) {
+    auto r = request(handshake(*p), 0, 290'000);
+    r.rate_bps = 1'000'000;
+    p->send(proto::encode(r));
+    run(*service, 2);
+    EXPECT_LE(service->clients(), 8u);
+  }
+  run(*service, 20);
+  for (auto& p : peers) {
+    const auto e = errors_in(p->take());
+    busy += e.count(1) && e.at(1).code == proto::RejectCode::rate_limited;
+  }
+  EXPECT_EQ(busy, 12);
+  run(*service, 600);  // the 8 ranges are dropped at their deadline, and their addresses idle long enough
+  EXPECT_EQ(service->stats().expired, 8u);
+  EXPECT_EQ(service->clients(), 0u) << "idle addresses are forgotten";
+  // One address opens 3000 sessions (one port, a new session id each time): at most 4 are kept,
+  // and sessions that finished make room for new ones.
+  Peer churn(service->port(), "127.0.0.30");
+  const proto::Cookie cookie = handshake(churn);
+  std::uint64_t got = 0;
+  for (std::uint32_t k = 0; k < 3000; ++k) {
+    auto r = request(cookie, k, 10);
+    r.session_id = 1000 + k;
+    r.record_seq = k;
+    churn.send(proto::encode(r));
+    service->on_readable();
+    EXPECT_LE(service->sessions(), 4u);
+    if (k % 50 == 49) got += data_bytes(churn.take());
+  }
+  got += data_bytes(churn.take());
+  EXPECT_EQ(service->clients(), 1u);
+  EXPECT_LE(service->sessions(), 4u) << "sessions (and their epochs) of one address are bounded";
+  EXPECT_EQ(got, 3000u * 10);
+  run(*service, 500);
+  EXPECT_EQ(service->clients(), 0u);
+  EXPECT_EQ(service->sessions(), 0u);
+}
+
+// Issue 29, item 3: a payload above 64944 made a GSO train of 0 datagrams: never sent, and the
+// timer re-armed every 50 us.
+TEST_F(Fixture, APayloadTooLargeForAGsoTrainStillLeavesOneADatagram) {
+  UdpOptions o = options();
+  o.max_payload = 65000;
+  start(o);
+  Peer p(service->port());
+  int big = 1 << 20;
+  setsockopt(p.fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+  const proto::Cookie cookie = handshake(p);
+  auto r = request(cookie, 0, 200'000);
+  r.max_payload = 65000;
+  r.rate_bps = 40'000'000;
+  p.send(proto::encode(r));
+  run(*service, 300, &p);
+  std::uint64_t bytes = 0;
+  for (const auto& d : p.take()) {
+    auto w = proto::decode_write_record_data(d, 1 << 20);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    EXPECT_LE(w->payload.size(), 65000u);
+    bytes += w->payload.size();
+  }
+  EXPECT_EQ(bytes, 200'000u);
+  EXPECT_EQ(service->jobs(), 0u);
+}
+
+TEST(UdpServiceOptions, APayloadNoDatagramCanHoldIsRefusedSayingWhy) {
+  UdpOptions o;
+  o.bind = "127.0.0.1";
+  o.port = 0;
+  for (std::uint32_t bad : {0u, 63u, static_cast<std::uint32_t>(proto::kWriteRecordMaxPayload) + 1}) {
+    o.max_payload = bad;
+    try {
+      UdpService s(o);
+      ADD_FAILURE() << "max_payload " << bad << " was taken";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("65451"), std::string::npos) << e.what();
+    }
+  }
+  o.max_payload = 1400;
+  o.min_rate_bps = 500e6;  // above the client rate: nothing could be served
+  EXPECT_THROW(UdpService{o}, std::invalid_argument);
+}
+
+// Every fd the service owns is a UniqueFd: a constructor that throws (here: the port is taken)
+// leaves none open.
+TEST(UdpServiceOptions, AConstructorThatThrowsLeavesNoDescriptorOpen) {
+  auto open_fds = [] {
+    int n = 0;
+    for (int fd = 0; fd < 4096; ++fd) n += fcntl(fd, F_GETFD) != -1;
+    return n;
+  };
+  UdpOptions o;
+  o.bind = "127.0.0.1";
+  o.port = 0;
+  UdpService first(o);
+  o.port = first.port();
+  const int before = open_fds();
+  EXPECT_THROW(UdpService{o}, std::runtime_error);
+  EXPECT_EQ(open_fds(), before);
 }
 
 TEST(CookieJar, ValidForItsWindowAndTheNextOnlyAndOnlyForItsAddress) {

@@ -52,41 +52,30 @@ UdpFetcher::UdpFetcher(const std::string& host, std::uint16_t port, std::uint8_t
   if (int err = getaddrinfo(host.c_str(), service.c_str(), &hints, &res))
     throw ClientError(ErrorKind::server_unreachable, "cannot resolve " + host + ": " + gai_strerror(err));
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> info(res, freeaddrinfo);
-  fd_ = socket(info->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd_ < 0) throw ClientError(ErrorKind::server_unreachable, std::string("socket: ") + std::strerror(errno));
+  fd_.reset(socket(info->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd_) throw ClientError(ErrorKind::server_unreachable, std::string("socket: ") + std::strerror(errno));
   // A receive buffer that holds several records: datagrams that find it full are lost and have to
   // be asked for again. SO_RCVBUFFORCE passes net.core.rmem_max where the process may (CAP_NET_ADMIN).
   const int buf = 16 << 20;
-  if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  if (setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
   // Connected: the kernel reports an unreachable port, and the path MTU can be asked for.
-  if (::connect(fd_, info->ai_addr, info->ai_addrlen) != 0) {
-    const int err = errno;
-    close(fd_);
-    throw ClientError(ErrorKind::server_unreachable, "cannot reach " + server_ + ": " + std::strerror(err));
-  }
+  if (::connect(fd_.get(), info->ai_addr, info->ai_addrlen) != 0)
+    throw ClientError(ErrorKind::server_unreachable, "cannot reach " + server_ + ": " + std::strerror(errno));
   std::memcpy(&peer_, info->ai_addr, info->ai_addrlen);
   int mtu = 0;
   socklen_t mtu_len = sizeof mtu;
   const bool ipv6 = info->ai_family == AF_INET6;
-  if (getsockopt(fd_, ipv6 ? IPPROTO_IPV6 : IPPROTO_IP, ipv6 ? IPV6_MTU : IP_MTU, &mtu, &mtu_len) != 0 || mtu <= 0) mtu = 1500;
+  if (getsockopt(fd_.get(), ipv6 ? IPPROTO_IPV6 : IPPROTO_IP, ipv6 ? IPV6_MTU : IP_MTU, &mtu, &mtu_len) != 0 || mtu <= 0) mtu = 1500;
   // What fits the path without fragmentation: MTU less the IP and UDP headers and ours.
   const int room = mtu - (ipv6 ? 40 : 20) - 8 - static_cast<int>(sizeof(proto::WireWriteRecordDataHeader));
   max_payload_ = static_cast<std::uint32_t>(std::clamp(room, 64, static_cast<int>(proto::kWriteRecordMaxPayload)));
   if (options_.max_payload) max_payload_ = std::min(max_payload_, options_.max_payload);
-  try {
-    hello();
-  } catch (...) {
-    close(fd_);
-    throw;
-  }
-  receiver_ = std::make_unique<WriteRecordReceiver>(fd_, std::span<std::uint8_t>(ring_, ring_size_), session_, peer_,
+  hello();  // a throw closes the socket (fd_)
+  receiver_ = std::make_unique<WriteRecordReceiver>(fd_.get(), std::span<std::uint8_t>(ring_, ring_size_), session_, peer_,
                                                     max_payload_ + sizeof(proto::WireWriteRecordDataHeader), options_.gap_timeout);
 }
 
-UdpFetcher::~UdpFetcher() {
-  receiver_.reset();
-  if (fd_ >= 0) close(fd_);
-}
+UdpFetcher::~UdpFetcher() = default;  // the receiver goes first, then the socket (reverse order of members)
 
 void UdpFetcher::hello() {
   // Hello until a cookie comes back: 5 tries, 250 ms doubling.
@@ -95,16 +84,16 @@ void UdpFetcher::hello() {
   auto wait = std::chrono::milliseconds(250);
   std::string why = "no answer";
   for (int attempt = 0; attempt < 5; ++attempt, wait *= 2) {
-    if (::send(fd_, bytes.data(), bytes.size(), 0) < 0) {
+    if (::send(fd_.get(), bytes.data(), bytes.size(), 0) < 0) {
       why = std::strerror(errno);
       if (errno == ECONNREFUSED) continue;  // an ICMP port unreachable from an earlier try
     }
     const auto deadline = Clock::now() + wait;
     for (auto now = Clock::now(); now < deadline; now = Clock::now()) {
-      pollfd p{fd_, POLLIN, 0};
+      pollfd p{fd_.get(), POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) + 1) <= 0) break;
       std::uint8_t in[512];
-      const ssize_t n = ::recv(fd_, in, sizeof in, MSG_DONTWAIT);
+      const ssize_t n = ::recv(fd_.get(), in, sizeof in, MSG_DONTWAIT);
       if (n < 0) {
         if (errno == ECONNREFUSED) why = "nothing listens on that UDP port (is vod-server running with --udp-port?)";
         if (errno != EAGAIN) break;
@@ -167,7 +156,7 @@ void UdpFetcher::request(const Pending& p, std::uint64_t seq, std::uint64_t regi
   r.rate_bps = static_cast<std::uint64_t>(options_.rate_bps);
   const auto bytes = proto::encode(r);
   // A request lost to a full socket buffer is a lost datagram like any other: the timeout repairs it.
-  (void)::send(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT);
+  (void)::send(fd_.get(), bytes.data(), bytes.size(), MSG_DONTWAIT);
 }
 
 void UdpFetcher::fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor&, std::uint64_t offset, std::uint32_t length,

@@ -18,6 +18,7 @@
 #include "vod/client/fetcher.hpp"
 #include "vod/client/session.hpp"
 #include "vod/client/write_record_receiver.hpp"
+#include "vod/unique_fd.hpp"
 
 namespace vod::client {
 
@@ -38,9 +39,10 @@ class UdpFetcher final : public Fetcher {
   void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
              std::uint8_t* dest) override;
   bool can_recall() const noexcept override { return true; }
+  const char* fetch_name() const noexcept override { return "Write-Record range over UDP"; }
   void forget(std::uint32_t slot) noexcept override;
   void poll() override;
-  std::vector<int> wait_fds() const override { return {fd_}; }
+  std::vector<int> wait_fds() const override { return {fd_.get()}; }
   int control_fd() const noexcept override { return -1; }
   void check_events() override {}
   void arm() override {}
@@ -75,7 +77,7 @@ class UdpFetcher final : public Fetcher {
 
   std::string server_;
   UdpOptions options_;
-  int fd_ = -1;
+  UniqueFd fd_;  // declared before receiver_, which reads it: closed after the receiver is gone
   sockaddr_storage peer_{};
   std::uint8_t* ring_;
   std::size_t ring_size_;

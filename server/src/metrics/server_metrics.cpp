@@ -127,6 +127,9 @@ std::string ServerMetrics::render() const {
     counter("vod_server_udp_dropped_total", "UDP datagrams dropped: malformed, unexpected, or over a rate limit for errors", udp_.dropped);
     counter("vod_server_udp_bad_cookies_total", "UDP requests with a missing, forged or expired cookie", udp_.bad_cookies);
     counter("vod_server_udp_rate_limited_total", "UDP requests refused at a rate limit", udp_.rate_limited);
+    counter("vod_server_udp_jobs_expired_total", "UDP ranges dropped at their deadline before they were sent in full", udp_.expired);
+    counter("vod_server_udp_clients_forgotten_total", "UDP client addresses whose state was dropped (idle, or evicted for a new one)",
+            udp_.clients_forgotten);
   }
   return m.text();
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -75,62 +76,45 @@ MulticastSender::MulticastSender(const MulticastOptions& options) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_DGRAM;
   hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-  addrinfo* info = nullptr;
+  addrinfo* res = nullptr;
   const std::string port = std::to_string(options.port);
-  if (const int rc = getaddrinfo(options.group.c_str(), port.c_str(), &hints, &info); rc != 0)
+  if (const int rc = getaddrinfo(options.group.c_str(), port.c_str(), &hints, &res); rc != 0)
     throw std::runtime_error("getaddrinfo (" + options.group + "): " + gai_strerror(rc));
+  const std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> info(res, freeaddrinfo);
   const int family = info->ai_family;
-  fd_ = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) {
-    freeaddrinfo(info);
-    throw sys_error("socket", "live multicast");
-  }
+  fd_.reset(socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd_) throw sys_error("socket", "live multicast");
+  const int fd = fd_.get();
   const int loop = 1;  // receivers on this host see the group too
   if (family == AF_INET) {
     const unsigned char ttl = static_cast<unsigned char>(std::clamp(options.ttl, 1, 255));
     const unsigned char loop4 = 1;
-    setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl);
-    setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_LOOP, &loop4, sizeof loop4);
+    setsockopt(fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl);
+    setsockopt(fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop4, sizeof loop4);
     const int pmtu = IP_PMTUDISC_DO;  // never fragment: a lost fragment loses the whole datagram
-    setsockopt(fd_, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
     if (!options.interface.empty()) {
       in_addr local{};
-      if (inet_pton(AF_INET, options.interface.c_str(), &local) != 1) {
-        freeaddrinfo(info);
-        close(fd_);
+      if (inet_pton(AF_INET, options.interface.c_str(), &local) != 1)
         throw std::invalid_argument("--live-multicast-interface '" + options.interface + "' must be the IPv4 address of the interface to send from");
-      }
-      if (setsockopt(fd_, IPPROTO_IP, IP_MULTICAST_IF, &local, sizeof local) != 0) {
-        freeaddrinfo(info);
-        close(fd_);
-        throw sys_error("setsockopt(IP_MULTICAST_IF)", options.interface);
-      }
+      if (setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &local, sizeof local) != 0) throw sys_error("setsockopt(IP_MULTICAST_IF)", options.interface);
     }
   } else {
     const int hops = std::clamp(options.ttl, 1, 255);
-    setsockopt(fd_, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, &hops, sizeof hops);
-    setsockopt(fd_, IPPROTO_IPV6, IPV6_MULTICAST_LOOP, &loop, sizeof loop);
+    setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, &hops, sizeof hops);
+    setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_LOOP, &loop, sizeof loop);
     if (!options.interface.empty()) {
       const unsigned index = if_nametoindex(options.interface.c_str());
-      if (index == 0 || setsockopt(fd_, IPPROTO_IPV6, IPV6_MULTICAST_IF, &index, sizeof index) != 0) {
-        freeaddrinfo(info);
-        close(fd_);
+      if (index == 0 || setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &index, sizeof index) != 0)
         throw std::invalid_argument("--live-multicast-interface '" + options.interface + "' must name an interface for an IPv6 group");
-      }
     }
   }
-  const int rc = connect(fd_, info->ai_addr, info->ai_addrlen);
-  freeaddrinfo(info);
-  if (rc != 0) {
-    close(fd_);
+  if (connect(fd, info->ai_addr, info->ai_addrlen) != 0)
     throw sys_error("connect", options.group + ":" + port + " (is there a route for multicast? give --live-multicast-interface)");
-  }
   destination_ = (family == AF_INET6 ? "[" + options.group + "]" : options.group) + ":" + port;
 }
 
-MulticastSender::~MulticastSender() {
-  if (fd_ >= 0) close(fd_);
-}
+MulticastSender::~MulticastSender() = default;
 
 void MulticastSender::send(const MulticastRecord& r) {
   proto::WriteRecordData d;
@@ -168,7 +152,7 @@ void MulticastSender::send(const MulticastRecord& r) {
     }
     std::size_t done = 0;
     while (done < n) {
-      const int rc = sendmmsg(fd_, msgs.data() + done, static_cast<unsigned>(n - done), 0);
+      const int rc = sendmmsg(fd_.get(), msgs.data() + done, static_cast<unsigned>(n - done), 0);
       if (rc < 0) {
         if (errno == EINTR) continue;
         // ENOBUFS, a network that went away: the datagrams are lost, as they could be on the wire.

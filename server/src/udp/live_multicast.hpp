@@ -17,6 +17,8 @@
 #include <span>
 #include <string>
 
+#include "vod/unique_fd.hpp"
+
 namespace vod::server::udp {
 
 inline constexpr std::uint16_t kLiveMulticastPort = 7472;  // the documented default
@@ -48,6 +50,8 @@ struct MulticastStats {
 
 class MulticastSender {
  public:
+  // Throws std::invalid_argument for an interface that does not fit the group, std::runtime_error
+  // when the socket cannot be had or connected (closing it: no fd outlives a throw).
   explicit MulticastSender(const MulticastOptions& options);
   ~MulticastSender();
   MulticastSender(const MulticastSender&) = delete;
@@ -61,7 +65,7 @@ class MulticastSender {
   std::string destination() const { return destination_; }
 
  private:
-  int fd_ = -1;
+  UniqueFd fd_;
   std::uint32_t payload_ = 0;
   std::string destination_;
   MulticastStats stats_;

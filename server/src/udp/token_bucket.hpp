@@ -13,6 +13,7 @@ class TokenBucket {
  public:
   using Clock = std::chrono::steady_clock;
 
+  TokenBucket() = default;  // no rate: nothing until set_rate
   TokenBucket(double bytes_per_second, double burst_bytes, Clock::time_point now)
       : rate_(bytes_per_second), burst_(burst_bytes), tokens_(burst_bytes), last_(now) {}
 
@@ -42,8 +43,8 @@ class TokenBucket {
     if (now > last_) tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
     last_ = std::max(last_, now);
   }
-  double rate_, burst_, tokens_;
-  Clock::time_point last_;
+  double rate_ = 0, burst_ = 0, tokens_ = 0;
+  Clock::time_point last_{};
 };
 
 }  // namespace vod::server::udp

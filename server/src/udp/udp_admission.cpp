@@ -2,6 +2,8 @@
 #include "udp/udp_admission.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace vod::server::udp {
 
@@ -13,17 +15,29 @@ std::vector<std::uint8_t> udp_catalog(proto::Catalog catalog) {
   return proto::encode_catalog(catalog);
 }
 
-UdpDecision admit_udp(const proto::WriteRecordRequest& r, const UdpRegions& regions, const UdpLimits& limits) {
+std::string rate_text(double bps) {
+  char text[32];
+  if (bps >= 1e6) std::snprintf(text, sizeof text, "%g Mbit/s", bps / 1e6);
+  else std::snprintf(text, sizeof text, "%.0f bit/s", bps);
+  return text;
+}
+
+UdpDecision admit_udp(const proto::WriteRecordRequest& r, const std::shared_ptr<const UdpRegions>& generation, const UdpLimits& limits) {
   auto error = [&](proto::RejectCode code, std::string reason) {
     return proto::WriteRecordError{r.session_id, r.epoch, r.record_seq, code, std::move(reason)};
   };
+  const UdpRegions& regions = *generation;
   if (r.length > limits.max_record)
     return error(proto::RejectCode::malformed_request, "at most " + std::to_string(limits.max_record >> 20) + " MiB per request");
+  if (r.rate_bps < limits.min_rate_bps)  // a reason of at most 48 bytes: "rate_bps 999999 is under the floor, 1 Mbit/s"
+    return error(proto::RejectCode::malformed_request, "rate_bps " + std::to_string(r.rate_bps) + " is under the floor, " +
+                                                           rate_text(static_cast<double>(limits.min_rate_bps)));
   UdpJob job;
   std::span<const std::uint8_t> region;
   switch (r.region) {
     case proto::WriteRecordRegion::catalog:
       region = regions.catalog;
+      job.owner = generation;  // the catalog lives in the generation: the job keeps it
       break;
     case proto::WriteRecordRegion::movie:
     case proto::WriteRecordRegion::index: {
@@ -44,6 +58,25 @@ UdpDecision admit_udp(const proto::WriteRecordRequest& r, const UdpRegions& regi
   job.bytes = region.subspan(static_cast<std::size_t>(r.offset), static_cast<std::size_t>(r.length));
   job.payload = std::min(r.max_payload, limits.max_payload);
   return job;
+}
+
+std::chrono::steady_clock::time_point job_deadline(std::chrono::steady_clock::time_point admitted, std::uint64_t bytes, double rate_bps,
+                                                   const JobLife& life) {
+  using namespace std::chrono;
+  const double wire_s = rate_bps > 0 ? static_cast<double>(bytes) * 8 / rate_bps : 1e9;
+  const double ms = std::min(2 * wire_s * 1000 + static_cast<double>(life.grace.count()), static_cast<double>(life.max_life.count()));
+  return admitted + duration_cast<steady_clock::duration>(duration<double, std::milli>(ms));
+}
+
+std::size_t datagrams_per_send(std::uint32_t payload, double budget, std::uint64_t left, bool gso) noexcept {
+  if (payload == 0 || left == 0) return 0;
+  const std::size_t wire = payload + sizeof(proto::WireWriteRecordDataHeader);
+  const std::size_t afford = budget >= static_cast<double>(wire) ? static_cast<std::size_t>(budget / static_cast<double>(wire)) : 0;
+  const std::uint64_t needed = (left + payload - 1) / payload;
+  // With GSO: at most kGsoSegments and kGsoBytes in one train, and always one (a single datagram
+  // needs no GSO, whatever its size).
+  const std::size_t train = gso ? std::max<std::size_t>(1, std::min(kGsoSegments, kGsoBytes / wire)) : 1;
+  return static_cast<std::size_t>(std::min<std::uint64_t>({afford, needed, train}));
 }
 
 }  // namespace vod::server::udp

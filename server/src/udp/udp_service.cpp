@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "vod/log.hpp"
@@ -23,14 +24,40 @@ namespace vod::server::udp {
 
 namespace {
 
-constexpr std::size_t kBatch = 64;            // datagrams per recvmmsg, mmsghdrs per sendmmsg
-constexpr std::size_t kSendsPerClient = 8;     // GSO sends per client per round (8 × 64 KB)
-constexpr std::size_t kGsoSegments = 64;      // datagrams per GSO send (the kernel's UDP_MAX_SEGMENTS)
-constexpr std::size_t kGsoBytes = 65000;      // and bytes: one GSO send is one IP packet's worth before segmentation
-constexpr std::size_t kRecvSlot = 2048;       // larger datagrams are not requests: truncated, dropped
-constexpr auto kIdleClient = std::chrono::seconds(5);
+constexpr std::size_t kBatch = 64;         // datagrams per recvmmsg, GSO trains per sendmmsg
+constexpr std::size_t kRecvSlot = 2048;    // larger datagrams are not requests: truncated, dropped
+constexpr std::size_t kHeader = sizeof(proto::WireWriteRecordDataHeader);
+constexpr double kQuantum = 2.0 * kGsoBytes;  // bytes an address may send per turn: two full GSO trains
+constexpr auto kMinTimer = std::chrono::microseconds(50);  // the soonest the timer is set for
+constexpr auto kSweepGrid = std::chrono::milliseconds(250);  // idle addresses are swept on this grid
 
-std::string key_of(const sockaddr_storage& a, socklen_t len) { return {reinterpret_cast<const char*>(&a), len}; }
+UdpOptions validated(const UdpOptions& o) {
+  if (o.max_payload < 64 || o.max_payload > proto::kWriteRecordMaxPayload)
+    throw std::invalid_argument("--udp-max-payload " + std::to_string(o.max_payload) + ": a datagram holds 64.." +
+                                std::to_string(proto::kWriteRecordMaxPayload) + " bytes of payload (65507, the largest UDP datagram over IPv4, less the " +
+                                std::to_string(kHeader) + "-byte Write-Record header)");
+  if (!(o.max_rate_bps > 0) || !(o.client_rate_bps > 0)) throw std::invalid_argument("--udp-max-rate and --udp-client-rate must be positive");
+  if (!(o.min_rate_bps > 0) || o.min_rate_bps > o.client_rate_bps)
+    throw std::invalid_argument("the UDP rate floor (" + rate_text(o.min_rate_bps) + ") must be positive and at most --udp-client-rate (" +
+                                rate_text(o.client_rate_bps) + "), or no request could be served");
+  if (!o.max_jobs_per_client || !o.max_sessions_per_client || !o.max_clients || !o.max_jobs || !o.pre_cookie_slots)
+    throw std::invalid_argument("UDP table sizes (jobs, sessions, clients, pre-cookie slots) must be at least 1");
+  if (o.job_life.max_life <= std::chrono::milliseconds(0) || o.idle_client < std::chrono::milliseconds(0))
+    throw std::invalid_argument("UDP job lifetime must be positive and the idle time at least 0");
+  return o;
+}
+
+// A bucket's burst: 10 ms at its rate, at least 64 kB, and never less than two of the largest
+// datagrams (a burst smaller than one datagram would never let it go).
+double burst_for(double bytes_per_second, std::uint32_t max_payload) {
+  return std::max({64e3, bytes_per_second / 100, 2.0 * static_cast<double>(max_payload + kHeader)});
+}
+
+std::uint16_t port_of(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+  return 0;
+}
 
 std::string describe(const sockaddr_storage& a) {
   char host[INET6_ADDRSTRLEN] = "?";
@@ -80,9 +107,32 @@ bool UdpService::test_dropped(const Job& j, bool last) noexcept {
   return drop;
 }
 
+// The buffers of a receive batch and of a send batch: allocated once, with the service, so neither
+// path allocates per datagram or per call.
+struct UdpService::Scratch {
+  std::uint8_t in[kBatch][kRecvSlot];
+  mmsghdr in_msgs[kBatch];
+  iovec in_iov[kBatch];
+  sockaddr_storage from[kBatch];
+  struct Train {  // one sendmsg: consecutive datagrams of one record, a GSO train when more than one
+    proto::WireWriteRecordDataHeader headers[kGsoSegments];
+    iovec iov[2 * kGsoSegments];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(std::uint16_t))];
+    Endpoint to;
+    std::size_t segments = 0, bytes = 0;
+  } trains[kBatch];
+  mmsghdr out_msgs[kBatch];
+  // The owners of jobs that finished in the batch being built: their bytes stay alive until the
+  // sendmmsg that sends them has returned.
+  std::vector<std::shared_ptr<const void>> keep;
+};
+
 UdpService::UdpService(const UdpOptions& o)
-    : options_(o), total_(o.max_rate_bps / 8, std::max(256e3, o.max_rate_bps / 8 / 100), Clock::now()),
-      hellos_total_(20000, 20000, Clock::now()) {
+    : options_(validated(o)), pre_cookie_(o.pre_cookie_slots, random_hash_key(), o.pre_cookie, Clock::now()),
+      clients_(64, AddressHasher{random_hash_key()}), ready_(kQuantum),
+      total_(o.max_rate_bps / 8, std::max(256e3, burst_for(o.max_rate_bps / 8, o.max_payload)), Clock::now()), hellos_total_(20000, 20000, Clock::now()),
+      scratch_(std::make_unique<Scratch>()) {
+  scratch_->keep.reserve(kBatch);
   addrinfo hints{};
   hints.ai_socktype = SOCK_DGRAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
@@ -91,79 +141,143 @@ UdpService::UdpService(const UdpOptions& o)
   if (int err = getaddrinfo(o.bind == "0.0.0.0" || o.bind.empty() ? nullptr : o.bind.c_str(), port.c_str(), &hints, &res))
     throw std::runtime_error("--udp-port: cannot resolve " + o.bind + ": " + gai_strerror(err));
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> info(res, freeaddrinfo);
-  fd_ = socket(info->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  fd_.reset(socket(info->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd_) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  const int fd = fd_.get();
   const int buf = 8 << 20, pmtu = IP_PMTUDISC_DO;
-  if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
-  if (setsockopt(fd_, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
   // Never fragment: a datagram larger than the path MTU fails to send rather than leaving in pieces.
-  if (info->ai_family == AF_INET) setsockopt(fd_, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
-  if (bind(fd_, info->ai_addr, info->ai_addrlen) != 0) {
-    const int err = errno;
-    close(fd_);
-    throw std::runtime_error("--udp-port " + port + ": cannot bind " + o.bind + ": " + std::strerror(err));
-  }
+  if (info->ai_family == AF_INET) setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+  if (bind(fd, info->ai_addr, info->ai_addrlen) != 0)
+    throw std::runtime_error("--udp-port " + port + ": cannot bind " + o.bind + ": " + std::strerror(errno));
   sockaddr_storage bound{};
   socklen_t bound_len = sizeof bound;
-  getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &bound_len);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
   port_ = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port)
                                       : ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
   // UDP GSO where the kernel has it: probe by setting a socket-wide segment size, then clear it
   // (each send sets its own).
   int segment = 1400;
-  gso_ = setsockopt(fd_, SOL_UDP, UDP_SEGMENT, &segment, sizeof segment) == 0;
+  gso_ = setsockopt(fd, SOL_UDP, UDP_SEGMENT, &segment, sizeof segment) == 0;
   segment = 0;
-  if (gso_) setsockopt(fd_, SOL_UDP, UDP_SEGMENT, &segment, sizeof segment);
-  timer_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (timer_ < 0) throw std::runtime_error(std::string("timerfd_create: ") + std::strerror(errno));
-  log::info("udp", "Write-Record on " + o.bind + ":" + std::to_string(port_) + ", at most " + std::to_string(static_cast<long>(o.max_rate_bps / 1e6)) +
-                       " Mbit/s in all and " + std::to_string(static_cast<long>(o.client_rate_bps / 1e6)) + " per client" +
-                       (gso_ ? ", UDP GSO" : ", no UDP GSO in this kernel"));
+  if (gso_) setsockopt(fd, SOL_UDP, UDP_SEGMENT, &segment, sizeof segment);
+  timer_.reset(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  if (!timer_) throw std::runtime_error(std::string("timerfd_create: ") + std::strerror(errno));
+  log::info("udp", "Write-Record on " + o.bind + ":" + std::to_string(port_) + ", at most " + rate_text(o.max_rate_bps) + " in all and " +
+                       rate_text(o.client_rate_bps) + " per client address (IPv6: /64), requests for less than " + rate_text(o.min_rate_bps) +
+                       " refused" + (gso_ ? ", UDP GSO" : ", no UDP GSO in this kernel"));
 }
 
-UdpService::~UdpService() {
-  if (timer_ >= 0) close(timer_);
-  if (fd_ >= 0) close(fd_);
-}
+UdpService::~UdpService() = default;
+
+double UdpService::wire_bytes(std::uint32_t payload) const noexcept { return static_cast<double>(payload + kHeader); }
 
 std::uint64_t UdpService::now_seconds(Clock::time_point now) const {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(now - started_).count()) + 1'000'000;
 }
 
-UdpService::Client& UdpService::client_for(const sockaddr_storage& addr, socklen_t len, Clock::time_point now) {
-  const std::string key = key_of(addr, len);
-  auto it = clients_.find(key);
-  if (it == clients_.end()) {
-    // 20 error datagrams and 10 cookies a second to one address, whatever it sends.
-    Client c{addr, len, TokenBucket(options_.client_rate_bps / 8, 64e3, now), TokenBucket(20, 20, now), TokenBucket(10, 10, now), {}, {}};
-    it = clients_.emplace(key, std::move(c)).first;
+UdpService::Client* UdpService::client_for(const AddressKey& key, Clock::time_point now) {
+  if (auto it = clients_.find(key); it != clients_.end()) return &it->second;
+  if (clients_.size() >= options_.max_clients) {
+    if (idle_.empty()) {
+      if (!table_full_)
+        log::warn("udp", "the client table is full (" + std::to_string(clients_.size()) + " addresses with ranges queued): new addresses, " +
+                             to_string(key) + " first, are refused until one is done");
+      table_full_ = true;
+      return nullptr;
+    }
+    forget(clients_.find(idle_.front())->second);  // the one idle longest
+  } else {
+    table_full_ = false;
   }
-  return it->second;
+  const double rate = options_.client_rate_bps / 8;
+  auto [it, inserted] = clients_.try_emplace(key);
+  Client& c = it->second;
+  c.key = key;
+  c.bucket = TokenBucket(rate, burst_for(rate, options_.max_payload), now);
+  set_idle(c, now);
+  return &c;
+}
+
+UdpService::Session* UdpService::session_for(Client& c, std::uint32_t id, std::uint16_t port, std::uint32_t epoch, Clock::time_point now) {
+  for (Session& s : c.sessions)
+    if (s.id == id && s.port == port) return &s;
+  if (c.sessions.size() >= options_.max_sessions_per_client) {
+    // Room for a new session: forget the one that has waited longest with nothing queued (its
+    // epoch with it: a request of its that comes later starts it again).
+    auto victim = c.sessions.end();
+    for (auto it = c.sessions.begin(); it != c.sessions.end(); ++it)
+      if (it->jobs.empty() && (victim == c.sessions.end() || it->last < victim->last)) victim = it;
+    if (victim == c.sessions.end()) return nullptr;
+    c.sessions.erase(victim);
+    --sessions_;
+    c.next_session = 0;
+  }
+  const double rate = options_.client_rate_bps / 8;
+  c.sessions.push_back(Session{id, port, epoch, TokenBucket(rate, burst_for(rate, options_.max_payload), now), {}, now});
+  ++sessions_;
+  return &c.sessions.back();
+}
+
+void UdpService::enqueue(Client& c) {
+  if (c.idle) {
+    idle_.erase(c.idle_at);
+    c.idle = false;
+  }
+  if (!c.queued) {
+    ready_.push(&c);
+    c.queued = true;
+    c.wake = Clock::time_point::max();  // an entry it may have in sleepers_ is stale now
+  }
+}
+
+void UdpService::set_idle(Client& c, Clock::time_point now) {
+  c.wake = Clock::time_point::max();
+  c.earliest_deadline = Clock::time_point::max();
+  if (c.idle) return;
+  c.idle_at = idle_.insert(idle_.end(), c.key);
+  c.idle = true;
+  c.idle_since = now;
+}
+
+void UdpService::forget(Client& c) {
+  // Only an idle address (no jobs, not in the ring) is forgotten; entries of it in sleepers_ are
+  // stale and found so by key.
+  if (c.idle) idle_.erase(c.idle_at);
+  sessions_ -= c.sessions.size();
+  ++stats_.clients_forgotten;
+  clients_.erase(c.key);
+}
+
+void UdpService::sweep_idle(Clock::time_point now) {
+  while (!idle_.empty()) {
+    Client& c = clients_.find(idle_.front())->second;
+    if (now - c.idle_since < options_.idle_client) break;
+    forget(c);
+  }
 }
 
 void UdpService::on_readable() {
-  std::vector<std::uint8_t> buffers(kBatch * kRecvSlot);
-  mmsghdr msgs[kBatch];
-  iovec iovs[kBatch];
-  sockaddr_storage from[kBatch];
+  Scratch& x = *scratch_;
   for (int round = 0; round < 16; ++round) {  // bounded: other fds get their turn
     for (std::size_t i = 0; i < kBatch; ++i) {
-      iovs[i] = {buffers.data() + i * kRecvSlot, kRecvSlot};
-      msgs[i] = {};
-      msgs[i].msg_hdr.msg_iov = &iovs[i];
-      msgs[i].msg_hdr.msg_iovlen = 1;
-      msgs[i].msg_hdr.msg_name = &from[i];
-      msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+      x.in_iov[i] = {x.in[i], kRecvSlot};
+      x.in_msgs[i] = {};
+      x.in_msgs[i].msg_hdr.msg_iov = &x.in_iov[i];
+      x.in_msgs[i].msg_hdr.msg_iovlen = 1;
+      x.in_msgs[i].msg_hdr.msg_name = &x.from[i];
+      x.in_msgs[i].msg_hdr.msg_namelen = sizeof x.from[i];
     }
-    const int n = recvmmsg(fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+    const int n = recvmmsg(fd_.get(), x.in_msgs, kBatch, MSG_DONTWAIT, nullptr);
     if (n <= 0) break;
     const auto now = Clock::now();
     for (int i = 0; i < n; ++i) {
-      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+      if (x.in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
         ++stats_.dropped;  // larger than any request
         continue;
       }
-      handle(buffers.data() + static_cast<std::size_t>(i) * kRecvSlot, msgs[i].msg_len, from[i], msgs[i].msg_hdr.msg_namelen, now);
+      handle(x.in[i], x.in_msgs[i].msg_len, x.from[i], x.in_msgs[i].msg_hdr.msg_namelen, now);
     }
     if (static_cast<std::size_t>(n) < kBatch) break;
   }
@@ -181,15 +295,17 @@ void UdpService::handle(const std::uint8_t* data, std::size_t n, const sockaddr_
     ++stats_.dropped;  // not ours: no answer (an answer to garbage is a reflector)
     return;
   }
-  Client& c = client_for(from, from_len, now);
+  // Nothing is allocated for the sender here: until its cookie verifies it has only its slot of
+  // the pre-cookie table.
+  const AddressKey key = address_key(from);
   switch (static_cast<proto::MessageType>(h.type)) {
-    case proto::MessageType::write_record_hello: return on_hello(b, c, now);
-    case proto::MessageType::write_record_request: return on_request(b, c, now);
+    case proto::MessageType::write_record_hello: return on_hello(b, from, from_len, key, now);
+    case proto::MessageType::write_record_request: return on_request(b, from, from_len, key, now);
     default: ++stats_.dropped;
   }
 }
 
-void UdpService::on_hello(proto::Bytes b, Client& c, Clock::time_point now) {
+void UdpService::on_hello(proto::Bytes b, const sockaddr_storage& from, socklen_t from_len, const AddressKey& key, Clock::time_point now) {
   auto hello = proto::decode_write_record_hello(b);
   if (!hello) {
     ++stats_.dropped;
@@ -197,17 +313,16 @@ void UdpService::on_hello(proto::Bytes b, Client& c, Clock::time_point now) {
   }
   ++stats_.hellos;
   // A flood of hellos (possibly with forged sources) gets cookies only as fast as the budgets allow.
-  if (c.hello_budget.available(now) < 1 || hellos_total_.available(now) < 1) {
+  if (hellos_total_.available(now) < 1 || !pre_cookie_.take_hello(key, now)) {
     ++stats_.dropped;
     return;
   }
-  c.hello_budget.take(1);
   hellos_total_.take(1);
-  proto::WriteRecordCookie cookie{hello->nonce, cookies_.make(c.addr, now_seconds(now)), CookieJar::kWindowSeconds, options_.max_payload};
-  send_small(c, proto::encode(cookie));  // 48 bytes in answer to 64
+  proto::WriteRecordCookie cookie{hello->nonce, cookies_.make(from, now_seconds(now)), CookieJar::kWindowSeconds, options_.max_payload};
+  send_small(from, from_len, proto::encode(cookie));  // 48 bytes in answer to 64
 }
 
-void UdpService::on_request(proto::Bytes b, Client& c, Clock::time_point now) {
+void UdpService::on_request(proto::Bytes b, const sockaddr_storage& from, socklen_t from_len, const AddressKey& key, Clock::time_point now) {
   auto r = proto::decode_write_record_request(b);
   if (!r) {
     // Echo what identifies the request (session, epoch, record), as far as it arrived.
@@ -223,215 +338,298 @@ void UdpService::on_request(proto::Bytes b, Client& c, Clock::time_point now) {
       e.epoch = ids.epoch.get();
       e.record_seq = ids.record_seq.get();
     }
-    return send_error(c, b.size(), std::move(e), now);
+    return send_error(from, from_len, key, b.size(), std::move(e), now);
   }
   ++stats_.requests;
-  if (!cookies_.valid(r->cookie, c.addr, now_seconds(now))) {
+  auto refuse = [&](proto::RejectCode code, std::string reason) {
+    send_error(from, from_len, key, b.size(), {r->session_id, r->epoch, r->record_seq, code, std::move(reason)}, now);
+  };
+  if (!cookies_.valid(r->cookie, from, now_seconds(now))) {
     ++stats_.bad_cookies;
-    return send_error(c, b.size(), {r->session_id, r->epoch, r->record_seq, proto::RejectCode::bad_cookie, "no valid cookie: say hello again"}, now);
+    return refuse(proto::RejectCode::bad_cookie, "no valid cookie: say hello again");
   }
+  if (!regions_) return refuse(proto::RejectCode::shutting_down, "not serving yet");
+  // The address proved it receives: from here it may have state, within bounds.
+  Client* c = client_for(key, now);
+  if (!c) {
+    ++stats_.rate_limited;
+    return refuse(proto::RejectCode::rate_limited, "server busy: too many clients; ask later");
+  }
+  Session* s = session_for(*c, r->session_id, port_of(from), r->epoch, now);
+  if (!s) {
+    ++stats_.rate_limited;
+    return refuse(proto::RejectCode::rate_limited, "too many sessions of your address at once");
+  }
+  s->last = now;
   // A newer epoch of a session supersedes what its older epochs still had queued (a seek).
-  auto [epoch, inserted] = c.epochs.emplace(r->session_id, r->epoch);
-  if (!inserted && static_cast<std::int32_t>(r->epoch - epoch->second) < 0) {
+  if (static_cast<std::int32_t>(r->epoch - s->epoch) < 0) {
     ++stats_.superseded;  // a request from before the client's last seek: nobody wants it any more
     return;
   }
-  if (r->epoch != epoch->second) {
-    epoch->second = r->epoch;
-    const auto before = c.jobs.size();
-    std::erase_if(c.jobs, [&](const Job& j) { return j.request.session_id == r->session_id && j.request.epoch != r->epoch && j.sent == 0; });
+  if (r->epoch != s->epoch) {
+    s->epoch = r->epoch;
+    const auto before = s->jobs.size();
     // A job half sent stays: its datagrams carry the old epoch and the client drops them; cutting
     // it here would only save what is already in flight.
-    jobs_ -= before - c.jobs.size();
-    stats_.superseded += before - c.jobs.size();
+    std::erase_if(s->jobs, [&](const Job& j) { return j.sent == 0; });
+    if (s->jobs.empty()) std::vector<Job>().swap(s->jobs);
+    const std::size_t dropped = before - s->jobs.size();
+    c->jobs -= dropped;
+    jobs_ -= dropped;
+    stats_.superseded += dropped;
+    if (c->jobs == 0 && !c->queued) set_idle(*c, now);
   }
-  if (!regions_) return send_error(c, b.size(), {r->session_id, r->epoch, r->record_seq, proto::RejectCode::shutting_down, "not serving yet"}, now);
-  if (c.jobs.size() >= options_.max_jobs_per_client || jobs_ >= options_.max_jobs) {
+  if (c->jobs >= options_.max_jobs_per_client || jobs_ >= options_.max_jobs) {
     ++stats_.rate_limited;
-    return send_error(c, b.size(), {r->session_id, r->epoch, r->record_seq, proto::RejectCode::rate_limited,
-                                    "too many ranges queued; ask again when these arrived"}, now);
+    return refuse(proto::RejectCode::rate_limited, "too many ranges queued; ask again when these arrived");
   }
-  UdpDecision d = admit_udp(*r, *regions_, {16u << 20, options_.max_payload});
-  if (auto* e = std::get_if<proto::WriteRecordError>(&d)) return send_error(c, b.size(), std::move(*e), now);
+  UdpDecision d = admit_udp(*r, regions_, {16u << 20, options_.max_payload, static_cast<std::uint64_t>(options_.min_rate_bps)});
+  if (auto* e = std::get_if<proto::WriteRecordError>(&d)) return send_error(from, from_len, key, b.size(), std::move(*e), now);
   const double rate = std::min<double>(static_cast<double>(r->rate_bps), options_.client_rate_bps) / 8;
-  c.bucket.set_rate(rate, std::max(64e3, rate / 100));  // 10 ms of burst
-  // An idle client (nothing queued) may have just been created with a small bucket: its record
-  // leaves in one burst of its own rate's 10 ms, not in slices paced by timer wake-ups.
-  if (c.jobs.empty()) c.bucket.fill();
+  s->pace.set_rate(rate, burst_for(rate, options_.max_payload));
+  // A session (an address) with nothing queued starts its record with a full burst, not in slices
+  // paced by timer wake-ups.
+  if (s->jobs.empty()) s->pace.fill();
+  if (c->jobs == 0) c->bucket.fill();
   bool repair = false;
   if (options_.test_drop.any()) repair = !test_seen_.insert({r->session_id, r->record_seq}).second;
-  c.jobs.push_back({*r, std::get<UdpJob>(std::move(d)), 0, repair ? 0 : jobs_admitted_++, repair});
+  Job j;
+  j.epoch = r->epoch;
+  j.record_seq = r->record_seq;
+  j.buffer_offset = r->buffer_offset;
+  j.data = std::get<UdpJob>(std::move(d));
+  std::memcpy(&j.to.addr, &from, std::min<std::size_t>(from_len, sizeof j.to.addr));
+  j.to.len = std::min<socklen_t>(from_len, sizeof j.to.addr);
+  j.deadline = job_deadline(now, r->length, rate * 8, options_.job_life);
+  j.ordinal = repair ? 0 : jobs_admitted_++;
+  j.repair = repair;
+  c->earliest_deadline = std::min(c->earliest_deadline, j.deadline);
+  s->jobs.push_back(std::move(j));
+  ++c->jobs;
   ++jobs_;
+  enqueue(*c);
 }
 
-void UdpService::send_error(Client& c, std::size_t request_size, proto::WriteRecordError e, Clock::time_point now) {
-  auto bytes = proto::encode(e);
+void UdpService::send_error(const sockaddr_storage& to, socklen_t to_len, const AddressKey& key, std::size_t request_size, proto::WriteRecordError e,
+                            Clock::time_point now) {
   // Never larger than what came: the reason is shortened to fit, and a datagram too small to hold
   // an error gets none.
-  if (request_size < sizeof(proto::WireWriteRecordErrorFixed) || c.error_budget.available(now) < 1) {
+  if (request_size < sizeof(proto::WireWriteRecordErrorFixed) || !pre_cookie_.take_error(key, now)) {
     ++stats_.dropped;
     return;
   }
+  auto bytes = proto::encode(e);
   if (bytes.size() > request_size) {
     e.reason.resize(request_size - sizeof(proto::WireWriteRecordErrorFixed));
     bytes = proto::encode(e);
   }
-  c.error_budget.take(1);
   ++stats_.errors_sent;
-  send_small(c, bytes);
+  send_small(to, to_len, bytes);
 }
 
-void UdpService::send_small(Client& c, const std::vector<std::uint8_t>& bytes) {
-  if (sendto(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&c.addr), c.addr_len) < 0)
-    log::debug("udp", "sendto " + describe(c.addr) + ": " + std::strerror(errno));
+void UdpService::send_small(const sockaddr_storage& to, socklen_t to_len, const std::vector<std::uint8_t>& bytes) {
+  if (sendto(fd_.get(), bytes.data(), bytes.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&to), to_len) < 0)
+    log::debug("udp", "sendto " + describe(to) + ": " + std::strerror(errno));
 }
 
 void UdpService::on_timer() {
   std::uint64_t expirations = 0;
-  (void)!::read(timer_, &expirations, sizeof expirations);
+  (void)!::read(timer_.get(), &expirations, sizeof expirations);
   armed_ = Clock::time_point::max();  // a one-shot timer that fired is disarmed
   pump(Clock::now());
 }
 
+void UdpService::expire_jobs(Client& c, Clock::time_point now) {
+  // Called only as the address's turn begins, with the pump's `now`: no job it drops has bytes in
+  // a batch still being built.
+  std::size_t dropped = 0;
+  Clock::time_point earliest = Clock::time_point::max();
+  for (Session& s : c.sessions) {
+    const std::size_t before = s.jobs.size();
+    std::erase_if(s.jobs, [&](const Job& j) { return j.deadline <= now; });
+    dropped += before - s.jobs.size();
+    for (const Job& j : s.jobs) earliest = std::min(earliest, j.deadline);
+    if (s.jobs.empty()) std::vector<Job>().swap(s.jobs);  // a session's memory goes with its last job
+  }
+  c.earliest_deadline = earliest;
+  if (!dropped) return;
+  c.jobs -= dropped;
+  jobs_ -= dropped;
+  stats_.expired += dropped;
+  log::debug("udp", to_string(c.key) + ": dropped " + std::to_string(dropped) + " range(s) not sent by their deadline (the client asks again)");
+}
+
+UdpService::Session* UdpService::sendable(Client& c, Clock::time_point now) {
+  const std::size_t n = c.sessions.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = (c.next_session + k) % n;
+    Session& s = c.sessions[i];
+    if (!s.jobs.empty() && s.pace.available(now) >= wire_bytes(s.jobs.front().data.payload)) {
+      c.next_session = i;
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+UdpService::Clock::time_point UdpService::wake_time(Client& c, Clock::time_point now) {
+  // When its first session may send its next datagram, and its address bucket too; or the first
+  // deadline, so that expired jobs leave even while it waits.
+  Clock::time_point at = Clock::time_point::max();
+  double smallest = std::numeric_limits<double>::max();
+  for (Session& s : c.sessions) {
+    if (s.jobs.empty()) continue;
+    const double wire = wire_bytes(s.jobs.front().data.payload);
+    at = std::min(at, s.pace.when(wire, now));
+    smallest = std::min(smallest, wire);
+  }
+  if (at != Clock::time_point::max()) at = std::max(at, c.bucket.when(smallest, now));
+  return std::min(at, c.earliest_deadline);
+}
+
+void UdpService::wake_sleepers(Clock::time_point now) {
+  while (!sleepers_.empty() && sleepers_.top().at <= now) {
+    const Wake w = sleepers_.top();
+    sleepers_.pop();
+    auto it = clients_.find(w.key);
+    if (it == clients_.end() || it->second.queued || it->second.wake != w.at) continue;  // stale
+    enqueue(it->second);
+  }
+}
+
 void UdpService::pump(Clock::time_point now) {
-  // Up to kSendsPerClient GSO sends (runs of equal-size datagrams of one record) per client per
-  // round, round robin, until the buckets or the socket say stop: a whole record usually leaves in
-  // one sendmmsg.
-  struct Send {
-    std::vector<proto::WireWriteRecordDataHeader> headers;
-    std::vector<iovec> iov;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(std::uint16_t))];
-  };
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    std::vector<Send> sends;
-    std::vector<Client*> owners;
-    std::size_t built = 0;
-    sends.reserve(kBatch);
-    for (auto& [key, c] : clients_) {
-      std::size_t next_job = 0;
-      for (std::size_t round = 0; round < kSendsPerClient; ++round) {
-        while (next_job < c.jobs.size() && c.jobs[next_job].sent >= c.jobs[next_job].data.bytes.size()) ++next_job;
-        if (next_job >= c.jobs.size() || sends.size() >= kBatch) break;
-        Job& j = c.jobs[next_job];
-        const std::size_t payload = j.data.payload;
-        const double wire = static_cast<double>(payload + sizeof(proto::WireWriteRecordDataHeader));
-        const double budget = std::min(c.bucket.available(now), total_.available(now));
-        const bool gso = gso_ && !options_.test_drop.any();
-        std::size_t count = std::min<std::size_t>({gso ? kGsoSegments : 1, static_cast<std::size_t>(budget / wire),
-                                                   gso ? kGsoBytes / static_cast<std::size_t>(wire) : 1});
-        const std::uint64_t left = j.data.bytes.size() - j.sent;
-        count = std::min<std::size_t>(count, (left + payload - 1) / payload);
-        if (count == 0) break;
-        Send s;
-        s.headers.reserve(count);
-        s.iov.reserve(2 * count);
-        std::uint64_t at = j.sent;
-        for (std::size_t k = 0; k < count; ++k) {
-          const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(payload, j.data.bytes.size() - at));
-          proto::WriteRecordData d;
-          d.session_id = j.request.session_id;
-          d.epoch = j.request.epoch;
-          d.record_seq = j.request.record_seq;
-          d.record_length = j.data.bytes.size();
-          d.record_offset = at;
-          d.buffer_offset = j.request.buffer_offset;
-          d.flags = at + n == j.data.bytes.size() ? proto::kRecordLastDatagram : 0;
-          d.payload = j.data.bytes.subspan(static_cast<std::size_t>(at), n);
-          s.headers.push_back(proto::data_header(d));
-          at += n;
-        }
-        for (std::size_t k = 0; k < count; ++k) {
-          s.iov.push_back({&s.headers[k], sizeof(proto::WireWriteRecordDataHeader)});
-          const std::uint64_t off = j.sent + k * payload;
-          const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(payload, j.data.bytes.size() - off));
-          s.iov.push_back({const_cast<std::uint8_t*>(j.data.bytes.data() + off), n});  // sendmsg reads, never writes
-        }
-        ++built;
-        const double bytes = static_cast<double>((at - j.sent) + count * sizeof(proto::WireWriteRecordDataHeader));
-        c.bucket.take(bytes);
-        total_.take(bytes);
-        j.sent = at;
-        if (options_.test_drop.any() && test_dropped(j, at == j.data.bytes.size())) continue;  // "lost": paced, never sent
-        sends.push_back(std::move(s));
-        owners.push_back(&c);
+  // Addresses take turns by deficit round robin (ready_); within an address its sessions take
+  // turns. Each send is one GSO train of one record, as long as every bucket allows (the session's,
+  // the address's, the server's) and the address's turn lasts. An address whose buckets stop it
+  // sleeps in sleepers_ until they allow; one with nothing left goes idle.
+  wake_sleepers(now);
+  sweep_idle(now);
+  Scratch& x = *scratch_;
+  const bool gso = gso_ && !options_.test_drop.any();
+  socket_full_ = false;
+  server_wait_ = 0;
+  for (;;) {
+    std::size_t batch = 0;
+    while (batch < kBatch && !ready_.empty()) {
+      Client& c = *ready_.front();
+      if (now >= c.earliest_deadline) expire_jobs(c, now);
+      if (c.jobs == 0) {
+        ready_.pop();
+        c.queued = false;
+        set_idle(c, now);
+        continue;
+      }
+      Session* s = sendable(c, now);
+      if (!s || c.bucket.available(now) < wire_bytes(s->jobs.front().data.payload)) {
+        ready_.pop();  // paced: asleep until its buckets allow
+        c.queued = false;
+        c.wake = wake_time(c, now);
+        sleepers_.push({c.wake, c.key});
+        continue;
+      }
+      Job& j = s->jobs.front();
+      const double wire = wire_bytes(j.data.payload);
+      const double allowance = ready_.allowance();
+      if (allowance < wire) {
+        ready_.rotate();  // its turn is over
+        continue;
+      }
+      const double total = total_.available(now);
+      if (total < wire) {
+        server_wait_ = wire;  // the server's rate: the turn goes on when total_ allows
+        break;
+      }
+      const std::uint64_t size = j.data.bytes.size();
+      const std::size_t count =
+          datagrams_per_send(j.data.payload, std::min({allowance, total, c.bucket.available(now), s->pace.available(now)}), size - j.sent, gso);
+      Scratch::Train& t = x.trains[batch];
+      t.segments = count;
+      t.to = j.to;
+      std::uint64_t at = j.sent;
+      for (std::size_t k = 0; k < count; ++k) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(j.data.payload, size - at));
+        proto::WriteRecordData d;
+        d.session_id = s->id;
+        d.epoch = j.epoch;
+        d.record_seq = j.record_seq;
+        d.record_length = size;
+        d.record_offset = at;
+        d.buffer_offset = j.buffer_offset;
+        d.flags = at + n == size ? proto::kRecordLastDatagram : 0;
+        d.payload = j.data.bytes.subspan(static_cast<std::size_t>(at), n);
+        t.headers[k] = proto::data_header(d);
+        t.iov[2 * k] = {&t.headers[k], kHeader};
+        t.iov[2 * k + 1] = {const_cast<std::uint8_t*>(d.payload.data()), n};  // sendmsg reads, never writes
+        at += n;
+      }
+      t.bytes = static_cast<std::size_t>(at - j.sent) + count * kHeader;
+      const double bytes = static_cast<double>(t.bytes);
+      c.bucket.take(bytes);
+      s->pace.take(bytes);
+      total_.take(bytes);
+      ready_.spend(bytes);
+      j.sent = at;
+      c.next_session = (static_cast<std::size_t>(s - c.sessions.data()) + 1) % c.sessions.size();
+      const bool finished = at == size;
+      const bool lost = options_.test_drop.any() && test_dropped(j, finished);  // "lost": paced, never sent
+      if (!lost) ++batch;
+      if (finished) {
+        if (!lost) x.keep.push_back(std::move(j.data.owner));  // its bytes are in this batch
+        s->jobs.erase(s->jobs.begin());
+        if (s->jobs.empty()) std::vector<Job>().swap(s->jobs);
+        --c.jobs;
+        --jobs_;
       }
     }
-    if (sends.empty()) {
-      if (!built) break;  // the buckets are empty
-      finish_sent_jobs();  // the test hook "lost" all this round built
-      progress = true;
-      continue;
-    }
-    std::vector<mmsghdr> msgs(sends.size());
-    for (std::size_t i = 0; i < sends.size(); ++i) {
-      Send& s = sends[i];
-      msghdr& m = msgs[i].msg_hdr;
-      m.msg_name = &owners[i]->addr;
-      m.msg_namelen = owners[i]->addr_len;
-      m.msg_iov = s.iov.data();
-      m.msg_iovlen = s.iov.size();
-      const std::size_t segments = s.headers.size();
-      if (gso_ && segments > 1) {
-        m.msg_control = s.control;
-        m.msg_controllen = sizeof s.control;
+    if (batch == 0) break;
+    for (std::size_t i = 0; i < batch; ++i) {
+      Scratch::Train& t = x.trains[i];
+      msghdr& m = x.out_msgs[i].msg_hdr;
+      m = {};
+      m.msg_name = &t.to.addr;
+      m.msg_namelen = t.to.len;
+      m.msg_iov = t.iov;
+      m.msg_iovlen = 2 * t.segments;
+      if (gso && t.segments > 1) {
+        m.msg_control = t.control;
+        m.msg_controllen = sizeof t.control;
         cmsghdr* cm = CMSG_FIRSTHDR(&m);
         cm->cmsg_level = SOL_UDP;
         cm->cmsg_type = UDP_SEGMENT;
         cm->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
-        const auto size = static_cast<std::uint16_t>(s.iov[0].iov_len + s.iov[1].iov_len);  // every segment but the last
-        std::memcpy(CMSG_DATA(cm), &size, sizeof size);
+        const auto segment = static_cast<std::uint16_t>(t.iov[0].iov_len + t.iov[1].iov_len);  // every segment but the last
+        std::memcpy(CMSG_DATA(cm), &segment, sizeof segment);
       }
-      stats_.datagrams += segments;
+      stats_.datagrams += t.segments;
     }
-    const int sent = sendmmsg(fd_, msgs.data(), static_cast<unsigned>(msgs.size()), MSG_DONTWAIT);
+    const int sent = sendmmsg(fd_.get(), x.out_msgs, static_cast<unsigned>(batch), MSG_DONTWAIT);
     if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK) log::warn("udp", std::string("sendmmsg: ") + std::strerror(errno));
     stats_.sends += sent > 0 ? static_cast<std::uint64_t>(sent) : 0;
-    for (std::size_t i = 0; i < sends.size(); ++i) {
-      std::uint64_t b = 0;
-      for (const auto& v : sends[i].iov) b += v.iov_len;
-      if (static_cast<int>(i) < sent) stats_.bytes += b;
-      // What the socket did not take is lost as if the network dropped it: the client asks again.
+    for (std::size_t i = 0; i < batch && static_cast<int>(i) < sent; ++i) stats_.bytes += x.trains[i].bytes;
+    // What the socket did not take is lost as if the network dropped it: the client asks again.
+    x.keep.clear();
+    if (sent != static_cast<int>(batch)) {
+      socket_full_ = true;
+      break;
     }
-    finish_sent_jobs();
-    progress = sent == static_cast<int>(sends.size());
+    if (server_wait_ > 0) break;
   }
   arm_timer(now);
 }
 
-void UdpService::finish_sent_jobs() {
-  for (auto& [key, c] : clients_) {
-    while (!c.jobs.empty() && c.jobs.front().sent >= c.jobs.front().data.bytes.size()) {
-      c.jobs.pop_front();
-      --jobs_;
-    }
-  }
-}
-
 void UdpService::arm_timer(Clock::time_point now) {
-  // Wake when the first waiting client's next datagram fits its buckets; sweep idle clients.
+  // Wake for the first of: the server's bucket, when an address's turn waits for it (or soon, when
+  // the socket was full); the first sleeping address; the first idle address to forget (on a coarse
+  // grid, so that most pumps leave the timer as it is).
   Clock::time_point next = Clock::time_point::max();
-  for (auto it = clients_.begin(); it != clients_.end();) {
-    Client& c = it->second;
-    if (c.jobs.empty()) {
-      // Budgets must outlive a flood's gaps; then the client is forgotten.
-      if (c.error_budget.available(now) >= 20 && c.hello_budget.available(now) >= 10 && c.bucket.available(now) >= 64e3) {
-        it = clients_.erase(it);
-        continue;
-      }
-      // Sweeps need no precision: on a 100 ms grid, so that most pumps leave the timer as it is.
-      const auto sweep = now + std::chrono::duration_cast<Clock::duration>(kIdleClient);
-      const auto grid = std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(100));
-      next = std::min(next, Clock::time_point((sweep.time_since_epoch() / grid + 1) * grid));
-      ++it;
-      continue;
-    }
-    const double wire = static_cast<double>(c.jobs.front().data.payload + sizeof(proto::WireWriteRecordDataHeader));
-    next = std::min(next, std::max(c.bucket.when(wire, now), total_.when(wire, now)));
-    ++it;
+  if (!ready_.empty()) next = socket_full_ || server_wait_ <= 0 ? now : total_.when(server_wait_, now);
+  if (!sleepers_.empty()) next = std::min(next, sleepers_.top().at);
+  if (!idle_.empty()) {
+    const auto forget_at = clients_.find(idle_.front())->second.idle_since + std::chrono::duration_cast<Clock::duration>(options_.idle_client);
+    const auto grid = std::chrono::duration_cast<Clock::duration>(kSweepGrid);
+    next = std::min(next, Clock::time_point((forget_at.time_since_epoch() / grid + 1) * grid));
   }
-  if (next != Clock::time_point::max()) next = std::max(next, now + std::chrono::microseconds(50));
+  if (next != Clock::time_point::max()) next = std::max(next, now + std::chrono::duration_cast<Clock::duration>(kMinTimer));
   if (next == armed_) return;  // one system call fewer per request, most of the time
   armed_ = next;
   itimerspec spec{};
@@ -441,7 +639,7 @@ void UdpService::arm_timer(Clock::time_point now) {
     spec.it_value.tv_sec = static_cast<time_t>(at / 1'000'000'000);
     spec.it_value.tv_nsec = static_cast<long>(at % 1'000'000'000);
   }
-  timerfd_settime(timer_, TFD_TIMER_ABSTIME, &spec, nullptr);
+  timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &spec, nullptr);
 }
 
 }  // namespace vod::server::udp
