@@ -19,14 +19,42 @@ constexpr std::size_t kPage = 4096;
 constexpr std::chrono::seconds kStuckRead{15};
 }  // namespace
 
+namespace {
+std::size_t chunk_of(const EngineOptions& o) noexcept { return (std::max(o.chunk_size, kMinChunk) + kPage - 1) / kPage * kPage; }
+std::size_t slots_of(const EngineOptions& o) noexcept {
+  const std::size_t chunk = chunk_of(o);
+  return std::max(o.read_depth, 1u) + (o.readahead_bytes + chunk - 1) / chunk + 2;
+}
+}  // namespace
+
+std::size_t ring_bytes_for(const EngineOptions& o) noexcept { return slots_of(o) * chunk_of(o); }
+
+std::optional<EngineOptions> fit_rings(const EngineOptions& o, std::size_t sessions, std::uint64_t budget) noexcept {
+  const auto fits = [&](const EngineOptions& e) { return std::uint64_t{ring_bytes_for(e)} * std::max<std::size_t>(sessions, 1) <= budget; };
+  if (fits(o)) return o;
+  EngineOptions e = o;
+  const std::size_t chunk = chunk_of(o);
+  // Halving the read-ahead, then the depth: each step keeps as much of what was asked as fits.
+  while (e.readahead_bytes > chunk) {
+    e.readahead_bytes = std::max(chunk, e.readahead_bytes / 2);
+    if (fits(e)) return e;
+  }
+  while (e.read_depth > 2) {
+    e.read_depth = std::max(2u, e.read_depth / 2);
+    e.readahead_depth = std::min(e.readahead_depth, e.read_depth);
+    if (fits(e)) return e;
+  }
+  return std::nullopt;
+}
+
 ReadEngine::ReadEngine(const EngineOptions& o)
-    : chunk_((std::max(o.chunk_size, kMinChunk) + kPage - 1) / kPage * kPage),
+    : chunk_(chunk_of(o)),
       readahead_(o.readahead_bytes),
       readahead_max_(o.readahead_bytes),
       wanted_depth_(std::max(o.read_depth, 1u)),
       readahead_depth_(std::max(o.readahead_depth, 1u)),
       first_read_(o.first_read_bytes == 0 ? 0 : std::min((o.first_read_bytes + kPage - 1) / kPage * kPage, chunk_ / 2)) {
-  const std::size_t slots = wanted_depth_ + (readahead_ + chunk_ - 1) / chunk_ + 2;
+  const std::size_t slots = slots_of(o);
   ring_size_ = slots * chunk_;
   ring_ = take_ring(ring_size_);  // resident already when a closed session left it spare
   slots_.resize(slots);
@@ -452,7 +480,8 @@ void ReadEngine::progress(std::chrono::milliseconds wait) {
         ++stats_.stalls;
       }
     if (stats_.in_flight > 0 && now - last_progress_ > kStuckRead)
-      throw ConnectionLost("no RDMA Read completed for " + std::to_string(kStuckRead.count()) + " s");
+      throw ConnectionLost(std::string("no ") + fetcher_->fetch_name() + " completed for " + std::to_string(kStuckRead.count()) + " s (" +
+                           std::to_string(stats_.in_flight) + " requested, none arrived)");
     if (stats_.in_flight == 0) last_progress_ = now;
     // Sleep on the completion channel and the CM channel, even when idle: a paced reader waits
     // here, and a disconnect must still be noticed.

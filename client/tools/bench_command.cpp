@@ -35,6 +35,23 @@ double process_cpu_seconds() {
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
+
+// The bytes the viewers' rings may take together: 3/4 of MemAvailable (the rest is the process,
+// the kernel and, with Soft-RoCE, the emulated NIC's copies), and no more than RLIMIT_MEMLOCK
+// allows to be pinned. Read from /proc/meminfo by hand: one number, no library for that.
+std::uint64_t ring_memory_budget() {
+  std::uint64_t available_kib = 0;
+  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "MemAvailable: %lu kB", &available_kib) == 1) break;
+    std::fclose(f);
+  }
+  std::uint64_t budget = available_kib ? available_kib * 1024 / 4 * 3 : ~std::uint64_t{0};
+  rlimit lock{};
+  if (getrlimit(RLIMIT_MEMLOCK, &lock) == 0 && lock.rlim_cur != RLIM_INFINITY) budget = std::min<std::uint64_t>(budget, lock.rlim_cur);
+  return budget;
+}
 }  // namespace
 
 namespace {
@@ -188,6 +205,32 @@ int run_bench(const std::vector<std::string>& args) {
       if (e.size > 0 && (e.bitrate_bps > 0 || rate_mbps > 0)) movies.push_back(e.name);
     if (movies.empty())
       throw ClientError(ErrorKind::unknown_movie, "the catalog of " + catalog.server() + " has no movie with a known bitrate to play (give --rate)");
+  }
+
+  // Every viewer registers a ring of its own: fit them to the memory this machine has (and may
+  // lock), or refuse now, saying how much is needed, rather than be killed by the OOM killer later.
+  {
+    const EngineOptions asked = common.session.engine;
+    const std::uint64_t budget = ring_memory_budget();
+    const auto fitted = fit_rings(asked, clients, budget);
+    const double mib = 1 << 20;
+    if (!fitted) {
+      EngineOptions least = asked;
+      least.readahead_bytes = least.chunk_size;  // the least fit_rings tries
+      least.read_depth = 2;
+      throw ClientError(ErrorKind::usage, std::to_string(clients) + " viewers need at least " +
+                                              std::to_string(static_cast<long>(ring_bytes_for(least) * static_cast<double>(clients) / mib)) +
+                                              " MiB of registered rings, and this machine has " + std::to_string(static_cast<long>(budget / mib)) +
+                                              " MiB for them (3/4 of MemAvailable, within RLIMIT_MEMLOCK): use fewer --clients or a smaller --chunk-kib");
+    }
+    if (fitted->readahead_bytes != asked.readahead_bytes || fitted->read_depth != asked.read_depth) {
+      std::fprintf(stderr, "bench: %u viewers' rings of %.1f MiB each (%.0f MiB) exceed the %.0f MiB this machine has for them; "
+                           "using %.1f MiB each: read-ahead %.1f MiB, read depth %u\n",
+                   clients, static_cast<double>(ring_bytes_for(asked)) / mib, static_cast<double>(ring_bytes_for(asked)) * clients / mib,
+                   static_cast<double>(budget) / mib, static_cast<double>(ring_bytes_for(*fitted)) / mib,
+                   static_cast<double>(fitted->readahead_bytes) / mib, fitted->read_depth);
+      common.session.engine = *fitted;
+    }
   }
 
   // Every viewer's connection completes on one shared CQ: one fd to sleep on, one poll for all.

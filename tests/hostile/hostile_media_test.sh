@@ -76,3 +76,20 @@ sleep 0.5
 [[ ! -s $work/connections ]] || fail "the rescan connected to a URL a movie named: $(cat "$work/connections")"
 kill -0 "$server_pid" || fail "the server died"
 pass "after SIGHUP: late.mp4 skipped, still no connection, still serving"
+
+step "a UDP server that stops answering mid-get: the client's error names the transport and what it waited for"
+"$build/tests/rdma/make_pattern" $((8 * 1024 * 1024)) 7 "$media/stall.bin"
+kill -HUP "$server_pid"
+for _ in $(seq 100); do grep -q 'generation 3:' "$work/server.log" && break; sleep 0.1; done
+"$build/client/vod-client" get rdma://127.0.0.1/stall.bin -o "$work/stall.bin" "${C[@]}" --udp-rate 2 --reconnect-for 2 2> "$work/stall.err" &
+getter=$!
+sleep 2
+kill -STOP "$server_pid"
+rc=0
+timeout 40 tail --pid="$getter" -f /dev/null || fail "the get was still waiting 40 s after the server stopped"
+wait "$getter" || rc=$?
+kill -CONT "$server_pid"
+[[ $rc -ne 0 ]] || fail "the get of a stalled server succeeded"
+grep -q "no Write-Record range over UDP completed for 15 s" "$work/stall.err" || fail "the error does not name the transport: $(tail -n 3 "$work/stall.err")"
+! grep -q "RDMA Read" "$work/stall.err" || fail "a UDP client's error speaks of RDMA Reads: $(grep "RDMA Read" "$work/stall.err")"
+pass "$(grep -m 1 -o 'no Write-Record range over UDP completed[^;]*' "$work/stall.err")"

@@ -38,6 +38,7 @@ class ManualFetcher final : public Fetcher {
     order_.push_back('f');
   }
   bool can_recall() const noexcept override { return false; }
+  const char* fetch_name() const noexcept override { return "test fetch"; }
   void forget(std::uint32_t) noexcept override {}
   bool fetches_in_parts() const noexcept override { return in_parts_; }
   void poll() override {

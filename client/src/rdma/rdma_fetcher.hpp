@@ -28,6 +28,7 @@ class RdmaFetcher final : public Fetcher {
              std::uint8_t* dest) override;
   void flush() override;
   bool can_recall() const noexcept override { return false; }
+  const char* fetch_name() const noexcept override { return "RDMA Read"; }
   bool fetches_in_parts() const noexcept override { return true; }
   void forget(std::uint32_t) noexcept override {}
   void poll() override;

@@ -59,6 +59,9 @@ class Fetcher {
   // The longest the caller may sleep before poll() has timers to run (UDP retransmission), or -1.
   virtual int next_timeout_ms() const noexcept { return -1; }
 
+  // What a fetch is on this transport, for messages: "RDMA Read", "Write-Record range over UDP".
+  virtual const char* fetch_name() const noexcept = 0;
+
   // Fetches in flight at most, and the largest single fetch.
   virtual unsigned depth() const noexcept = 0;
   virtual std::size_t max_fetch() const noexcept = 0;

@@ -31,6 +31,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -56,6 +57,16 @@ struct EngineOptions {
   // The size of the first Read after a start or a seek (ramp-up, above); 0: whole chunks only.
   std::size_t first_read_bytes = 16 * 1024;
 };
+
+// The bytes of the ring an engine with these options registers: a chunk per Read in flight, the
+// read-ahead, and two more.
+std::size_t ring_bytes_for(const EngineOptions& o) noexcept;
+
+// Options for `sessions` engines whose rings fit in `budget` bytes together: `o` itself when they
+// fit; else less read-ahead (down to one chunk), then a smaller read depth (down to 2); nullopt
+// when even that does not fit. A pure decider (table-tested): `vod-client bench` sizes a thousand
+// viewers' rings to the memory it has with it instead of being killed by the OOM killer.
+std::optional<EngineOptions> fit_rings(const EngineOptions& o, std::size_t sessions, std::uint64_t budget) noexcept;
 
 class ReadEngine {
  public:
