@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "http_connection.hpp"
 
 #include "vod/log.hpp"
@@ -7,45 +8,106 @@ namespace vod::proxy {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+using asio::ip::tcp;
 
-HttpConnection::HttpConnection(asio::ip::tcp::socket socket, const Services& services, const ConnectionLimits& limits, std::string default_host)
+HttpConnection::HttpConnection(tcp::socket socket, const Services& services, const ConnectionLimits& limits, std::string default_host,
+                               ConnectionSlots::Slot slot)
     : stream_(std::move(socket)),
       pool_(services.pool),
       metrics_(services.metrics),
       pages_(services.pages),
       thumbnails_(services.thumbnails),
+      hosts_(services.hosts),
+      live_hubs_(services.live),
       limits_(limits),
-      default_host_(std::move(default_host)) {
+      default_host_(std::move(default_host)),
+      slot_(std::move(slot)),
+      accepted_(std::chrono::steady_clock::now()),
+      deadline_(stream_.get_executor()) {
   metrics_.connection_opened();
   beast::error_code ec;
   const auto ep = stream_.socket().remote_endpoint(ec);
   peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
-  for (auto& b : blocks_) b.data.resize(limits_.chunk_bytes);
 }
 
 HttpConnection::~HttpConnection() {
   // Reads still outstanding would write into blocks_, which go with this object.
   for (auto& b : blocks_)
     if (b.busy && !b.ready) pool_.cancel(b.read_id);
-  if (live_) live_->close();
+  live_.reset();
   metrics_.connection_closed();
 }
 
-void HttpConnection::start() { read_request(); }
+void HttpConnection::start() { wait_for_request(); }
 
-void HttpConnection::read_request() {
+// ---------------------------------------------------------------- reading a request
+
+void HttpConnection::wait_for_request() {
+  parser_.reset();
+  if (buffer_.size() > 0) return read_header();  // the next request is here already (pipelined)
+  buffer_.shrink_to_fit();                        // an idle connection holds no buffer
+  arm_deadline(first_request_ ? accepted_ + limits_.header_timeout : std::chrono::steady_clock::now() + limits_.idle_timeout);
+  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) { self->on_readable(ec); });
+}
+
+void HttpConnection::on_readable(beast::error_code ec) {
+  if (timed_out_) {
+    // Nothing came: close without an answer (a client may have opened the connection ahead of use).
+    metrics_.idle_timeout();
+    log::debug("proxy", peer_ + ": closed: no request within " +
+                            std::to_string((first_request_ ? limits_.header_timeout : limits_.idle_timeout).count()) + " s (" +
+                            (first_request_ ? "--header-timeout" : "--idle-timeout") + ")");
+    return close();
+  }
+  disarm_deadline();
+  if (ec) return close();
+  read_header();
+}
+
+void HttpConnection::read_header() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(limits_.header_bytes));
   parser_->body_limit(0);  // GET and HEAD carry no body; anything else is refused
-  stream_.expires_after(limits_.idle);
+  arm_deadline(first_request_ ? accepted_ + limits_.header_timeout : std::chrono::steady_clock::now() + limits_.header_timeout);
+  stream_.expires_never();  // the deadline above is the limit: it answers 408 where the stream's own timeout would only close
   http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
 }
 
+void HttpConnection::arm_deadline(std::chrono::steady_clock::time_point when) {
+  timed_out_ = false;
+  const std::uint64_t generation = ++deadline_generation_;
+  deadline_.expires_at(when);
+  deadline_.async_wait([weak = weak_from_this(), generation](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->deadline_generation_ != generation) return;
+    self->timed_out_ = true;
+    beast::error_code ignored;
+    self->stream_.socket().cancel(ignored);  // the wait or read completes with operation_aborted
+  });
+}
+
+void HttpConnection::disarm_deadline() {
+  ++deadline_generation_;  // a deadline that fired but whose handler has not run yet does nothing
+  deadline_.cancel();
+}
+
 void HttpConnection::on_request(beast::error_code ec) {
+  const bool timed_out = timed_out_;
+  disarm_deadline();
   started_ = std::chrono::steady_clock::now();
+  if (timed_out) {
+    metrics_.header_timeout();
+    keep_alive_ = false;
+    request_line_ = "(request header incomplete)";
+    range_.clear();
+    return respond(error_plan(408, "the request header did not arrive whole within " + std::to_string(limits_.header_timeout.count()) + " s of " +
+                                       (first_request_ ? "the connection opening" : "its first byte") +
+                                       " (--header-timeout); send the whole header at once"),
+                   "GET");
+  }
   if (ec == http::error::end_of_stream || ec == asio::error::connection_reset || ec == beast::error::timeout ||
       ec == asio::error::operation_aborted) {
-    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     return;
   }
   if (ec) {
@@ -74,6 +136,11 @@ void HttpConnection::on_request(beast::error_code ec) {
   r.if_none_match = std::string(req[http::field::if_none_match]);
   request_line_ = r.method + " " + r.target;
   range_ = r.range;
+  const HostVerdict host = check_host(http_version_, req.count(http::field::host), r.host, hosts_);
+  if (host != HostVerdict::allowed) {
+    keep_alive_ = false;
+    return respond(host_refusal(host, r.host), r.method);
+  }
   Plan plan;
   const std::string path = r.target.substr(0, r.target.find('?'));
   if (path == "/metrics") return respond(metrics_plan(r.method, r.method == "GET" || r.method == "HEAD" ? metrics_.render(pool_.figures(), thumbnails_.figures()) : ""), r.method);
@@ -89,6 +156,8 @@ void HttpConnection::on_request(beast::error_code ec) {
   if (plan.thumbnail) return respond_with_picture(std::move(plan), r.method, generation);
   respond(std::move(plan), r.method);
 }
+
+// ---------------------------------------------------------------- responding
 
 void HttpConnection::respond_with_picture(Plan plan, const std::string& method, std::uint32_t generation) {
   // The picture is made (or found) off this thread; the connection waits without reading.
@@ -108,13 +177,9 @@ void HttpConnection::respond(Plan plan, const std::string& method) {
   plan_ = std::move(plan);
   if (method == "HEAD") plan_.send_body = false;
   if (!plan_.live.empty() && plan_.send_body) {
-    // Open the channel before the status line goes out, so a failure is an HTTP error that says why.
-    client::Uri uri = pool_.server_uri();
-    uri.movie = plan_.live;
-    uri.live = true;
+    // Join the channel before the status line goes out, so a failure is an HTTP error that says why.
     try {
-      live_ = pool_.udp() ? std::make_shared<LiveRelay>(pool_.io(), uri, pool_.multicast_options())
-                          : std::make_shared<LiveRelay>(pool_.io(), uri, pool_.live_options());
+      live_ = live_hubs_.subscribe(plan_.live, peer_);
     } catch (const std::exception& e) {
       return respond(error_plan(503, std::string("cannot open the live channel '") + plan_.live + "': " + e.what()), method);
     }
@@ -156,8 +221,20 @@ void HttpConnection::respond(Plan plan, const std::string& method) {
     }
     self->next_read_ = self->next_write_ = self->plan_.offset;
     self->end_ = self->plan_.offset + self->plan_.length;
+    self->allocate_blocks();
     self->fill_blocks();
   });
+}
+
+void HttpConnection::allocate_blocks() {
+  // Not zero-filled: every byte sent was written by a Read first.
+  for (auto& b : blocks_)
+    if (!b.data) b.data = std::make_unique_for_overwrite<std::uint8_t[]>(limits_.chunk_bytes);
+}
+
+void HttpConnection::release_blocks() noexcept {
+  for (auto& b : blocks_)
+    if (!b.busy) b.data.reset();
 }
 
 void HttpConnection::fill_blocks() {
@@ -166,10 +243,10 @@ void HttpConnection::fill_blocks() {
     b.busy = true;
     b.ready = false;
     b.offset = next_read_;
-    b.length = static_cast<std::size_t>(std::min<std::uint64_t>(b.data.size(), end_ - next_read_));
+    b.length = static_cast<std::size_t>(std::min<std::uint64_t>(limits_.chunk_bytes, end_ - next_read_));
     next_read_ += b.length;
     Block* block = &b;
-    b.read_id = pool_.read(plan_.movie, b.offset, std::span<std::uint8_t>(b.data.data(), b.length),
+    b.read_id = pool_.read(plan_.movie, b.offset, std::span<std::uint8_t>(b.data.get(), b.length),
                            // The read keeps the connection alive: between writes it is the only thing that does.
                            [self = shared_from_this(), block](std::size_t n, const std::string& error) {
                              if (!error.empty() || n != block->length) {
@@ -188,7 +265,7 @@ void HttpConnection::write_ready_block() {
     if (!b.busy || !b.ready || b.offset != next_write_) continue;
     writing_ = true;
     stream_.expires_after(limits_.stalled);
-    asio::async_write(stream_, asio::buffer(b.data.data(), b.length), [self = shared_from_this(), block = &b](beast::error_code ec, std::size_t) {
+    asio::async_write(stream_, asio::buffer(b.data.get(), b.length), [self = shared_from_this(), block = &b](beast::error_code ec, std::size_t) {
       self->writing_ = false;
       if (ec) {  // the player went away or stalled past the limit: stop, and issue no more Reads
         self->log_access(self->plan_.status, self->next_write_ - self->plan_.offset);
@@ -204,47 +281,82 @@ void HttpConnection::write_ready_block() {
   }
 }
 
+// ---------------------------------------------------------------- a live channel
+
 void HttpConnection::start_live() {
   next_write_ = 0;
+  if (limits_.live_send_buffer) {
+    beast::error_code ignored;  // a smaller buffer is an optimisation; the kernel's default still works
+    stream_.socket().set_option(asio::socket_base::send_buffer_size(static_cast<int>(limits_.live_send_buffer)), ignored);
+  }
+  stream_.expires_never();  // the watch below waits as long as the response lasts; each write sets its own stall timeout
+  watch_live_client();
   relay_live();
 }
 
 void HttpConnection::relay_live() {
-  Block& b = blocks_[0];
-  live_->next(std::span<std::uint8_t>(b.data), [self = shared_from_this()](std::size_t n, const std::string& error) {
-    if (!error.empty()) return self->abort_stream(error);
-    auto written = [self, n](beast::error_code ec, std::size_t) {
-      if (ec) {  // the player went away: the relay (and its RDMA connection) goes with this object
-        self->log_access(self->plan_.status, self->next_write_);
-        return;
-      }
-      self->next_write_ += n;
+  if (live_ended_) return;
+  live_->next([self = shared_from_this()](const BacklogStep& step, const std::string& error) {
+    if (self->live_ended_) return;
+    if (!error.empty()) return self->end_live(error);
+    auto written = [self, chunk = step.chunk](beast::error_code ec, std::size_t) {
+      self->writing_ = false;
+      if (ec) return self->end_live("");  // the player went away, or stalled past the limit
+      self->next_write_ += chunk->bytes.size();
       self->relay_live();
     };
-    self->stream_.expires_after(self->limits_.stalled);
-    const auto data = asio::buffer(self->blocks_[0].data.data(), n);
-    if (self->chunked_) asio::async_write(self->stream_, http::make_chunk(data), written);
-    else asio::async_write(self->stream_, data, written);
+    self->writing_ = true;
+    self->stream_.expires_after(self->limits_.stalled);  // the write's alone: the watch's read is pending
+    const auto data = asio::buffer(step.chunk->bytes);
+    if (self->chunked_) asio::async_write(self->stream_, http::make_chunk(data), std::move(written));
+    else asio::async_write(self->stream_, data, std::move(written));
   });
 }
+
+void HttpConnection::watch_live_client() {
+  // A player sends nothing during a live response; the read ends when it closes the connection,
+  // which may be while the channel has nothing new to write.
+  stream_.async_read_some(asio::buffer(live_sink_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    if (self->live_ended_) return;
+    if (!ec) return self->watch_live_client();
+    self->end_live("");
+  });
+}
+
+void HttpConnection::end_live(const std::string& why) {
+  if (live_ended_) return;
+  live_ended_ = true;
+  if (!why.empty()) log::warn("proxy", peer_ + " " + request_line_ + ": ending the live response after " + std::to_string(next_write_) + " bytes: " + why);
+  log_access(plan_.status, next_write_);
+  live_.reset();  // leaves the channel's hub
+  close();
+}
+
+// ---------------------------------------------------------------- endings
 
 void HttpConnection::abort_stream(const std::string& why) {
   // Never send wrong bytes: end the response short by closing; the client sees an incomplete body.
   log::warn("proxy", peer_ + " " + request_line_ + ": ending the response at byte " + std::to_string(next_write_) + ": " + why);
   log_access(plan_.status, next_write_ - plan_.offset);
-  beast::error_code ec;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  stream_.close();
+  close();
 }
 
 void HttpConnection::finish() {
   log_access(plan_.status, plan_.send_body ? plan_.body_length() : 0);
+  release_blocks();
   if (!keep_alive_) {
     beast::error_code ec;
-    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     return;
   }
-  read_request();
+  first_request_ = false;
+  wait_for_request();
+}
+
+void HttpConnection::close() noexcept {
+  beast::error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.close();
 }
 
 void HttpConnection::log_access(unsigned status, std::uint64_t bytes) {

@@ -48,7 +48,7 @@ void LiveRelay::attempt() {
   if (chunk.bytes > 0 || !error.empty()) {
     auto done = std::move(done_);
     done_ = nullptr;
-    asio::post(io_, [done = std::move(done), n = chunk.bytes, error] { done(n, error); });
+    asio::post(io_, [done = std::move(done), chunk, error] { done(chunk, error); });
     return;
   }
   watch();

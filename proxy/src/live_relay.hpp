@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// One HTTP client's view of a live channel: a LiveSession (RDMA) or a MulticastLiveSession (UDP
-// multicast, with --transport udp) driven from the proxy's io_context. It waits (asio) on the
-// session's fds, with a short timer for what has no fd (header polling, reconnect backoff, a
-// multicast hole timeout), and hands the next bytes to the HTTP side when there are some.
+// The proxy's one session of a live channel (LiveHub owns it): a LiveSession (RDMA) or a
+// MulticastLiveSession (UDP multicast, with --transport udp) driven from the proxy's io_context. It
+// waits (asio) on the session's fds, with a short timer for what has no fd (header polling,
+// reconnect backoff, a multicast hole timeout), and hands the next bytes over when there are some.
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
@@ -20,8 +20,9 @@ namespace vod::proxy {
 
 class LiveRelay : public std::enable_shared_from_this<LiveRelay> {
  public:
-  // Bytes placed in the destination (never 0 unless `error` says why the stream ended).
-  using Done = std::function<void(std::size_t bytes, const std::string& error)>;
+  // What read() delivered into the destination (chunk.bytes is never 0 unless `error` says why
+  // the stream ended), with its discontinuity flag.
+  using Done = std::function<void(const client::LiveChunk& chunk, const std::string& error)>;
 
   // Connects (blocking, like the movie sessions); throws ClientError.
   LiveRelay(boost::asio::io_context& io, client::Uri uri, client::LiveOptions options);

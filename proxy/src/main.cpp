@@ -1,11 +1,18 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // vod-proxy: the client-local HTTP-to-RDMA proxy. Any HTTP player plays and seeks (Range requests)
 // movies that it reads from a vod-server by one-sided RDMA Read.
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <csignal>
 #include <cstdio>
 
+#include "host_allow_list.hpp"
 #include "http_connection.hpp"
+#include "listener.hpp"
+#include "live_hub.hpp"
 #include "proxy_config.hpp"
 #include "rdma_pool.hpp"
 #include "vod/log.hpp"
@@ -33,37 +40,19 @@ tcp::endpoint parse_listen(const std::string& text, bool allow_remote) {
   return {address, static_cast<unsigned short>(port)};
 }
 
-// Accepts connections forever; a transient failure (no file descriptors left, an aborted
-// connection) is logged and retried after a pause instead of ending the loop.
-class Listener {
- public:
-  Listener(asio::io_context& io, tcp::endpoint at, const vod::proxy::Services& services, vod::proxy::ConnectionLimits limits)
-      : acceptor_(io, at), retry_(io), services_(services), limits_(limits), host_(at.address().to_string() + ":" + std::to_string(at.port())) {}
-  void accept() {
-    acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-      if (ec == asio::error::operation_aborted) return;
-      if (ec) {
-        vod::log::warn("proxy", "accept failed: " + ec.message() + "; retrying in 100 ms");
-        retry_.expires_after(std::chrono::milliseconds(100));
-        retry_.async_wait([this](boost::system::error_code wec) {
-          if (!wec) accept();
-        });
-        return;
-      }
-      std::make_shared<vod::proxy::HttpConnection>(std::move(socket), services_, limits_, host_)->start();
-      accept();
-    });
-  }
-  void close() { acceptor_.close(); }
-  std::string address() const { return host_; }
-
- private:
-  tcp::acceptor acceptor_;
-  asio::steady_timer retry_;
-  vod::proxy::Services services_;
-  vod::proxy::ConnectionLimits limits_;
-  std::string host_;
-};
+// Room for --max-connections sockets besides the sessions' and the refusals': the soft limit on
+// open files is raised toward the hard one when it is lower. Returns a warning when it cannot be.
+std::string ensure_file_limit(std::size_t max_connections) {
+  const rlim_t wanted = static_cast<rlim_t>(max_connections) + 256;
+  rlimit l{};
+  if (getrlimit(RLIMIT_NOFILE, &l) != 0 || l.rlim_cur >= wanted) return "";
+  l.rlim_cur = l.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, l.rlim_max);
+  setrlimit(RLIMIT_NOFILE, &l);
+  getrlimit(RLIMIT_NOFILE, &l);
+  if (l.rlim_cur >= wanted) return "";
+  return "the open-file limit is " + std::to_string(l.rlim_cur) + ", too low for --max-connections " + std::to_string(max_connections) +
+         " (it needs about " + std::to_string(wanted) + "): accepts will fail before the cap; raise LimitNOFILE (ulimit -n) or lower --max-connections";
+}
 
 }  // namespace
 
@@ -72,6 +61,7 @@ int main(int argc, char** argv) {
   std::optional<proxy::ProxyConfig> config;
   client::Uri server;
   tcp::endpoint at;
+  std::optional<proxy::HostAllowList> hosts;
   try {
     config = proxy::parse_proxy_config(argc, argv);
     if (!config) return 0;
@@ -80,6 +70,9 @@ int main(int argc, char** argv) {
     server = client::parse_uri(config->server);
     if (server.movie) throw std::invalid_argument("--server names a server, not a movie: rdma://host[:port]");
     at = parse_listen(config->listen, config->allow_remote);
+    const bool wildcard = at.address().is_unspecified();
+    hosts = proxy::allowed_hosts_for(at.address().to_string(), config->allow_hosts, wildcard ? proxy::host_addresses() : std::vector<std::string>{},
+                                     wildcard ? proxy::host_name() : std::string());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vod-proxy: %s\n", e.what());
     return 2;
@@ -124,12 +117,24 @@ int main(int argc, char** argv) {
   if (!config->udp_group.empty()) pictures.multicast = pool.multicast_options();
   pictures.picture.width = config->thumbnail_width;
   proxy::ThumbnailService thumbnails(io, pictures);
+  proxy::LiveHubSettings live_settings;
+  live_settings.backlog_bytes = std::size_t{config->live_buffer_kib} * 1024;
+  live_settings.read_bytes = std::size_t{config->chunk_kib} * 1024;
+  proxy::LiveHubs live(pool, metrics, live_settings);
   proxy::ConnectionLimits limits;
   limits.header_bytes = config->header_limit;
   limits.chunk_bytes = std::size_t{config->chunk_kib} * 1024;
-  std::unique_ptr<Listener> listener;
+  limits.header_timeout = std::chrono::seconds(config->header_timeout);
+  limits.idle_timeout = std::chrono::seconds(config->idle_timeout);
+  limits.live_send_buffer = proxy::live_send_buffer_for(live_settings.backlog_bytes);
+  if (const std::string warning = ensure_file_limit(config->max_connections); !warning.empty()) log::warn("proxy", warning);
+  std::string names;
+  for (const auto& name : hosts->names()) names += (names.empty() ? "" : " ") + name;
+  log::info("proxy", "answering requests for Host " + names + " (and 127.0.0.0/8; more with --allow-host)");
+  std::unique_ptr<proxy::Listener> listener;
   try {
-    listener = std::make_unique<Listener>(io, at, proxy::Services{pool, metrics, *pages, thumbnails}, limits);
+    listener = std::make_unique<proxy::Listener>(io, at, proxy::Services{pool, metrics, *pages, thumbnails, *hosts, live}, limits,
+                                                 config->max_connections);
   } catch (const boost::system::system_error& e) {
     log::error("proxy", "cannot listen on " + config->listen + ": " + e.code().message());
     return 1;

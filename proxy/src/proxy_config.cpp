@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "proxy_config.hpp"
 
 #include <boost/program_options.hpp>
@@ -24,6 +25,16 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("depth", po::value(&c.depth)->default_value(c.depth), "RDMA Reads in flight per movie session")
       ("reconnect-for", po::value(&c.reconnect_for)->default_value(c.reconnect_for), "seconds to keep reconnecting when the vod-server goes away")
       ("header-limit", po::value(&c.header_limit)->default_value(c.header_limit), "largest request header accepted, in bytes (431 beyond)")
+      ("max-connections", po::value(&c.max_connections)->default_value(c.max_connections),
+       "HTTP connections open at once; beyond, a new connection gets 503 and is closed (counted in /metrics, logged at most every 10 s)")
+      ("header-timeout", po::value(&c.header_timeout)->default_value(c.header_timeout),
+       "seconds for a whole request header to arrive, from the connection's start or, kept alive, from the request's first byte (408 beyond)")
+      ("idle-timeout", po::value(&c.idle_timeout)->default_value(c.idle_timeout), "seconds a kept-alive connection may wait for its next request before it is closed")
+      ("allow-host", po::value(&c.allow_hosts)->composing(),
+       "NAME: answer requests whose Host is NAME too (repeatable); by default only localhost, 127.0.0.1, [::1] and the --listen address "
+       "(with a wildcard --listen, also this host's addresses and hostname): other names get 421 (DNS rebinding protection)")
+      ("live-buffer-kib", po::value(&c.live_buffer_kib)->default_value(c.live_buffer_kib),
+       "each live channel's recent bytes kept for its viewers, in KiB; a viewer further behind jumps to the newest keyframe")
       ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error")
       ("log-format", po::value(&c.log_format)->default_value(c.log_format), "text (one line per event) or json (one object per line, for log shippers)")
       ("transport", po::value(&c.transport)->default_value(c.transport), "rdma, or udp: read by Write-Record over UDP (the server needs --udp-port; no RDMA device here)")
@@ -59,6 +70,10 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   if (c.transport != "rdma" && c.transport != "udp") throw std::invalid_argument("--transport must be rdma or udp");
   if (c.thumbnail_width < 64 || c.thumbnail_width > 1920) throw std::invalid_argument("--thumbnail-width must be 64..1920");
   if (c.udp_port == 0 || c.udp_port > 65535) throw std::invalid_argument("--udp-port must be 1..65535");
+  if (c.max_connections == 0) throw std::invalid_argument("--max-connections must be at least 1");
+  if (c.header_timeout == 0 || c.header_timeout > 3600) throw std::invalid_argument("--header-timeout must be 1..3600 seconds");
+  if (c.idle_timeout == 0 || c.idle_timeout > 3600) throw std::invalid_argument("--idle-timeout must be 1..3600 seconds");
+  if (c.live_buffer_kib < 256) throw std::invalid_argument("--live-buffer-kib must be at least 256");
   return c;
 }
 

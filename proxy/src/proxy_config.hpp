@@ -1,8 +1,11 @@
-// vod-proxy's settings (Boost.Program_options, command line and config file, same names).
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// vod-proxy's settings (Boost.Program_options, command line and config file, same names). The
+// defaults are these initialisers, and nowhere else: --help shows them, main passes them on.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "vod/client/session.hpp"
 
@@ -16,6 +19,11 @@ struct ProxyConfig {
   unsigned depth = 16;
   double reconnect_for = 10;
   std::size_t header_limit = 8192;
+  std::size_t max_connections = 1024;   // HTTP connections open at once; more are answered 503 and closed
+  unsigned header_timeout = 10;         // seconds for a whole request header (from the connection, or from its first byte)
+  unsigned idle_timeout = 15;           // seconds a kept-alive connection may wait for its next request
+  std::vector<std::string> allow_hosts; // Host names answered besides loopback and the listen address
+  unsigned live_buffer_kib = 4096;      // each live channel's recent bytes kept for its viewers
   std::string log_level = "info";
   std::string log_format = "text";
   std::string transport = "rdma";       // rdma, or udp (Write-Record: no RDMA device on this host)

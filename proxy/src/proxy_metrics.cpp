@@ -21,6 +21,24 @@ std::string ProxyMetrics::render(const RdmaFigures& rdma, const ThumbnailFigures
   m.sample("vod_proxy_http_response_bytes_total", static_cast<double>(bytes_));
   m.family("vod_proxy_http_connections", "gauge", "HTTP connections open");
   m.sample("vod_proxy_http_connections", static_cast<double>(connections_));
+  m.family("vod_proxy_http_connections_refused_total", "counter", "HTTP connections refused (503) because --max-connections were open");
+  m.sample("vod_proxy_http_connections_refused_total", static_cast<double>(refused_));
+  m.family("vod_proxy_http_timeouts_total", "counter",
+           "HTTP connections closed by a timeout: idle (no request within --idle-timeout) or header (not whole within --header-timeout: 408)");
+  m.sample("vod_proxy_http_timeouts_total", {{"phase", "idle"}}, static_cast<double>(idle_timeouts_));
+  m.sample("vod_proxy_http_timeouts_total", {{"phase", "header"}}, static_cast<double>(header_timeouts_));
+  m.family("vod_proxy_live_channels", "gauge", "live channels with a server session open (one per channel, shared by its viewers)");
+  m.sample("vod_proxy_live_channels", static_cast<double>(live_channels_));
+  m.family("vod_proxy_live_sessions_opened_total", "counter", "live channel sessions opened to vod-server");
+  m.sample("vod_proxy_live_sessions_opened_total", static_cast<double>(live_sessions_opened_));
+  m.family("vod_proxy_live_viewers", "gauge", "HTTP responses streaming a live channel");
+  m.sample("vod_proxy_live_viewers", static_cast<double>(live_viewers_));
+  m.family("vod_proxy_live_read_bytes_total", "counter", "live channel bytes read from vod-server (once per channel, whatever the viewers)");
+  m.sample("vod_proxy_live_read_bytes_total", static_cast<double>(live_read_bytes_));
+  m.family("vod_proxy_live_skips_total", "counter", "times a live viewer fell behind the proxy's buffer (--live-buffer-kib) and jumped to the newest keyframe");
+  m.sample("vod_proxy_live_skips_total", static_cast<double>(live_skips_));
+  m.family("vod_proxy_live_skipped_bytes_total", "counter", "bytes live viewers skipped by those jumps");
+  m.sample("vod_proxy_live_skipped_bytes_total", static_cast<double>(live_skipped_bytes_));
   m.family("vod_proxy_rdma_sessions", "gauge", "connections to vod-server open for movies (one per movie being watched)");
   m.sample("vod_proxy_rdma_sessions", static_cast<double>(rdma.sessions));
   m.family("vod_proxy_rdma_reads_total", "counter", "RDMA Reads completed (or Write-Record records, over UDP)");

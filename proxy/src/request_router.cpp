@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "request_router.hpp"
 
 #include <cstdio>
@@ -18,9 +19,14 @@ const char* reason(unsigned status) {
     case 400: return "Bad Request";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
     case 412: return "Precondition Failed";
+    case 413: return "Content Too Large";
     case 416: return "Range Not Satisfiable";
+    case 421: return "Misdirected Request";
+    case 431: return "Request Header Fields Too Large";
     case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
     default: return "Error";
   }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The proxy's HTTP logic as a pure function from a request to a plan for the response: which status,
 // which headers, and which body (a page, or a byte range of a movie). It never touches a socket or
 // RDMA, so it is unit-tested on its own (the Boost.Beast examples' split).

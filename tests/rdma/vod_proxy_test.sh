@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # vod-proxy: HTTP players over RDMA. curl (statuses, headers and bodies exact), ffmpeg (framemd5
 # equal to the local file after a 30 s seek), VLC as a non-root user (remuxed and counted with
-# ffprobe), a live channel (curl chunked, HTTP/1.0, VLC), 100 concurrent clients with their own
-# ranges, malformed requests, and a server restart under a download.
+# ffprobe), a live channel (curl chunked, HTTP/1.0, VLC), 8 live viewers sharing one server
+# connection and a slow one that jumps to a keyframe, 100 concurrent clients with their own
+# ranges, malformed requests and a foreign Host, and a server restart under a download.
 source "$(dirname "$0")/vod_test_lib.sh"
 media=$work/media
 mkdir -p "$media"
@@ -58,7 +60,7 @@ expect_eq "multiple ranges" "$(status)" 200
 cmp "$ts" "$work/body" || fail "multi-range whole body"
 # HEAD over a raw connection that the proxy closes: everything after the header must be nothing.
 exec 3<>"/dev/tcp/127.0.0.1/$http_port"
-printf 'HEAD /movies/test-480p-60s.ts HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3
+printf 'HEAD /movies/test-480p-60s.ts HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n' "$http_port" >&3
 timeout 10 cat <&3 > "$work/head.raw"
 exec 3>&-
 sed -n '1,/^\r$/p' "$work/head.raw" > "$work/h"
@@ -142,6 +144,56 @@ vlc_live=$(video_frames "$vlc_home/live.ts")
 [[ ${vlc_live:-0} -ge 75 ]] || { tail -n 20 "$work/vlc-live.log"; fail "VLC got ${vlc_live:-0} video frames from the live channel"; }
 pass "live: $live_frames frames by curl (chunked), HTTP/1.0 close-delimited, playlist entry, VLC $vlc_live frames"
 
+step "live fan-out: 8 HTTP viewers of /live/cam share one server connection; a slow one jumps to a keyframe"
+# The previous step's session closes 2 s after its last viewer left (kLiveLinger).
+metric() { curl -s "$base/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+for _ in $(seq 100); do [[ $(metric vod_proxy_live_channels) == 0 ]] && break; sleep 0.1; done
+[[ $(metric vod_proxy_live_channels) == 0 ]] || fail "the live session of the previous step is still open"
+accepted_before=$(grep -c "accepted for 'cam'" "$server_log" || true)
+fan=()
+for i in $(seq 8); do
+  curl -s -N --max-time 8 -o "$work/fan$i.ts" "$base/live/cam" &
+  fan+=($!)
+done
+sleep 4
+fan_channels=$(metric vod_proxy_live_channels) fan_viewers=$(metric vod_proxy_live_viewers)
+for p in "${fan[@]}"; do wait "$p" || true; done  # curl ends at --max-time (exit 28)
+accepted=$(( $(grep -c "accepted for 'cam'" "$server_log") - accepted_before ))
+((accepted == 1)) || fail "8 HTTP viewers made $accepted live connections to the server (its log's \"accepted for 'cam'\" lines), not 1"
+[[ $fan_channels == 1 && $fan_viewers == 8 ]] || fail "the proxy's /metrics: $fan_channels live sessions and $fan_viewers viewers, not 1 and 8"
+for i in $(seq 8); do
+  size_fan=$(stat -c %s "$work/fan$i.ts")
+  head -c $((size_fan / 188 * 188)) "$work/fan$i.ts" > "$work/fan-whole.ts"
+  ffprobe -v error -select_streams v:0 -show_entries frame=key_frame -of csv=p=0 "$work/fan-whole.ts" > "$work/fan.frames" 2> "$work/fan.errors" || true
+  [[ $(head -n 1 "$work/fan.frames" | tr -d ,) == 1 ]] || fail "viewer $i does not start with a keyframe"
+  fan_frames=$(grep -c . "$work/fan.frames")
+  ((fan_frames >= 100)) || fail "viewer $i: 8 s of the live channel gave $fan_frames frames"
+  (( $(grep -c . "$work/fan.errors" || true) <= 2 )) || fail "viewer $i's bytes do not decode: $(head -n 3 "$work/fan.errors")"
+  echo "    viewer $i: $size_fan bytes, $fan_frames frames from a keyframe"
+done
+# A slow viewer (4 KiB receive buffer, 8 kB/s of a ~130 kB/s channel) of a proxy with a small
+# backlog: it falls out, jumps to the newest keyframe (logged, counted), and its bytes stay whole
+# TS packets that decode. The other proxy's viewers are not involved.
+slow_port=$((http_port + 1))
+"$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$slow_port" --chunk-kib 128 --live-buffer-kib 256 2> "$work/proxy-slow.log" &
+slow_proxy=$!
+cleanup_hooks+=("kill $slow_proxy 2>/dev/null")
+for _ in $(seq 100); do grep -q 'listening on' "$work/proxy-slow.log" && break; sleep 0.1; done
+/usr/bin/python3 "$(dirname "$0")/../proxy/hostile_http.py" slowlive "$slow_port" /live/cam --out "$work/slow.ts" --rate 8000 --seconds 12 > "$work/slow.out"
+grep -q "status='HTTP/1.1 200" "$work/slow.out" || fail "slow viewer: $(cat "$work/slow.out")"
+skips=$(curl -s "http://127.0.0.1:$slow_port/metrics" | awk '$1 == "vod_proxy_live_skips_total" { print $2 }')
+kill "$slow_proxy"; wait "$slow_proxy" 2>/dev/null || true
+((skips >= 1)) || fail "the slow viewer never fell behind a 256 KiB backlog: $(cat "$work/slow.out")"
+grep -q "the viewer fell behind the proxy's 256 KiB buffer (--live-buffer-kib); skipped [0-9]* bytes to the newest keyframe" "$work/proxy-slow.log" ||
+  fail "no log line for the slow viewer's jump"
+size_slow=$(stat -c %s "$work/slow.ts")
+head -c $((size_slow / 188 * 188)) "$work/slow.ts" > "$work/slow-whole.ts"
+cmp -s <(od -An -v -tu1 -w188 "$work/slow-whole.ts" | awk '{ print $1 }' | sort -u) <(echo 71) ||
+  fail "after its jumps the slow viewer's bytes are not whole TS packets"
+slow_frames=$(video_frames "$work/slow-whole.ts")
+((${slow_frames:-0} >= 5)) || fail "the slow viewer's bytes decode to ${slow_frames:-0} frames"
+pass "8 viewers, 1 server connection (server log), each from a keyframe with >= 100 frames; a slow viewer jumped $skips times, its $size_slow bytes whole packets ($slow_frames frames)"
+
 step "100 concurrent clients, each with its own range of a 20 MiB pattern file"
 psize=$(stat -c %s "$media/pattern.bin")
 for i in $(seq 100); do
@@ -169,6 +221,7 @@ expect_eq "unknown movie" "$(code "$base/movies/nope.mp4")" 404
 expect_eq "dot-dot" "$(code --path-as-is "$base/movies/../../etc/passwd")" 400
 expect_eq "encoded slash" "$(code "$base/movies/..%2F..%2Fetc%2Fpasswd")" 400
 expect_eq "encoded NUL" "$(code "$base/movies/a%00b")" 400
+expect_eq "foreign Host (DNS rebinding)" "$(code -H 'Host: attacker.example' "$base/")" 421
 exec 3<>"/dev/tcp/127.0.0.1/$http_port"
 printf 'NOT HTTP AT ALL\r\n\r\n' >&3
 reply=$(timeout 5 head -n 1 <&3 || true)
@@ -176,7 +229,7 @@ exec 3>&-
 [[ $reply == "HTTP/1.1 400"* ]] || fail "garbage request: '$reply'"
 kill -0 "$proxy_pid" || fail "the proxy died"
 expect_eq "still serving" "$(code "$base/movies/pattern.bin")" 200
-pass "416, 416, 431, 405, 413, 404, 400, 400, 400, 400 and still serving"
+pass "416, 416, 431, 405, 413, 404, 400, 400, 400, 421, 400 and still serving"
 
 step "the proxy refuses a non-loopback listen address without --allow-remote"
 rc=0; out=$("$build/proxy/vod-proxy" --server "$(uri)" --listen 0.0.0.0:1 2>&1) || rc=$?

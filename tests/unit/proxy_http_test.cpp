@@ -1,6 +1,11 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// vod-proxy's HTTP logic without sockets: the Range parser, route() (movies, pages, live channels,
+// errors), the Host allow-list (DNS rebinding) and the connection cap's slots.
 #include <gtest/gtest.h>
 
 #include "byte_range.hpp"
+#include "connection_slots.hpp"
+#include "host_allow_list.hpp"
 #include "request_router.hpp"
 #include "vod/client/uri.hpp"
 #include "web_pages.hpp"
@@ -311,6 +316,160 @@ TEST(Pages, MissingFilesAndBadTemplatesSayWhich) {
   EXPECT_DOUBLE_EQ(thumbnail_fraction(std::nullopt), 0.1);
   EXPECT_DOUBLE_EQ(thumbnail_fraction(0), 1.0 / 16);
   EXPECT_DOUBLE_EQ(thumbnail_fraction(kStripFrames - 1), 15.0 / 16);
+}
+
+// ---------------------------------------------------------------- the Host allow-list
+
+TEST(HostName, TheHostPartCanonical) {
+  struct Row {
+    const char* field;
+    const char* name;  // nullptr: malformed
+  };
+  const Row rows[] = {
+      {"127.0.0.1:8080", "127.0.0.1"},
+      {"127.0.0.1", "127.0.0.1"},
+      {"LocalHost:8080", "localhost"},
+      {"localhost.:8080", "localhost"},  // one trailing dot: the same name
+      {"localhost:", "localhost"},       // an empty port is the default one (RFC 3986)
+      {"[::1]:8080", "[::1]"},
+      {"[0:0:0:0:0:0:0:1]", "[::1]"},
+      {"[::ffff:127.0.0.1]:80", "127.0.0.1"},
+      {"Attacker.Example:8080", "attacker.example"},
+      {"xn--bcher-kva.example", "xn--bcher-kva.example"},
+      {"", nullptr},
+      {":8080", nullptr},
+      {"::1", nullptr},                  // IPv6 needs brackets
+      {"[::1", nullptr},
+      {"[::1]x", nullptr},
+      {"[fe80::1%25eth0]", nullptr},     // zone identifiers: browsers send none
+      {"[not-v6]", nullptr},
+      {"host:http", nullptr},
+      {"host:99999", nullptr},
+      {"host:123456", nullptr},
+      {"a b", nullptr},
+      {"evil.example/x", nullptr},
+      {"user@host", nullptr},
+      {"1.2.3", nullptr},                // digits and dots are IPv4 to a browser
+      {"256.0.0.1", nullptr},
+  };
+  for (const Row& r : rows) {
+    const auto name = host_name_of(r.field);
+    if (r.name) {
+      EXPECT_EQ(name.value_or("(malformed)"), r.name) << r.field;
+    } else {
+      EXPECT_FALSE(name.has_value()) << r.field << " -> " << name.value_or("");
+    }
+  }
+}
+
+TEST(HostCheck, OnlyTheNamesTheProxyIsReachedBy) {
+  // A proxy on 127.0.0.1:8080 (the default), and one started with --allow-host media.lan.
+  const HostAllowList loopback = allowed_hosts_for("127.0.0.1", {}, {}, "");
+  const HostAllowList lan = allowed_hosts_for("127.0.0.1", {"media.lan", "[2001:db8::5]"}, {}, "");
+  struct Row {
+    unsigned version;
+    std::size_t lines;
+    const char* host;
+    HostVerdict on_loopback, with_allow_host;
+  };
+  using V = HostVerdict;
+  const Row rows[] = {
+      {11, 1, "127.0.0.1:8080", V::allowed, V::allowed},  // the web tests' pages and curl
+      {11, 1, "localhost:8080", V::allowed, V::allowed},
+      {11, 1, "localhost", V::allowed, V::allowed},
+      {11, 1, "[::1]:8080", V::allowed, V::allowed},
+      {11, 1, "127.0.0.2:8080", V::allowed, V::allowed},  // loopback, all of 127/8
+      {11, 1, "attacker.example", V::not_allowed, V::not_allowed},
+      {11, 1, "attacker.example:8080", V::not_allowed, V::not_allowed},
+      {11, 1, "localhost.attacker.example", V::not_allowed, V::not_allowed},
+      {11, 1, "media.lan:8080", V::not_allowed, V::allowed},
+      {11, 1, "MEDIA.LAN", V::not_allowed, V::allowed},
+      {11, 1, "[2001:db8::5]:80", V::not_allowed, V::allowed},
+      {11, 1, "192.0.2.7:8080", V::not_allowed, V::not_allowed},
+      {10, 0, "", V::allowed, V::allowed},                // HTTP/1.0 may leave it out: the default host
+      {11, 0, "", V::missing, V::missing},
+      {11, 2, "127.0.0.1", V::repeated, V::repeated},
+      {11, 1, "", V::malformed, V::malformed},
+      {11, 1, "a b", V::malformed, V::malformed},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(check_host(r.version, r.lines, r.host, loopback), r.on_loopback) << r.host << " (HTTP/" << r.version << ", " << r.lines << " lines)";
+    EXPECT_EQ(check_host(r.version, r.lines, r.host, lan), r.with_allow_host) << r.host << " with --allow-host";
+  }
+}
+
+TEST(HostCheck, TheListenAddressAndAWildcardsAddresses) {
+  const HostAllowList one = allowed_hosts_for("192.0.2.10", {}, {"192.0.2.99"}, "box");
+  EXPECT_TRUE(one.allows("192.0.2.10"));
+  EXPECT_FALSE(one.allows("192.0.2.99")) << "the host's other addresses reach another socket";
+  EXPECT_FALSE(one.allows("box"));
+  EXPECT_TRUE(one.allows("127.0.0.1"));
+  const HostAllowList any = allowed_hosts_for("0.0.0.0", {}, {"192.0.2.10", "[2001:db8::1]", "bad address"}, "Box");
+  EXPECT_TRUE(any.allows("192.0.2.10"));
+  EXPECT_TRUE(any.allows("[2001:db8::1]"));
+  EXPECT_TRUE(any.allows("box"));
+  EXPECT_FALSE(any.allows("0.0.0.0"));
+  EXPECT_FALSE(any.allows("attacker.example"));
+  EXPECT_TRUE(allowed_hosts_for("::", {}, {"[2001:db8::1]"}, "").allows("[2001:db8::1]"));
+  EXPECT_TRUE(allowed_hosts_for("::1", {"::5"}, {}, "").allows("[::5]")) << "--allow-host takes a bare IPv6 address too";
+  try {
+    allowed_hosts_for("127.0.0.1", {"bad name!"}, {}, "");
+    FAIL() << "a bad --allow-host was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--allow-host 'bad name!'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HostCheck, RefusalsSayWhatToDo) {
+  Plan p = host_refusal(HostVerdict::not_allowed, "Attacker.Example:8080");
+  EXPECT_EQ(p.status, 421u);
+  EXPECT_EQ(p.text.rfind("421 Misdirected Request: ", 0), 0u) << p.text;
+  EXPECT_NE(p.text.find("--allow-host attacker.example"), std::string::npos) << p.text;
+  p = host_refusal(HostVerdict::missing, "");
+  EXPECT_EQ(p.status, 400u);
+  EXPECT_NE(p.text.find("needs a Host header"), std::string::npos) << p.text;
+  EXPECT_EQ(host_refusal(HostVerdict::repeated, "a").status, 400u);
+  p = host_refusal(HostVerdict::malformed, std::string("a\x01b") + std::string(300, 'x'));
+  EXPECT_EQ(p.status, 400u);
+  EXPECT_EQ(p.text.find('\x01'), std::string::npos) << "control characters are not echoed";
+  EXPECT_LT(p.text.size(), 300u) << "nor is a long value";
+}
+
+// ---------------------------------------------------------------- the connection cap
+
+TEST(ConnectionCap, SlotsUpToTheMaxAndBackWhenReleased) {
+  ConnectionSlots slots(2);
+  auto a = slots.try_take();
+  auto b = slots.try_take();
+  ASSERT_TRUE(a && b);
+  EXPECT_FALSE(slots.try_take()) << "the third connection is refused";
+  EXPECT_EQ(slots.in_use(), 2u);
+  a.reset();
+  EXPECT_EQ(slots.in_use(), 1u);
+  auto c = slots.try_take();
+  EXPECT_TRUE(c) << "a closed connection's slot is free again";
+  ConnectionSlots::Slot moved = std::move(*c);
+  c.reset();
+  EXPECT_EQ(slots.in_use(), 2u) << "a moved slot is still one slot";
+  std::optional<ConnectionSlots::Slot> outlives;
+  {
+    ConnectionSlots gone(1);
+    outlives = gone.try_take();
+    ASSERT_TRUE(outlives);
+  }
+  outlives.reset();  // released after its ConnectionSlots went away: the count is shared (the sanitizer build checks)
+}
+
+TEST(ConnectionCap, TheRefusalLogLineAtMostEveryInterval) {
+  using namespace std::chrono_literals;
+  RateLimitedCount log(10s);
+  const auto t0 = RateLimitedCount::Clock::time_point{} + 100s;
+  EXPECT_EQ(log.note(t0), std::optional<std::uint64_t>(1)) << "the first one is logged at once";
+  EXPECT_FALSE(log.note(t0 + 1s));
+  EXPECT_FALSE(log.note(t0 + 9s));
+  EXPECT_EQ(log.note(t0 + 10s), std::optional<std::uint64_t>(3)) << "then one line with the count since the last";
+  EXPECT_FALSE(log.note(t0 + 11s));
+  EXPECT_EQ(log.note(t0 + 60s), std::optional<std::uint64_t>(2));
 }
 
 }  // namespace
