@@ -66,8 +66,7 @@ void HttpConnection::on_readable(beast::error_code ec) {
 
 void HttpConnection::read_header() {
   parser_.emplace();
-  parser_->header_limit(static_cast<std::uint32_t>(limits_.header_bytes));
-  parser_->body_limit(0);  // GET and HEAD carry no body; anything else is refused
+  limit_parser(*parser_, limits_.header_bytes);
   arm_deadline(first_request_ ? accepted_ + limits_.header_timeout : std::chrono::steady_clock::now() + limits_.header_timeout);
   stream_.expires_never();  // the deadline above is the limit: it answers 408 where the stream's own timeout would only close
   http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
@@ -126,35 +125,21 @@ void HttpConnection::on_request(beast::error_code ec) {
   const auto& req = parser_->get();
   keep_alive_ = req.keep_alive();
   http_version_ = req.version();
-  Request r;
-  r.method = std::string(req.method_string());
-  r.target = std::string(req.target());
-  r.host = std::string(req[http::field::host]);
-  r.range = std::string(req[http::field::range]);
-  r.if_range = std::string(req[http::field::if_range]);
-  r.if_match = std::string(req[http::field::if_match]);
-  r.if_none_match = std::string(req[http::field::if_none_match]);
-  request_line_ = r.method + " " + r.target;
-  range_ = r.range;
-  const HostVerdict host = check_host(http_version_, req.count(http::field::host), r.host, hosts_);
-  if (host != HostVerdict::allowed) {
-    keep_alive_ = false;
-    return respond(host_refusal(host, r.host), r.method);
-  }
-  Plan plan;
-  const std::string path = r.target.substr(0, r.target.find('?'));
-  if (path == "/metrics") return respond(metrics_plan(r.method, r.method == "GET" || r.method == "HEAD" ? metrics_.render(pool_.figures(), thumbnails_.figures()) : ""), r.method);
-  if (auto p = static_plan(r, pages_)) return respond(std::move(*p), r.method);
-  std::uint32_t generation = 0;
+  request_line_ = std::string(req.method_string()) + " " + std::string(req.target());
+  range_ = std::string(req[http::field::range]);
+  const std::string method(req.method_string());
+  const RequestContext context{hosts_, pages_, default_host_, pool_.server(), [this]() -> const proto::Catalog& { return pool_.catalog(); },
+                               [this] { return metrics_.render(pool_.figures(), thumbnails_.figures()); }};
+  RequestAnswer a;
   try {
-    const proto::Catalog& catalog = pool_.catalog();
-    generation = catalog.generation;
-    plan = route(r, Site{catalog, pages_, default_host_, pool_.server()});
-  } catch (const std::exception& e) {
-    plan = error_plan(502, std::string("the vod-server at ") + pool_.server() + " is not available: " + e.what());
+    a = answer(req, context);
+  } catch (const std::exception& e) {  // a bug, not the client's doing: this request fails, the proxy goes on
+    log::error("proxy", peer_ + " " + request_line_ + ": " + e.what());
+    a = {error_plan(500, "the proxy failed on this request; its log says why"), 0, true};
   }
-  if (plan.thumbnail) return respond_with_picture(std::move(plan), r.method, generation);
-  respond(std::move(plan), r.method);
+  if (a.close) keep_alive_ = false;
+  if (a.plan.thumbnail) return respond_with_picture(std::move(a.plan), method, a.generation);
+  respond(std::move(a.plan), method);
 }
 
 // ---------------------------------------------------------------- responding

@@ -31,6 +31,7 @@
 #include "live_hub.hpp"
 #include "proxy_metrics.hpp"
 #include "rdma_pool.hpp"
+#include "request_path.hpp"
 #include "request_router.hpp"
 #include "thumbnail_service.hpp"
 #include "web_pages.hpp"
