@@ -34,27 +34,28 @@ extern "C" int socket(int domain, int type, int protocol) {
   if (decoding) nested_open("socket", "a network socket");
   return static_cast<int>(syscall(SYS_socket, domain, type, protocol));
 }
-extern "C" int open(const char* path, int flags, ...) {
-  mode_t mode = 0;
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = static_cast<mode_t>(va_arg(ap, int));
-    va_end(ap);
-  }
-  if (decoding) nested_open("open", path);
+namespace {
+// open() and open64() alike: abort while decoding, else open with the mode the caller passed.
+int guarded_open(const char* call, const char* path, int flags, va_list ap) {
+  const mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? static_cast<mode_t>(va_arg(ap, int)) : 0;
+  if (decoding) nested_open(call, path);
   return static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
 }
+}  // namespace
+
+extern "C" int open(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  const int fd = guarded_open("open", path, flags, ap);
+  va_end(ap);
+  return fd;
+}
 extern "C" int open64(const char* path, int flags, ...) {
-  mode_t mode = 0;
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = static_cast<mode_t>(va_arg(ap, int));
-    va_end(ap);
-  }
-  if (decoding) nested_open("open64", path);
-  return static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+  va_list ap;
+  va_start(ap, flags);
+  const int fd = guarded_open("open64", path, flags, ap);
+  va_end(ap);
+  return fd;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

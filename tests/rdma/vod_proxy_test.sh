@@ -149,7 +149,8 @@ step "live fan-out: 8 HTTP viewers of /live/cam share one server connection; a s
 metric() { curl -s "$base/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 for _ in $(seq 100); do [[ $(metric vod_proxy_live_channels) == 0 ]] && break; sleep 0.1; done
 [[ $(metric vod_proxy_live_channels) == 0 ]] || fail "the live session of the previous step is still open"
-accepted_before=$(grep -c "accepted for 'cam'" "$server_log" || true)
+live_accepts() { grep -c "accept .*: live channel 'cam'" "$server_log" || true; }  # 0 matches is a count too
+accepted_before=$(live_accepts)
 fan=()
 for i in $(seq 8); do
   curl -s -N --max-time 8 -o "$work/fan$i.ts" "$base/live/cam" &
@@ -158,8 +159,8 @@ done
 sleep 4
 fan_channels=$(metric vod_proxy_live_channels) fan_viewers=$(metric vod_proxy_live_viewers)
 for p in "${fan[@]}"; do wait "$p" || true; done  # curl ends at --max-time (exit 28)
-accepted=$(( $(grep -c "accepted for 'cam'" "$server_log") - accepted_before ))
-((accepted == 1)) || fail "8 HTTP viewers made $accepted live connections to the server (its log's \"accepted for 'cam'\" lines), not 1"
+accepted=$(( $(live_accepts) - accepted_before ))
+((accepted == 1)) || fail "8 HTTP viewers made $accepted live connections to the server (its log's \"accept ...: live channel 'cam'\" lines), not 1"
 [[ $fan_channels == 1 && $fan_viewers == 8 ]] || fail "the proxy's /metrics: $fan_channels live sessions and $fan_viewers viewers, not 1 and 8"
 for i in $(seq 8); do
   size_fan=$(stat -c %s "$work/fan$i.ts")

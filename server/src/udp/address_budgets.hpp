@@ -15,7 +15,7 @@
 #pragma once
 
 #include <netinet/in.h>
-#include <sys/random.h>
+#include <openssl/rand.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -71,16 +71,11 @@ inline std::uint64_t siphash24(const HashKey& key, const std::uint8_t* in, std::
   return v0 ^ v1 ^ v2 ^ v3;
 }
 
-// A key for siphash24 from getrandom; throws std::runtime_error when the kernel gives none.
+// A key for siphash24 from OpenSSL's RAND_bytes (the CSPRNG the token nonces and cookie secrets
+// come from too); throws std::runtime_error when it has none.
 inline HashKey random_hash_key() {
   HashKey k{};
-  std::size_t got = 0;
-  while (got < k.size()) {
-    const ssize_t n = getrandom(k.data() + got, k.size() - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw std::runtime_error(std::string("getrandom for the UDP address hash key failed: ") + std::strerror(errno));
-    got += static_cast<std::size_t>(n);
-  }
+  if (RAND_bytes(k.data(), static_cast<int>(k.size())) != 1) throw std::runtime_error("RAND_bytes for the UDP address hash key failed (OpenSSL)");
   return k;
 }
 

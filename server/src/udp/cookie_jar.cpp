@@ -5,7 +5,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <sys/random.h>
+#include <openssl/rand.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,13 +16,7 @@
 namespace vod::server::udp {
 
 CookieJar::CookieJar() {
-  std::size_t got = 0;
-  while (got < secret_.size()) {
-    const ssize_t n = getrandom(secret_.data() + got, secret_.size() - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw std::runtime_error(std::string("getrandom for the cookie secret failed: ") + std::strerror(errno));
-    got += static_cast<std::size_t>(n);
-  }
+  if (RAND_bytes(secret_.data(), static_cast<int>(secret_.size())) != 1) throw std::runtime_error("RAND_bytes for the cookie secret failed (OpenSSL)");
 }
 
 proto::Cookie CookieJar::for_window(const sockaddr_storage& peer, std::uint64_t window) const {

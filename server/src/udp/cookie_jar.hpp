@@ -19,7 +19,7 @@ class CookieJar {
  public:
   static constexpr std::uint32_t kWindowSeconds = 60;
 
-  CookieJar();  // a fresh random secret (getrandom)
+  CookieJar();  // a fresh random secret (RAND_bytes)
   explicit CookieJar(const std::array<std::uint8_t, 32>& secret) : secret_(secret) {}
 
   // `now_s`: seconds of any monotonic clock the jar is always given.
