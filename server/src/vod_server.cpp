@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod_server.hpp"
 
 #include <ctime>
@@ -5,8 +6,6 @@
 #include "udp/udp_regions.hpp"
 
 #include <arpa/inet.h>
-#include <poll.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -67,7 +66,7 @@ live::LiveOptions live_options(const ServerConfig& c) {
 VodServer::VodServer(ServerConfig config)
     : config_(std::move(config)),
       source_limits_({config_.connect_rate, config_.connect_burst, config_.max_per_source}),
-      live_(live_channels(config_), live_options(config_)) {
+      live_(reactor_, live_channels(config_), live_options(config_)) {
   if (!config_.auth_secret.empty()) load_auth_keys();
   if (!config_.revoked.empty()) load_revocations();
   library_options_.remux_ts = config_.remux == "ts";
@@ -78,13 +77,8 @@ VodServer::VodServer(ServerConfig config)
     log::warn("auth", "--test-fail-binds " + std::to_string(config_.test_fail_binds) + ": window binds fail on purpose (a test hook)");
   }
 
-  // Signals arrive through a signalfd, so the event loop sleeps in one poll() for everything.
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
-  if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0) throw std::runtime_error(std::string("sigprocmask: ") + std::strerror(errno));
-  signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (signal_fd_ < 0) throw std::runtime_error(std::string("signalfd: ") + std::strerror(errno));
+  // Signals arrive through a signalfd, so the event loop sleeps in one epoll_wait for everything.
+  signals_.emplace(reactor_, std::initializer_list<int>{SIGTERM, SIGINT, SIGHUP}, [this](int signo) { on_signal(signo); });
 
   library_ = scan_library(config_.media_dir, 1, nullptr, library_options_);
   if (config_.udp_port) {
@@ -111,6 +105,7 @@ VodServer::VodServer(ServerConfig config)
   if (config_.metrics_port)
     metrics_endpoint_ = std::make_unique<MetricsEndpoint>(config_.metrics_bind, config_.metrics_port, [this] { return metrics_.render(); });
   if (metrics_endpoint_ && udp_) metrics_.set_udp(udp_->stats());
+  register_fds();
   live_.start();
   log::info("server", "listening on " + config_.bind + ":" + (listener_ ? std::to_string(listener_->port()) : std::string("- (no RDMA)")) +
                           (udp_ ? ", UDP " + std::to_string(udp_->port()) : std::string()) + " with " + std::to_string(library_.movies.size()) +
@@ -118,9 +113,50 @@ VodServer::VodServer(ServerConfig config)
                           " clients");
 }
 
-VodServer::~VodServer() {
-  connections_.clear();
-  if (signal_fd_ >= 0) close(signal_fd_);
+VodServer::~VodServer() { connections_.clear(); }
+
+void VodServer::register_fds() {
+  if (listener_) in_loop_.push_back(reactor_.add(listener_->events().fd(), [this] { on_cm_events(); }));
+  if (udp_) {
+    in_loop_.push_back(reactor_.add(udp_->socket_fd(), [this] {
+      udp_->on_readable();
+      udp_served_ = true;
+    }));
+    in_loop_.push_back(reactor_.add(udp_->timer_fd(), [this] {
+      udp_->on_timer();
+      udp_served_ = true;
+    }));
+  }
+  for (auto& [ctx, device] : devices_)
+    if (device->windows)
+      in_loop_.push_back(reactor_.add(device->channel->fd, [this, d = device.get()] {
+        on_window_completions(*d);
+        counts_changed_ = true;
+      }));
+  // Connects and disconnects are the only events that change the client counts: rare, O(clients).
+  reactor_.after_turn([this] {
+    if (std::exchange(counts_changed_, false)) {
+      if (metrics_endpoint_) update_connection_metrics();
+      if (notifier_.active()) notifier_.status(service_status());
+    }
+    if (std::exchange(udp_served_, false) && metrics_endpoint_) metrics_.set_udp(udp_->stats());
+  });
+}
+
+void VodServer::on_cm_events() {
+  while (auto event = listener_->events().next(std::chrono::milliseconds(0))) {
+    try {
+      handle(*event);
+    } catch (const std::exception& e) {
+      log::error("server", std::string("while handling ") + event->type_name() + ": " + e.what());
+    }
+  }
+  counts_changed_ = true;
+}
+
+loop::Reactor::Timer VodServer::expiry_timer(rdma_cm_id* id, const auth::Grant& grant) {
+  if (!grant.deadline()) return {};
+  return reactor_.at(*grant.deadline(), [this, id] { on_token_expired(id); });
 }
 
 void VodServer::publish_generation(Library next) {
@@ -233,7 +269,7 @@ void VodServer::on_connect_request(rdma::CmEvent& event) {
   log::info("server", "connect from " + peer + ": " + describe(yes, catalog.catalog));
   // Counted against its address from here; given back when whatever ends up owning it goes (this
   // frame, if the setup below fails).
-  auth::Grant grant(source_limits_, expiries_, id, {state.peer, yes.token, peer}, static_cast<std::uint64_t>(std::time(nullptr)),
+  auth::Grant grant(source_limits_, {state.peer, yes.token, peer}, static_cast<std::uint64_t>(std::time(nullptr)),
                     std::chrono::steady_clock::now());
   // The client's initiator_depth arrives as responder_resources in a CONNECT_REQUEST.
   const std::uint8_t depth = rdma::server_responder_resources(catalog.device->limits, event.conn().responder_resources);
@@ -285,6 +321,7 @@ bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
     Connection c{current, std::move(owned), std::move(qp), peer, what, movie ? "movie" : "catalog",
                  movie ? current->catalog.entries.at(admit.entry).name : std::string(), std::chrono::steady_clock::now()};
     c.grant = std::move(grant);
+    c.expiry = expiry_timer(id, c.grant);
     connections_.emplace(id, std::move(c));
   } catch (const std::exception& e) {  // the QP (if any) is gone again; the id is still ours
     log::error("server", "cannot set up the connection from " + peer + ": " + e.what());
@@ -337,6 +374,7 @@ void VodServer::bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto:
   c.accept_data = proto::encode(accept);
   c.id = std::move(owned);
   c.grant = std::move(grant);
+  c.expiry = expiry_timer(id, c.grant);
   binding_[c.serial] = id;
   connections_.emplace(id, std::move(c));
 }
@@ -473,19 +511,12 @@ void VodServer::cut_off_revoked() {
   }
 }
 
-void VodServer::cut_off_expired() {
-  for (rdma_cm_id* id : expiries_.take_due(std::chrono::steady_clock::now())) {
-    if (auto it = connections_.find(id); it != connections_.end()) {
-      log::info("auth", "disconnecting " + it->second.peer + ": its token expired (" + it->second.what + ")");
-      if (it->second.state == Connection::State::binding) {
-        drop_binding(id, "its token expired while its windows were being bound");
-        continue;
-      }
-    } else {
-      log::info("auth", "disconnecting a live viewer: its token expired");
-    }
-    cut_off(id);
-  }
+void VodServer::on_token_expired(rdma_cm_id* id) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;  // cannot happen: the timer goes with its connection
+  log::info("auth", "disconnecting " + it->second.peer + ": its token expired (" + it->second.what + ")");
+  if (it->second.state == Connection::State::binding) return drop_binding(id, "its token expired while its windows were being bound");
+  cut_off(id);
 }
 
 void VodServer::rescan() {
@@ -519,8 +550,9 @@ void VodServer::begin_drain() {
   draining_ = true;
   notifier_.stopping();
   metrics_.set_draining();
-  drain_deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                           std::chrono::duration<double>(config_.drain_seconds));
+  drain_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                    std::chrono::duration<double>(config_.drain_seconds)),
+                             [this] { on_drain_deadline(); });
   log::info("server", "stopping: new connections are refused; " + std::to_string(connections_.size()) + " connected client(s) may read for up to " +
                           std::to_string(static_cast<int>(config_.drain_seconds)) + " s");
   // A live stream never ends by itself: its viewers are disconnected now.
@@ -528,90 +560,24 @@ void VodServer::begin_drain() {
   live_.disconnect_all();
 }
 
-void VodServer::handle_signals() {
-  signalfd_siginfo info{};
-  while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-    if (info.ssi_signo == SIGHUP) rescan();
-    else begin_drain();
-  }
+void VodServer::on_signal(int signo) {
+  if (signo == SIGHUP) rescan();
+  else begin_drain();
+}
+
+void VodServer::on_drain_deadline() {
+  log::info("server", "drain time is up: disconnecting " + std::to_string(clients()) + " client(s)");
+  for (auto& [id, c] : connections_) cut_off(id);
+  connections_.clear();
+  live_.disconnect_all();
+  stop_ = true;
 }
 
 int VodServer::run() {
-  using std::chrono::milliseconds;
   // Listening, with the library registered on every device: what Type=notify waits for.
   notifier_.ready(service_status());
-  while (!stop_) {
-    if (draining_) {
-      if (clients() == 0) break;
-      if (std::chrono::steady_clock::now() >= drain_deadline_) {
-        log::info("server", "drain time is up: disconnecting " + std::to_string(clients()) + " client(s)");
-        for (auto& [id, c] : connections_) cut_off(id);
-        connections_.clear();
-        live_.disconnect_all();
-        break;
-      }
-    }
-    // The CM channel and the signalfd; the UDP socket and its pacing timer; with live channels
-    // also the records' eventfd and the CQ.
-    std::vector<pollfd> fds{{listener_ ? listener_->events().fd() : -1, POLLIN, 0}, {signal_fd_, POLLIN, 0},
-                            {udp_ ? udp_->socket_fd() : -1, POLLIN, 0}, {udp_ ? udp_->timer_fd() : -1, POLLIN, 0}};
-    // Then the window CQs of the devices that bind windows.
-    std::vector<Device*> window_devices;
-    for (auto& [ctx, device] : devices_)
-      if (device->windows) {
-        fds.push_back({device->channel->fd, POLLIN, 0});
-        window_devices.push_back(device.get());
-      }
-    const std::size_t live_at = fds.size();
-    if (!live_.empty()) {
-      fds.push_back({live_.wake_fd(), POLLIN, 0});
-      for (int fd : live_.completion_fds()) fds.push_back({fd, POLLIN, 0});
-    }
-    milliseconds timeout(-1);  // asleep until an event, a signal, a record or a completion
-    if (draining_)
-      timeout = std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(drain_deadline_ - std::chrono::steady_clock::now()));
-    if (auto live = live_.next_deadline()) timeout = timeout.count() < 0 ? *live : std::min(timeout, *live);
-    if (auto expiry = expiries_.next()) {
-      // Rounded up: waking a little after a token's expiry, never before it.
-      const auto left = std::chrono::ceil<milliseconds>(*expiry - std::chrono::steady_clock::now());
-      const auto wait = std::max(milliseconds(0), left);
-      timeout = timeout.count() < 0 ? wait : std::min(timeout, wait);
-    }
-    const int n = poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
-    if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-    if (expiries_.next() && *expiries_.next() <= std::chrono::steady_clock::now()) cut_off_expired();
-    if (n == 0) live_.reap();
-    if (n <= 0) continue;
-    if (fds[1].revents & POLLIN) handle_signals();
-    if (fds[0].revents & POLLIN) {
-      while (auto event = listener_->events().next(milliseconds(0))) {
-        try {
-          handle(*event);
-        } catch (const std::exception& e) {
-          log::error("server", std::string("while handling ") + event->type_name() + ": " + e.what());
-        }
-      }
-      // Connects and disconnects, the only events that change the client counts: rare, O(clients).
-      if (metrics_endpoint_) update_connection_metrics();
-      if (notifier_.active()) notifier_.status(service_status());
-    }
-    if (fds[2].revents & POLLIN) udp_->on_readable();
-    if (fds[3].revents & POLLIN) udp_->on_timer();
-    if (metrics_endpoint_ && udp_ && (fds[2].revents | fds[3].revents) & POLLIN) metrics_.set_udp(udp_->stats());
-    bool window_events = false;
-    for (std::size_t i = 0; i < window_devices.size(); ++i)
-      if (fds[4 + i].revents & POLLIN) {
-        on_window_completions(*window_devices[i]);
-        window_events = true;
-      }
-    if (window_events && metrics_endpoint_) update_connection_metrics();
-    if (fds.size() > live_at) {
-      if (fds[live_at].revents & POLLIN) live_.on_wake();
-      bool completions = false;
-      for (std::size_t i = live_at + 1; i < fds.size(); ++i) completions = completions || (fds[i].revents & POLLIN);
-      if (completions) live_.on_completions();
-    }
-  }
+  // Asleep until an event, a signal, a record, a completion or a deadline.
+  while (!stop_ && !(draining_ && clients() == 0)) reactor_.run_once();
   live_.reap(true);
   if (udp_) {
     const auto& u = udp_->stats();

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The server's one event-loop thread. It sleeps in poll() on the rdma_cm event channel and a
-// signalfd and, when live channels are configured, on the live module's eventfd and shared CQ, and
-// with --udp-port on the UDP socket and its pacing timer.
+// The server's one event-loop thread, a loop::Reactor. Registered with it: the rdma_cm event
+// channel, the signals (SIGTERM, SIGINT, SIGHUP through a signalfd), the window CQs' channels of
+// the devices that bind memory windows, with --udp-port the UDP socket and its pacing timer, and
+// the live module's own fds (its eventfd and shared CQ). Deadlines are its timers: each
+// connection's token expiry (owned by the connection), the drain's end, the live reaping.
 //
 // Each connect request goes through admit() (admission.hpp), then to its transport: VoD and
 // catalog clients are accepted here with the regions' descriptors, and from then on their RDMA
@@ -21,6 +23,8 @@
 #include "auth/grant.hpp"
 #include "auth/source_limits.hpp"
 #include "live/live_service.hpp"
+#include "loop/reactor.hpp"
+#include "loop/signal_source.hpp"
 #include "metrics/metrics_endpoint.hpp"
 #include "metrics/server_metrics.hpp"
 #include "udp/udp_service.hpp"
@@ -62,6 +66,7 @@ class VodServer {
     rdma::VerbsQueuePair own_qp{};          // with windows: the QP they are bound to
     windows::ConnectionWindows windows{};   // invalidated before the QP goes
     auth::Grant grant{};                    // its address's count, its token and deadline: given back whichever way it ends
+    loop::Reactor::Timer expiry{};          // at the grant's deadline: cut off (on_token_expired); goes with the connection
 
     ibv_qp* verbs_qp() const noexcept { return own_qp ? own_qp.get() : qp.get(); }
   };
@@ -81,25 +86,33 @@ class VodServer {
   void drop_binding(rdma_cm_id* id, const std::string& why);
   // Cuts a VoD or catalog client off now: windows invalidated, QP to error, disconnect sent.
   void cut_off(rdma_cm_id* id);
-  // Cuts off every connection whose token has expired (its grant's deadline passed).
-  void cut_off_expired();
+  // A VoD or catalog client's token expired (its grant's deadline, its timer): cut it off.
+  void on_token_expired(rdma_cm_id* id);
+  // The timer of a connection's token expiry, if its grant has a deadline.
+  loop::Reactor::Timer expiry_timer(rdma_cm_id* id, const auth::Grant& grant);
+  void register_fds();
+  void on_cm_events();
+  void on_drain_deadline();
   void refuse(rdma::CmEvent& event, const std::string& peer, proto::RejectCode code, const std::string& reason);
   void rescan();
   void load_auth_keys();
   void load_revocations();
   void cut_off_revoked();
   void begin_drain();
-  void handle_signals();
+  void on_signal(int signo);
   std::size_t clients() const noexcept { return connections_.size() + live_.viewers(); }
   ServiceStatus service_status() const noexcept;
   void update_connection_metrics();
   void update_catalog_metrics();
 
   ServerConfig config_;
+  // First: everything below that holds a registration or a timer goes before it.
+  loop::Reactor reactor_;
+  // Before any thread is started (the metrics endpoint's, the live sources'): they inherit the mask.
+  std::optional<loop::SignalSource> signals_;
   std::optional<auth::TokenAuthority> auth_;  // with --auth-secret
   std::optional<auth::RevocationList> revoked_;  // with --revoked
   auth::SourceLimits source_limits_;
-  auth::ExpiryQueue expiries_;  // the tokens' deadlines; before every connection, whose grants refer to it
   LibraryOptions library_options_;
   Library library_;
   std::unique_ptr<rdma::Listener> listener_;
@@ -118,10 +131,13 @@ class VodServer {
   std::unique_ptr<udp::UdpService> udp_;  // Write-Record over UDP, when --udp-port is given
   ServerMetrics metrics_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // after metrics_: stopped before it goes; null when off
-  int signal_fd_ = -1;
+  // The listener's, the window CQs' and the UDP fds in the loop: removed before those fds close.
+  std::vector<loop::Reactor::Registration> in_loop_;
+  loop::Reactor::Timer drain_timer_;  // the drain's end, after SIGTERM
   bool draining_ = false;
   bool stop_ = false;
-  std::chrono::steady_clock::time_point drain_deadline_;
+  bool counts_changed_ = false;  // a connect, disconnect or accept: metrics and status after the turn
+  bool udp_served_ = false;      // the UDP side ran: its counters after the turn
 };
 
 }  // namespace vod::server

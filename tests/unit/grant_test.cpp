@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // A connection's grant (issue 29, items 4 and 5): counted against its address while it exists and
 // given back however it ends (destroyed, moved from, released while draining, dropped by an
-// exception), and its token's expiry queued as a deadline that the server cuts the connection at.
+// exception), and its token's expiry as a deadline, which the connection arms a timer of its own at.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -16,7 +16,6 @@ namespace {
 
 using Clock = Grant::Clock;
 const proto::TokenAddress kA = *parse_address("192.0.2.1");
-rdma_cm_id* fake_id(std::uintptr_t n) { return reinterpret_cast<rdma_cm_id*>(n * 64); }  // never dereferenced
 
 proto::AccessToken token_expiring(std::uint32_t expires) {
   proto::AccessToken t;
@@ -26,10 +25,9 @@ proto::AccessToken token_expiring(std::uint32_t expires) {
 
 TEST(Grant, CountsItsAddressUntilItGoesByAnyPath) {
   SourceLimits limits({0, 1, 3});
-  ExpiryQueue expiries;
   const auto now = Clock::now();
   {
-    Grant g(limits, expiries, fake_id(1), {kA, std::nullopt, "a"}, 1000, now);
+    Grant g(limits, {kA, std::nullopt, "a"}, 1000, now);
     EXPECT_EQ(limits.connections(kA), 1u);
     Grant moved = std::move(g);
     EXPECT_EQ(limits.connections(kA), 1u) << "a move hands it on, it does not count twice";
@@ -42,45 +40,40 @@ TEST(Grant, CountsItsAddressUntilItGoesByAnyPath) {
   EXPECT_EQ(limits.connections(kA), 0u);
   // A setup that throws after the grant was made (a failed bind or accept) gives it back.
   try {
-    Grant g(limits, expiries, fake_id(2), {kA, std::nullopt, "a"}, 1000, now);
+    Grant g(limits, {kA, std::nullopt, "a"}, 1000, now);
     EXPECT_EQ(limits.connections(kA), 1u);
     throw std::runtime_error("binding its memory windows failed");
   } catch (const std::runtime_error&) {
   }
   EXPECT_EQ(limits.connections(kA), 0u);
   // Assigning over a held grant gives the old one back.
-  Grant a(limits, expiries, fake_id(3), {kA, std::nullopt, "a"}, 1000, now);
-  Grant b(limits, expiries, fake_id(4), {kA, std::nullopt, "b"}, 1000, now);
+  Grant a(limits, {kA, std::nullopt, "a"}, 1000, now);
+  Grant b(limits, {kA, std::nullopt, "b"}, 1000, now);
   EXPECT_EQ(limits.connections(kA), 2u);
   a = std::move(b);
   EXPECT_EQ(limits.connections(kA), 1u);
   EXPECT_EQ(a.terms().peer, "b");
 }
 
-TEST(Grant, ATokenExpiryIsADeadlineInTheQueue) {
+TEST(Grant, ATokenExpiryIsADeadline) {
   SourceLimits limits({0, 1, 0});
-  ExpiryQueue expiries;
   const auto now = Clock::now();
-  Grant none(limits, expiries, fake_id(1), {kA, std::nullopt, "no token"}, 1000, now);
-  EXPECT_FALSE(none.deadline());
-  EXPECT_EQ(expiries.size(), 0u);
-  {
-    Grant late(limits, expiries, fake_id(2), {kA, token_expiring(1060), "60 s"}, 1000, now);
-    Grant soon(limits, expiries, fake_id(3), {kA, token_expiring(1015), "15 s"}, 1000, now);
-    ASSERT_TRUE(soon.deadline());
-    EXPECT_EQ(*soon.deadline(), now + std::chrono::seconds(15));
-    EXPECT_EQ(*expiries.next(), now + std::chrono::seconds(15));
-    EXPECT_TRUE(expiries.take_due(now + std::chrono::seconds(14)).empty());
-    const auto due = expiries.take_due(now + std::chrono::seconds(15));
-    ASSERT_EQ(due.size(), 1u);
-    EXPECT_EQ(due[0], fake_id(3));
-    EXPECT_EQ(*expiries.next(), now + std::chrono::seconds(60));
-  }  // both go: the one still queued leaves the queue, the one taken off it is not removed twice
-  EXPECT_EQ(expiries.size(), 0u);
-  EXPECT_FALSE(expiries.next());
+  Grant none(limits, {kA, std::nullopt, "no token"}, 1000, now);
+  EXPECT_FALSE(none.deadline()) << "no token, no deadline";
+  Grant late(limits, {kA, token_expiring(1060), "60 s"}, 1000, now);
+  Grant soon(limits, {kA, token_expiring(1015), "15 s"}, 1000, now);
+  ASSERT_TRUE(soon.deadline());
+  EXPECT_EQ(*soon.deadline(), now + std::chrono::seconds(15)) << "the wall clock's expiry on the steady clock";
+  EXPECT_EQ(*late.deadline(), now + std::chrono::seconds(60));
   // A token that expired before the connect (clock skew): due at once.
-  Grant past(limits, expiries, fake_id(4), {kA, token_expiring(900), "past"}, 1000, now);
-  EXPECT_EQ(expiries.take_due(now).size(), 1u);
+  Grant past(limits, {kA, token_expiring(900), "past"}, 1000, now);
+  EXPECT_EQ(*past.deadline(), now);
+  // Moved, the deadline goes with it; released, the connection is going and so is its deadline.
+  Grant moved = std::move(soon);
+  EXPECT_FALSE(soon.deadline());
+  EXPECT_EQ(*moved.deadline(), now + std::chrono::seconds(15));
+  moved.release();
+  EXPECT_FALSE(moved.deadline());
 }
 
 TEST(Grant, TheClientSaysTokenExpiredAndWhatToDo) {

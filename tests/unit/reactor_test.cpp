@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <string>
 #include <vector>
 
 #include "loop/reactor.hpp"
+#include "loop/signal_source.hpp"
 #include "vod/unique_fd.hpp"
 
 namespace vod::server::loop {
@@ -147,6 +149,21 @@ TEST(Reactor, AfterTurnRunsOnlyWhenSomethingRan) {
   auto reg = r.add(fd.get(), [&] { drain(fd.get()); });
   r.run_once(0ms);
   EXPECT_EQ(turns, 1);
+}
+
+TEST(SignalSource, ASignalIsOneMoreHandlerOfTheLoop) {
+  Reactor r;
+  std::vector<int> got;
+  SignalSource signals(r, {SIGHUP, SIGUSR2}, [&](int signo) { got.push_back(signo); });
+  EXPECT_EQ(r.registrations(), 1u);
+  ASSERT_EQ(raise(SIGHUP), 0);  // blocked: pending for this thread until the signalfd takes it
+  ASSERT_EQ(raise(SIGUSR2), 0);
+  const auto end = Clock::now() + 1s;
+  while (Clock::now() < end && got.size() < 2) r.run_once(50ms);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], SIGHUP);  // standard signals are taken lowest number first
+  EXPECT_EQ(got[1], SIGUSR2);
+  EXPECT_EQ(r.run_once(0ms), 0u) << "each signal is handled once";
 }
 
 }  // namespace

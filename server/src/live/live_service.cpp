@@ -39,10 +39,12 @@ ChannelConfig parse_channel(const std::string& text) {
   return c;
 }
 
-LiveService::LiveService(std::vector<ChannelConfig> configs, LiveOptions options) : options_(std::move(options)) {
+LiveService::LiveService(loop::Reactor& reactor, std::vector<ChannelConfig> configs, LiveOptions options)
+    : reactor_(reactor), options_(std::move(options)) {
   if (configs.empty()) return;
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+  wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_fd_) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+  in_loop_.push_back(reactor_.add(wake_fd_.get(), [this] { on_wake(); }));
   bool gst = false;
   for (auto& c : configs) {
     for (const auto& other : channels_)
@@ -52,7 +54,7 @@ LiveService::LiveService(std::vector<ChannelConfig> configs, LiveOptions options
     if (!known) bps = options_.assumed_bitrate_bps;
     const auto ring = std::max(kMinRing, static_cast<std::size_t>(options_.buffer_seconds * bps / 8));
     ChannelSlot slot;
-    slot.channel = std::make_unique<Channel>(c.name, ring, options_.max_record_bytes, wake_fd_);
+    slot.channel = std::make_unique<Channel>(c.name, ring, options_.max_record_bytes, wake_fd_.get());
     slot.source = make_source(c.source, options_.source);
     log::info("live", c.name + ": " + c.source.text + ", ring of " + std::to_string(ring >> 10) + " KiB (" +
                           std::to_string(options_.buffer_seconds).substr(0, 4) + " s at " + std::to_string(static_cast<long>(bps / 1000)) +
@@ -103,7 +105,6 @@ LiveService::~LiveService() {
                             " datagrams, " + std::to_string(m.bytes) + " bytes; " + std::to_string(m.send_errors) + " send errors");
     }
   }
-  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 bool LiveService::has(const std::string& name) const noexcept {
@@ -125,6 +126,11 @@ void LiveService::start() {
 void LiveService::register_device(const std::shared_ptr<Device>& device) {
   if (channels_.empty() || std::find(devices_.begin(), devices_.end(), device) != devices_.end()) return;
   devices_.push_back(device);
+  // The device's CQ and its channel now, not at its first viewer: the channel's fd joins the loop here.
+  const auto before = hub_.fds();
+  (void)hub_.reserve(device->context, 0);
+  for (int fd : hub_.fds())
+    if (std::find(before.begin(), before.end(), fd) == before.end()) in_loop_.push_back(reactor_.add(fd, [this] { on_completions(); }));
   for (auto& c : channels_) {
     // REMOTE_READ only (or, with memory windows, binding only), and exactly the bytes the catalog advertises.
     Regions r;
@@ -156,7 +162,7 @@ std::vector<proto::CatalogEntry> LiveService::catalog_entries(ibv_context* ctx) 
 
 void LiveService::on_wake() {
   std::uint64_t n = 0;
-  (void)!::read(wake_fd_, &n, sizeof n);
+  (void)!::read(wake_fd_.get(), &n, sizeof n);
   std::vector<RecordInfo> fresh;
   for (std::size_t i = 0; i < channels_.size(); ++i) {
     fresh.clear();
@@ -245,6 +251,7 @@ void LiveService::accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegi
   rdma_cm_id* raw = id.get();
   c.id = std::move(id);
   c.grant = std::move(grant);
+  if (const auto deadline = c.grant.deadline()) c.expiry = reactor_.at(*deadline, [this, raw] { expire(raw); });
   viewers_.emplace(raw, std::move(c));
   // Arm, then poll: the binds, or the viewer's first credit (it may Send as soon as the accept is
   // out), may have completed on a CQ that was never armed, and then no event would ever come. The
@@ -272,6 +279,13 @@ bool LiveService::cut_off(rdma_cm_id* id) {
   it->second.viewer->begin_drain("cut off");  // windows invalidated, QP in the error state: reads fail now
   rdma_disconnect(id);  // its DISCONNECTED event retires it
   return true;
+}
+
+void LiveService::expire(rdma_cm_id* id) {
+  auto it = viewers_.find(id);
+  if (it == viewers_.end()) return;  // cannot happen: a retired viewer's timer is cancelled
+  log::info("auth", "disconnecting " + it->second.viewer->peer() + ": its token expired (live channel '" + it->second.viewer->channel() + "')");
+  cut_off(id);
 }
 
 bool LiveService::on_cm_event(rdma::CmEvent& event) {
@@ -305,6 +319,7 @@ void LiveService::retire(std::map<rdma_cm_id*, Connection>::iterator it, const s
                           std::to_string(s.coalesced) + " coalesced, " + std::to_string(viewers_.size() - 1) + " live viewers");
   c.viewer->begin_drain(why);
   c.grant.release();  // its address has one connection less now, not once the QP has flushed
+  c.expiry.cancel();
   draining_.push_back(std::move(c));
   viewers_.erase(it);
   reap();
@@ -323,11 +338,8 @@ void LiveService::reap(bool force) {
     }
     return false;
   });
-}
-
-std::optional<std::chrono::milliseconds> LiveService::next_deadline() const {
-  if (draining_.empty()) return std::nullopt;
-  return std::chrono::milliseconds(100);  // check the flushes again soon
+  // Flushes may take a while (or never come): look again soon while any viewer drains.
+  if (!draining_.empty() && !reap_timer_.armed()) reap_timer_ = reactor_.at(std::chrono::steady_clock::now() + kReapEvery, [this] { reap(); });
 }
 
 void LiveService::disconnect_all() {

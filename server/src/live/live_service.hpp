@@ -3,9 +3,11 @@
 // every device (REMOTE_READ, exactly the advertised bytes), the catalog entries that describe them,
 // and the viewers' connections with their send state machines on one shared CQ.
 //
-// It runs on the server's event-loop thread. The loop polls wake_fd() (a record was published) and
-// completion_fds() (a credit arrived, a Send completed) and calls on_wake() / on_completions(); the
-// VoD path never touches any of it, so movie clients cost the server nothing more than before.
+// It runs on the server's event loop (loop::Reactor), where it registers the fds it owns: its
+// eventfd (a record was published: on_wake()) and the shared CQ's channel of each device (a credit
+// arrived, a Send completed: on_completions()), and keeps its deadlines as the loop's timers: each
+// viewer's token expiry, and the reaping of retired viewers while any are draining. The VoD path
+// never touches any of it, so movie clients cost the server nothing more than before.
 #pragma once
 
 #include <chrono>
@@ -21,11 +23,13 @@
 #include "live/channel.hpp"
 #include "live/sources.hpp"
 #include "live/viewer.hpp"
+#include "loop/reactor.hpp"
 #include "registrations.hpp"
 #include "udp/live_multicast.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/handles.hpp"
+#include "vod/unique_fd.hpp"
 
 namespace vod::server::live {
 
@@ -48,7 +52,7 @@ ChannelConfig parse_channel(const std::string& text);
 
 class LiveService {
  public:
-  LiveService(std::vector<ChannelConfig> channels, LiveOptions options);
+  LiveService(loop::Reactor& reactor, std::vector<ChannelConfig> channels, LiveOptions options);
   ~LiveService();
   LiveService(const LiveService&) = delete;
   LiveService& operator=(const LiveService&) = delete;
@@ -58,25 +62,23 @@ class LiveService {
   // Starts every source thread.
   void start();
 
-  // Registers every ring and header on `device` (once per device).
+  // Registers every ring and header on `device` (once per device), and creates the device's share
+  // of the completion hub (its CQ and channel) with the channel's fd in the loop: every fd exists
+  // before the first viewer, so the loop never has to learn of one later.
   void register_device(const std::shared_ptr<Device>& device);
   // The channels as catalog entries, with `ctx`'s descriptors (null: lengths only, for UDP
   // clients); appended after the movies.
   std::vector<proto::CatalogEntry> catalog_entries(ibv_context* ctx) const;
 
-  int wake_fd() const noexcept { return wake_fd_; }
-  std::vector<int> completion_fds() const { return hub_.fds(); }
-  void on_wake();
-  void on_completions();
-  // How long the loop may sleep before a draining viewer must be reaped anyway.
-  std::optional<std::chrono::milliseconds> next_deadline() const;
+  // Destroys the retired viewers whose work requests have flushed (force: all of them, at exit).
   void reap(bool force = false);
+  std::size_t draining() const noexcept { return draining_.size(); }
 
   // Accepts a viewer of catalog entry `entry` (a live channel) on `id`: creates its QP on the
   // shared CQ, posts its receives and answers with the ring and header. Throws on failure (the
   // caller rejects with internal error; `id` stays the caller's then).
   // The viewer's connection owns `grant` from here: a failed bind or accept gives it back with the
-  // viewer, as a disconnect does.
+  // viewer, as a disconnect does. When its token expires (the grant's deadline), it is cut off.
   void accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegistration>& catalog, std::uint32_t entry, std::uint8_t depth,
               const std::string& peer, auth::Grant grant);
   // A CM event for one of its viewers (disconnect, error): true when the id was a viewer's.
@@ -115,26 +117,35 @@ class LiveService {
     std::vector<std::uint8_t> accept_data{};  // with windows, while the viewer is binding
     std::uint8_t depth = 0;
     auth::Grant grant{};  // released when the viewer is retired (it drains a while longer)
+    loop::Reactor::Timer expiry{};  // at the grant's deadline: cut off; cancelled when retired
   };
   // A bounded RNR retry: a viewer that grants credit it has no receive for gets its connection
   // failed instead of stalling its send queue forever.
   static constexpr std::uint8_t kRnrRetry = 3;
+  // How often retired viewers are looked at while any drain.
+  static constexpr std::chrono::milliseconds kReapEvery{100};
 
   void attach_multicast(ChannelSlot& slot);
   void pump_channel(std::size_t channel);
   void service(Connection& c);
   bool finish_accept(Connection& c);  // false: the accept failed (the viewer is draining)
   void retire(std::map<rdma_cm_id*, Connection>::iterator it, const std::string& why);
+  void on_wake();
+  void on_completions();
+  void expire(rdma_cm_id* id);
 
   // Declared so that they are destroyed in reverse: viewers (QPs) before the hub's CQs, the
-  // channels' MRs before the devices' PDs.
+  // channels' MRs before the devices' PDs, the fds' registrations before the fds.
+  loop::Reactor& reactor_;
   LiveOptions options_;
-  int wake_fd_ = -1;
+  UniqueFd wake_fd_;  // an eventfd: the source threads' records were published
   rdma::CompletionHub hub_;
+  std::vector<loop::Reactor::Registration> in_loop_;  // wake_fd_ and the hub's channels
   std::vector<std::shared_ptr<Device>> devices_;
   std::vector<ChannelSlot> channels_;
   std::map<rdma_cm_id*, Connection> viewers_;
   std::vector<Connection> draining_;  // disconnected; destroyed once their work requests have flushed
+  loop::Reactor::Timer reap_timer_;   // armed while draining_ is not empty
 };
 
 }  // namespace vod::server::live
