@@ -4,9 +4,12 @@
 // not vod-mount's own go to libfuse unchanged (allow_other, default_permissions, max_read, ...).
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "vod/defaults.hpp"
 
 namespace vod::mount {
 
@@ -22,12 +25,12 @@ struct MountConfig {
   double idle_close = 60;             // seconds an unused connection stays open
   bool page_cache = true;             // the kernel caches file pages (off: direct I/O, no kernel read-ahead)
   unsigned readahead_kib = 4096;      // vod-mount's own read-ahead per sequential reader
-  unsigned chunk_kib = 256;           // bytes per RDMA Read
-  unsigned depth = 16;                // RDMA Reads in flight per connection at most
-  double reconnect_for = 30;          // seconds to keep reconnecting before reads fail with EIO
+  unsigned chunk_kib = defaults::kChunkBytes / 1024;  // bytes per RDMA Read
+  unsigned depth = defaults::kReadDepth;                // RDMA Reads in flight per connection at most
+  double reconnect_for = std::chrono::duration<double>(defaults::kReconnectFor).count();          // seconds to keep reconnecting before reads fail with EIO
   double connect_timeout = 5;
   std::string transport = "rdma";     // or udp (Write-Record: no RDMA device here)
-  unsigned udp_port = 7471;
+  unsigned udp_port = defaults::kUdpPort;
   std::string log_level = "info";
   std::string log_format = "text";
   std::string log_file;               // in the background: where log lines go (default: nowhere)

@@ -3,11 +3,13 @@
 // defaults are these initialisers, and nowhere else: --help shows them, main passes them on.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "vod/client/session.hpp"
+#include "vod/defaults.hpp"
 
 namespace vod::proxy {
 
@@ -15,9 +17,9 @@ struct ProxyConfig {
   std::string server;                   // rdma://host[:port]
   std::string listen = "127.0.0.1:8080";
   bool allow_remote = false;            // required to listen on anything but loopback
-  unsigned chunk_kib = 256;
-  unsigned depth = 16;
-  double reconnect_for = 10;
+  unsigned chunk_kib = defaults::kChunkBytes / 1024;
+  unsigned depth = defaults::kReadDepth;
+  double reconnect_for = std::chrono::duration<double>(defaults::kProxyReconnectFor).count();
   std::size_t header_limit = 8192;
   std::size_t max_connections = 1024;   // HTTP connections open at once; more are answered 503 and closed
   unsigned header_timeout = 10;         // seconds for a whole request header (from the connection, or from its first byte)
@@ -27,7 +29,7 @@ struct ProxyConfig {
   std::string log_level = "info";
   std::string log_format = "text";
   std::string transport = "rdma";       // rdma, or udp (Write-Record: no RDMA device on this host)
-  unsigned udp_port = 7471;
+  unsigned udp_port = defaults::kUdpPort;
   std::string udp_group;                // live channels with --transport udp: the server's --live-multicast group
   std::string udp_interface;
   std::string web_dir;                  // empty: WebPages::default_dir()

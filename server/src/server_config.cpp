@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "server_config.hpp"
 
+#include "udp/udp_service.hpp"
+
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -58,7 +60,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("udp-port", po::value(&udp_port)->default_value(udp_port), "serve Write-Record over UDP on this port too (7471 is the documented one); 0: off")
       ("udp-max-rate", po::value(&c.udp_max_rate_mbps)->default_value(c.udp_max_rate_mbps), "Mbit/s the UDP side sends at most, in all")
       ("udp-client-rate", po::value(&c.udp_client_rate_mbps)->default_value(c.udp_client_rate_mbps), "Mbit/s one client address gets at most (it may ask for less)")
-      ("udp-max-payload", po::value(&c.udp_max_payload)->default_value(c.udp_max_payload), "bytes of payload per UDP datagram at most, 512..65451 (clients ask for what their path MTU allows; above 32444 each datagram is sent alone, not in GSO trains)")
+      ("udp-max-payload", po::value(&c.udp_max_payload)->default_value(c.udp_max_payload), "bytes of payload per UDP datagram at most (clients ask for what their path MTU allows; above 32444 each datagram is sent alone, not in GSO trains)")
       ("no-rdma", po::bool_switch(&c.no_rdma), "serve over UDP only (needs --udp-port): no RDMA device is needed");
   // Options for the tests only: accepted, not listed by --help.
   po::options_description hidden;
@@ -101,10 +103,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   c.udp_port = static_cast<std::uint16_t>(udp_port);
   if (c.no_rdma && c.udp_port == 0) throw std::invalid_argument("--no-rdma serves over UDP only: give --udp-port too (7471)");
   if (c.udp_max_rate_mbps <= 0 || c.udp_client_rate_mbps <= 0) throw std::invalid_argument("--udp-max-rate and --udp-client-rate must be positive");
-  if (c.udp_max_payload < 512 || c.udp_max_payload > proto::kWriteRecordMaxPayload)
-    throw std::invalid_argument("--udp-max-payload " + std::to_string(c.udp_max_payload) + ": must be 512.." + std::to_string(proto::kWriteRecordMaxPayload) +
-                                " (" + std::to_string(proto::kWriteRecordMaxPayload) + ": the largest UDP datagram over IPv4, 65507 bytes, less the " +
-                                std::to_string(sizeof(proto::WireWriteRecordDataHeader)) + "-byte Write-Record header)");
+  if (auto why = udp::max_payload_problem(c.udp_max_payload)) throw std::invalid_argument(*why);
   if (!c.auth_secret.empty() && (c.udp_port || !c.live_multicast.empty()))
     throw std::invalid_argument("--auth-secret covers RDMA connections only: Write-Record over UDP (--udp-port, --live-multicast) "
                                 "carries no token yet, so it would serve without one; run it without --auth-secret");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // vod-server's settings, from the command line and an optional config file (Boost.Program_options,
 // same option names in both). Defaults are defined here once, so --help, the docs and the code agree.
 #pragma once
@@ -9,12 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "vod/defaults.hpp"
+
 namespace vod::server {
 
 struct ServerConfig {
   std::string media_dir;
   std::string bind = "0.0.0.0";
-  std::uint16_t port = 7470;
+  std::uint16_t port = defaults::kRdmaPort;
   std::string device;        // serve only on this RDMA device; empty = every device
   unsigned max_clients = 1024;
   int backlog = 128;
@@ -39,12 +42,12 @@ struct ServerConfig {
   std::string live_multicast;          // GROUP[:PORT]: every live record to this group too (Write-Record); empty: off
   std::string live_multicast_interface;
   int live_multicast_ttl = 1;
-  unsigned live_multicast_payload = 1316;
+  unsigned live_multicast_payload = defaults::kLiveMulticastPayload;
   // UDP Write-Record (docs/write-record.md): off unless a port is given.
   std::uint16_t udp_port = 0;          // 0: off; the documented port is 7471
   double udp_max_rate_mbps = 1000;     // the whole server
   double udp_client_rate_mbps = 400;   // one client address
-  unsigned udp_max_payload = 8192;     // bytes per datagram at most (clients ask for their path MTU's)
+  unsigned udp_max_payload = defaults::kUdpMaxPayload;     // bytes per datagram at most (clients ask for their path MTU's)
   bool no_rdma = false;                // serve UDP only: no RDMA device needed
   std::string udp_test_drop;           // a test hook: datagrams to drop on purpose (hidden from --help)
   unsigned test_fail_binds = 0;        // a test hook: every Nth connection's window binds fail at the device (hidden)

@@ -17,11 +17,12 @@
 #include <span>
 #include <string>
 
+#include "vod/defaults.hpp"
 #include "vod/unique_fd.hpp"
 
 namespace vod::server::udp {
 
-inline constexpr std::uint16_t kLiveMulticastPort = 7472;  // the documented default
+inline constexpr std::uint16_t kLiveMulticastPort = defaults::kLiveMulticastPort;  // the documented default
 
 struct MulticastOptions {
   std::string group;             // an IPv4 or IPv6 multicast address

@@ -30,13 +30,15 @@ class TokenBucket {
     return tokens_;
   }
   void take(double bytes) { tokens_ -= bytes; }
-  // When `bytes` will be available (now if they are).
+  // When `bytes` will be available (now if they are); a full bucket, when more than it holds.
   Clock::time_point when(double bytes, Clock::time_point now) {
     refill(now);
+    bytes = std::min(bytes, burst_);
     if (tokens_ >= bytes || rate_ <= 0) return now;
     return now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>((bytes - tokens_) / rate_));
   }
   double rate() const noexcept { return rate_; }
+  double burst() const noexcept { return burst_; }
 
  private:
   void refill(Clock::time_point now) {

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "vod/defaults.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/write_record.hpp"
 
@@ -38,8 +39,8 @@ struct UdpRegions {
 std::vector<std::uint8_t> udp_catalog(proto::Catalog catalog);
 
 struct UdpLimits {
-  std::uint64_t max_record = 16u << 20;  // the largest range one request may ask for
-  std::uint32_t max_payload = 1416;      // the server's cap on payload per datagram
+  std::uint64_t max_record = defaults::kUdpMaxRecord;  // the largest range one request may ask for
+  std::uint32_t max_payload = defaults::kUdpMaxPayload;  // the server's cap on payload per datagram
   // The floor on the rate a request may ask for. A job paced slower than this would hold its
   // place in the job table for ever (at 1 bit/s a 16 MiB range takes 4 years).
   std::uint64_t min_rate_bps = 1'000'000;

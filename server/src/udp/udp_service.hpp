@@ -44,17 +44,22 @@
 #include "udp/fair_queue.hpp"
 #include "udp/token_bucket.hpp"
 #include "udp/udp_admission.hpp"
+#include "vod/defaults.hpp"
 #include "vod/unique_fd.hpp"
 
 namespace vod::server::udp {
 
+// Why `max_payload` cannot be a datagram's payload (nullopt when it can): the one check that
+// --udp-max-payload and UdpOptions share (defaults::kUdpPayloadMin..kUdpPayloadMax).
+std::optional<std::string> max_payload_problem(std::uint32_t max_payload);
+
 struct UdpOptions {
   std::string bind = "0.0.0.0";
-  std::uint16_t port = proto::kWriteRecordPort;
+  std::uint16_t port = defaults::kUdpPort;
   double max_rate_bps = 1e9;          // the whole server
   double client_rate_bps = 400e6;     // one client address (IPv6: /64) at most, all its ports and sessions together
   double min_rate_bps = 1e6;          // the floor: a request that asks for less is refused
-  std::uint32_t max_payload = 8192;   // bytes per datagram at most (clients ask for their path MTU's): 64..65451
+  std::uint32_t max_payload = defaults::kUdpMaxPayload;  // bytes per datagram at most (clients ask for their path MTU's)
   std::size_t max_jobs_per_client = 128;     // ranges queued per client address
   std::size_t max_sessions_per_client = 32;  // sessions (and their epochs) per client address
   std::size_t max_clients = 4096;            // client addresses with state, after their cookie verified
