@@ -39,7 +39,7 @@ constexpr std::uint16_t kLowPort = 1;
 
 struct Peer {
   int fd = -1;
-  explicit Peer(std::uint16_t port, const char* local = "127.0.0.1", std::uint16_t local_port = 0) {
+  explicit Peer(std::uint16_t port, const char* local = "127.0.0.1", std::uint16_t local_port = 0, const char* server = "127.0.0.1") {
     fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     sockaddr_in me{};
     me.sin_family = AF_INET;
@@ -53,9 +53,9 @@ struct Peer {
     EXPECT_TRUE(bound) << "bind " << local << ": " << std::strerror(errno);
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(inet_pton(AF_INET, server, &a.sin_addr), 1);
     a.sin_port = htons(port);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);  // it accepts only what comes from there
   }
   ~Peer() { close(fd); }
   Peer(const Peer&) = delete;
@@ -174,6 +174,31 @@ struct Fixture : ::testing::Test {
     return r;
   }
 };
+
+// Bound to the wildcard, the server answers from the address each client asked (IP_PKTINFO): a
+// client that asked 127.0.0.2 accepts nothing from 127.0.0.1, where the routing would send from.
+// Before, a server with its default --bind 0.0.0.0 on a host of several addresses answered some
+// clients from an address they ignore, and they saw a server that never answers.
+TEST_F(Fixture, BoundToTheWildcardItAnswersFromTheAddressAsked) {
+  UdpOptions o = options();
+  o.bind = "0.0.0.0";
+  start(o);
+  Peer p(service->port(), "127.0.0.1", 0, "127.0.0.2");
+  const proto::Cookie cookie = handshake(p);
+  auto r = request(cookie, 0, 100'000);
+  r.rate_bps = 20'000'000;
+  p.send(proto::encode(r));
+  run(*service, 300, &p);
+  std::uint64_t bytes = 0;
+  for (const auto& d : p.take())
+    if (auto w = proto::decode_write_record_data(d, 1 << 20); w.ok()) bytes += w->payload.size();
+  EXPECT_EQ(bytes, 100'000u) << "the record's datagrams leave from 127.0.0.2 too";
+  auto bad = request({}, 0, 10);  // no cookie: the error goes back the same way
+  bad.record_seq = 2;
+  p.send(proto::encode(bad));
+  run(*service, 50, &p);
+  EXPECT_EQ(errors_in(p.take()).count(2), 1u) << "errors leave from the address asked too";
+}
 
 TEST_F(Fixture, ACookieThenARecordByteExact) {
   Peer p(service->port());

@@ -30,6 +30,55 @@ constexpr std::size_t kHeader = sizeof(proto::WireWriteRecordDataHeader);
 constexpr double kQuantum = 2.0 * kGsoBytes;  // bytes an address may send per turn: two full GSO trains
 constexpr auto kMinTimer = std::chrono::microseconds(50);  // the soonest the timer is set for
 constexpr auto kSweepGrid = std::chrono::milliseconds(250);  // idle addresses are swept on this grid
+constexpr std::size_t kPktinfoSpace = CMSG_SPACE(sizeof(in6_pktinfo));  // the larger of the two families'
+
+// The local address a datagram came to, from its IP_PKTINFO or IPV6_PKTINFO control message
+// (family 0 when it carries neither).
+void read_local(const msghdr& m, int& family, in6_addr& local, unsigned& ifindex) {
+  family = 0;
+  for (const cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&m), const_cast<cmsghdr*>(c))) {
+    if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+      in_pktinfo pi;
+      std::memcpy(&pi, CMSG_DATA(c), sizeof pi);
+      family = AF_INET;
+      local = {};
+      std::memcpy(&local, &pi.ipi_addr, sizeof pi.ipi_addr);
+      ifindex = static_cast<unsigned>(pi.ipi_ifindex);
+    } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+      in6_pktinfo pi;
+      std::memcpy(&pi, CMSG_DATA(c), sizeof pi);
+      family = AF_INET6;
+      local = pi.ipi6_addr;
+      ifindex = pi.ipi6_ifindex;
+    }
+  }
+}
+
+// Appends to `m`'s control buffer (`used` bytes of it taken so far) the message that makes a send
+// leave from `local`; nothing when the local address is unknown.
+void add_source(msghdr& m, std::size_t& used, int family, const in6_addr& local, unsigned ifindex) {
+  if (family != AF_INET && family != AF_INET6) return;
+  auto* c = reinterpret_cast<cmsghdr*>(static_cast<char*>(m.msg_control) + used);
+  if (family == AF_INET) {
+    in_pktinfo pi{};
+    std::memcpy(&pi.ipi_spec_dst, &local, sizeof pi.ipi_spec_dst);  // the source; the route picks the interface
+    c->cmsg_level = IPPROTO_IP;
+    c->cmsg_type = IP_PKTINFO;
+    c->cmsg_len = CMSG_LEN(sizeof pi);
+    std::memcpy(CMSG_DATA(c), &pi, sizeof pi);
+    used += CMSG_SPACE(sizeof pi);
+  } else {
+    in6_pktinfo pi{};
+    pi.ipi6_addr = local;
+    pi.ipi6_ifindex = IN6_IS_ADDR_LINKLOCAL(&local) ? ifindex : 0;
+    c->cmsg_level = IPPROTO_IPV6;
+    c->cmsg_type = IPV6_PKTINFO;
+    c->cmsg_len = CMSG_LEN(sizeof pi);
+    std::memcpy(CMSG_DATA(c), &pi, sizeof pi);
+    used += CMSG_SPACE(sizeof pi);
+  }
+  m.msg_controllen = used;
+}
 
 }  // namespace
 
@@ -122,10 +171,11 @@ struct UdpService::Scratch {
   mmsghdr in_msgs[kBatch];
   iovec in_iov[kBatch];
   sockaddr_storage from[kBatch];
+  alignas(cmsghdr) char in_control[kBatch][kPktinfoSpace];
   struct Train {  // one sendmsg: consecutive datagrams of one record, a GSO train when more than one
     proto::WireWriteRecordDataHeader headers[kGsoSegments];
     iovec iov[2 * kGsoSegments];
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(std::uint16_t))];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(std::uint16_t)) + kPktinfoSpace];
     Endpoint to;
     std::size_t segments = 0, bytes = 0;
   } trains[kBatch];
@@ -157,6 +207,10 @@ UdpService::UdpService(const UdpOptions& o)
   if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
   // Never fragment: a datagram larger than the path MTU fails to send rather than leaving in pieces.
   if (info->ai_family == AF_INET) setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+  // The address each request came to, so that answers leave from it (Endpoint).
+  const int on = 1;
+  setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &on, sizeof on);  // IPv4, and IPv4-mapped on an IPv6 socket
+  if (info->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on, sizeof on);
   if (bind(fd, info->ai_addr, info->ai_addrlen) != 0)
     throw std::runtime_error("--udp-port " + port + ": cannot bind " + o.bind + ": " + std::strerror(errno));
   sockaddr_storage bound{};
@@ -276,6 +330,8 @@ void UdpService::on_readable() {
       x.in_msgs[i].msg_hdr.msg_iovlen = 1;
       x.in_msgs[i].msg_hdr.msg_name = &x.from[i];
       x.in_msgs[i].msg_hdr.msg_namelen = sizeof x.from[i];
+      x.in_msgs[i].msg_hdr.msg_control = x.in_control[i];
+      x.in_msgs[i].msg_hdr.msg_controllen = sizeof x.in_control[i];
     }
     const int n = recvmmsg(fd_.get(), x.in_msgs, kBatch, MSG_DONTWAIT, nullptr);
     if (n <= 0) break;
@@ -285,14 +341,18 @@ void UdpService::on_readable() {
         ++stats_.dropped;  // larger than any request
         continue;
       }
-      handle(x.in[i], x.in_msgs[i].msg_len, x.from[i], x.in_msgs[i].msg_hdr.msg_namelen, now);
+      Endpoint from;
+      from.addr = x.from[i];
+      from.len = std::min<socklen_t>(x.in_msgs[i].msg_hdr.msg_namelen, sizeof from.addr);
+      read_local(x.in_msgs[i].msg_hdr, from.local_family, from.local, from.local_ifindex);
+      handle(x.in[i], x.in_msgs[i].msg_len, from, now);
     }
     if (static_cast<std::size_t>(n) < kBatch) break;
   }
   pump(Clock::now());
 }
 
-void UdpService::handle(const std::uint8_t* data, std::size_t n, const sockaddr_storage& from, socklen_t from_len, Clock::time_point now) {
+void UdpService::handle(const std::uint8_t* data, std::size_t n, const Endpoint& from, Clock::time_point now) {
   const proto::Bytes b(data, n);
   if (n < sizeof(proto::WireHeader)) {
     ++stats_.dropped;
@@ -305,15 +365,15 @@ void UdpService::handle(const std::uint8_t* data, std::size_t n, const sockaddr_
   }
   // Nothing is allocated for the sender here: until its cookie verifies it has only its slot of
   // the pre-cookie table.
-  const AddressKey key = address_key(from);
+  const AddressKey key = address_key(from.addr);
   switch (static_cast<proto::MessageType>(h.type)) {
-    case proto::MessageType::write_record_hello: return on_hello(b, from, from_len, key, now);
-    case proto::MessageType::write_record_request: return on_request(b, from, from_len, key, now);
+    case proto::MessageType::write_record_hello: return on_hello(b, from, key, now);
+    case proto::MessageType::write_record_request: return on_request(b, from, key, now);
     default: ++stats_.dropped;
   }
 }
 
-void UdpService::on_hello(proto::Bytes b, const sockaddr_storage& from, socklen_t from_len, const AddressKey& key, Clock::time_point now) {
+void UdpService::on_hello(proto::Bytes b, const Endpoint& from, const AddressKey& key, Clock::time_point now) {
   auto hello = proto::decode_write_record_hello(b);
   if (!hello) {
     ++stats_.dropped;
@@ -326,11 +386,11 @@ void UdpService::on_hello(proto::Bytes b, const sockaddr_storage& from, socklen_
     return;
   }
   hellos_total_.take(1);
-  proto::WriteRecordCookie cookie{hello->nonce, cookies_.make(from, now_seconds(now)), CookieJar::kWindowSeconds, options_.max_payload};
-  send_small(from, from_len, proto::encode(cookie));  // 48 bytes in answer to 64
+  proto::WriteRecordCookie cookie{hello->nonce, cookies_.make(from.addr, now_seconds(now)), CookieJar::kWindowSeconds, options_.max_payload};
+  send_small(from, proto::encode(cookie));  // 48 bytes in answer to 64
 }
 
-void UdpService::on_request(proto::Bytes b, const sockaddr_storage& from, socklen_t from_len, const AddressKey& key, Clock::time_point now) {
+void UdpService::on_request(proto::Bytes b, const Endpoint& from, const AddressKey& key, Clock::time_point now) {
   auto r = proto::decode_write_record_request(b);
   if (!r) {
     // Echo what identifies the request (session, epoch, record), as far as it arrived.
@@ -346,13 +406,13 @@ void UdpService::on_request(proto::Bytes b, const sockaddr_storage& from, sockle
       e.epoch = ids.epoch.get();
       e.record_seq = ids.record_seq.get();
     }
-    return send_error(from, from_len, key, b.size(), std::move(e), now);
+    return send_error(from, key, b.size(), std::move(e), now);
   }
   ++stats_.requests;
   auto refuse = [&](proto::RejectCode code, std::string reason) {
-    send_error(from, from_len, key, b.size(), {r->session_id, r->epoch, r->record_seq, code, std::move(reason)}, now);
+    send_error(from, key, b.size(), {r->session_id, r->epoch, r->record_seq, code, std::move(reason)}, now);
   };
-  if (!cookies_.valid(r->cookie, from, now_seconds(now))) {
+  if (!cookies_.valid(r->cookie, from.addr, now_seconds(now))) {
     ++stats_.bad_cookies;
     return refuse(proto::RejectCode::bad_cookie, "no valid cookie: say hello again");
   }
@@ -363,7 +423,7 @@ void UdpService::on_request(proto::Bytes b, const sockaddr_storage& from, sockle
     ++stats_.rate_limited;
     return refuse(proto::RejectCode::rate_limited, "server busy: too many clients; ask later");
   }
-  Session* s = session_for(*c, r->session_id, port_of(from), r->epoch, now);
+  Session* s = session_for(*c, r->session_id, port_of(from.addr), r->epoch, now);
   if (!s) {
     ++stats_.rate_limited;
     return refuse(proto::RejectCode::rate_limited, "too many sessions of your address at once");
@@ -392,7 +452,7 @@ void UdpService::on_request(proto::Bytes b, const sockaddr_storage& from, sockle
     return refuse(proto::RejectCode::rate_limited, "too many ranges queued; ask again when these arrived");
   }
   UdpDecision d = admit_udp(*r, regions_, {defaults::kUdpMaxRecord, options_.max_payload, static_cast<std::uint64_t>(options_.min_rate_bps)});
-  if (auto* e = std::get_if<proto::WriteRecordError>(&d)) return send_error(from, from_len, key, b.size(), std::move(*e), now);
+  if (auto* e = std::get_if<proto::WriteRecordError>(&d)) return send_error(from, key, b.size(), std::move(*e), now);
   const double rate = std::min<double>(static_cast<double>(r->rate_bps), options_.client_rate_bps) / 8;
   s->pace.set_rate(rate, burst_for(rate, options_.max_payload));
   // A session (an address) with nothing queued starts its record with a full burst, not in slices
@@ -406,8 +466,7 @@ void UdpService::on_request(proto::Bytes b, const sockaddr_storage& from, sockle
   j.record_seq = r->record_seq;
   j.buffer_offset = r->buffer_offset;
   j.data = std::get<UdpJob>(std::move(d));
-  std::memcpy(&j.to.addr, &from, std::min<std::size_t>(from_len, sizeof j.to.addr));
-  j.to.len = std::min<socklen_t>(from_len, sizeof j.to.addr);
+  j.to = from;
   j.deadline = job_deadline(now, r->length, rate * 8, options_.job_life);
   j.ordinal = repair ? 0 : jobs_admitted_++;
   j.repair = repair;
@@ -418,8 +477,7 @@ void UdpService::on_request(proto::Bytes b, const sockaddr_storage& from, sockle
   enqueue(*c);
 }
 
-void UdpService::send_error(const sockaddr_storage& to, socklen_t to_len, const AddressKey& key, std::size_t request_size, proto::WriteRecordError e,
-                            Clock::time_point now) {
+void UdpService::send_error(const Endpoint& to, const AddressKey& key, std::size_t request_size, proto::WriteRecordError e, Clock::time_point now) {
   // Never larger than what came: the reason is shortened to fit, and a datagram too small to hold
   // an error gets none.
   if (request_size < sizeof(proto::WireWriteRecordErrorFixed) || !pre_cookie_.take_error(key, now)) {
@@ -432,12 +490,22 @@ void UdpService::send_error(const sockaddr_storage& to, socklen_t to_len, const 
     bytes = proto::encode(e);
   }
   ++stats_.errors_sent;
-  send_small(to, to_len, bytes);
+  send_small(to, bytes);
 }
 
-void UdpService::send_small(const sockaddr_storage& to, socklen_t to_len, const std::vector<std::uint8_t>& bytes) {
-  if (sendto(fd_.get(), bytes.data(), bytes.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&to), to_len) < 0)
-    log::debug("udp", "sendto " + describe(to) + ": " + std::strerror(errno));
+void UdpService::send_small(const Endpoint& to, const std::vector<std::uint8_t>& bytes) {
+  iovec iov{const_cast<std::uint8_t*>(bytes.data()), bytes.size()};  // sendmsg reads, never writes
+  alignas(cmsghdr) char control[kPktinfoSpace];
+  msghdr m{};
+  m.msg_name = const_cast<sockaddr_storage*>(&to.addr);
+  m.msg_namelen = to.len;
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = control;
+  std::size_t used = 0;
+  add_source(m, used, to.local_family, to.local, to.local_ifindex);
+  if (used == 0) m.msg_control = nullptr;
+  if (sendmsg(fd_.get(), &m, MSG_DONTWAIT) < 0) log::debug("udp", "sendmsg " + describe(to.addr) + ": " + std::strerror(errno));
 }
 
 void UdpService::on_timer() {
@@ -610,16 +678,20 @@ void UdpService::pump(Clock::time_point now) {
       m.msg_namelen = t.to.len;
       m.msg_iov = t.iov;
       m.msg_iovlen = 2 * t.segments;
+      m.msg_control = t.control;
+      std::size_t used = 0;
       if (gso && t.segments > 1) {
-        m.msg_control = t.control;
-        m.msg_controllen = sizeof t.control;
-        cmsghdr* cm = CMSG_FIRSTHDR(&m);
+        cmsghdr* cm = reinterpret_cast<cmsghdr*>(t.control);
         cm->cmsg_level = SOL_UDP;
         cm->cmsg_type = UDP_SEGMENT;
         cm->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
         const auto segment = static_cast<std::uint16_t>(t.iov[0].iov_len + t.iov[1].iov_len);  // every segment but the last
         std::memcpy(CMSG_DATA(cm), &segment, sizeof segment);
+        used = CMSG_SPACE(sizeof(std::uint16_t));
+        m.msg_controllen = used;
       }
+      add_source(m, used, t.to.local_family, t.to.local, t.to.local_ifindex);
+      if (used == 0) m.msg_control = nullptr;
       stats_.datagrams += t.segments;
     }
     const int sent = sendmmsg(fd_.get(), x.out_msgs, static_cast<unsigned>(batch), MSG_DONTWAIT);

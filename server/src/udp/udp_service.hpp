@@ -115,10 +115,16 @@ class UdpService {
   std::size_t jobs() const noexcept { return jobs_; }               // ranges queued, all addresses
 
  private:
-  // Where a datagram goes: the port the request came from.
+  // Where a datagram goes: the address and port the request came from, and the local address it
+  // came to (IP_PKTINFO / IPV6_PKTINFO), which every answer leaves from: a server bound to a
+  // wildcard on a host with several addresses answers from the one its client asked, which is the
+  // only one a client's connected socket accepts.
   struct Endpoint {
-    sockaddr_in6 addr{};  // large enough for a sockaddr_in too
+    sockaddr_storage addr{};
     socklen_t len = 0;
+    int local_family = 0;  // AF_INET or AF_INET6 when the local address is known
+    in6_addr local{};      // IPv4 in its first 4 bytes
+    unsigned local_ifindex = 0;  // IPv6 link-local answers need it
   };
   struct Job {
     std::uint32_t epoch = 0;
@@ -159,12 +165,11 @@ class UdpService {
   struct Scratch;  // the send and receive buffers, allocated once
 
   bool test_dropped(const Job& j, bool last) noexcept;
-  void handle(const std::uint8_t* data, std::size_t n, const sockaddr_storage& from, socklen_t from_len, Clock::time_point now);
-  void on_hello(proto::Bytes b, const sockaddr_storage& from, socklen_t from_len, const AddressKey& key, Clock::time_point now);
-  void on_request(proto::Bytes b, const sockaddr_storage& from, socklen_t from_len, const AddressKey& key, Clock::time_point now);
-  void send_error(const sockaddr_storage& to, socklen_t to_len, const AddressKey& key, std::size_t request_size, proto::WriteRecordError e,
-                  Clock::time_point now);
-  void send_small(const sockaddr_storage& to, socklen_t to_len, const std::vector<std::uint8_t>& bytes);
+  void handle(const std::uint8_t* data, std::size_t n, const Endpoint& from, Clock::time_point now);
+  void on_hello(proto::Bytes b, const Endpoint& from, const AddressKey& key, Clock::time_point now);
+  void on_request(proto::Bytes b, const Endpoint& from, const AddressKey& key, Clock::time_point now);
+  void send_error(const Endpoint& to, const AddressKey& key, std::size_t request_size, proto::WriteRecordError e, Clock::time_point now);
+  void send_small(const Endpoint& to, const std::vector<std::uint8_t>& bytes);
   // The address's state, made if there is room (an idle address may be forgotten for it); null
   // when the table is full of addresses with jobs.
   Client* client_for(const AddressKey& key, Clock::time_point now);
