@@ -14,7 +14,6 @@ namespace vod::server::live {
 namespace {
 constexpr std::size_t kSendSlot = 128;  // a notification (72 bytes) and room to grow
 constexpr std::size_t kRecvSlot = proto::kLiveMessageMax;
-constexpr std::size_t kMaxRecent = 1u << 16;
 }  // namespace
 
 const char* to_string(Viewer::State s) noexcept {
@@ -26,17 +25,6 @@ const char* to_string(Viewer::State s) noexcept {
     case Viewer::State::draining: return "draining";
   }
   return "?";
-}
-
-void ChannelView::add(const RecordInfo& r) {
-  recent.push_back(r);
-  end = r.end();
-  oldest = r.oldest;
-  ended = (r.flags & proto::kLiveEndOfStream) != 0;
-  // Records fully overwritten are of no use to anyone: a viewer that was not told of them skips.
-  while (!recent.empty() && (recent.front().end() < oldest || (recent.front().end() == oldest && recent.front().length > 0) ||
-                             recent.size() > kMaxRecent))
-    recent.pop_front();
 }
 
 Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths,
@@ -157,7 +145,7 @@ bool Viewer::on_completion(const ibv_wc& wc, rdma::WorkId id) {
   return true;
 }
 
-void Viewer::send(const proto::LiveNotify& n) {
+bool Viewer::send(const proto::LiveNotify& n) {
   const auto bytes = proto::encode(n);
   std::uint8_t* slot = buffers_.data() + (sends_posted_ % depths_.send) * kSendSlot;
   std::memcpy(slot, bytes.data(), bytes.size());
@@ -173,77 +161,27 @@ void Viewer::send(const proto::LiveNotify& n) {
   ibv_send_wr* bad = nullptr;
   if (int err = ibv_post_send(qp(), &wr, &bad)) {
     fail(std::string("ibv_post_send of a notification failed: ") + std::strerror(err));
-    return;
+    return false;
   }
   ++sends_posted_;
   if (signal) last_signaled_ = sends_posted_;
   --credits_;
-  ++seq_;
   ++stats_.notifications;
   stats_.coalesced += (n.flags & proto::kLiveCoalesced) != 0;
+  return true;
 }
 
 void Viewer::pump(const ChannelView& view) {
   if (state_ == State::binding || state_ == State::awaiting_credit || state_ == State::draining || failed()) return;
-  bool first = false;
-  if (state_ == State::joining) {
-    // Late join: start at the newest keyframe still in the ring.
-    auto kf = std::find_if(view.recent.rbegin(), view.recent.rend(),
-                           [&](const RecordInfo& r) { return (r.flags & proto::kLiveKeyframe) && r.offset >= view.oldest; });
-    if (kf == view.recent.rend()) return;
-    next_record_ = kf->number;
-    next_ = kf->offset;
-    state_ = State::streaming;
-    first = true;
-  }
-  while (credits_ > 0 && sends_posted_ - sends_done_ < depths_.send && !failed()) {
-    if (view.recent.empty() || next_record_ > view.recent.back().number) return;
-    const std::uint64_t base = view.recent.front().number;
-    const bool lost = next_record_ < base;  // the records it was not told of are gone from the ring
-    const std::size_t i0 = lost ? 0 : static_cast<std::size_t>(next_record_ - base);
-    const std::size_t pending = view.recent.size() - i0;
-    // One record per notification while credit lasts; otherwise everything pending at once.
-    const std::size_t take = (!lost && !first && pending <= credits_) ? 1 : pending;
-    const RecordInfo& head = view.recent[i0];
-    std::size_t i1 = i0 + take - 1;
-    // Never across a discontinuity (a new stream): the client marks one at a notification's start,
-    // so a record that begins a new stream begins a notification of its own.
-    for (std::size_t i = i0 + 1; i <= i1; ++i)
-      if (view.recent[i].flags & proto::kLiveDiscontinuity) {
-        i1 = i - 1;
-        break;
-      }
-    const RecordInfo& last = view.recent[i1];
-    const std::uint64_t start = lost ? std::max(next_, view.oldest) : head.offset;
-
-    proto::LiveNotify n;
-    n.stream_id = last.stream_id;
-    n.seq = seq_;
-    n.stream_offset = std::min(start, last.end());
-    n.length = static_cast<std::uint32_t>(last.end() - n.stream_offset);
-    n.credits = credits_ - 1;
-    n.oldest_offset = std::min(view.oldest, last.end());
-    n.pts_us = n.stream_offset == head.offset ? head.pts_us : 0;
-    n.publish_time_us = last.publish_time_us;
-    if (i1 > i0 || lost) n.flags |= proto::kLiveCoalesced;
-    if ((head.flags & proto::kLiveKeyframe) && n.stream_offset == head.offset && head.offset >= n.oldest_offset)
-      n.flags |= proto::kLiveKeyframe;
-    if ((head.flags & proto::kLiveUnitStart) && n.stream_offset == head.offset) n.flags |= proto::kLiveUnitStart;
-    for (std::size_t i = i0; i <= i1; ++i) n.flags |= view.recent[i].flags & proto::kLiveDiscontinuity;
-    if (last.flags & proto::kLiveEndOfStream) n.flags |= proto::kLiveEndOfStream;
-    next_record_ = last.number + 1;
-    next_ = last.end();
-    first = false;
-    if (n.length == 0 && !(n.flags & proto::kLiveEndOfStream)) continue;  // nothing to tell: only an end of stream is empty
-    for (std::size_t i = i1 + 1; i-- > 0;) {
-      const RecordInfo& r = view.recent[i];
-      if ((r.flags & proto::kLiveKeyframe) && r.offset >= n.oldest_offset && r.offset <= last.end()) {
-        n.keyframe_offset = r.offset;
-        break;
-      }
-    }
-    send(n);
-  }
+  cursor_.phase = state_ == State::joining ? NotifyCursor::Phase::joining : NotifyCursor::Phase::streaming;
+  const std::uint64_t outstanding = sends_posted_ - sends_done_;
+  const SendRoom room{credits_, outstanding < depths_.send ? static_cast<std::uint32_t>(depths_.send - outstanding) : 0u};
+  NotifyPlan plan = plan_notifications(view, cursor_, room);
+  cursor_ = plan.cursor;
+  if (cursor_.phase == NotifyCursor::Phase::streaming) state_ = State::streaming;
+  // In order; a failed post fails the viewer, which then drains: nothing after it is sent.
+  for (const proto::LiveNotify& n : plan.notifications)
+    if (!send(n)) break;
 }
 
 void Viewer::begin_drain(const std::string& why) {

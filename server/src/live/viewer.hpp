@@ -13,9 +13,11 @@
 //                    (the client sends first, as iWARP requires).
 //   joining          credit granted, but the ring holds no keyframe yet: the viewer starts at the
 //                    newest keyframe, so its first bytes decode at once.
-//   streaming        one notification per record while credits and send-queue room last; when
-//                    either runs short, everything pending goes out as one coalesced notification
-//                    (latest wins). The server never waits for a viewer.
+//   streaming        one notification per record while credits and send-queue room last; with
+//                    fewer credits than pending records, everything pending goes out as one
+//                    coalesced notification (latest wins). The server never waits for a viewer.
+//                    What to send is decided by plan_notifications (notify_planner.hpp); the
+//                    viewer only posts it.
 //   draining         the QP is moved to the error state and a marker Send is posted (as the
 //                    kernel's ib_drain_sq does): once it and every receive have completed as
 //                    flushes, nothing of the QP is left in the CQ, and the viewer is destroyed.
@@ -27,13 +29,14 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "host_buffer.hpp"
 #include "live/channel.hpp"
+#include "live/channel_view.hpp"
+#include "live/notify_planner.hpp"
 #include "windows/connection_windows.hpp"
 #include "vod/protocol/live_messages.hpp"
 #include "vod/rdma/completion_hub.hpp"
@@ -41,16 +44,6 @@
 #include "vod/rdma/handles.hpp"
 
 namespace vod::server::live {
-
-// What the event loop knows of a channel: the records still in its ring, newest last.
-struct ChannelView {
-  std::deque<RecordInfo> recent;
-  std::uint64_t end = 0;     // the published end (write offset)
-  std::uint64_t oldest = 0;  // the oldest valid offset
-  bool ended = false;        // the newest record is an end of stream
-
-  void add(const RecordInfo& r);
-};
 
 struct ViewerStats {
   std::uint64_t notifications = 0, coalesced = 0, credits_granted = 0, bad_messages = 0;
@@ -115,7 +108,7 @@ class Viewer {
 
  private:
   void post_recv(std::uint32_t slot);
-  void send(const proto::LiveNotify& n);
+  bool send(const proto::LiveNotify& n);  // false: the post failed, and the viewer with it
   void fail(const std::string& why);
 
   rdma_cm_id* id_;
@@ -144,9 +137,7 @@ class Viewer {
 
   State state_ = State::awaiting_credit;
   std::uint32_t credits_ = 0;
-  std::uint64_t seq_ = 0;            // of the next notification
-  std::uint64_t next_record_ = 0;    // the number of the first record this viewer has not been told of
-  std::uint64_t next_ = 0;           // the stream offset that record starts at, as far as the viewer knows
+  NotifyCursor cursor_;              // its phase follows state_ (joining or streaming)
   std::uint64_t sends_posted_ = 0, sends_done_ = 0, last_signaled_ = 0;
   std::uint64_t recvs_posted_ = 0;
   std::uint64_t acked_seq_ = 0;
