@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "gstrdmasrc.hpp"
 
 #include <memory>
@@ -8,6 +9,7 @@
 #include "vod/client/live_session.hpp"
 #include "vod/client/multicast_live_session.hpp"
 #include "vod/client/session.hpp"
+#include "vod/defaults.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_rdma_src_debug);
 #define GST_CAT_DEFAULT gst_rdma_src_debug
@@ -19,14 +21,14 @@ using vod::client::ErrorKind;
 
 // Defaults, defined once: the property specs and the initial state both use them.
 constexpr guint kDefaultPort = vod::client::kDefaultPort;
-constexpr guint kDefaultBlocksize = 256 * 1024;
-constexpr guint kDefaultChunkSize = 256 * 1024;
-constexpr guint64 kDefaultReadAhead = 4u << 20;
+constexpr guint kDefaultBlocksize = vod::defaults::kChunkBytes;
+constexpr guint kDefaultChunkSize = vod::defaults::kChunkBytes;
+constexpr guint64 kDefaultReadAhead = vod::defaults::kReadaheadBytes;
 constexpr gdouble kDefaultReadAheadTime = 0;
-constexpr guint kDefaultReadDepth = 16;
-constexpr gdouble kDefaultReconnectTimeout = 30;
+constexpr guint kDefaultReadDepth = vod::defaults::kReadDepth;
+constexpr gdouble kDefaultReconnectTimeout = std::chrono::duration<double>(vod::defaults::kReconnectFor).count();
 constexpr const char* kDefaultTransport = "rdma";
-constexpr guint kDefaultUdpPort = vod::proto::kWriteRecordPort;
+constexpr guint kDefaultUdpPort = vod::defaults::kUdpPort;
 
 enum {
   PROP_0,
@@ -229,7 +231,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   options.engine.readahead_bytes = static_cast<std::size_t>(s.read_ahead);
   options.engine.read_depth = s.read_depth;
   options.readahead_seconds = s.read_ahead_time;
-  options.reconnect_for = std::chrono::milliseconds(static_cast<long>(s.reconnect_timeout * 1000));
+  options.reconnect.give_up_after = std::chrono::milliseconds(static_cast<long>(s.reconnect_timeout * 1000));
   if (s.transport == "udp") options.transport = vod::client::Transport::udp;
   options.udp.port = static_cast<std::uint16_t>(s.udp_port);
   vod::client::MulticastLiveOptions multicast;
@@ -251,7 +253,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
       vod::client::LiveOptions live;
       live.chunk_size = options.engine.chunk_size;
       live.read_depth = options.engine.read_depth;
-      live.reconnect_for = options.reconnect_for;
+      live.reconnect = options.reconnect;
       s.live_session = std::make_unique<vod::client::LiveSession>(uri, live);
       GST_INFO_OBJECT(self, "opened live channel %s: ring of %" G_GUINT64_FORMAT " bytes", uri.to_string().c_str(),
                       static_cast<guint64>(s.live_session->channel().size));

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "vod/client/reconnect.hpp"
 #include "vod/log.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/rdma/error.hpp"
@@ -380,16 +381,13 @@ LiveChunk LiveSession::read(std::span<std::uint8_t> out, std::chrono::millisecon
 
 void LiveSession::reconnect(const std::string& why) {
   // The server ends a connection when its token expires: say so, and do not knock again with it.
-  if (auto expired = expired_token(uri_, static_cast<std::uint64_t>(std::time(nullptr)))) throw ClientError(ErrorKind::unauthorized, *expired);
+  refuse_expired_token(uri_);
   log::warn("client", "live connection to " + server() + " lost (" + why + "); reconnecting");
-  const auto give_up = Clock::now() + options_.reconnect_for;
-  auto backoff = std::chrono::milliseconds(100);
+  Backoff backoff(options_.reconnect, Clock::now());
   std::string last = why;
   for (;;) {
     drop_connection();
-    pollfd p{interrupter_.fd(), POLLIN, 0};  // an interruptible sleep
-    poll(&p, 1, static_cast<int>(backoff.count()));
-    if (interrupter_.raised()) throw Interrupted();
+    wait_until(backoff.next_attempt(), interrupter_);
     try {
       connect();
       ++stats_.reconnects;
@@ -398,13 +396,12 @@ void LiveSession::reconnect(const std::string& why) {
     } catch (const ConnectionLost& e) {
       last = e.what();
     } catch (const ClientError& e) {
-      if (e.kind() != ErrorKind::server_unreachable && e.kind() != ErrorKind::rejected) throw;
+      if (!retryable(e)) throw;
       last = e.what();
     }
-    if (Clock::now() + backoff > give_up)
+    if (!backoff.failed(Clock::now()))
       throw ClientError(ErrorKind::connection_lost, "lost the live connection to " + server() + " and could not reconnect within " +
-                                                        std::to_string(options_.reconnect_for.count() / 1000) + " s: " + last);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+                                                        std::to_string(options_.reconnect.give_up_after.count() / 1000) + " s: " + last);
   }
 }
 

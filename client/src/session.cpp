@@ -2,10 +2,9 @@
 #include "vod/client/session.hpp"
 
 #include <algorithm>
-#include <ctime>
-#include <poll.h>
 
 #include "udp/udp_fetcher.hpp"
+#include "vod/client/reconnect.hpp"
 #include "vod/log.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/rdma/error.hpp"
@@ -327,37 +326,35 @@ void Session::size_readahead() {
 
 void Session::reconnect(const std::string& why) {
   // The server ends a connection when its token expires: say so, and do not knock again with it.
-  if (auto expired = expired_token(uri_, static_cast<std::uint64_t>(std::time(nullptr)))) throw ClientError(ErrorKind::unauthorized, *expired);
+  refuse_expired_token(uri_);
   log::warn("client", "connection to " + server() + " lost (" + why + "); reconnecting");
-  engine_.detach();
-  udp_ = nullptr;
-  endpoint_.reset();
-  const auto give_up = std::chrono::steady_clock::now() + options_.reconnect_for;
-  auto backoff = options_.backoff_first;
+  drop_connection();
+  Backoff backoff(options_.reconnect, Backoff::Clock::now());
   std::string last = why;
-  for (int attempt = 1;; ++attempt) {
-    pollfd p{interrupter_.fd(), POLLIN, 0};  // an interruptible sleep
-    poll(&p, 1, static_cast<int>(backoff.count()));
-    if (interrupter_.raised()) throw Interrupted();
+  for (;;) {
+    wait_until(backoff.next_attempt(), interrupter_);
     try {
       connect();
       ++engine_.stats().reconnects;
-      log::info("client", "reconnected to " + server() + " after " + std::to_string(attempt) + " attempt(s)");
+      log::info("client", "reconnected to " + server() + " after " + std::to_string(backoff.failed_attempts() + 1) + " attempt(s)");
       return;
     } catch (const ConnectionLost& e) {
       last = e.what();
     } catch (const ClientError& e) {
-      if (e.kind() != ErrorKind::server_unreachable && e.kind() != ErrorKind::rejected) throw;
+      if (!retryable(e)) throw;
       last = e.what();
     }
-    engine_.detach();
-    udp_ = nullptr;
-    endpoint_.reset();
-    if (std::chrono::steady_clock::now() + backoff > give_up)
+    drop_connection();
+    if (!backoff.failed(Backoff::Clock::now()))
       throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server() + " and could not reconnect within " +
-                                                        std::to_string(options_.reconnect_for.count() / 1000) + " s: " + last);
-    backoff = std::min(backoff * 2, options_.backoff_max);
+                                                        std::to_string(options_.reconnect.give_up_after.count() / 1000) + " s: " + last);
   }
+}
+
+void Session::drop_connection() noexcept {
+  engine_.detach();
+  udp_ = nullptr;
+  endpoint_.reset();
 }
 
 void Session::switch_movie(const std::string& name) {

@@ -102,7 +102,7 @@ int bench_live(const Uri& uri, unsigned clients, double duration, const CommonOp
   o.chunk_size = common.session.engine.chunk_size;
   o.read_depth = common.session.engine.read_depth;
   o.connect_timeout = common.session.connect_timeout;
-  o.reconnect_for = common.session.reconnect_for;
+  o.reconnect = common.session.reconnect;
   std::vector<std::unique_ptr<LiveSession>> viewers;
   const auto connect_start = Clock::now();
   for (unsigned i = 0; i < clients; ++i) viewers.push_back(std::make_unique<LiveSession>(uri, o));

@@ -100,7 +100,7 @@ int stream_live(const Uri& uri, const CommonOptions& common, const LiveCliOption
   o.chunk_size = common.session.engine.chunk_size;
   o.read_depth = common.session.engine.read_depth;
   o.connect_timeout = common.session.connect_timeout;
-  o.reconnect_for = common.session.reconnect_for;
+  o.reconnect = common.session.reconnect;
   LiveSession session(uri, o);
   const std::uint64_t written = pump(session, fd, what, duration);
   const auto& s = session.stats();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // vod-client: list, download, play and load-test movies on a vod-server, over one-sided RDMA Read.
 #include <cstdio>
 #include <cstring>
@@ -6,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "vod/defaults.hpp"
 #include "vod/log.hpp"
 #include "vod/rdma/error.hpp"
 
@@ -36,7 +38,7 @@ boost::program_options::options_description common_options(CommonOptions& o) {
       ("readahead-depth", po::value(&o.readahead_depth)->default_value(e.readahead_depth), "read-ahead Reads in flight at most (fewer: faster seeks)")
       ("first-read-kib", po::value(&o.first_read_kib)->default_value(e.first_read_bytes / 1024), "the first Read after a start or seek, in KiB, before whole chunks (0: whole chunks only)")
       ("connect-timeout", po::value(&o.connect_timeout_s)->default_value(static_cast<double>(s.connect_timeout.count()) / 1000), "seconds to wait for the server to answer")
-      ("reconnect-for", po::value(&o.reconnect_for_s)->default_value(static_cast<double>(s.reconnect_for.count()) / 1000), "seconds to keep reconnecting after the connection breaks")
+      ("reconnect-for", po::value(&o.reconnect_for_s)->default_value(static_cast<double>(s.reconnect.give_up_after.count()) / 1000), "seconds to keep reconnecting after the connection breaks")
       ("log-level", po::value(&o.log_level)->default_value(o.log_level), "debug, info, warn or error")
       ("log-format", po::value(&o.log_format)->default_value(o.log_format), "text (one line per event) or json (one object per line, for log shippers)")
       ("transport", po::value(&o.transport)->default_value(o.transport), "rdma (one-sided RDMA Read) or udp (Write-Record over UDP: no RDMA device needed here)")
@@ -63,7 +65,7 @@ void apply(CommonOptions& o) {
   if (o.readahead_seconds < 0) throw ClientError(ErrorKind::usage, "--readahead-seconds must not be negative");
   o.session.readahead_seconds = o.readahead_seconds;
   o.session.connect_timeout = std::chrono::milliseconds(static_cast<long>(o.connect_timeout_s * 1000));
-  o.session.reconnect_for = std::chrono::milliseconds(static_cast<long>(o.reconnect_for_s * 1000));
+  o.session.reconnect.give_up_after = std::chrono::milliseconds(static_cast<long>(o.reconnect_for_s * 1000));
   if (o.transport == "udp") o.session.transport = Transport::udp;
   else if (o.transport != "rdma") throw ClientError(ErrorKind::usage, "--transport must be rdma or udp");
   if (o.udp_port == 0 || o.udp_port > 65535) throw ClientError(ErrorKind::usage, "--udp-port must be 1..65535");
@@ -103,6 +105,7 @@ bool parse(const std::vector<std::string>& args, const boost::program_options::o
 
 namespace {
 
+static_assert(vod::defaults::kRdmaPort == 7470, "kUsage below names the default port: keep them equal");
 const char* kUsage = R"(vod-client: movies from a vod-server, over one-sided RDMA Read
 
 usage: vod-client COMMAND [options] URI

@@ -13,7 +13,7 @@ CatalogCache::CatalogCache(client::Uri server, client::SessionOptions options, s
 
 void CatalogCache::read_now() {
   auto catalog_options = options_;
-  catalog_options.reconnect_for = std::chrono::milliseconds(0);  // a refresh that fails keeps the old catalog
+  catalog_options.reconnect.give_up_after = std::chrono::milliseconds(0);  // a refresh that fails keeps the old catalog
   client::Session session(server_, catalog_options);
   auto next = std::make_shared<CatalogSnapshot>();
   next->catalog = session.catalog();

@@ -76,7 +76,7 @@ int serve(const mount::MountConfig& config, StartupReport& report) {
   options.engine.chunk_size = std::size_t{config.chunk_kib} * 1024;
   options.engine.read_depth = config.depth;
   options.connect_timeout = std::chrono::milliseconds(static_cast<long>(config.connect_timeout * 1000));
-  options.reconnect_for = std::chrono::milliseconds(static_cast<long>(config.reconnect_for * 1000));
+  options.reconnect.give_up_after = std::chrono::milliseconds(static_cast<long>(config.reconnect_for * 1000));
   if (config.transport == "udp") options.transport = client::Transport::udp;
   options.udp.port = static_cast<std::uint16_t>(config.udp_port);
 

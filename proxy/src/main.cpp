@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   options.engine.chunk_size = std::size_t{config->chunk_kib} * 1024;
   options.engine.read_depth = config->depth;
   options.engine.readahead_bytes = 0;  // Reads are issued per response as its client drains them
-  options.reconnect_for = std::chrono::milliseconds(static_cast<long>(config->reconnect_for * 1000));
+  options.reconnect.give_up_after = std::chrono::milliseconds(static_cast<long>(config->reconnect_for * 1000));
   if (config->transport == "udp") options.transport = client::Transport::udp;
   options.udp.port = static_cast<std::uint16_t>(config->udp_port);
   proxy::RdmaPool pool(io, server, options);
@@ -111,9 +111,9 @@ int main(int argc, char** argv) {
   pictures.server = server;
   pictures.session = options;
   pictures.session.engine.readahead_bytes = 0;
-  pictures.session.reconnect_for = std::chrono::seconds(3);  // a picture is not worth waiting 30 s for
+  pictures.session.reconnect.give_up_after = std::chrono::seconds(3);  // a picture is not worth waiting 30 s for
   pictures.live = pool.live_options();
-  pictures.live.reconnect_for = std::chrono::seconds(3);
+  pictures.live.reconnect.give_up_after = std::chrono::seconds(3);
   if (!config->udp_group.empty()) pictures.multicast = pool.multicast_options();
   pictures.picture.width = config->thumbnail_width;
   proxy::ThumbnailService thumbnails(io, pictures);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdma_pool.hpp"
 
 #include "vod/log.hpp"
@@ -54,7 +55,7 @@ client::LiveOptions RdmaPool::live_options() const {
   o.chunk_size = options_.engine.chunk_size;
   o.read_depth = options_.engine.read_depth;
   o.connect_timeout = options_.connect_timeout;
-  o.reconnect_for = options_.reconnect_for;
+  o.reconnect = options_.reconnect;
   return o;
 }
 

@@ -66,7 +66,7 @@ proto::CatalogEntry find_channel(const Uri& uri, const MulticastLiveOptions& o) 
   so.transport = Transport::udp;
   so.udp = o.udp;
   so.connect_timeout = o.connect_timeout;
-  so.reconnect_for = std::chrono::milliseconds(0);
+  so.reconnect.give_up_after = std::chrono::milliseconds(0);
   Session catalog(catalog_uri, so);
   std::string live_names;
   for (const auto& e : catalog.catalog().entries) {

@@ -22,8 +22,10 @@
 #include "vod/client/errors.hpp"
 #include "vod/client/interrupter.hpp"
 #include "vod/client/live_cursor.hpp"
+#include "vod/client/reconnect.hpp"
 #include "vod/client/stats.hpp"
 #include "vod/client/uri.hpp"
+#include "vod/defaults.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/rdma/completion_hub.hpp"
@@ -34,11 +36,11 @@ namespace vod::client {
 struct LiveOptions {
   std::uint32_t credits = 16;                   // receives posted: notifications the server may send ahead
   std::size_t staging_bytes = 4u << 20;         // bytes read per batch at most
-  std::size_t chunk_size = 256 * 1024;          // bytes per RDMA Read at most (and the device's max message)
-  unsigned read_depth = 16;                     // wanted; the server and devices may allow fewer
+  std::size_t chunk_size = defaults::kChunkBytes;  // bytes per RDMA Read at most (and the device's max message)
+  unsigned read_depth = defaults::kReadDepth;   // wanted; the server and devices may allow fewer
   std::chrono::milliseconds poll_interval{0};   // > 0: no notifications; read the header this often
   std::chrono::milliseconds connect_timeout{5000};
-  std::chrono::milliseconds reconnect_for{30000};
+  ReconnectPolicy reconnect;                    // after the connection breaks (reconnect.hpp)
   std::shared_ptr<rdma::CompletionHub> hub;     // shared with other connections of this thread; null: own
 };
 

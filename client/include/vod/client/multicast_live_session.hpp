@@ -21,11 +21,12 @@
 #include "vod/client/multicast_assembler.hpp"
 #include "vod/client/session.hpp"
 #include "vod/client/uri.hpp"
+#include "vod/defaults.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 
 namespace vod::client {
 
-inline constexpr std::uint16_t kLiveMulticastPort = 7472;
+inline constexpr std::uint16_t kLiveMulticastPort = defaults::kLiveMulticastPort;
 
 struct MulticastLiveOptions {
   std::string group;                              // GROUP[:PORT] (IPv6: [GROUP]:PORT), the server's --live-multicast

@@ -41,21 +41,22 @@
 #include "vod/client/interrupter.hpp"
 #include "vod/client/ring_pool.hpp"
 #include "vod/client/stats.hpp"
+#include "vod/defaults.hpp"
 #include "vod/protocol/region_descriptor.hpp"
 #include "vod/rdma/connection.hpp"
 
 namespace vod::client {
 
 struct EngineOptions {
-  std::size_t chunk_size = 256 * 1024;  // bytes per RDMA Read; at least 8 KiB
-  std::size_t readahead_bytes = 4u << 20;  // the most read-ahead; also sizes the ring
-  unsigned read_depth = 16;             // wanted; the connection may allow less
+  std::size_t chunk_size = defaults::kChunkBytes;  // bytes per RDMA Read; at least 8 KiB
+  std::size_t readahead_bytes = defaults::kReadaheadBytes;  // the most read-ahead; also sizes the ring
+  unsigned read_depth = defaults::kReadDepth;  // wanted; the connection may allow less
   // Read-ahead Reads in flight at most. An RC QP executes Reads in order and a posted Read cannot
   // be recalled, so after a seek the new position's Read waits behind these: fewer means faster
   // seeks. Requested blocks (what a caller is waiting for) may use the whole read_depth.
-  unsigned readahead_depth = 2;
+  unsigned readahead_depth = defaults::kReadaheadDepth;
   // The size of the first Read after a start or a seek (ramp-up, above); 0: whole chunks only.
-  std::size_t first_read_bytes = 16 * 1024;
+  std::size_t first_read_bytes = defaults::kFirstReadBytes;
 };
 
 // The bytes of the ring an engine with these options registers: a chunk per Read in flight, the

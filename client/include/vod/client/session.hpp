@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A client's connection to one vod-server: connect by URI, read the catalog and the movie's
 // keyframe index, random-access reads of the movie, movie switches, and reconnection. All state
 // that makes a stream resumable (which movie, which bytes) lives here, in the client: that is what
@@ -17,7 +18,9 @@
 #include "vod/client/errors.hpp"
 #include "vod/client/interrupter.hpp"
 #include "vod/client/read_engine.hpp"
+#include "vod/client/reconnect.hpp"
 #include "vod/client/uri.hpp"
+#include "vod/defaults.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
 #include "vod/protocol/private_data.hpp"
@@ -50,10 +53,8 @@ struct SessionOptions {
   // chunk, at most engine.readahead_bytes); otherwise engine.readahead_bytes.
   double readahead_seconds = 0;
   std::chrono::milliseconds connect_timeout{5000};
-  // After a connection breaks: retry with exponential backoff, for at most this long in all.
-  std::chrono::milliseconds reconnect_for{30000};
-  std::chrono::milliseconds backoff_first{100};
-  std::chrono::milliseconds backoff_max{2000};
+  // After a connection breaks: retry with exponential backoff, for at most give_up_after in all.
+  ReconnectPolicy reconnect;
 };
 
 class Session {
@@ -140,6 +141,7 @@ class Session {
   void set_catalog(std::span<const std::uint8_t> bytes);  // decodes it, or throws protocol_error
   void set_index(std::span<const std::uint8_t> bytes);    // the current movie's; empty: no index
   void reconnect(const std::string& why);
+  void drop_connection() noexcept;  // the engine detached, the connection (or the UDP fetcher) gone
   // Connects; the engine's ring is registered on the new PD while the request is on the wire, and
   // *ring_mr says where (owned by the endpoint's memory).
   std::unique_ptr<rdma::ClientEndpoint> open_endpoint(const proto::ConnectRequest& request, ibv_mr** ring_mr);

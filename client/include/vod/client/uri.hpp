@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdma://host[:port][/movie][?token=HEX] and rdma://host[:port]/live/channel[?token=HEX]: what every
 // rdma-vod client takes to name a server and a movie or a live channel. Names hold no '/', so
 // "live/NAME" is unambiguous. The token is an access token (vod-token) for a server that runs with
@@ -11,11 +12,12 @@
 #include <string>
 #include <string_view>
 
+#include "vod/defaults.hpp"
 #include "vod/protocol/private_data.hpp"
 
 namespace vod::client {
 
-inline constexpr std::uint16_t kDefaultPort = 7470;
+inline constexpr std::uint16_t kDefaultPort = defaults::kRdmaPort;
 
 struct Uri {
   std::string host;                  // a name, an IPv4 address, or an IPv6 address without brackets

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "vod/client/reconnect.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <ctime>
+
+namespace vod::client {
+
+Backoff::Backoff(const ReconnectPolicy& policy, Clock::time_point lost_at) noexcept
+    : policy_(policy), give_up_at_(lost_at + policy.give_up_after), next_(lost_at + policy.first), wait_(policy.first) {}
+
+bool Backoff::failed(Clock::time_point now) noexcept {
+  ++failed_;
+  // The wait that came before this attempt decides, as it always has: another one like it, from
+  // now, would run past the limit.
+  if (now + wait_ > give_up_at_) return false;
+  wait_ = std::min(wait_ * 2, policy_.max);
+  next_ = now + wait_;
+  return true;
+}
+
+bool retryable(const ClientError& e) noexcept {
+  return e.kind() == ErrorKind::server_unreachable || e.kind() == ErrorKind::rejected;
+}
+
+void refuse_expired_token(const Uri& uri) {
+  if (auto expired = expired_token(uri, static_cast<std::uint64_t>(std::time(nullptr)))) throw ClientError(ErrorKind::unauthorized, *expired);
+}
+
+void wait_until(Backoff::Clock::time_point deadline, const Interrupter& interrupter) {
+  for (;;) {
+    if (interrupter.raised()) throw Interrupted();
+    const auto now = Backoff::Clock::now();
+    if (now >= deadline) return;
+    // Rounded up: never wakes before the deadline, so one poll() is the whole wait.
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    pollfd p{interrupter.fd(), POLLIN, 0};
+    poll(&p, 1, static_cast<int>(std::min<long long>(ms, 60'000)));
+  }
+}
+
+}  // namespace vod::client
