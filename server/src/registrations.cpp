@@ -11,18 +11,7 @@
 namespace vod::server {
 
 Device::Device(ibv_context* ctx, std::uint8_t port, bool use_windows)
-    : context(ctx), limits(rdma::query_limits(ctx, port)), windows(use_windows), pd(rdma::alloc_pd(ctx)) {
-  if (windows) {
-    channel = rdma::create_completion_channel(ctx);
-    // A completion per client between its connect request and its accept (three if a bind fails):
-    // binds take microseconds, so this bounds how many may bind at once (more are refused, to retry).
-    cq_entries = static_cast<int>(std::min<std::uint32_t>(limits.max_cqe ? limits.max_cqe : 1024, 1024));
-    cq = rdma::create_cq(ctx, cq_entries, channel.get());
-    if (int err = ibv_req_notify_cq(cq.get(), 0)) rdma::throw_error("ibv_req_notify_cq", err, limits.name, "arming the window CQ");
-  } else {
-    cq = rdma::create_cq(ctx, 16, nullptr);
-  }
-}
+    : context(ctx), limits(rdma::query_limits(ctx, port)), windows(use_windows), pd(rdma::alloc_pd(ctx)) {}
 
 namespace {
 std::string hex_rkey(std::uint32_t rkey) {

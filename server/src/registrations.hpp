@@ -1,4 +1,5 @@
-// What the server has registered on each RDMA device: a PD and a CQ per device, each movie and its
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// What the server has registered on each RDMA device: a PD per device, each movie and its
 // index once per device (shared by every catalog generation that lists it), and one catalog region
 // per generation and device. Everything is REMOTE_READ only.
 //
@@ -29,12 +30,7 @@ struct Device {
   // Memory windows per connection (windows/connection_windows.hpp): the regions are registered for
   // binding only, the catalog lists no rkeys, and each VoD or catalog client gets windows on its QP.
   bool windows = false;
-  rdma::ProtectionDomain pd;
-  rdma::CompletionChannel channel;  // with windows: wakes the server when binds complete
-  // Shared by every VoD QP on this device. Without windows nothing is ever posted to it; with them,
-  // the one signalled window bind per connecting client (windows::bind_wr_id tags).
-  rdma::CompletionQueue cq;
-  int cq_entries = 0;
+  rdma::ProtectionDomain pd;  // the device's CQ is the server's CompletionHub's, shared by every QP
   windows::RkeyHistory rkeys;  // window rkeys handed out lately, never handed out again soon
   // Registrations still alive for some generation, so a rescan reuses them.
   std::map<const LoadedMovie*, std::weak_ptr<MovieRegistration>> movies;

@@ -66,7 +66,8 @@ live::LiveOptions live_options(const ServerConfig& c) {
 VodServer::VodServer(ServerConfig config)
     : config_(std::move(config)),
       source_limits_({config_.connect_rate, config_.connect_burst, config_.max_per_source}),
-      live_(reactor_, live_channels(config_), live_options(config_)) {
+      completions_(reactor_, hub_),
+      live_(reactor_, completions_, live_channels(config_), live_options(config_)) {
   if (!config_.auth_secret.empty()) load_auth_keys();
   if (!config_.revoked.empty()) load_revocations();
   library_options_.remux_ts = config_.remux == "ts";
@@ -127,12 +128,6 @@ void VodServer::register_fds() {
       udp_served_ = true;
     }));
   }
-  for (auto& [ctx, device] : devices_)
-    if (device->windows)
-      in_loop_.push_back(reactor_.add(device->channel->fd, [this, d = device.get()] {
-        on_window_completions(*d);
-        counts_changed_ = true;
-      }));
   // Connects and disconnects are the only events that change the client counts: rare, O(clients).
   reactor_.after_turn([this] {
     if (std::exchange(counts_changed_, false)) {
@@ -184,7 +179,7 @@ void VodServer::update_catalog_metrics() {
 
 void VodServer::update_connection_metrics() {
   ServerMetrics::ConnectionCounts counts;
-  for (const auto& [id, c] : connections_) ++counts[{c.kind, c.movie}];
+  for (const auto& [id, c] : connections_) ++counts[{c->kind, c->movie}];
   for (const auto& [channel, n] : live_.viewers_by_channel()) counts[{"live", channel}] = n;
   metrics_.set_connections(std::move(counts));
 }
@@ -221,6 +216,7 @@ void VodServer::open_devices() {
     log::info("server", "device " + name + (device->limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " +
                             std::to_string(device->limits.max_qp_rd_atom) + ", max_msg_size " + std::to_string(device->limits.max_msg_size) +
                             ", active MTU " + std::to_string(device->limits.active_mtu_bytes));
+    completions_.add_device(ctx);  // the device's CQ, and its channel in the loop, before any QP
     live_.register_device(device);
     devices_[ctx] = std::move(device);
   }
@@ -308,20 +304,22 @@ bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
   }
   try {
     ibv_qp_init_attr attr{};
-    attr.send_cq = device.cq.get();
-    attr.recv_cq = device.cq.get();
+    // The hub's CQ, with nothing reserved on it: the server posts nothing on this QP (Reads are
+    // answered by the responder), so nothing of it ever completes.
+    attr.send_cq = hub_.reserve(id->verbs, 0);
+    attr.recv_cq = attr.send_cq;
     attr.qp_type = IBV_QPT_RC;
-    attr.cap.max_send_wr = 1;  // the server posts nothing: Reads are answered by the responder
+    attr.cap.max_send_wr = 1;
     attr.cap.max_recv_wr = 1;
     attr.cap.max_send_sge = 1;
     attr.cap.max_recv_sge = 1;
     rdma::QueuePair qp(id, device.pd.get(), attr);
     rdma::accept(id, proto::encode(accept), depth);
-    const bool movie = admit.kind == Admit::Kind::movie;
-    Connection c{current, std::move(owned), std::move(qp), peer, what, movie ? "movie" : "catalog",
-                 movie ? current->catalog.entries.at(admit.entry).name : std::string(), std::chrono::steady_clock::now()};
-    c.grant = std::move(grant);
-    c.expiry = expiry_timer(id, c.grant);
+    auto c = new_connection(current, admit, peer);
+    c->qp = std::move(qp);
+    c->id = std::move(owned);
+    c->grant = std::move(grant);
+    c->expiry = expiry_timer(id, c->grant);
     connections_.emplace(id, std::move(c));
   } catch (const std::exception& e) {  // the QP (if any) is gone again; the id is still ours
     log::error("server", "cannot set up the connection from " + peer + ": " + e.what());
@@ -335,26 +333,41 @@ bool VodServer::accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& owned, const 
   return true;
 }
 
+std::unique_ptr<VodServer::Connection> VodServer::new_connection(const std::shared_ptr<CatalogRegistration>& current, const Admit& admit,
+                                                                  const std::string& peer) {
+  auto c = std::make_unique<Connection>();
+  const bool movie = admit.kind == Admit::Kind::movie;
+  c->catalog = current;
+  c->peer = peer;
+  c->what = describe(admit, current->catalog);
+  c->kind = movie ? "movie" : "catalog";
+  if (movie) c->movie = current->catalog.entries.at(admit.entry).name;
+  c->since = std::chrono::steady_clock::now();
+  return c;
+}
+
 void VodServer::bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto::AcceptData accept, std::uint8_t depth, const std::string& peer,
                              auth::Grant& grant) {
   rdma_cm_id* id = owned.get();
   const auto& current = current_.at(id->verbs);
   Device& device = *current->device;
-  // Each binding client may leave up to 3 completions (a failed bind and the flushed ones after it).
-  if ((binding_.size() + 1) * 3 > static_cast<std::size_t>(device.cq_entries))
-    throw std::runtime_error(std::to_string(binding_.size()) + " clients are binding windows already");
+  if (binding_ >= kMaxBinding) throw std::runtime_error(std::to_string(binding_) + " clients are binding windows already");
+  auto c = new_connection(current, admit, peer);
+  // Room in the hub's CQ for everything its QP may complete: the binds (or a failed bind and the
+  // flushes after it).
+  constexpr std::uint32_t kSends = 4, kRecvs = 1;  // the binds: catalog, movie, index
+  c->cq = rdma::CqShare(hub_, id->verbs, kSends + kRecvs);
   ibv_qp_init_attr attr{};
-  attr.send_cq = device.cq.get();
-  attr.recv_cq = device.cq.get();
+  attr.send_cq = c->cq.cq();
+  attr.recv_cq = c->cq.cq();
   attr.qp_type = IBV_QPT_RC;
-  attr.cap.max_send_wr = 4;  // the binds: catalog, movie, index
-  attr.cap.max_recv_wr = 1;
+  attr.cap.max_send_wr = kSends;
+  attr.cap.max_recv_wr = kRecvs;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
-  Connection c{current, nullptr, {}, peer, describe(admit, current->catalog), admit.kind == Admit::Kind::movie ? "movie" : "catalog",
-               admit.kind == Admit::Kind::movie ? current->catalog.entries.at(admit.entry).name : std::string(), std::chrono::steady_clock::now()};
-  c.own_qp = rdma::create_qp(device.pd.get(), attr);
-  rdma::bring_up_passive_qp(id, c.own_qp.get(), depth);
+  c->own_qp = rdma::create_qp(device.pd.get(), attr);
+  c->owner = rdma::HubOwner(hub_, [this, raw = c.get()](const ibv_wc& wc, rdma::WorkId wid) { on_bind_completion(*raw, wc, wid); });
+  rdma::bring_up_passive_qp(id, c->own_qp.get(), depth);
   // Exactly what this client was granted: the catalog, and its movie with its index.
   std::vector<windows::WindowSpan> spans{{current->mr.get(), accept.catalog}};
   if (admit.kind == Admit::Kind::movie) {
@@ -362,50 +375,33 @@ void VodServer::bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto:
     spans.push_back({m.movie_mr.get(), accept.movie});
     spans.push_back({m.index_mr.get(), accept.index});
   }
-  c.serial = ++next_serial_;
-  const auto regions = c.windows.bind(device.pd.get(), c.own_qp.get(), spans, windows::bind_wr_id(c.serial), device.rkeys);
+  const auto regions = c->windows.bind(device.pd.get(), c->own_qp.get(), spans, rdma::WorkId{c->owner.id(), windows::kBindKind, 0}.pack(),
+                                       device.rkeys);
   accept.catalog = regions[0];
   if (regions.size() == 3) {
     accept.movie = regions[1];
     accept.index = regions[2];
   }
-  c.state = Connection::State::binding;
-  c.depth = depth;
-  c.accept_data = proto::encode(accept);
-  c.id = std::move(owned);
-  c.grant = std::move(grant);
-  c.expiry = expiry_timer(id, c.grant);
-  binding_[c.serial] = id;
+  c->state = Connection::State::binding;
+  c->binding = Counted(binding_);
+  c->depth = depth;
+  c->accept_data = proto::encode(accept);
+  c->id = std::move(owned);
+  c->grant = std::move(grant);
+  c->expiry = expiry_timer(id, c->grant);
   connections_.emplace(id, std::move(c));
 }
 
-void VodServer::on_window_completions(Device& device) {
-  ibv_cq* cq = nullptr;
-  void* context = nullptr;
-  while (ibv_get_cq_event(device.channel.get(), &cq, &context) == 0) ibv_ack_cq_events(cq, 1);
-  if (int err = ibv_req_notify_cq(device.cq.get(), 0)) log::error("server", std::string("ibv_req_notify_cq: ") + std::strerror(err));
-  ibv_wc wc[16];
-  int n = 0;
-  while ((n = ibv_poll_cq(device.cq.get(), 16, wc)) > 0) {
-    for (int i = 0; i < n; ++i) {
-      if ((wc[i].wr_id & ~windows::kSerialMask) != windows::kBindTag) {
-        log::warn("server", "unexpected completion on the window CQ (wr_id " + std::to_string(wc[i].wr_id) + ")");
-        continue;
-      }
-      auto b = binding_.find(wc[i].wr_id & windows::kSerialMask);
-      if (b == binding_.end()) continue;  // that client gave up meanwhile
-      rdma_cm_id* id = b->second;
-      binding_.erase(b);
-      auto it = connections_.find(id);
-      if (it == connections_.end() || it->second.state != Connection::State::binding) continue;
-      if (wc[i].status != IBV_WC_SUCCESS) {
-        drop_binding(id, std::string("binding its memory windows failed: ") + ibv_wc_status_str(wc[i].status));
-        continue;
-      }
-      finish_accept(it->second);
-    }
+void VodServer::on_bind_completion(Connection& c, const ibv_wc& wc, rdma::WorkId wid) {
+  if (wid.kind != windows::kBindKind) {
+    log::warn("server", c.peer + ": unexpected completion (kind " + std::to_string(wid.kind) + ", " + ibv_wc_status_str(wc.status) + ")");
+    return;
   }
-  if (n < 0) log::error("server", "ibv_poll_cq failed on the window CQ of " + device.limits.name);
+  if (c.state != Connection::State::binding) return;  // a late one
+  counts_changed_ = true;
+  if (wc.status != IBV_WC_SUCCESS)
+    return drop_binding(c.id.get(), std::string("binding its memory windows failed: ") + ibv_wc_status_str(wc.status));
+  finish_accept(c);
 }
 
 void VodServer::finish_accept(Connection& c) {
@@ -417,6 +413,8 @@ void VodServer::finish_accept(Connection& c) {
   }
   c.state = Connection::State::accepted;
   c.accept_data.clear();
+  c.binding.reset();
+  c.cq.reset();  // its binds have completed (the last one, signalled, after the others) and nothing more is posted
   const auto bind_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - c.since).count();
   log::info("server", "accept " + c.peer + ": " + c.what + ", generation " + std::to_string(c.catalog->catalog.generation) + ", read depth " +
                           std::to_string(c.depth) + ", " + std::to_string(c.windows.size()) + " memory windows bound in " + std::to_string(bind_us) +
@@ -427,19 +425,18 @@ void VodServer::finish_accept(Connection& c) {
 void VodServer::drop_binding(rdma_cm_id* id, const std::string& why) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
-  log::error("server", "cannot set up the connection from " + it->second.peer + ": " + why);
+  log::error("server", "cannot set up the connection from " + it->second->peer + ": " + why);
   metrics_.count_reject(proto::RejectCode::internal_error);
   rdma::reject(id, proto::encode_reject(proto::RejectCode::internal_error, "the server could not set up the connection"));
-  binding_.erase(it->second.serial);
   connections_.erase(it);  // its grant, windows, QP, then the id
 }
 
 void VodServer::cut_off(rdma_cm_id* id) {
   if (live_.cut_off(id)) return;
   auto it = connections_.find(id);
-  if (it != connections_.end() && it->second.own_qp) {
-    it->second.windows.invalidate();  // their rkeys fail from now on, before any message
-    rdma::move_to_error(it->second.own_qp.get());
+  if (it != connections_.end() && it->second->own_qp) {
+    it->second->windows.invalidate();  // their rkeys fail from now on, before any message
+    rdma::move_to_error(it->second->own_qp.get());
   }
   rdma_disconnect(id);  // an rdma_cm QP goes to error here; its DISCONNECTED event releases the rest
 }
@@ -456,7 +453,7 @@ void VodServer::handle(rdma::CmEvent& event) {
   if (live_.on_cm_event(event)) return;  // one of the live module's viewers
   switch (event.type()) {
     case RDMA_CM_EVENT_ESTABLISHED:
-      if (auto it = connections_.find(id); it != connections_.end()) log::debug("server", "established " + it->second.peer);
+      if (auto it = connections_.find(id); it != connections_.end()) log::debug("server", "established " + it->second->peer);
       return;
     case RDMA_CM_EVENT_DISCONNECTED:
     case RDMA_CM_EVENT_CONNECT_ERROR:
@@ -465,10 +462,9 @@ void VodServer::handle(rdma::CmEvent& event) {
     case RDMA_CM_EVENT_TIMEWAIT_EXIT: {
       auto it = connections_.find(id);
       if (it == connections_.end()) return;
-      binding_.erase(it->second.serial);
-      log::info("server", "disconnect " + it->second.peer + ": " + it->second.what + " after " + seconds_since(it->second.since) + " (" +
+      log::info("server", "disconnect " + it->second->peer + ": " + it->second->what + " after " + seconds_since(it->second->since) + " (" +
                               event.type_name() + "), " + std::to_string(clients() - 1) + " connected");
-      Connection gone = std::move(it->second);
+      std::unique_ptr<Connection> gone = std::move(it->second);
       connections_.erase(it);
       event.release();  // rdma_destroy_id waits for the ack; `gone` (QP, then cm_id) goes after it
       return;
@@ -503,7 +499,7 @@ void VodServer::cut_off_revoked() {
   auto check = [&](rdma_cm_id* id, const auth::Grant& g) {
     if (auto why = revoked_->revoked(g.terms().token, g.terms().address)) gone.emplace_back(id, "disconnecting " + g.terms().peer + ": " + *why);
   };
-  for (const auto& [id, c] : connections_) check(id, c.grant);
+  for (const auto& [id, c] : connections_) check(id, c->grant);
   live_.for_each_grant(check);
   for (const auto& [id, why] : gone) {
     log::warn("auth", why);
@@ -514,8 +510,8 @@ void VodServer::cut_off_revoked() {
 void VodServer::on_token_expired(rdma_cm_id* id) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;  // cannot happen: the timer goes with its connection
-  log::info("auth", "disconnecting " + it->second.peer + ": its token expired (" + it->second.what + ")");
-  if (it->second.state == Connection::State::binding) return drop_binding(id, "its token expired while its windows were being bound");
+  log::info("auth", "disconnecting " + it->second->peer + ": its token expired (" + it->second->what + ")");
+  if (it->second->state == Connection::State::binding) return drop_binding(id, "its token expired while its windows were being bound");
   cut_off(id);
 }
 

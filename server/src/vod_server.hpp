@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The server's one event-loop thread, a loop::Reactor. Registered with it: the rdma_cm event
-// channel, the signals (SIGTERM, SIGINT, SIGHUP through a signalfd), the window CQs' channels of
-// the devices that bind memory windows, with --udp-port the UDP socket and its pacing timer, and
-// the live module's own fds (its eventfd and shared CQ). Deadlines are its timers: each
-// connection's token expiry (owned by the connection), the drain's end, the live reaping.
+// channel, the signals (SIGTERM, SIGINT, SIGHUP through a signalfd), the channel of each device's
+// CQ in the server's one CompletionHub (VoD window binds and live viewers share it), with
+// --udp-port the UDP socket and its pacing timer, and the live module's eventfd. Deadlines are its
+// timers: each connection's token expiry (owned by the connection), the drain's end, the live
+// reaping.
 //
 // Each connect request goes through admit() (admission.hpp), then to its transport: VoD and
 // catalog clients are accepted here with the regions' descriptors, and from then on their RDMA
@@ -18,11 +19,13 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "admission.hpp"
 #include "auth/grant.hpp"
 #include "auth/source_limits.hpp"
 #include "live/live_service.hpp"
+#include "loop/completion_source.hpp"
 #include "loop/reactor.hpp"
 #include "loop/signal_source.hpp"
 #include "metrics/metrics_endpoint.hpp"
@@ -34,7 +37,9 @@
 #include "service/service_notifier.hpp"
 #include "server_config.hpp"
 #include "vod/protocol/private_data.hpp"
+#include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/connection.hpp"
+#include "vod/rdma/cq_share.hpp"
 
 namespace vod::server {
 
@@ -46,13 +51,37 @@ class VodServer {
   int run();
 
  private:
+  // One count held while it exists (the connections binding windows at once).
+  class Counted {
+   public:
+    Counted() noexcept = default;
+    explicit Counted(std::size_t& n) noexcept : n_(&n) { ++n; }
+    Counted(Counted&& o) noexcept : n_(std::exchange(o.n_, nullptr)) {}
+    Counted& operator=(Counted&& o) noexcept {
+      if (this != &o) {
+        reset();
+        n_ = std::exchange(o.n_, nullptr);
+      }
+      return *this;
+    }
+    ~Counted() { reset(); }
+    void reset() noexcept {
+      if (n_) --*std::exchange(n_, nullptr);
+    }
+
+   private:
+    std::size_t* n_ = nullptr;
+  };
+
   // A VoD or catalog client. Without windows it is accepted at once (state accepted, an rdma_cm
   // QP). With windows: binding (its own QP in RTS, the binds posted, the accept waiting for their
-  // completion, tagged with `serial`), then accepted; the windows go before the QP at the end.
+  // completion, which the hub delivers to its owner id), then accepted; the windows go before the
+  // QP at the end.
   struct Connection {
     enum class State { binding, accepted };
     std::shared_ptr<CatalogRegistration> catalog;  // first: released after the QP and the id
     rdma::CmIdHandle id;
+    rdma::CqShare cq;    // with windows, while binding: its binds' room in the hub's CQ; given back after the QP
     rdma::QueuePair qp;  // without windows
     std::string peer;
     std::string what;  // "movie 'x'" or "catalog"
@@ -60,16 +89,18 @@ class VodServer {
     std::string movie;  // the movie's name; empty for catalog clients
     std::chrono::steady_clock::time_point since;
     State state = State::accepted;
-    std::uint64_t serial = 0;
     std::uint8_t depth = 0;
     std::vector<std::uint8_t> accept_data{};  // while binding: the accept to send
     rdma::VerbsQueuePair own_qp{};          // with windows: the QP they are bound to
     windows::ConnectionWindows windows{};   // invalidated before the QP goes
+    rdma::HubOwner owner{};                 // with windows: where its binds' completion is delivered
+    Counted binding{};                      // while binding: one of kMaxBinding
     auth::Grant grant{};                    // its address's count, its token and deadline: given back whichever way it ends
     loop::Reactor::Timer expiry{};          // at the grant's deadline: cut off (on_token_expired); goes with the connection
-
-    ibv_qp* verbs_qp() const noexcept { return own_qp ? own_qp.get() : qp.get(); }
   };
+  // Clients binding windows at once, at most: each could leave 3 completions (a failed bind and the
+  // flushes after it) where 1024 fit (the window CQ this bound before the hub shared one).
+  static constexpr std::size_t kMaxBinding = 341;
 
   void open_devices();
   void publish_generation(Library next);
@@ -78,10 +109,11 @@ class VodServer {
   // True when accepted (false: refused, the reason sent).
   bool accept_vod(rdma::CmEvent& event, rdma::CmIdHandle& id, const Admit& admit, const std::string& peer, auth::Grant& grant);
   // With windows: a QP of the server's own, brought to RTS, the windows bound; the accept follows
-  // on the bind's completion (on_window_completions).
+  // on the bind's completion (on_bind_completion).
   void bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto::AcceptData accept, std::uint8_t depth, const std::string& peer,
                     auth::Grant& grant);
-  void on_window_completions(Device& device);
+  void on_bind_completion(Connection& c, const ibv_wc& wc, rdma::WorkId wid);
+  std::unique_ptr<Connection> new_connection(const std::shared_ptr<CatalogRegistration>& current, const Admit& admit, const std::string& peer);
   void finish_accept(Connection& c);
   void drop_binding(rdma_cm_id* id, const std::string& why);
   // Cuts a VoD or catalog client off now: windows invalidated, QP to error, disconnect sent.
@@ -122,16 +154,20 @@ class VodServer {
   } rdma_devices_;  // the contexts librdmacm opened; freed after everything registered on them
   std::map<ibv_context*, std::shared_ptr<Device>> devices_;
   std::map<ibv_context*, std::uint8_t> device_ports_;  // the port each device serves on (metrics)
+  // One CQ per device for every QP that posts (VoD window binds, live viewers), after the devices and
+  // before everything that makes QPs; its channels in the loop (before the hub: they leave it first).
+  rdma::CompletionHub hub_;
+  loop::CompletionSource completions_;
   live::LiveService live_;  // after the devices: its registrations go before their PDs
   ServiceNotifier notifier_;
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> current_;  // per device: the generation new clients get
-  std::unordered_map<rdma_cm_id*, Connection> connections_;  // VoD and catalog clients
-  std::map<std::uint64_t, rdma_cm_id*> binding_;  // serial -> a client whose window binds are under way
-  std::uint64_t next_serial_ = 0;
+  // VoD and catalog clients; on the heap, so their hub owners' handlers can name them.
+  std::unordered_map<rdma_cm_id*, std::unique_ptr<Connection>> connections_;
+  std::size_t binding_ = 0;  // of them, binding windows
   std::unique_ptr<udp::UdpService> udp_;  // Write-Record over UDP, when --udp-port is given
   ServerMetrics metrics_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // after metrics_: stopped before it goes; null when off
-  // The listener's, the window CQs' and the UDP fds in the loop: removed before those fds close.
+  // The listener's and the UDP fds in the loop: removed before those fds close.
   std::vector<loop::Reactor::Registration> in_loop_;
   loop::Reactor::Timer drain_timer_;  // the drain's end, after SIGTERM
   bool draining_ = false;

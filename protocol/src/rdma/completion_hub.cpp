@@ -22,7 +22,7 @@ CompletionHub::~CompletionHub() {
 std::uint32_t CompletionHub::add_owner(Handler handler) {
   const std::uint32_t id = next_owner_++;
   if (id == 0) throw std::length_error("completion hub: owner ids exhausted");
-  handlers_.emplace(id, std::move(handler));
+  handlers_.emplace(id, std::make_shared<const Handler>(std::move(handler)));
   return id;
 }
 
@@ -74,7 +74,8 @@ int CompletionHub::poll(int max) {
           ++dropped_;  // its owner went away: a flush after its QP was destroyed
           continue;
         }
-        h->second(wc[i], id);
+        const std::shared_ptr<const Handler> handler = h->second;  // the handler may remove its owner
+        (*handler)(wc[i], id);
       }
       handled += n;
     }

@@ -39,12 +39,14 @@ ChannelConfig parse_channel(const std::string& text) {
   return c;
 }
 
-LiveService::LiveService(loop::Reactor& reactor, std::vector<ChannelConfig> configs, LiveOptions options)
-    : reactor_(reactor), options_(std::move(options)) {
+LiveService::LiveService(loop::Reactor& reactor, loop::CompletionSource& completions, std::vector<ChannelConfig> configs,
+                         LiveOptions options)
+    : reactor_(reactor), completions_(completions), hub_(completions.hub()), options_(std::move(options)) {
   if (configs.empty()) return;
   wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd_) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
-  in_loop_.push_back(reactor_.add(wake_fd_.get(), [this] { on_wake(); }));
+  wake_in_loop_ = reactor_.add(wake_fd_.get(), [this] { on_wake(); });
+  completions_.after_poll([this] { on_polled(); });
   bool gst = false;
   for (auto& c : configs) {
     for (const auto& other : channels_)
@@ -126,11 +128,6 @@ void LiveService::start() {
 void LiveService::register_device(const std::shared_ptr<Device>& device) {
   if (channels_.empty() || std::find(devices_.begin(), devices_.end(), device) != devices_.end()) return;
   devices_.push_back(device);
-  // The device's CQ and its channel now, not at its first viewer: the channel's fd joins the loop here.
-  const auto before = hub_.fds();
-  (void)hub_.reserve(device->context, 0);
-  for (int fd : hub_.fds())
-    if (std::find(before.begin(), before.end(), fd) == before.end()) in_loop_.push_back(reactor_.add(fd, [this] { on_completions(); }));
   for (auto& c : channels_) {
     // REMOTE_READ only (or, with memory windows, binding only), and exactly the bytes the catalog advertises.
     Regions r;
@@ -183,7 +180,7 @@ void LiveService::pump_channel(std::size_t channel) {
 }
 
 void LiveService::service(Connection& c) {
-  if (!c.accept_data.empty()) return;  // not accepted yet: on_completions decides
+  if (!c.accept_data.empty()) return;  // not accepted yet: on_polled decides
   c.viewer->pump(channels_[c.channel].view);
   if (c.viewer->failed() && c.viewer->state() != Viewer::State::draining) {
     log::warn("live", c.viewer->peer() + ": disconnecting from '" + c.viewer->channel() + "': " + c.viewer->failure());
@@ -192,10 +189,8 @@ void LiveService::service(Connection& c) {
   }
 }
 
-void LiveService::on_completions() {
-  hub_.consume();
-  for (;;) {
-    hub_.poll();
+void LiveService::on_polled() {
+  {
     for (auto it = viewers_.begin(); it != viewers_.end();) {
       auto next = std::next(it);
       Connection& c = it->second;
@@ -212,8 +207,6 @@ void LiveService::on_completions() {
       if (c.viewer->take_wants_pump() || c.viewer->failed()) service(c);
       it = next;
     }
-    if (hub_.armed()) break;
-    hub_.arm();  // then poll once more: a completion may have landed before the arming
   }
   reap();
 }
@@ -256,7 +249,7 @@ void LiveService::accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegi
   // Arm, then poll: the binds, or the viewer's first credit (it may Send as soon as the accept is
   // out), may have completed on a CQ that was never armed, and then no event would ever come. The
   // first viewer of a channel with no other viewers stayed without a notification this way.
-  on_completions();
+  completions_.drain();
 }
 
 bool LiveService::finish_accept(Connection& c) {
@@ -264,7 +257,7 @@ bool LiveService::finish_accept(Connection& c) {
     rdma::accept_with_qp(c.id.get(), c.viewer->qp(), c.accept_data, c.depth, kRnrRetry);
   } catch (const std::exception& e) {
     log::error("live", c.viewer->peer() + ": " + e.what());
-    c.viewer->begin_drain("the accept failed");  // on_completions then refuses and retires it
+    c.viewer->begin_drain("the accept failed");  // on_polled then refuses and retires it
     return false;
   }
   c.accept_data.clear();

@@ -3,11 +3,12 @@
 // every device (REMOTE_READ, exactly the advertised bytes), the catalog entries that describe them,
 // and the viewers' connections with their send state machines on one shared CQ.
 //
-// It runs on the server's event loop (loop::Reactor), where it registers the fds it owns: its
-// eventfd (a record was published: on_wake()) and the shared CQ's channel of each device (a credit
-// arrived, a Send completed: on_completions()), and keeps its deadlines as the loop's timers: each
-// viewer's token expiry, and the reaping of retired viewers while any are draining. The VoD path
-// never touches any of it, so movie clients cost the server nothing more than before.
+// It runs on the server's event loop (loop::Reactor), where it registers the fd it owns, its
+// eventfd (a record was published: on_wake()), and keeps its deadlines as the loop's timers: each
+// viewer's token expiry, and the reaping of retired viewers while any are draining. Its viewers'
+// QPs use the server's one CompletionHub (loop::CompletionSource): after each poll of it,
+// on_polled() serves the viewers that a completion gave credit or room, and accepts or refuses
+// those whose window binds completed. The VoD path never touches any of it.
 #pragma once
 
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "live/channel.hpp"
 #include "live/sources.hpp"
 #include "live/viewer.hpp"
+#include "loop/completion_source.hpp"
 #include "loop/reactor.hpp"
 #include "registrations.hpp"
 #include "udp/live_multicast.hpp"
@@ -52,7 +54,7 @@ ChannelConfig parse_channel(const std::string& text);
 
 class LiveService {
  public:
-  LiveService(loop::Reactor& reactor, std::vector<ChannelConfig> channels, LiveOptions options);
+  LiveService(loop::Reactor& reactor, loop::CompletionSource& completions, std::vector<ChannelConfig> channels, LiveOptions options);
   ~LiveService();
   LiveService(const LiveService&) = delete;
   LiveService& operator=(const LiveService&) = delete;
@@ -62,9 +64,8 @@ class LiveService {
   // Starts every source thread.
   void start();
 
-  // Registers every ring and header on `device` (once per device), and creates the device's share
-  // of the completion hub (its CQ and channel) with the channel's fd in the loop: every fd exists
-  // before the first viewer, so the loop never has to learn of one later.
+  // Registers every ring and header on `device` (once per device). The device's CQ on the hub must
+  // be made before its first viewer (loop::CompletionSource::add_device).
   void register_device(const std::shared_ptr<Device>& device);
   // The channels as catalog entries, with `ctx`'s descriptors (null: lengths only, for UDP
   // clients); appended after the movies.
@@ -131,16 +132,17 @@ class LiveService {
   bool finish_accept(Connection& c);  // false: the accept failed (the viewer is draining)
   void retire(std::map<rdma_cm_id*, Connection>::iterator it, const std::string& why);
   void on_wake();
-  void on_completions();
+  void on_polled();
   void expire(rdma_cm_id* id);
 
-  // Declared so that they are destroyed in reverse: viewers (QPs) before the hub's CQs, the
-  // channels' MRs before the devices' PDs, the fds' registrations before the fds.
+  // Declared so that they are destroyed in reverse: the channels' MRs before the devices' PDs, the
+  // fd's registration before the fd. (The hub's CQs outlive this: the server declares it first.)
   loop::Reactor& reactor_;
+  loop::CompletionSource& completions_;
+  rdma::CompletionHub& hub_;
   LiveOptions options_;
   UniqueFd wake_fd_;  // an eventfd: the source threads' records were published
-  rdma::CompletionHub hub_;
-  std::vector<loop::Reactor::Registration> in_loop_;  // wake_fd_ and the hub's channels
+  loop::Reactor::Registration wake_in_loop_;
   std::vector<std::shared_ptr<Device>> devices_;
   std::vector<ChannelSlot> channels_;
   std::map<rdma_cm_id*, Connection> viewers_;

@@ -20,10 +20,9 @@
 
 namespace vod::server::windows {
 
-// The tag of a window bind's completion on the device's CQ: kBindTag | the connection's serial.
-inline constexpr std::uint64_t kBindTag = 1ull << 56;
-inline constexpr std::uint64_t kSerialMask = kBindTag - 1;
-inline constexpr std::uint64_t bind_wr_id(std::uint64_t serial) noexcept { return kBindTag | (serial & kSerialMask); }
+// The kind of a window bind's completion in the server's CompletionHub: rdma::WorkId{the
+// connection's owner id, kBindKind, 0}.
+inline constexpr std::uint8_t kBindKind = 4;
 
 // A region to expose through a window: `region` lies inside `mr`, which allows binding.
 struct WindowSpan {

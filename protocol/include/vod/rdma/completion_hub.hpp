@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -64,7 +65,9 @@ class CompletionHub {
   void release(ibv_context* ctx, std::uint32_t entries) noexcept;
 
   // Polls every CQ and runs the handlers; returns how many completions were handled (at most
-  // `max`). Handlers may post work; they must not add or remove owners of this hub.
+  // `max`). Handlers may post work and add or remove owners, their own included (a connection that
+  // ends on its completion): a handler runs to its end, and the completions of an owner removed
+  // meanwhile are dropped.
   int poll(int max = 4096);
 
   // For an event loop: arm() asks for an event on fds() at the next completion (poll() again after
@@ -86,7 +89,7 @@ class CompletionHub {
     std::uint32_t max_cqe = 0;
   };
   std::map<ibv_context*, Device> devices_;
-  std::unordered_map<std::uint32_t, Handler> handlers_;
+  std::unordered_map<std::uint32_t, std::shared_ptr<const Handler>> handlers_;  // shared: held while it runs
   std::uint32_t next_owner_ = 1;
   std::uint64_t dropped_ = 0;
   bool armed_ = false;
