@@ -8,4 +8,10 @@ mkdir -p "$media"
 cp "$build/test-media/test-480p-60s.ts" "$media/"
 start_server "$media"
 VOD_TEST_URI=$(uri) VOD_TEST_SERVER_LOG=$server_log VOD_TEST_MEDIA_DIR=$media "$build/tests/rdma/vod_vcr_tests"
+# The non-blocking connect against a hung server: stopped, it never answers the connect request.
+kill -STOP "$server_pid"
+rc=0
+VOD_TEST_URI=$(uri) VOD_TEST_SERVER_STOPPED=1 "$build/tests/rdma/vod_vcr_tests" --gtest_filter='ConnectorStopped.*' || rc=$?
+kill -CONT "$server_pid"
+[[ $rc -eq 0 ]] || fail "the connector against a stopped server"
 stop_server

@@ -1,4 +1,7 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/rdma/connection.hpp"
+
+#include <poll.h>
 
 #include <netdb.h>
 
@@ -7,108 +10,27 @@
 #include <cerrno>
 #include <cstring>
 
+#include "vod/rdma/connector.hpp"
 #include "vod/rdma/error.hpp"
 
 namespace vod::rdma {
-
-namespace {
-
-constexpr int kIbCmRejInvalidServiceId = 8;  // IB CM REJ reason: no listener on that service ID
-
-// Waits for the event that ends one step of connection setup, on `id`, and checks its type.
-CmEvent expect_event(EventChannel& events, rdma_cm_event_type wanted, std::chrono::milliseconds timeout,
-                     const std::string& step) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) throw ConnectFailed(step + ": no answer within " + std::to_string(timeout.count()) + " ms");
-    auto e = events.next(left);
-    if (!e) continue;
-    if (e->type() == wanted) return std::move(*e);
-    if (e->type() == RDMA_CM_EVENT_REJECTED) {
-      auto pd = e->private_data();
-      const int status = e->status();
-      std::string what = step + ": rejected by the peer (CM status " + std::to_string(status) + ")";
-      if (status == kIbCmRejInvalidServiceId) what = step + ": nothing listens there (connection refused)";
-      throw ConnectRejected(what, status, {pd.begin(), pd.end()});
-    }
-    throw ConnectFailed(step + ": " + e->type_name() + " (status " + std::to_string(e->status()) + ": " +
-                        std::strerror(std::abs(e->status())) + ")");
-  }
-}
-
-}  // namespace
-
-bool ConnectRejected::no_listener() const noexcept { return status_ == kIbCmRejInvalidServiceId; }
 
 ClientEndpoint::~ClientEndpoint() {
   if (id && qp) rdma_disconnect(id.get());
 }
 
 std::unique_ptr<ClientEndpoint> connect(const ConnectOptions& o) {
-  if (!o.hub) throw std::invalid_argument("rdma::connect: ConnectOptions::hub is required (the CQ the QP completes on)");
-  require_device();
-  auto ep = std::make_unique<ClientEndpoint>();
-  ep->id = create_id(ep->events, nullptr);
-  const std::string target = o.host + ":" + std::to_string(o.port);
-
-  rdma_addrinfo hints{};
-  hints.ai_port_space = RDMA_PS_TCP;
-  rdma_addrinfo* res = nullptr;
-  const std::string service = std::to_string(o.port);
-  if (rdma_getaddrinfo(o.host.c_str(), service.c_str(), &hints, &res) != 0)
-    throw ConnectFailed("cannot resolve " + target + ": " + std::strerror(errno));
-  std::unique_ptr<rdma_addrinfo, decltype(&rdma_freeaddrinfo)> info(res, rdma_freeaddrinfo);
-  const int ms = static_cast<int>(o.timeout.count());
-  if (rdma_resolve_addr(ep->id.get(), nullptr, info->ai_dst_addr, ms) != 0)
-    throw_errno("rdma_resolve_addr", "", "resolving " + target);
-  expect_event(ep->events, RDMA_CM_EVENT_ADDR_RESOLVED, o.timeout,
-               "resolving " + target + " to an RDMA device (is the address on an RDMA-capable interface?)");
-  if (rdma_resolve_route(ep->id.get(), ms) != 0) throw_errno("rdma_resolve_route", device_name(ep->id->verbs), "routing to " + target);
-  expect_event(ep->events, RDMA_CM_EVENT_ROUTE_RESOLVED, o.timeout, "resolving the route to " + target);
-
-  ibv_context* ctx = ep->id->verbs;
-  ep->limits = query_limits(ctx, ep->id->port_num);
-  ep->initiator_depth = client_initiator_depth(ep->limits, o.wanted_read_depth);
-  ep->pd = alloc_pd(ctx);
-  const std::uint32_t sq = std::max(1u, std::min(o.send_queue_depth, ep->limits.max_qp_wr));
-  const std::uint32_t rq = std::max(1u, std::min(o.recv_queue_depth, ep->limits.max_qp_wr));
-  ep->cq.cq = o.hub->reserve(ctx, sq + rq);
-  ep->cq.hub = o.hub;
-  ep->cq.context = ctx;
-  ep->cq.entries = sq + rq;
-  ibv_qp_init_attr attr{};
-  attr.send_cq = ep->cq.cq;
-  attr.recv_cq = ep->cq.cq;
-  attr.qp_type = IBV_QPT_RC;
-  attr.cap.max_send_wr = sq;
-  attr.cap.max_recv_wr = rq;
-  attr.cap.max_send_sge = 1;
-  attr.cap.max_recv_sge = 1;
-  attr.cap.max_inline_data = o.recv_queue_depth ? 64 : 0;  // credit messages go inline where the device allows
-  attr.sq_sig_all = 0;
-  try {
-    ep->qp = QueuePair(ep->id.get(), ep->pd.get(), attr);
-  } catch (const RdmaError&) {
-    if (attr.cap.max_inline_data == 0) throw;
-    attr.cap.max_inline_data = 0;  // a device without inline data: sends come from registered memory
-    ep->qp = QueuePair(ep->id.get(), ep->pd.get(), attr);
+  // The non-blocking state machine, driven here by a poll of its own.
+  Connector c(o);
+  for (;;) {
+    const auto state = c.step();
+    if (state == ConnectState::established) return c.take();
+    if (state == ConnectState::failed) c.rethrow();
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(c.deadline() - Connector::Clock::now());
+    pollfd p{c.fd(), POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0))) < 0 && errno != EINTR)
+      throw_errno("poll", "", "waiting for a connection event");
   }
-  ep->max_inline_data = attr.cap.max_inline_data;
-
-  rdma_conn_param param{};
-  param.private_data = o.private_data.data();
-  param.private_data_len = static_cast<std::uint8_t>(o.private_data.size());
-  param.initiator_depth = ep->initiator_depth;
-  param.responder_resources = 0;  // nobody reads from a client
-  param.retry_count = 7;
-  param.rnr_retry_count = 7;
-  if (rdma_connect(ep->id.get(), &param) != 0) throw_errno("rdma_connect", ep->limits.name, "connecting to " + target);
-  if (o.while_connecting) o.while_connecting(*ep);
-  auto established = expect_event(ep->events, RDMA_CM_EVENT_ESTABLISHED, o.timeout, "connecting to " + target);
-  auto pd = established.private_data();
-  ep->accept_data.assign(pd.begin(), pd.end());
-  return ep;
 }
 
 Listener::Listener(const std::string& host, std::uint16_t port, int backlog) : id_(create_id(events_, nullptr)) {

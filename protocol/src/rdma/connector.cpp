@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "vod/rdma/connector.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "vod/rdma/error.hpp"
+
+namespace vod::rdma {
+
+namespace {
+constexpr int kIbCmRejInvalidServiceId = 8;  // IB CM REJ reason: no listener on that service ID
+}
+
+bool ConnectRejected::no_listener() const noexcept { return status_ == kIbCmRejInvalidServiceId; }
+
+const char* to_string(ConnectState s) noexcept {
+  switch (s) {
+    case ConnectState::resolving_address: return "resolving the address";
+    case ConnectState::resolving_route: return "resolving the route";
+    case ConnectState::connecting: return "connecting";
+    case ConnectState::established: return "established";
+    case ConnectState::failed: return "failed";
+  }
+  return "?";
+}
+
+ConnectStep connect_transition(ConnectState state, rdma_cm_event_type event) noexcept {
+  if (state == ConnectState::established || state == ConnectState::failed) return {state, ConnectAction::none};
+  if (event == RDMA_CM_EVENT_REJECTED) return {ConnectState::failed, ConnectAction::fail_rejected};
+  switch (state) {
+    case ConnectState::resolving_address:
+      if (event == RDMA_CM_EVENT_ADDR_RESOLVED) return {ConnectState::resolving_route, ConnectAction::resolve_route};
+      break;
+    case ConnectState::resolving_route:
+      if (event == RDMA_CM_EVENT_ROUTE_RESOLVED) return {ConnectState::connecting, ConnectAction::create_qp_and_connect};
+      break;
+    case ConnectState::connecting:
+      if (event == RDMA_CM_EVENT_ESTABLISHED) return {ConnectState::established, ConnectAction::take_accept};
+      break;
+    default:
+      break;
+  }
+  return {ConnectState::failed, ConnectAction::fail_event};
+}
+
+Connector::Connector(ConnectOptions o) : options_(std::move(o)), target_(options_.host + ":" + std::to_string(options_.port)) {
+  if (!options_.hub) throw std::invalid_argument("rdma::Connector: ConnectOptions::hub is required (the CQ the QP completes on)");
+  require_device();
+  ep_ = std::make_unique<ClientEndpoint>();
+  ep_->id = create_id(ep_->events, nullptr);
+  rdma_addrinfo hints{};
+  hints.ai_port_space = RDMA_PS_TCP;
+  rdma_addrinfo* res = nullptr;
+  const std::string service = std::to_string(options_.port);
+  if (rdma_getaddrinfo(options_.host.c_str(), service.c_str(), &hints, &res) != 0)
+    throw ConnectFailed("cannot resolve " + target_ + ": " + std::strerror(errno));
+  std::unique_ptr<rdma_addrinfo, decltype(&rdma_freeaddrinfo)> info(res, rdma_freeaddrinfo);
+  if (rdma_resolve_addr(ep_->id.get(), nullptr, info->ai_dst_addr, static_cast<int>(options_.timeout.count())) != 0)
+    throw_errno("rdma_resolve_addr", "", "resolving " + target_);
+  deadline_ = Clock::now() + options_.timeout;
+}
+
+int Connector::fd() const noexcept { return ep_ ? ep_->events.fd() : -1; }
+
+std::string Connector::step_text() const {
+  switch (state_) {
+    case ConnectState::resolving_address: return "resolving " + target_ + " to an RDMA device (is the address on an RDMA-capable interface?)";
+    case ConnectState::resolving_route: return "resolving the route to " + target_;
+    default: return "connecting to " + target_;
+  }
+}
+
+void Connector::fail(std::exception_ptr e) noexcept {
+  error_ = std::move(e);
+  state_ = ConnectState::failed;
+  ep_.reset();  // QP, PD and cm_id go now: nothing is left half set up
+}
+
+std::optional<CmEvent> Connector::poll_event() noexcept {
+  try {
+    return ep_->events.next(std::chrono::milliseconds(0));
+  } catch (...) {
+    fail(std::current_exception());
+    return std::nullopt;
+  }
+}
+
+ConnectState Connector::step(Clock::time_point now) {
+  while (state_ != ConnectState::established && state_ != ConnectState::failed) {
+    std::optional<CmEvent> e = poll_event();
+    if (state_ == ConnectState::failed) break;
+    if (!e) {
+      if (now >= deadline_)
+        fail(std::make_exception_ptr(ConnectFailed(step_text() + ": no answer within " + std::to_string(options_.timeout.count()) + " ms")));
+      break;
+    }
+    const ConnectStep next = connect_transition(state_, e->type());
+    std::exception_ptr failure;
+    try {
+      act(next.action, *e);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    e->release();  // acknowledged before fail() may destroy the cm_id (rdma_destroy_id waits for the ack)
+    if (failure) {
+      fail(failure);
+      break;
+    }
+    state_ = next.next;
+    deadline_ = Clock::now() + options_.timeout;  // the next step's
+  }
+  return state_;
+}
+
+void Connector::act(ConnectAction action, CmEvent& e) {
+  switch (action) {
+    case ConnectAction::none:
+      return;
+    case ConnectAction::resolve_route:
+      if (rdma_resolve_route(ep_->id.get(), static_cast<int>(options_.timeout.count())) != 0)
+        throw_errno("rdma_resolve_route", device_name(ep_->id->verbs), "routing to " + target_);
+      return;
+    case ConnectAction::create_qp_and_connect:
+      create_qp_and_connect();
+      return;
+    case ConnectAction::take_accept: {
+      auto pd = e.private_data();
+      ep_->accept_data.assign(pd.begin(), pd.end());
+      return;
+    }
+    case ConnectAction::fail_rejected: {
+      auto pd = e.private_data();
+      const int status = e.status();
+      std::string what = step_text() + ": rejected by the peer (CM status " + std::to_string(status) + ")";
+      if (status == kIbCmRejInvalidServiceId) what = step_text() + ": nothing listens there (connection refused)";
+      throw ConnectRejected(what, status, {pd.begin(), pd.end()});
+    }
+    case ConnectAction::fail_event:
+      throw ConnectFailed(step_text() + ": " + e.type_name() + " (status " + std::to_string(e.status()) + ": " + std::strerror(std::abs(e.status())) + ")");
+  }
+}
+
+void Connector::create_qp_and_connect() {
+  ClientEndpoint& ep = *ep_;
+  const ConnectOptions& o = options_;
+  ibv_context* ctx = ep.id->verbs;
+  ep.limits = query_limits(ctx, ep.id->port_num);
+  ep.initiator_depth = client_initiator_depth(ep.limits, o.wanted_read_depth);
+  ep.pd = alloc_pd(ctx);
+  const std::uint32_t sq = std::max(1u, std::min(o.send_queue_depth, ep.limits.max_qp_wr));
+  const std::uint32_t rq = std::max(1u, std::min(o.recv_queue_depth, ep.limits.max_qp_wr));
+  ep.cq.cq = o.hub->reserve(ctx, sq + rq);
+  ep.cq.hub = o.hub;
+  ep.cq.context = ctx;
+  ep.cq.entries = sq + rq;
+  ibv_qp_init_attr attr{};
+  attr.send_cq = ep.cq.cq;
+  attr.recv_cq = ep.cq.cq;
+  attr.qp_type = IBV_QPT_RC;
+  attr.cap.max_send_wr = sq;
+  attr.cap.max_recv_wr = rq;
+  attr.cap.max_send_sge = 1;
+  attr.cap.max_recv_sge = 1;
+  attr.cap.max_inline_data = o.recv_queue_depth ? 64 : 0;  // credit messages go inline where the device allows
+  attr.sq_sig_all = 0;
+  try {
+    ep.qp = QueuePair(ep.id.get(), ep.pd.get(), attr);
+  } catch (const RdmaError&) {
+    if (attr.cap.max_inline_data == 0) throw;
+    attr.cap.max_inline_data = 0;  // a device without inline data: sends come from registered memory
+    ep.qp = QueuePair(ep.id.get(), ep.pd.get(), attr);
+  }
+  ep.max_inline_data = attr.cap.max_inline_data;
+
+  rdma_conn_param param{};
+  param.private_data = o.private_data.data();
+  param.private_data_len = static_cast<std::uint8_t>(o.private_data.size());
+  param.initiator_depth = ep.initiator_depth;
+  param.responder_resources = 0;  // nobody reads from a client
+  param.retry_count = 7;
+  param.rnr_retry_count = 7;
+  if (rdma_connect(ep.id.get(), &param) != 0) throw_errno("rdma_connect", ep.limits.name, "connecting to " + target_);
+  if (o.while_connecting) o.while_connecting(ep);
+}
+
+std::unique_ptr<ClientEndpoint> Connector::take() {
+  if (state_ != ConnectState::established) return nullptr;
+  return std::move(ep_);
+}
+
+void Connector::rethrow() const {
+  if (error_) std::rethrow_exception(error_);
+  throw std::logic_error(std::string("rdma::Connector::rethrow while ") + to_string(state_));
+}
+
+}  // namespace vod::rdma
