@@ -74,7 +74,7 @@ VodServer::VodServer(ServerConfig config)
   for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
   if (!config_.no_rdma) rdma::require_device();
   if (config_.test_fail_binds) {
-    windows::ConnectionWindows::fail_every(config_.test_fail_binds);
+    windows::RdmaWindowVerbs::fail_every(config_.test_fail_binds);
     log::warn("auth", "--test-fail-binds " + std::to_string(config_.test_fail_binds) + ": window binds fail on purpose (a test hook)");
   }
 
@@ -107,6 +107,7 @@ VodServer::VodServer(ServerConfig config)
     metrics_endpoint_ = std::make_unique<MetricsEndpoint>(config_.metrics_bind, config_.metrics_port, [this] { return metrics_.render(); });
   if (metrics_endpoint_ && udp_) metrics_.set_udp(udp_->stats());
   register_fds();
+  completions_.after_poll([this] { reap_failed(); });
   live_.start();
   log::info("server", "listening on " + config_.bind + ":" + (listener_ ? std::to_string(listener_->port()) : std::string("- (no RDMA)")) +
                           (udp_ ? ", UDP " + std::to_string(udp_->port()) : std::string()) + " with " + std::to_string(library_.movies.size()) +
@@ -367,7 +368,8 @@ void VodServer::bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto:
   attr.cap.max_recv_sge = 1;
   c->own_qp = rdma::create_qp(device.pd.get(), attr);
   c->owner = rdma::HubOwner(hub_, [this, raw = c.get()](const ibv_wc& wc, rdma::WorkId wid) { on_bind_completion(*raw, wc, wid); });
-  rdma::bring_up_passive_qp(id, c->own_qp.get(), depth);
+  c->verbs.emplace(id, device.pd.get(), c->own_qp.get());
+  c->windows.emplace(*c->verbs, device.rkeys);
   // Exactly what this client was granted: the catalog, and its movie with its index.
   std::vector<windows::WindowSpan> spans{{current->mr.get(), accept.catalog}};
   if (admit.kind == Admit::Kind::movie) {
@@ -375,8 +377,9 @@ void VodServer::bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto:
     spans.push_back({m.movie_mr.get(), accept.movie});
     spans.push_back({m.index_mr.get(), accept.index});
   }
-  const auto regions = c->windows.bind(device.pd.get(), c->own_qp.get(), spans, rdma::WorkId{c->owner.id(), windows::kBindKind, 0}.pack(),
-                                       device.rkeys);
+  // Brings the QP to RTS and posts the binds. If that throws, nothing was posted (or the post
+  // failed) and the connection goes with this frame, the id staying the caller's.
+  const auto regions = c->windows->start(spans, depth, 7, rdma::WorkId{c->owner.id(), windows::kBindKind, 0}.pack());
   accept.catalog = regions[0];
   if (regions.size() == 3) {
     accept.movie = regions[1];
@@ -393,14 +396,17 @@ void VodServer::bind_windows(rdma::CmIdHandle& owned, const Admit& admit, proto:
 }
 
 void VodServer::on_bind_completion(Connection& c, const ibv_wc& wc, rdma::WorkId wid) {
+  if (wid.kind == kDrainKind) {
+    c.drained = true;  // reaped after this poll
+    return;
+  }
   if (wid.kind != windows::kBindKind) {
     log::warn("server", c.peer + ": unexpected completion (kind " + std::to_string(wid.kind) + ", " + ibv_wc_status_str(wc.status) + ")");
     return;
   }
-  if (c.state != Connection::State::binding) return;  // a late one
+  if (c.state != Connection::State::binding) return;  // a late one (the connection failed meanwhile)
   counts_changed_ = true;
-  if (wc.status != IBV_WC_SUCCESS)
-    return drop_binding(c.id.get(), std::string("binding its memory windows failed: ") + ibv_wc_status_str(wc.status));
+  if (c.windows->on_completion(wc.status) != windows::WindowBinding::State::bound) return drop_binding(c.id.get(), c.windows->failure());
   finish_accept(c);
 }
 
@@ -417,7 +423,7 @@ void VodServer::finish_accept(Connection& c) {
   c.cq.reset();  // its binds have completed (the last one, signalled, after the others) and nothing more is posted
   const auto bind_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - c.since).count();
   log::info("server", "accept " + c.peer + ": " + c.what + ", generation " + std::to_string(c.catalog->catalog.generation) + ", read depth " +
-                          std::to_string(c.depth) + ", " + std::to_string(c.windows.size()) + " memory windows bound in " + std::to_string(bind_us) +
+                          std::to_string(c.depth) + ", " + std::to_string(c.windows->windows()) + " memory windows bound in " + std::to_string(bind_us) +
                           " us, " + std::to_string(clients()) + " connected");
   metrics_.count_accept(c.kind);
 }
@@ -425,17 +431,52 @@ void VodServer::finish_accept(Connection& c) {
 void VodServer::drop_binding(rdma_cm_id* id, const std::string& why) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
-  log::error("server", "cannot set up the connection from " + it->second->peer + ": " + why);
+  std::unique_ptr<Connection> c = std::move(it->second);
+  connections_.erase(it);
+  log::error("server", "cannot set up the connection from " + c->peer + ": " + why);
   metrics_.count_reject(proto::RejectCode::internal_error);
   rdma::reject(id, proto::encode_reject(proto::RejectCode::internal_error, "the server could not set up the connection"));
-  connections_.erase(it);  // its grant, windows, QP, then the id
+  // Given back now: the client is told no, whatever the QP still has to flush.
+  c->grant.release();
+  c->expiry.cancel();
+  c->binding.reset();
+  if (!c->own_qp) return;  // an rdma_cm QP that nothing was posted to: it goes now
+  // Drain before destroy: windows freed, QP in the error state (the binding did both if it failed,
+  // not if the accept did), then a signalled marker Send, which completes (as a flush) after every
+  // work request posted before it. Its reservation in the hub's CQ stays until then.
+  c->windows->invalidate();
+  rdma::move_to_error(c->own_qp.get());
+  c->drain_started = std::chrono::steady_clock::now();
+  ibv_send_wr marker{};
+  marker.wr_id = rdma::WorkId{c->owner.id(), kDrainKind, 0}.pack();
+  marker.opcode = IBV_WR_SEND;
+  marker.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (ibv_post_send(c->own_qp.get(), &marker, &bad) != 0) c->drained = true;  // nothing can arrive for it
+  failed_.push_back(std::move(c));
+  // Looked at after every poll of the hub (the marker's completion) and every kReapEvery (the limit).
+  if (!reap_timer_.armed()) reap_timer_ = reactor_.at(std::chrono::steady_clock::now() + kReapEvery, [this] { reap_failed(); });
+}
+
+void VodServer::reap_failed(bool force) {
+  if (failed_.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(failed_, [&](const std::unique_ptr<Connection>& c) {
+    if (c->drained) return true;
+    if (force || now - c->drain_started > kDrainLimit) {
+      log::warn("server", c->peer + ": its work requests did not flush within " + std::to_string(kDrainLimit.count()) + " s; destroying its QP anyway");
+      return true;
+    }
+    return false;
+  });
+  if (!failed_.empty() && !reap_timer_.armed()) reap_timer_ = reactor_.at(now + kReapEvery, [this] { reap_failed(); });
 }
 
 void VodServer::cut_off(rdma_cm_id* id) {
   if (live_.cut_off(id)) return;
   auto it = connections_.find(id);
   if (it != connections_.end() && it->second->own_qp) {
-    it->second->windows.invalidate();  // their rkeys fail from now on, before any message
+    it->second->windows->invalidate();  // their rkeys fail from now on, before any message
     rdma::move_to_error(it->second->own_qp.get());
   }
   rdma_disconnect(id);  // an rdma_cm QP goes to error here; its DISCONNECTED event releases the rest
@@ -575,6 +616,7 @@ int VodServer::run() {
   // Asleep until an event, a signal, a record, a completion or a deadline.
   while (!stop_ && !(draining_ && clients() == 0)) reactor_.run_once();
   live_.reap(true);
+  reap_failed(true);
   if (udp_) {
     const auto& u = udp_->stats();
     log::info("udp", "served " + std::to_string(u.requests) + " requests and " + std::to_string(u.hellos) + " hellos: " +

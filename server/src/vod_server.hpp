@@ -32,6 +32,8 @@
 #include "metrics/server_metrics.hpp"
 #include "udp/udp_service.hpp"
 #include "windows/connection_windows.hpp"
+#include "windows/rdma_window_verbs.hpp"
+#include "windows/window_binding.hpp"
 #include "movie_library.hpp"
 #include "registrations.hpp"
 #include "service/service_notifier.hpp"
@@ -76,7 +78,9 @@ class VodServer {
   // A VoD or catalog client. Without windows it is accepted at once (state accepted, an rdma_cm
   // QP). With windows: binding (its own QP in RTS, the binds posted, the accept waiting for their
   // completion, which the hub delivers to its owner id), then accepted; the windows go before the
-  // QP at the end.
+  // QP at the end. A connection whose binding failed (or whose accept did) is rejected and drains:
+  // its QP in the error state, a marker Send posted after everything else on it, and it is
+  // destroyed once the marker's flush has completed (or after kDrainLimit).
   struct Connection {
     enum class State { binding, accepted };
     std::shared_ptr<CatalogRegistration> catalog;  // first: released after the QP and the id
@@ -92,8 +96,11 @@ class VodServer {
     std::uint8_t depth = 0;
     std::vector<std::uint8_t> accept_data{};  // while binding: the accept to send
     rdma::VerbsQueuePair own_qp{};          // with windows: the QP they are bound to
-    windows::ConnectionWindows windows{};   // invalidated before the QP goes
-    rdma::HubOwner owner{};                 // with windows: where its binds' completion is delivered
+    std::optional<windows::RdmaWindowVerbs> verbs{};   // with windows: own_qp's, for the binding
+    std::optional<windows::WindowBinding> windows{};   // invalidated before the QP goes
+    rdma::HubOwner owner{};                 // with windows: where its binds' and drain marker's completions go
+    bool drained = false;                   // draining: the marker's completion arrived
+    std::chrono::steady_clock::time_point drain_started{};
     Counted binding{};                      // while binding: one of kMaxBinding
     auth::Grant grant{};                    // its address's count, its token and deadline: given back whichever way it ends
     loop::Reactor::Timer expiry{};          // at the grant's deadline: cut off (on_token_expired); goes with the connection
@@ -101,6 +108,11 @@ class VodServer {
   // Clients binding windows at once, at most: each could leave 3 completions (a failed bind and the
   // flushes after it) where 1024 fit (the window CQ this bound before the hub shared one).
   static constexpr std::size_t kMaxBinding = 341;
+  // The kind of the marker Send posted to a failed connection's QP after it went to error.
+  static constexpr std::uint8_t kDrainKind = 3;
+  // How long a failed connection's QP may take to flush before it is destroyed anyway.
+  static constexpr std::chrono::seconds kDrainLimit{5};
+  static constexpr std::chrono::milliseconds kReapEvery{100};
 
   void open_devices();
   void publish_generation(Library next);
@@ -115,7 +127,11 @@ class VodServer {
   void on_bind_completion(Connection& c, const ibv_wc& wc, rdma::WorkId wid);
   std::unique_ptr<Connection> new_connection(const std::shared_ptr<CatalogRegistration>& current, const Admit& admit, const std::string& peer);
   void finish_accept(Connection& c);
+  // Rejects a connection that cannot be set up (internal error): its grant given back now, its QP
+  // (with windows) drained before it is destroyed.
   void drop_binding(rdma_cm_id* id, const std::string& why);
+  // Destroys the failed connections whose QP has flushed (force: all, at exit).
+  void reap_failed(bool force = false);
   // Cuts a VoD or catalog client off now: windows invalidated, QP to error, disconnect sent.
   void cut_off(rdma_cm_id* id);
   // A VoD or catalog client's token expired (its grant's deadline, its timer): cut it off.
@@ -164,6 +180,8 @@ class VodServer {
   // VoD and catalog clients; on the heap, so their hub owners' handlers can name them.
   std::unordered_map<rdma_cm_id*, std::unique_ptr<Connection>> connections_;
   std::size_t binding_ = 0;  // of them, binding windows
+  std::vector<std::unique_ptr<Connection>> failed_;  // rejected; destroyed once their QPs have flushed
+  loop::Reactor::Timer reap_timer_;                 // armed while failed_ is not empty
   std::unique_ptr<udp::UdpService> udp_;  // Write-Record over UDP, when --udp-port is given
   ServerMetrics metrics_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // after metrics_: stopped before it goes; null when off

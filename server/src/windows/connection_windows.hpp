@@ -6,29 +6,31 @@
 // For each connection the server allocates a type-2 window per region and binds it to the
 // connection's QP with a bind work request, before the accept is sent; deallocating the windows
 // (at disconnect or revocation) invalidates their rkeys at once.
+//
+// VoD connections run this as a WindowBinding (window_binding.hpp), the state machine from the
+// QP's bring-up to the windows' end. ConnectionWindows is the part of it the live viewer still uses
+// directly (it brings its QP up and takes the bind's completion itself): the same verbs
+// (RdmaWindowVerbs, with the same test hook), without the states.
 #pragma once
 
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
-#include "rkey_history.hpp"
+#include "windows/rkey_history.hpp"
 #include "vod/protocol/region_descriptor.hpp"
 #include "vod/rdma/handles.hpp"
+#include "windows/rdma_window_verbs.hpp"
+#include "windows/window_binding.hpp"
 
 namespace vod::server::windows {
 
 // The kind of a window bind's completion in the server's CompletionHub: rdma::WorkId{the
 // connection's owner id, kBindKind, 0}.
 inline constexpr std::uint8_t kBindKind = 4;
-
-// A region to expose through a window: `region` lies inside `mr`, which allows binding.
-struct WindowSpan {
-  ibv_mr* mr = nullptr;
-  proto::RegionDescriptor region;
-};
 
 class ConnectionWindows {
  public:
@@ -39,18 +41,15 @@ class ConnectionWindows {
   std::vector<proto::RegionDescriptor> bind(ibv_pd* pd, ibv_qp* qp, std::span<const WindowSpan> spans, std::uint64_t wr_id,
                                             RkeyHistory& rkeys);
   // Deallocates the windows: their rkeys stop working at once.
-  void invalidate() noexcept { windows_.clear(); }
+  void invalidate() noexcept;
   std::size_t size() const noexcept { return windows_.size(); }
 
-  // A test hook (vod-server --test-fail-binds N): every Nth bind() of the process asks the device for
-  // a window longer than its region, which the device refuses with a failed completion, so tests
-  // reach the bind-failure paths on real rdma-core. 0: off.
-  static void fail_every(unsigned n) noexcept { fail_every_ = n; }
+  // The test hook of RdmaWindowVerbs (vod-server --test-fail-binds N).
+  static void fail_every(unsigned n) noexcept { RdmaWindowVerbs::fail_every(n); }
 
  private:
-  static inline unsigned fail_every_ = 0;  // the test hook's setting, and binds counted for it
-  static inline unsigned binds_ = 0;
-  std::vector<rdma::MemoryWindow> windows_;
+  std::optional<RdmaWindowVerbs> verbs_;
+  std::vector<std::uint32_t> windows_;
 };
 
 }  // namespace vod::server::windows
