@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # VoD core: SIGHUP rescans into a new catalog generation while open streams keep reading the old
 # one; SIGTERM refuses new clients, lets connected ones drain, and exits 0. Also: the idle server
-# uses (almost) no CPU while clients stream, and 'vod-client bench' runs.
+# uses (almost) no CPU while clients stream, and 'vod-client bench' runs. Last, 50 movie, catalog and
+# live connections come and go in batches: every CM event finds its owner (no 'unexpected' or
+# 'gone' event in the log) and the connection gauges return to 0.
 source "$(dirname "$0")/vod_test_lib.sh"
 media=$work/media
 mkdir -p "$media"
@@ -58,3 +60,26 @@ rc=0; wait "$server_pid" || rc=$?
 server_pid=
 [[ $rc -eq 0 ]] || fail "vod-server exited $rc after the drain"
 pass "drained, refused, exited 0"
+
+step "50 movie, catalog and live connections come and go; the counts return to 0"
+cp "$build/test-media/test-480p-60s.ts" "$media/"
+metrics_port=$((40000 + RANDOM % 20000))
+start_server "$media" --live "cam=file:$media/test-480p-60s.ts" --metrics-port "$metrics_port" --log-level debug
+for round in $(seq 10); do
+  batch=()
+  "$client_bin" get "$(uri keep.bin)" -o "$work/c-$round-1" -q & batch+=($!)
+  "$client_bin" get "$(uri new.bin)" -o "$work/c-$round-2" -q & batch+=($!)
+  "$client_bin" list "$(uri)" > /dev/null & batch+=($!)
+  "$client_bin" list "$(uri)" > /dev/null & batch+=($!)
+  "$client_bin" get "$(uri live/cam)" -o "$work/c-$round-5.ts" --duration 1 2> "$work/c-$round-5.log" & batch+=($!)
+  for pid in "${batch[@]}"; do wait "$pid" || fail "round $round: a client failed"; done
+  cmp "$media/keep.bin" "$work/c-$round-1" && cmp "$media/new.bin" "$work/c-$round-2" || fail "round $round: a movie differs"
+done
+gauges() { curl -sS -f --max-time 10 "http://127.0.0.1:$metrics_port/metrics" | awk '/^vod_server_connections\{/ { n += $2 } END { print n + 0 }'; }
+for _ in $(seq 100); do [[ $(gauges) == 0 ]] && break; sleep 0.1; done
+[[ $(gauges) == 0 ]] || fail "vod_server_connections sum to $(gauges) after every client left"
+accepts=$(grep -c "accept " "$server_log" || true)
+[[ $accepts -ge 50 ]] || fail "only $accepts accepts logged for 50 connections"
+! grep -q "unexpected" "$server_log" || fail "the server logged an unexpected event: $(grep -m 1 unexpected "$server_log")"
+stop_server
+pass "50 connections ($accepts accepts logged) came and went; the gauges are back at 0; exit 0"

@@ -39,9 +39,8 @@ ChannelConfig parse_channel(const std::string& text) {
   return c;
 }
 
-LiveService::LiveService(loop::Reactor& reactor, loop::CompletionSource& completions, std::vector<ChannelConfig> configs,
-                         LiveOptions options)
-    : reactor_(reactor), completions_(completions), hub_(completions.hub()), options_(std::move(options)) {
+LiveService::LiveService(Context context, std::vector<ChannelConfig> configs, LiveOptions options)
+    : ctx_(std::move(context)), reactor_(ctx_.reactor), completions_(ctx_.completions), hub_(ctx_.completions.hub()), options_(std::move(options)) {
   if (configs.empty()) return;
   wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd_) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
@@ -173,7 +172,7 @@ void LiveService::on_wake() {
 void LiveService::pump_channel(std::size_t channel) {
   for (auto it = viewers_.begin(); it != viewers_.end();) {
     auto next = std::next(it);
-    if (it->second.channel == channel) service(it->second);
+    if (it->second->channel == channel) service(*it->second);
     it = next;
   }
   reap();
@@ -193,7 +192,7 @@ void LiveService::on_polled() {
   {
     for (auto it = viewers_.begin(); it != viewers_.end();) {
       auto next = std::next(it);
-      Connection& c = it->second;
+      Connection& c = *it->second;
       if (!c.accept_data.empty()) {  // binding its windows: accept once bound, refuse if that failed
         const bool accepted = c.viewer->take_bound() && finish_accept(c);
         if (!accepted && (c.viewer->failed() || c.viewer->state() != Viewer::State::binding)) {
@@ -211,8 +210,12 @@ void LiveService::on_polled() {
   reap();
 }
 
-void LiveService::accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegistration>& catalog, std::uint32_t entry,
-                         std::uint8_t depth, const std::string& peer, auth::Grant grant) {
+void LiveService::accept(cm::Accepting a) {
+  rdma::CmIdHandle& id = a.id;
+  const std::shared_ptr<CatalogRegistration>& catalog = a.catalog;
+  const std::uint32_t entry = a.admit.entry;
+  const std::uint8_t depth = a.depth;
+  const std::string& peer = a.peer;
   const proto::CatalogEntry& e = catalog->catalog.entries.at(entry);
   std::size_t index = 0;
   while (index < channels_.size() && channels_[index].channel->name() != e.name) ++index;
@@ -224,7 +227,11 @@ void LiveService::accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegi
   accept.movie = describe(regions.ring.get(), e.size);  // the catalog's copy has no rkey with windows
   accept.index = describe(regions.header.get(), sizeof(proto::WireLiveHeader));
   accept.granted_read_depth = depth;
-  Connection c{catalog, nullptr, nullptr, index, std::chrono::steady_clock::now()};
+  auto conn = std::make_unique<Connection>(*this);
+  Connection& c = *conn;
+  c.catalog = catalog;
+  c.channel = index;
+  c.since = std::chrono::steady_clock::now();
   if (device.windows) {
     // Windows over exactly the ring, the header and the catalog, bound to this viewer's own QP;
     // the accept goes out when the binds complete (finish_accept).
@@ -242,10 +249,14 @@ void LiveService::accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegi
     rdma::accept(id.get(), proto::encode(accept), depth, kRnrRetry);
   }
   rdma_cm_id* raw = id.get();
+  c.route = ctx_.routes.add(raw, c);
   c.id = std::move(id);
-  c.grant = std::move(grant);
+  c.grant = std::move(a.grant);
   if (const auto deadline = c.grant.deadline()) c.expiry = reactor_.at(*deadline, [this, raw] { expire(raw); });
-  viewers_.emplace(raw, std::move(c));
+  viewers_.emplace(raw, std::move(conn));
+  log::info("server", "accept " + peer + ": " + server::describe(a.admit, catalog->catalog) + ", read depth " + std::to_string(depth) + ", " +
+                          std::to_string(ctx_.clients()) + " connected");
+  ctx_.metrics.count_accept("live");
   // Arm, then poll: the binds, or the viewer's first credit (it may Send as soon as the accept is
   // out), may have completed on a CQ that was never armed, and then no event would ever come. The
   // first viewer of a channel with no other viewers stayed without a notification this way.
@@ -266,28 +277,42 @@ bool LiveService::finish_accept(Connection& c) {
   return true;
 }
 
-bool LiveService::cut_off(rdma_cm_id* id) {
+void LiveService::cut_off(rdma_cm_id* id) {
   auto it = viewers_.find(id);
-  if (it == viewers_.end()) return false;
-  it->second.viewer->begin_drain("cut off");  // windows invalidated, QP in the error state: reads fail now
+  if (it == viewers_.end()) return;
+  it->second->viewer->begin_drain("cut off");  // windows invalidated, QP in the error state: reads fail now
   rdma_disconnect(id);  // its DISCONNECTED event retires it
-  return true;
+}
+
+void LiveService::cut_off_if(const std::function<std::optional<std::string>(const auth::Grant&)>& why) {
+  std::vector<rdma_cm_id*> gone;
+  for (const auto& [id, c] : viewers_)
+    if (auto reason = why(c->grant)) {
+      log::warn("auth", "disconnecting " + c->grant.terms().peer + ": " + *reason);
+      gone.push_back(id);
+    }
+  for (rdma_cm_id* id : gone) cut_off(id);
+}
+
+void LiveService::begin_drain() {
+  if (!viewers_.empty()) log::info("server", "disconnecting " + std::to_string(viewers_.size()) + " live viewer(s)");
+  disconnect_all();
 }
 
 void LiveService::expire(rdma_cm_id* id) {
   auto it = viewers_.find(id);
   if (it == viewers_.end()) return;  // cannot happen: a retired viewer's timer is cancelled
-  log::info("auth", "disconnecting " + it->second.viewer->peer() + ": its token expired (live channel '" + it->second.viewer->channel() + "')");
+  log::info("auth", "disconnecting " + it->second->viewer->peer() + ": its token expired (live channel '" + it->second->viewer->channel() + "')");
   cut_off(id);
 }
 
-bool LiveService::on_cm_event(rdma::CmEvent& event) {
-  auto it = viewers_.find(event.id());
-  if (it == viewers_.end()) return false;
+void LiveService::on_cm_event(Connection& c, rdma::CmEvent& event) {
+  auto it = viewers_.find(c.id.get());
+  if (it == viewers_.end()) return;  // cannot happen: a retired viewer's route is gone
   switch (event.type()) {
     case RDMA_CM_EVENT_ESTABLISHED:
-      log::debug("live", it->second.viewer->peer() + ": established");
-      return true;
+      log::debug("live", c.viewer->peer() + ": established");
+      return;
     case RDMA_CM_EVENT_DISCONNECTED:
     case RDMA_CM_EVENT_CONNECT_ERROR:
     case RDMA_CM_EVENT_UNREACHABLE:
@@ -295,16 +320,15 @@ bool LiveService::on_cm_event(rdma::CmEvent& event) {
     case RDMA_CM_EVENT_TIMEWAIT_EXIT: {
       const std::string why = event.type_name();
       event.release();  // rdma_destroy_id waits for the acknowledgement; the event is gone from here
-      retire(it, why);
-      return true;
+      return retire(it, why);
     }
     default:
-      return true;
+      return;
   }
 }
 
-void LiveService::retire(std::map<rdma_cm_id*, Connection>::iterator it, const std::string& why) {
-  Connection& c = it->second;
+void LiveService::retire(std::map<rdma_cm_id*, std::unique_ptr<Connection>>::iterator it, const std::string& why) {
+  Connection& c = *it->second;
   const auto& s = c.viewer->stats();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - c.since).count();
   log::info("server", "disconnect " + c.viewer->peer() + ": live channel '" + c.viewer->channel() + "' after " +
@@ -313,7 +337,8 @@ void LiveService::retire(std::map<rdma_cm_id*, Connection>::iterator it, const s
   c.viewer->begin_drain(why);
   c.grant.release();  // its address has one connection less now, not once the QP has flushed
   c.expiry.cancel();
-  draining_.push_back(std::move(c));
+  c.route.reset();  // a late event of its id (TIMEWAIT_EXIT) finds no owner and is dropped
+  draining_.push_back(std::move(it->second));
   viewers_.erase(it);
   reap();
 }
@@ -322,10 +347,10 @@ void LiveService::reap(bool force) {
   if (draining_.empty()) return;
   hub_.poll();  // flushes of the draining QPs
   const auto now = std::chrono::steady_clock::now();
-  std::erase_if(draining_, [&](const Connection& c) {
-    if (c.viewer->drained()) return true;
-    if (force || now - c.viewer->drain_started() > kDrainLimit) {
-      log::warn("live", c.viewer->peer() + ": its work requests did not flush within " + std::to_string(kDrainLimit.count()) +
+  std::erase_if(draining_, [&](const std::unique_ptr<Connection>& c) {
+    if (c->viewer->drained()) return true;
+    if (force || now - c->viewer->drain_started() > kDrainLimit) {
+      log::warn("live", c->viewer->peer() + ": its work requests did not flush within " + std::to_string(kDrainLimit.count()) +
                             " s; destroying its QP anyway");
       return true;
     }
@@ -339,11 +364,9 @@ void LiveService::disconnect_all() {
   for (auto& [id, c] : viewers_) rdma_disconnect(id);
 }
 
-std::map<std::string, std::size_t> LiveService::viewers_by_channel() const {
-  std::map<std::string, std::size_t> out;
-  for (const auto& slot : channels_) out[slot.channel->name()] = 0;
-  for (const auto& [id, c] : viewers_) ++out[channels_[c.channel].channel->name()];
-  return out;
+void LiveService::count(ServerMetrics::ConnectionCounts& counts) const {
+  for (const auto& slot : channels_) counts[{"live", slot.channel->name()}] = 0;  // every channel appears
+  for (const auto& [id, c] : viewers_) ++counts[{"live", channels_[c->channel].channel->name()}];
 }
 
 }  // namespace vod::server::live

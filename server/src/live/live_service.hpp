@@ -3,6 +3,8 @@
 // every device (REMOTE_READ, exactly the advertised bytes), the catalog entries that describe them,
 // and the viewers' connections with their send state machines on one shared CQ.
 //
+// It is the transport of live viewers (cm::Transport): each is a Connection, the cm::CmEndpoint of
+// its id, holding its route, its grant, its token's timer and its Viewer (QP, buffers, windows).
 // It runs on the server's event loop (loop::Reactor), where it registers the fd it owns, its
 // eventfd (a record was published: on_wake()), and keeps its deadlines as the loop's timers: each
 // viewer's token expiry, and the reaping of retired viewers while any are draining. Its viewers'
@@ -13,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,9 +24,13 @@
 #include <vector>
 
 #include "auth/grant.hpp"
+#include "cm/cm_endpoint.hpp"
+#include "cm/routes.hpp"
+#include "cm/transport.hpp"
 #include "live/channel.hpp"
 #include "live/sources.hpp"
 #include "live/viewer.hpp"
+#include "metrics/server_metrics.hpp"
 #include "loop/completion_source.hpp"
 #include "loop/reactor.hpp"
 #include "registrations.hpp"
@@ -52,10 +59,17 @@ struct LiveOptions {
 // Parses NAME=SOURCE (--live); throws std::invalid_argument.
 ChannelConfig parse_channel(const std::string& text);
 
-class LiveService {
+class LiveService final : public cm::Transport {
  public:
-  LiveService(loop::Reactor& reactor, loop::CompletionSource& completions, std::vector<ChannelConfig> channels, LiveOptions options);
-  ~LiveService();
+  struct Context {
+    loop::Reactor& reactor;
+    loop::CompletionSource& completions;
+    cm::Routes& routes;
+    ServerMetrics& metrics;
+    std::function<std::size_t()> clients;  // every transport's connections, for log lines
+  };
+  LiveService(Context context, std::vector<ChannelConfig> channels, LiveOptions options);
+  ~LiveService() override;
   LiveService(const LiveService&) = delete;
   LiveService& operator=(const LiveService&) = delete;
 
@@ -75,27 +89,18 @@ class LiveService {
   void reap(bool force = false);
   std::size_t draining() const noexcept { return draining_.size(); }
 
-  // Accepts a viewer of catalog entry `entry` (a live channel) on `id`: creates its QP on the
-  // shared CQ, posts its receives and answers with the ring and header. Throws on failure (the
-  // caller rejects with internal error; `id` stays the caller's then).
-  // The viewer's connection owns `grant` from here: a failed bind or accept gives it back with the
-  // viewer, as a disconnect does. When its token expires (the grant's deadline), it is cut off.
-  void accept(rdma::CmIdHandle& id, const std::shared_ptr<CatalogRegistration>& catalog, std::uint32_t entry, std::uint8_t depth,
-              const std::string& peer, auth::Grant grant);
-  // A CM event for one of its viewers (disconnect, error): true when the id was a viewer's.
-  bool on_cm_event(rdma::CmEvent& event);
-  // Cuts a viewer off now (revocation): its windows invalidated, its QP in the error state, the
-  // disconnect sent. False when `id` is not a viewer's.
-  bool cut_off(rdma_cm_id* id);
-  std::size_t viewers() const noexcept { return viewers_.size(); }
-  // Every connected viewer's grant (revocation checks them).
-  template <typename F>
-  void for_each_grant(F&& f) const {
-    for (const auto& [id, c] : viewers_) f(id, c.grant);
-  }
-  // Viewers per channel name (for metrics; every channel appears, with 0 when it has none).
-  std::map<std::string, std::size_t> viewers_by_channel() const;
-  void disconnect_all();
+  // Accepts a viewer of a live channel (a.admit.entry) on a.id: creates its QP on the shared CQ,
+  // posts its receives and answers with the ring and header. Throws on failure (the caller rejects
+  // with internal error; the id stays the caller's then). The viewer's connection owns the grant
+  // from here: a failed bind or accept gives it back with the viewer, as a disconnect does. When
+  // its token expires (the grant's deadline), it is cut off.
+  void accept(cm::Accepting a) override;
+  std::size_t connections() const noexcept override { return viewers_.size(); }
+  void cut_off_if(const std::function<std::optional<std::string>(const auth::Grant&)>& why) override;
+  // A live stream never ends by itself: the drain disconnects its viewers at once.
+  void begin_drain() override;
+  void cut_off_all() override { disconnect_all(); }
+  void count(ServerMetrics::ConnectionCounts& counts) const override;
 
  private:
   struct Regions {
@@ -109,9 +114,15 @@ class LiveService {
     std::unique_ptr<udp::MulticastSender> multicast;  // used by the source thread, through the channel's tap
     std::jthread thread;                       // last: stopped and joined first
   };
-  struct Connection {
+  // A viewer's connection, the owner of its id's CM events (through its route).
+  struct Connection final : cm::CmEndpoint {
+    explicit Connection(LiveService& s) : service(&s) {}
+    void on_cm_event(rdma::CmEvent& event) override { service->on_cm_event(*this, event); }
+
+    LiveService* service;
     std::shared_ptr<CatalogRegistration> catalog;  // first: released after the QP and the id
     rdma::CmIdHandle id;
+    cm::Routes::Route route{};  // reset when retired: a late event of the id is dropped
     std::unique_ptr<Viewer> viewer;
     std::size_t channel = 0;
     std::chrono::steady_clock::time_point since;
@@ -130,13 +141,18 @@ class LiveService {
   void pump_channel(std::size_t channel);
   void service(Connection& c);
   bool finish_accept(Connection& c);  // false: the accept failed (the viewer is draining)
-  void retire(std::map<rdma_cm_id*, Connection>::iterator it, const std::string& why);
+  void retire(std::map<rdma_cm_id*, std::unique_ptr<Connection>>::iterator it, const std::string& why);
+  void on_cm_event(Connection& c, rdma::CmEvent& event);
+  // Cuts a viewer off now: its windows invalidated, its QP in the error state, the disconnect sent.
+  void cut_off(rdma_cm_id* id);
+  void disconnect_all();
   void on_wake();
   void on_polled();
   void expire(rdma_cm_id* id);
 
   // Declared so that they are destroyed in reverse: the channels' MRs before the devices' PDs, the
   // fd's registration before the fd. (The hub's CQs outlive this: the server declares it first.)
+  Context ctx_;
   loop::Reactor& reactor_;
   loop::CompletionSource& completions_;
   rdma::CompletionHub& hub_;
@@ -145,8 +161,8 @@ class LiveService {
   loop::Reactor::Registration wake_in_loop_;
   std::vector<std::shared_ptr<Device>> devices_;
   std::vector<ChannelSlot> channels_;
-  std::map<rdma_cm_id*, Connection> viewers_;
-  std::vector<Connection> draining_;  // disconnected; destroyed once their work requests have flushed
+  std::map<rdma_cm_id*, std::unique_ptr<Connection>> viewers_;
+  std::vector<std::unique_ptr<Connection>> draining_;  // disconnected; destroyed once their work requests have flushed
   loop::Reactor::Timer reap_timer_;   // armed while draining_ is not empty
 };
 

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// One VoD or catalog client: everything it holds, owned here and released in reverse order of its
+// making, and its life as the state machine of vod_connection_state.hpp (every transition goes
+// through next(); this class only carries the actions out).
+//
+// Without memory windows it is accepted at once (state accepting, an rdma_cm QP on the hub's CQ
+// that nothing is ever posted to). With windows it starts binding: its own QP brought to RTS and the
+// binds posted (windows::WindowBinding); the accept goes out when the signalled bind completes, the
+// completion delivered to its hub owner id (WorkId kind windows::kBindKind). A connection that
+// cannot be set up is rejected (internal_error) and its transport drains its QP before destroying
+// it (VodTransport::fail).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "admission.hpp"
+#include "auth/grant.hpp"
+#include "cm/routes.hpp"
+#include "cm/cm_endpoint.hpp"
+#include "loop/reactor.hpp"
+#include "ondemand/counted.hpp"
+#include "ondemand/vod_connection_state.hpp"
+#include "registrations.hpp"
+#include "vod/rdma/completion_hub.hpp"
+#include "vod/rdma/cq_share.hpp"
+#include "vod/rdma/handles.hpp"
+#include "windows/rdma_window_verbs.hpp"
+#include "windows/window_binding.hpp"
+
+namespace vod::server::ondemand {
+
+class VodTransport;
+
+class VodConnection final : public cm::CmEndpoint {
+ public:
+  // The kind of the marker Send posted to a failed connection's QP after it went to error.
+  static constexpr std::uint8_t kDrainKind = 3;
+
+  VodConnection(VodTransport& transport, std::shared_ptr<CatalogRegistration> catalog, const Admit& admit, std::string peer);
+  VodConnection(const VodConnection&) = delete;
+  VodConnection& operator=(const VodConnection&) = delete;
+
+  void on_cm_event(rdma::CmEvent& event) override;
+  // A completion of its QP's work (delivered by the hub to its owner id).
+  void on_completion(const ibv_wc& wc, rdma::WorkId wid);
+  // Cut off now (a revocation, its token's expiry, the drain's end): not yet accepted, it is
+  // rejected; accepted, its windows are invalidated, its QP moved to error and the disconnect sent.
+  // `this` may be gone on return.
+  void cut_off(const std::string& why);
+
+  State state() const noexcept { return state_; }
+  const std::string& peer() const noexcept { return peer_; }
+  const std::string& what() const noexcept { return what_; }
+  const std::string& kind() const noexcept { return kind_; }
+  const std::string& movie() const noexcept { return movie_; }
+  const auth::Grant& grant() const noexcept { return grant_; }
+  rdma_cm_id* id() const noexcept { return id_.get(); }
+
+ private:
+  friend class VodTransport;  // builds it (accept), fails and reaps it
+
+  // Runs next(state_, e) and its action; `why` is for a reject. `this` may be gone on return.
+  void handle(Event e, const std::string& why = {});
+  void send_accept();
+  void disconnect() noexcept;
+
+  VodTransport& transport_;
+  // Declared in creation order, so destroyed in reverse: the timer and the grant first, the
+  // windows before their QP, the QP before its share of the CQ, the route before the id, the id
+  // before the catalog generation whose regions it was given.
+  std::shared_ptr<CatalogRegistration> catalog_;
+  rdma::CmIdHandle id_;
+  cm::Routes::Route route_;
+  rdma::CqShare cq_;                                 // with windows: room for its binds (and a drain marker)
+  rdma::QueuePair qp_;                               // without windows: rdma_cm's
+  rdma::VerbsQueuePair own_qp_;                      // with windows: its own
+  std::optional<windows::RdmaWindowVerbs> verbs_;    // own_qp_'s
+  std::optional<windows::WindowBinding> windows_;
+  rdma::HubOwner hub_owner_;                         // with windows: where its completions go
+  Counted binding_;                                  // while binding: one of VodTransport::kMaxBinding
+  auth::Grant grant_;                                // its address's count, its token: given back however it ends
+  loop::Reactor::Timer expiry_;                      // at the grant's deadline: cut off
+
+  State state_ = State::accepting;
+  std::string peer_, what_, kind_, movie_;
+  std::chrono::steady_clock::time_point since_;
+  std::uint8_t depth_ = 0;
+  std::vector<std::uint8_t> accept_data_;  // while binding: the accept to send
+  bool drained_ = false;                   // failed: the drain marker's completion arrived
+  std::chrono::steady_clock::time_point drain_started_{};
+};
+
+}  // namespace vod::server::ondemand

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "ondemand/vod_transport.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "vod/log.hpp"
+#include "vod/protocol/private_data.hpp"
+#include "vod/rdma/connection.hpp"
+#include "windows/connection_windows.hpp"
+
+namespace vod::server::ondemand {
+
+VodTransport::VodTransport(Context context) : ctx_(std::move(context)) {
+  ctx_.completions.after_poll([this] { reap_failed(); });  // a drain marker may have completed
+}
+
+VodTransport::~VodTransport() {
+  connections_.clear();
+  failed_.clear();
+}
+
+void VodTransport::accept(cm::Accepting a) {
+  rdma_cm_id* id = a.id.get();
+  Device& device = *a.catalog->device;
+  rdma::CompletionHub& hub = ctx_.completions.hub();
+  proto::AcceptData accept = a.catalog->accept_for(a.admit.kind == Admit::Kind::movie ? a.admit.entry : proto::kNoMovie);
+  accept.granted_read_depth = a.depth;
+  auto c = std::make_unique<VodConnection>(*this, a.catalog, a.admit, a.peer);
+  c->depth_ = a.depth;
+  ibv_qp_init_attr attr{};
+  attr.qp_type = IBV_QPT_RC;
+  attr.cap.max_send_sge = 1;
+  attr.cap.max_recv_sge = 1;
+  if (!device.windows) {
+    // The hub's CQ, with nothing reserved on it: the server posts nothing on this QP (Reads are
+    // answered by the responder), so nothing of it ever completes.
+    attr.send_cq = hub.reserve(id->verbs, 0);
+    attr.recv_cq = attr.send_cq;
+    attr.cap.max_send_wr = 1;
+    attr.cap.max_recv_wr = 1;
+    c->qp_ = rdma::QueuePair(id, device.pd.get(), attr);
+    rdma::accept(id, proto::encode(accept), a.depth);
+    c->state_ = State::accepting;
+  } else {
+    if (binding_ >= kMaxBinding) throw std::runtime_error(std::to_string(binding_) + " clients are binding windows already");
+    // Room in the hub's CQ for everything its QP may complete: the binds (or a failed bind and the
+    // flushes after it) and a drain marker.
+    constexpr std::uint32_t kSends = 4, kRecvs = 1;  // the binds (catalog, movie, index), a marker
+    c->cq_ = rdma::CqShare(hub, id->verbs, kSends + kRecvs);
+    attr.send_cq = c->cq_.cq();
+    attr.recv_cq = c->cq_.cq();
+    attr.cap.max_send_wr = kSends;
+    attr.cap.max_recv_wr = kRecvs;
+    c->own_qp_ = rdma::create_qp(device.pd.get(), attr);
+    c->hub_owner_ = rdma::HubOwner(hub, [raw = c.get()](const ibv_wc& wc, rdma::WorkId wid) { raw->on_completion(wc, wid); });
+    c->verbs_.emplace(id, device.pd.get(), c->own_qp_.get());
+    c->windows_.emplace(*c->verbs_, device.rkeys);
+    // Exactly what this client was granted: the catalog, and its movie with its index.
+    std::vector<windows::WindowSpan> spans{{a.catalog->mr.get(), accept.catalog}};
+    if (a.admit.kind == Admit::Kind::movie) {
+      const MovieRegistration& m = *a.catalog->movies.at(a.admit.entry);
+      spans.push_back({m.movie_mr.get(), accept.movie});
+      spans.push_back({m.index_mr.get(), accept.index});
+    }
+    // The QP to RTS and the binds posted; if that throws, the connection goes with this frame.
+    const auto regions = c->windows_->start(spans, a.depth, 7, rdma::WorkId{c->hub_owner_.id(), windows::kBindKind, 0}.pack());
+    accept.catalog = regions[0];
+    if (regions.size() == 3) {
+      accept.movie = regions[1];
+      accept.index = regions[2];
+    }
+    c->state_ = State::binding;
+    c->binding_ = Counted(binding_);
+    c->accept_data_ = proto::encode(accept);
+  }
+  c->route_ = ctx_.routes.add(id, *c);
+  c->grant_ = std::move(a.grant);
+  if (const auto deadline = c->grant_.deadline())
+    c->expiry_ = ctx_.reactor.at(*deadline, [raw = c.get()] {
+      log::info("auth", "disconnecting " + raw->peer() + ": its token expired (" + raw->what() + ")");
+      raw->cut_off("its token expired while its windows were being bound");
+    });
+  c->id_ = std::move(a.id);  // ours from here
+  VodConnection& kept = *c;
+  connections_.emplace(c.get(), std::move(c));
+  if (kept.state_ == State::accepting)
+    log::info("server", "accept " + kept.peer_ + ": " + kept.what_ + ", generation " + std::to_string(accept.catalog_generation) + ", read depth " +
+                            std::to_string(kept.depth_) + " (asked " + std::to_string(a.conn.responder_resources) + "), " +
+                            std::to_string(ctx_.clients()) + " connected");
+  if (kept.state_ == State::accepting) ctx_.metrics.count_accept(kept.kind_);
+}
+
+void VodTransport::accepted(VodConnection& c) {
+  const auto bind_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - c.since_).count();
+  log::info("server", "accept " + c.peer_ + ": " + c.what_ + ", generation " + std::to_string(c.catalog_->catalog.generation) + ", read depth " +
+                          std::to_string(c.depth_) + ", " + std::to_string(c.windows_ ? c.windows_->windows() : 0) + " memory windows bound in " +
+                          std::to_string(bind_us) + " us, " + std::to_string(ctx_.clients()) + " connected");
+  ctx_.metrics.count_accept(c.kind_);
+  if (ctx_.changed) ctx_.changed();
+}
+
+void VodTransport::fail(VodConnection& c, const std::string& why) {
+  log::error("server", "cannot set up the connection from " + c.peer_ + ": " + why);
+  ctx_.metrics.count_reject(proto::RejectCode::internal_error);
+  rdma::reject(c.id(), proto::encode_reject(proto::RejectCode::internal_error, "the server could not set up the connection"));
+  destroy(c);
+}
+
+void VodTransport::destroy(VodConnection& c) {
+  auto node = connections_.extract(&c);
+  if (node.empty()) return;
+  std::unique_ptr<VodConnection> gone = std::move(node.mapped());
+  // Given back now, whatever its QP still has to flush; no more CM events for it.
+  gone->grant_.release();
+  gone->expiry_.cancel();
+  gone->binding_.reset();
+  gone->route_.reset();
+  if (!gone->own_qp_ || !gone->cq_.entries()) return;  // nothing of its QP can complete any more: it goes now
+  // Drain before destroy: windows freed, QP in the error state, then a signalled marker Send, which
+  // completes (as a flush) after every work request posted before it. Its room in the CQ stays until then.
+  gone->windows_->invalidate();
+  rdma::move_to_error(gone->own_qp_.get());
+  gone->drain_started_ = std::chrono::steady_clock::now();
+  ibv_send_wr marker{};
+  marker.wr_id = rdma::WorkId{gone->hub_owner_.id(), VodConnection::kDrainKind, 0}.pack();
+  marker.opcode = IBV_WR_SEND;
+  marker.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (ibv_post_send(gone->own_qp_.get(), &marker, &bad) != 0) gone->drained_ = true;  // nothing can arrive for it
+  failed_.push_back(std::move(gone));
+  if (!reap_timer_.armed()) reap_timer_ = ctx_.reactor.at(std::chrono::steady_clock::now() + kReapEvery, [this] { reap_failed(); });
+}
+
+void VodTransport::reap_failed(bool force) {
+  if (failed_.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(failed_, [&](const std::unique_ptr<VodConnection>& c) {
+    if (c->drained_) return true;
+    if (force || now - c->drain_started_ > kDrainLimit) {
+      log::warn("server", c->peer_ + ": its work requests did not flush within " + std::to_string(kDrainLimit.count()) +
+                              " s; destroying its QP anyway");
+      return true;
+    }
+    return false;
+  });
+  if (!failed_.empty() && !reap_timer_.armed()) reap_timer_ = ctx_.reactor.at(now + kReapEvery, [this] { reap_failed(); });
+}
+
+void VodTransport::cut_off_if(const std::function<std::optional<std::string>(const auth::Grant&)>& why) {
+  std::vector<std::pair<VodConnection*, std::string>> gone;
+  for (const auto& [key, c] : connections_)
+    if (auto reason = why(c->grant_)) gone.emplace_back(c.get(), std::move(*reason));
+  for (auto& [c, reason] : gone) {
+    log::warn("auth", "disconnecting " + c->peer_ + ": " + reason);
+    c->cut_off(reason);  // may fail it (not accepted yet): it leaves connections_, the others stay
+  }
+}
+
+void VodTransport::cut_off_all() {
+  std::vector<VodConnection*> all;
+  for (const auto& [key, c] : connections_) all.push_back(c.get());
+  for (VodConnection* c : all) c->cut_off("the server is stopping");
+  connections_.clear();
+}
+
+void VodTransport::count(ServerMetrics::ConnectionCounts& counts) const {
+  for (const auto& [key, c] : connections_) ++counts[{c->kind_, c->movie_}];
+}
+
+}  // namespace vod::server::ondemand

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The VoD transport: movie and catalog clients over rdma_cm, each a VodConnection it owns. It sets
+// them up (an rdma_cm QP, or a QP of their own with memory windows bound before the accept), cuts
+// them off (revocation, token expiry, the drain's end), and keeps the ones that failed while their
+// QPs drain: rejected at once, their grants given back at once, destroyed once a marker Send posted
+// after the QP went to error has completed (or after kDrainLimit) — never a QP destroyed, nor its
+// share of the CQ given back, while a flush of it can still arrive.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "cm/routes.hpp"
+#include "cm/transport.hpp"
+#include "loop/completion_source.hpp"
+#include "loop/reactor.hpp"
+#include "metrics/server_metrics.hpp"
+#include "ondemand/vod_connection.hpp"
+
+namespace vod::server::ondemand {
+
+class VodTransport final : public cm::Transport {
+ public:
+  // Clients binding windows at once, at most: each could leave 3 completions (a failed bind and the
+  // flushes after it) where 1024 fit (the window CQ this bound before the hub shared one).
+  static constexpr std::size_t kMaxBinding = 341;
+  // How long a failed connection's QP may take to flush before it is destroyed anyway.
+  static constexpr std::chrono::seconds kDrainLimit{5};
+  static constexpr std::chrono::milliseconds kReapEvery{100};
+
+  struct Context {
+    loop::Reactor& reactor;
+    loop::CompletionSource& completions;
+    cm::Routes& routes;
+    ServerMetrics& metrics;
+    std::function<std::size_t()> clients;  // every transport's connections, for log lines
+    std::function<void()> changed;         // the counts changed outside a CM event (an accept after a bind)
+  };
+  explicit VodTransport(Context context);
+  ~VodTransport() override;
+  VodTransport(const VodTransport&) = delete;
+  VodTransport& operator=(const VodTransport&) = delete;
+
+  void accept(cm::Accepting a) override;
+  std::size_t connections() const noexcept override { return connections_.size(); }
+  void cut_off_if(const std::function<std::optional<std::string>(const auth::Grant&)>& why) override;
+  void begin_drain() override {}  // VoD clients read on until the drain's end
+  void cut_off_all() override;
+  void count(ServerMetrics::ConnectionCounts& counts) const override;
+  // Destroys the failed connections whose QP has flushed (force: all, at exit).
+  void reap_failed(bool force = false);
+  std::size_t failed() const noexcept { return failed_.size(); }
+
+ private:
+  friend class VodConnection;
+  // The connection's actions that end it (VodConnection::handle): reject it (internal error) and
+  // drain its QP before destroying it; destroy it now (its peer went, the event is acknowledged).
+  void fail(VodConnection& c, const std::string& why);
+  void destroy(VodConnection& c);
+  void accepted(VodConnection& c);  // logs and counts an accept
+
+  Context ctx_;
+  std::unordered_map<const VodConnection*, std::unique_ptr<VodConnection>> connections_;
+  std::size_t binding_ = 0;                             // of them, binding windows
+  std::vector<std::unique_ptr<VodConnection>> failed_;  // rejected; destroyed once their QPs have flushed
+  loop::Reactor::Timer reap_timer_;                     // armed while failed_ is not empty
+};
+
+}  // namespace vod::server::ondemand
