@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "vod/client/live_session.hpp"
-#include "vod/client/multicast_live_session.hpp"
+#include "vod/client/live_source.hpp"
+#include "vod/client/open_live.hpp"
 #include "vod/client/session.hpp"
 #include "vod/defaults.hpp"
 
@@ -66,10 +66,10 @@ struct State {
   std::string udp_group;      // a live channel with transport=udp: the server's --live-multicast group
   std::string udp_interface;
   // Created in start(), destroyed in stop(), used by the streaming thread in between. unlock()
-  // from another thread only calls their thread-safe interrupt(). One or the other.
+  // from another thread only calls their thread-safe interrupt(). A movie's session, or a live
+  // channel's source (over RDMA, or by multicast with transport=udp).
   std::unique_ptr<vod::client::Session> session;
-  std::unique_ptr<vod::client::LiveSession> live_session;
-  std::unique_ptr<vod::client::MulticastLiveSession> multicast_session;
+  std::unique_ptr<vod::client::LiveSource> live_source;
 };
 
 }  // namespace
@@ -243,20 +243,16 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
     return FALSE;
   }
   try {
-    if (uri.live && options.transport == vod::client::Transport::udp) {
-      multicast.udp = options.udp;
-      s.multicast_session = std::make_unique<vod::client::MulticastLiveSession>(uri, multicast);
-      GST_INFO_OBJECT(self, "opened live channel %s by multicast from %s", uri.to_string().c_str(), s.multicast_session->group().c_str());
-      return TRUE;
-    }
     if (uri.live) {
       vod::client::LiveOptions live;
       live.chunk_size = options.engine.chunk_size;
       live.read_depth = options.engine.read_depth;
       live.reconnect = options.reconnect;
-      s.live_session = std::make_unique<vod::client::LiveSession>(uri, live);
-      GST_INFO_OBJECT(self, "opened live channel %s: ring of %" G_GUINT64_FORMAT " bytes", uri.to_string().c_str(),
-                      static_cast<guint64>(s.live_session->channel().size));
+      const bool by_multicast = options.transport == vod::client::Transport::udp;
+      multicast.udp = options.udp;
+      s.live_source = vod::client::open_live(uri, live, by_multicast ? std::optional(multicast) : std::nullopt);
+      GST_INFO_OBJECT(self, "opened live channel %s (%s): ring of %" G_GUINT64_FORMAT " bytes", uri.to_string().c_str(),
+                      by_multicast ? ("multicast from " + multicast.group).c_str() : "RDMA", static_cast<guint64>(s.live_source->channel().size));
       return TRUE;
     }
     s.session = std::make_unique<vod::client::Session>(uri, options);
@@ -277,13 +273,11 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
 static gboolean gst_rdma_src_stop(GstBaseSrc* base) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.session) GST_INFO_OBJECT(self, "closing: %s", self->state.session->stats().summary().c_str());
-  if (self->state.live_session) GST_INFO_OBJECT(self, "closing: %s", self->state.live_session->stats().summary().c_str());
-  if (self->state.multicast_session) GST_INFO_OBJECT(self, "closing: %s", self->state.multicast_session->summary().c_str());
+  if (self->state.live_source) GST_INFO_OBJECT(self, "closing: %s", self->state.live_source->summary().c_str());
   // No RDMA Read ever targets a GstBuffer: Reads land in the session's registered ring and are
   // copied out, so destroying the session here leaves nothing in flight on freed memory.
   self->state.session.reset();
-  self->state.live_session.reset();
-  self->state.multicast_session.reset();
+  self->state.live_source.reset();
   return TRUE;
 }
 
@@ -299,8 +293,7 @@ static gboolean gst_rdma_src_is_seekable(GstBaseSrc* base) { return !GST_RDMA_SR
 // A live channel: the next bytes the viewer may deliver, DISCONT after a skip, a loop or a
 // restart of the source. Blocks until there are some (unlock() interrupts it).
 // (A LiveSession over RDMA, or a MulticastLiveSession: holes in the multicast are DISCONT too.)
-template <typename LiveReader>
-static GstFlowReturn live_create(GstRdmaSrc* self, LiveReader& session, guint length, GstBuffer** out) {
+static GstFlowReturn live_create(GstRdmaSrc* self, vod::client::LiveSource& session, guint length, GstBuffer** out) {
   GstBuffer* buf = gst_buffer_new_allocate(nullptr, length, nullptr);
   GstMapInfo map;
   if (!gst_buffer_map(buf, &map, GST_MAP_WRITE)) {
@@ -338,8 +331,7 @@ static GstFlowReturn live_create(GstRdmaSrc* self, LiveReader& session, guint le
 
 static GstFlowReturn gst_rdma_src_create(GstBaseSrc* base, guint64 offset, guint length, GstBuffer** out) {
   auto* self = GST_RDMA_SRC(base);
-  if (self->state.live_session) return live_create(self, *self->state.live_session, length, out);
-  if (self->state.multicast_session) return live_create(self, *self->state.multicast_session, length, out);
+  if (self->state.live_source) return live_create(self, *self->state.live_source, length, out);
   return GST_BASE_SRC_CLASS(parent_class)->create(base, offset, length, out);  // allocates and calls fill()
 }
 
@@ -378,16 +370,14 @@ static GstFlowReturn gst_rdma_src_fill(GstBaseSrc* base, guint64 offset, guint l
 static gboolean gst_rdma_src_unlock(GstBaseSrc* base) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.session) self->state.session->interrupt();
-  if (self->state.live_session) self->state.live_session->interrupt();
-  if (self->state.multicast_session) self->state.multicast_session->interrupt();
+  if (self->state.live_source) self->state.live_source->interrupt();
   return TRUE;
 }
 
 static gboolean gst_rdma_src_unlock_stop(GstBaseSrc* base) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.session) self->state.session->clear_interrupt();
-  if (self->state.live_session) self->state.live_session->clear_interrupt();
-  if (self->state.multicast_session) self->state.multicast_session->clear_interrupt();
+  if (self->state.live_source) self->state.live_source->clear_interrupt();
   return TRUE;
 }
 

@@ -105,16 +105,7 @@ std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::Connec
   }
 }
 
-std::string Session::transport_summary() const {
-  if (!udp_) return {};
-  const ReceiverStats& r = udp_->receiver_stats();
-  return "UDP: " + std::to_string(r.datagrams) + " datagrams, " + std::to_string(r.placed_bytes) + " bytes placed, " +
-         std::to_string(r.duplicate_bytes) + " duplicate, " + std::to_string(udp_->repair_requests()) + " repair requests (" + std::to_string(udp_->repair_bytes()) + " bytes); dropped " +
-         std::to_string(r.dropped()) + " (checksum " + std::to_string(r.dropped_checksum) + ", late " + std::to_string(r.dropped_late) +
-         ", epoch " + std::to_string(r.dropped_epoch) + ", session " + std::to_string(r.dropped_session) + ", source " +
-         std::to_string(r.dropped_source) + ", bounds " + std::to_string(r.dropped_bounds) + ", truncated " + std::to_string(r.dropped_truncated) +
-         ", garbage " + std::to_string(r.dropped_garbage) + "); payload " + std::to_string(udp_->max_payload()) + " bytes";
-}
+std::string Session::transport_summary() const { return engine_.transport_summary(); }
 
 std::chrono::steady_clock::time_point Session::open_rdma(const std::string& name) {
   proto::ConnectRequest request;
@@ -133,7 +124,6 @@ std::chrono::steady_clock::time_point Session::open_rdma(const std::string& name
   read_depth_ = std::min<unsigned>(ep->initiator_depth, accept->granted_read_depth);
   const std::size_t max_read = std::min<std::size_t>(accept->max_message_size, ep->limits.max_msg_size);
   engine_.detach();
-  udp_ = nullptr;
   endpoint_.reset();  // the old connection (and its MR) go before the new one is used
   endpoint_ = std::move(ep);
   engine_.attach(*endpoint_, read_depth_, max_read, ring_mr);
@@ -145,10 +135,8 @@ std::chrono::steady_clock::time_point Session::open_rdma(const std::string& name
 std::chrono::steady_clock::time_point Session::open_udp() {
   engine_.detach();
   endpoint_.reset();
-  udp_ = nullptr;
   auto fetcher = std::make_unique<UdpFetcher>(uri_.host, options_.udp.port, engine_.ring(), engine_.ring_bytes(), options_.udp);
   const auto connected = std::chrono::steady_clock::now();
-  udp_ = fetcher.get();
   read_depth_ = fetcher->depth();
   engine_.attach(std::move(fetcher));
   accept_ = {};
@@ -311,7 +299,7 @@ void Session::describe_from_catalog(const std::string& name) {
   const proto::CatalogEntry* found = catalog_.find(name);  // over UDP: the catalog is all there is
   if (!found) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' on " + server() + "; it has: " + list_names(catalog_));
   adopt(*found);
-  if (udp_) udp_->set_movie(proto::name_hash(movie_->name), catalog_.generation);
+  engine_.select_movie(proto::name_hash(movie_->name), catalog_.generation);  // over UDP: what requests name
   engine_.set_region(Region::movie, movie_->movie);
   size_readahead();
   start_index_read(movie_->index);
@@ -353,7 +341,6 @@ void Session::reconnect(const std::string& why) {
 
 void Session::drop_connection() noexcept {
   engine_.detach();
-  udp_ = nullptr;
   endpoint_.reset();
 }
 
@@ -364,7 +351,7 @@ void Session::switch_movie(const std::string& name) {
   if ((entry->flags & proto::kEntryWindowed) && options_.transport == Transport::rdma) return switch_by_connecting(name);
   movie_ = *entry;
   uri_.movie = name;
-  if (udp_) udp_->set_movie(proto::name_hash(entry->name), catalog_.generation);
+  engine_.select_movie(proto::name_hash(entry->name), catalog_.generation);
   engine_.set_region(Region::movie, entry->movie);
   size_readahead();
   start_index_read(movie_->index);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "output.hpp"
+#include "vod/client/live_source.hpp"
 #include "vod/client/multicast_live_session.hpp"
 #include "vod/log.hpp"
 
@@ -28,10 +29,9 @@ boost::program_options::options_description live_options(LiveCliOptions& o) {
 
 namespace {
 
-// The loop both kinds of live session share: write what arrives, log discontinuities and ends of
-// stream, and end on a frame boundary after `duration` seconds.
-template <typename LiveReader>
-std::uint64_t pump(LiveReader& session, int fd, const std::string& what, double duration) {
+// The loop of every live source: write what arrives, log discontinuities and ends of stream, and
+// end on a frame boundary after `duration` seconds.
+std::uint64_t pump(LiveSource& session, int fd, const std::string& what, double duration) {
   std::vector<std::uint8_t> buffer(1u << 20);
   const auto start = std::chrono::steady_clock::now();
   const auto end = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(duration));

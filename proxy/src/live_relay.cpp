@@ -6,16 +6,16 @@ namespace vod::proxy {
 namespace asio = boost::asio;
 
 LiveRelay::LiveRelay(asio::io_context& io, client::Uri uri, client::LiveOptions options)
-    : io_(io), rdma_(std::make_unique<client::LiveSession>(std::move(uri), std::move(options))), timer_(io) {}
+    : io_(io),
+      source_(std::make_unique<client::LiveSession>(std::move(uri), std::move(options))),
+      idle_look_(std::chrono::milliseconds(200)),
+      timer_(io) {}
 
 LiveRelay::LiveRelay(asio::io_context& io, client::Uri uri, client::MulticastLiveOptions options)
-    : io_(io), multicast_(std::make_unique<client::MulticastLiveSession>(std::move(uri), std::move(options))), timer_(io) {}
-
-client::LiveChunk LiveRelay::read_now() {
-  return rdma_ ? rdma_->read(dest_, std::chrono::milliseconds(0)) : multicast_->read(dest_, std::chrono::milliseconds(0));
-}
-
-std::vector<int> LiveRelay::wait_fds() const { return rdma_ ? rdma_->wait_fds() : multicast_->wait_fds(); }
+    : io_(io),
+      source_(std::make_unique<client::MulticastLiveSession>(std::move(uri), std::move(options))),
+      idle_look_(std::chrono::milliseconds(50)),
+      timer_(io) {}
 
 LiveRelay::~LiveRelay() { close(); }
 
@@ -41,7 +41,7 @@ void LiveRelay::attempt() {
   client::LiveChunk chunk;
   std::string error;
   try {
-    chunk = read_now();
+    chunk = source_->read(dest_, std::chrono::milliseconds(0));
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -62,14 +62,14 @@ void LiveRelay::watch() {
   }
   watches_.clear();
   auto self = shared_from_this();
-  for (int fd : wait_fds()) {
+  for (int fd : source_->wait_fds()) {
     watches_.push_back(std::make_unique<asio::posix::stream_descriptor>(io_, fd));
     watches_.back()->async_wait(asio::posix::stream_descriptor::wait_read, [self](const boost::system::error_code& ec) {
       if (!ec) self->attempt();
     });
   }
   // Header polling, backoffs and multicast hole timeouts have no fd.
-  timer_.expires_after(std::chrono::milliseconds(rdma_ ? 200 : 50));
+  timer_.expires_after(idle_look_);
   timer_.async_wait([self](const boost::system::error_code& ec) {
     if (!ec) self->attempt();
   });

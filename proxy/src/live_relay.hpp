@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The proxy's one session of a live channel (LiveHub owns it): a LiveSession (RDMA) or a
-// MulticastLiveSession (UDP multicast, with --transport udp) driven from the proxy's io_context. It
+// The proxy's one session of a live channel (LiveHub owns it): a client::LiveSource, a LiveSession
+// (RDMA) or a MulticastLiveSession (UDP multicast, with --transport udp), driven from the proxy's
+// io_context. It
 // waits (asio) on the session's fds, with a short timer for what has no fd (header polling,
 // reconnect backoff, a multicast hole timeout), and hands the next bytes over when there are some.
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
 #include <boost/asio.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <span>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "vod/client/live_session.hpp"
+#include "vod/client/live_source.hpp"
 #include "vod/client/multicast_live_session.hpp"
 
 namespace vod::proxy {
@@ -33,17 +36,17 @@ class LiveRelay : public std::enable_shared_from_this<LiveRelay> {
   // `done` runs on the io thread once some bytes are in `dest`.
   void next(std::span<std::uint8_t> dest, Done done);
   void close() noexcept;
-  std::string summary() const { return rdma_ ? rdma_->stats().summary() : multicast_->summary(); }
+  std::string summary() const { return source_->summary(); }
 
  private:
   void attempt();
   void watch();
-  client::LiveChunk read_now();
-  std::vector<int> wait_fds() const;
 
   boost::asio::io_context& io_;
-  std::unique_ptr<client::LiveSession> rdma_;                // one of the two
-  std::unique_ptr<client::MulticastLiveSession> multicast_;
+  std::unique_ptr<client::LiveSource> source_;
+  // How often to look without an fd saying so: header polling and backoffs (RDMA), hole timeouts
+  // (multicast).
+  std::chrono::milliseconds idle_look_;
   std::vector<std::unique_ptr<boost::asio::posix::stream_descriptor>> watches_;
   boost::asio::steady_timer timer_;
   std::span<std::uint8_t> dest_;

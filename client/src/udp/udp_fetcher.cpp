@@ -252,4 +252,14 @@ int UdpFetcher::next_timeout_ms() const noexcept {
   return static_cast<int>(std::clamp<long>(ms + 1, 0, 60'000));
 }
 
+std::string UdpFetcher::summary() const {
+  const ReceiverStats& r = receiver_stats();
+  return "UDP: " + std::to_string(r.datagrams) + " datagrams, " + std::to_string(r.placed_bytes) + " bytes placed, " +
+         std::to_string(r.duplicate_bytes) + " duplicate, " + std::to_string(repair_requests()) + " repair requests (" + std::to_string(repair_bytes()) + " bytes); dropped " +
+         std::to_string(r.dropped()) + " (checksum " + std::to_string(r.dropped_checksum) + ", late " + std::to_string(r.dropped_late) +
+         ", epoch " + std::to_string(r.dropped_epoch) + ", session " + std::to_string(r.dropped_session) + ", source " +
+         std::to_string(r.dropped_source) + ", bounds " + std::to_string(r.dropped_bounds) + ", truncated " + std::to_string(r.dropped_truncated) +
+         ", garbage " + std::to_string(r.dropped_garbage) + "); payload " + std::to_string(max_payload()) + " bytes";
+}
+
 }  // namespace vod::client

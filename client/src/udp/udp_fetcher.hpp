@@ -29,17 +29,16 @@ class UdpFetcher final : public Fetcher {
   UdpFetcher(const std::string& host, std::uint16_t port, std::uint8_t* ring, std::size_t ring_size, const UdpOptions& options);
   ~UdpFetcher() override;
 
-  // What the movie and index regions name: the movie's name hash, in catalog `generation`.
-  void set_movie(std::uint64_t name_hash, std::uint32_t generation) noexcept {
-    selector_ = name_hash;
-    generation_ = generation;
-  }
-
   void on_done(Done done) override { done_ = std::move(done); }
   void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
              std::uint8_t* dest) override;
   bool can_recall() const noexcept override { return true; }
   const char* fetch_name() const noexcept override { return "Write-Record range over UDP"; }
+  std::string summary() const override;  // "UDP: N datagrams, ... payload P bytes"
+  void select_movie(std::uint64_t name_hash, std::uint32_t generation) noexcept override {
+    selector_ = name_hash;
+    generation_ = generation;
+  }
   void forget(std::uint32_t slot) noexcept override;
   void poll() override;
   std::vector<int> wait_fds() const override { return {fd_.get()}; }

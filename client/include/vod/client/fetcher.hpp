@@ -61,6 +61,12 @@ class Fetcher {
 
   // What a fetch is on this transport, for messages: "RDMA Read", "Write-Record range over UDP".
   virtual const char* fetch_name() const noexcept = 0;
+  // The transport's own figures for logs (UDP: datagrams, repairs, drops and why); empty when it
+  // has none (RDMA: the engine's Stats say it all).
+  virtual std::string summary() const { return {}; }
+  // The movie the movie and index regions are now: its name's hash, in catalog `generation`. UDP
+  // names them in every request; an RDMA Read needs nothing (its rkey says where).
+  virtual void select_movie(std::uint64_t /*name_hash*/, std::uint32_t /*generation*/) noexcept {}
 
   // Fetches in flight at most, and the largest single fetch.
   virtual unsigned depth() const noexcept = 0;

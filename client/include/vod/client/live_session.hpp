@@ -22,6 +22,7 @@
 #include "vod/client/errors.hpp"
 #include "vod/client/interrupter.hpp"
 #include "vod/client/live_cursor.hpp"
+#include "vod/client/live_source.hpp"
 #include "vod/client/reconnect.hpp"
 #include "vod/client/stats.hpp"
 #include "vod/client/uri.hpp"
@@ -58,42 +59,25 @@ struct LiveStats {
   std::string summary() const;
 };
 
-// What read() delivered.
-struct LiveChunk {
-  std::size_t bytes = 0;
-  std::uint64_t stream_offset = 0;
-  bool discontinuity = false;  // reset decoders: a skip, a source restart, a loop, a reconnect
-  bool end_of_stream = false;  // the source stopped after these bytes (it may come back)
-  bool finished = false;       // after finish(): the stream was delivered up to a frame boundary
-};
-
-class LiveSession {
+class LiveSession final : public LiveSource {
  public:
   // Connects to uri (a /live/ URI). Throws ClientError.
   LiveSession(Uri uri, LiveOptions options = {});
-  ~LiveSession();
-  LiveSession(const LiveSession&) = delete;
-  LiveSession& operator=(const LiveSession&) = delete;
+  ~LiveSession() override;
 
-  // Waits up to `timeout` for stream bytes and copies at most out.size() of them. A chunk with 0
-  // bytes and no flag means the time ran out. Reconnects underneath; throws ClientError when that
-  // gives up, Interrupted when interrupt() was called.
-  LiveChunk read(std::span<std::uint8_t> out, std::chrono::milliseconds timeout);
-
-  // Ends the stream at the next access-unit start: read() delivers up to it, then a chunk with
-  // `finished` (a recording of --duration seconds ends on a whole frame).
-  void finish() noexcept {
+  // LiveSource. read() reconnects underneath (options.reconnect).
+  LiveChunk read(std::span<std::uint8_t> out, std::chrono::milliseconds timeout) override;
+  void finish() noexcept override {
     if (cursor_) cursor_->finish();
   }
+  void interrupt() noexcept override { interrupter_.raise(); }
+  void clear_interrupt() noexcept override { interrupter_.clear(); }
+  // read() with a zero timeout never blocks (short of a reconnect) and leaves the completion
+  // channel armed, so these fds turn readable when there may be more to read.
+  std::vector<int> wait_fds() const override;
+  const proto::CatalogEntry& channel() const noexcept override { return channel_; }
+  std::string summary() const override { return stats_.summary(); }
 
-  void interrupt() noexcept { interrupter_.raise(); }
-  void clear_interrupt() noexcept { interrupter_.clear(); }
-
-  // For an event loop: read() with a zero timeout never blocks (short of a reconnect) and leaves
-  // the completion channel armed, so these fds turn readable when there may be more to read.
-  std::vector<int> wait_fds() const;
-
-  const proto::CatalogEntry& channel() const noexcept { return channel_; }
   const LiveStats& stats() const noexcept { return stats_; }
   std::string server() const;
 

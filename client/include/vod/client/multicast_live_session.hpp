@@ -5,7 +5,7 @@
 // MulticastAssembler, holes reported as discontinuities. Datagrams from any address but the
 // server's, of another channel, or that fail the decoder's checks are dropped and counted.
 //
-// The same read() as LiveSession, so vod-client and rdmasrc drive either.
+// A LiveSource, as LiveSession is, so vod-client, rdmasrc and vod-proxy drive either.
 #pragma once
 
 #include <sys/socket.h>
@@ -18,6 +18,7 @@
 
 #include "vod/client/interrupter.hpp"
 #include "vod/client/live_session.hpp"
+#include "vod/client/live_source.hpp"
 #include "vod/client/multicast_assembler.hpp"
 #include "vod/client/session.hpp"
 #include "vod/client/uri.hpp"
@@ -41,26 +42,24 @@ struct MulticastReceiveStats {
   std::uint64_t dropped_source = 0, dropped_truncated = 0, dropped_checksum = 0, dropped_garbage = 0;
 };
 
-class MulticastLiveSession {
+class MulticastLiveSession final : public LiveSource {
  public:
   // uri: rdma://host[:port]/live/NAME (host is the server whose catalog lists NAME and whose
   // address the datagrams must come from). Throws ClientError.
   MulticastLiveSession(Uri uri, MulticastLiveOptions options);
-  ~MulticastLiveSession();
-  MulticastLiveSession(const MulticastLiveSession&) = delete;
-  MulticastLiveSession& operator=(const MulticastLiveSession&) = delete;
+  ~MulticastLiveSession() override;
 
-  // As LiveSession::read.
-  LiveChunk read(std::span<std::uint8_t> out, std::chrono::milliseconds timeout);
-  void finish() noexcept { assembler_.finish(); }
-  void interrupt() noexcept { interrupter_.raise(); }
-  void clear_interrupt() noexcept { interrupter_.clear(); }
-  std::vector<int> wait_fds() const { return {fd_, interrupter_.fd()}; }
+  // LiveSource. Holes that outlive hole_timeout are skipped and flagged as discontinuities.
+  LiveChunk read(std::span<std::uint8_t> out, std::chrono::milliseconds timeout) override;
+  void finish() noexcept override { assembler_.finish(); }
+  void interrupt() noexcept override { interrupter_.raise(); }
+  void clear_interrupt() noexcept override { interrupter_.clear(); }
+  std::vector<int> wait_fds() const override { return {fd_, interrupter_.fd()}; }
+  const proto::CatalogEntry& channel() const noexcept override { return channel_; }
+  std::string summary() const override;
 
-  const proto::CatalogEntry& channel() const noexcept { return channel_; }
   const AssemblerStats& stats() const noexcept { return assembler_.stats(); }
   const MulticastReceiveStats& receive_stats() const noexcept { return receive_; }
-  std::string summary() const;
   std::string group() const { return group_text_; }
 
  private:

@@ -94,6 +94,12 @@ class ReadEngine {
   // The connection is gone (its QP and MR with it): nothing is in flight any more.
   void detach() noexcept;
   bool attached() const noexcept { return fetcher_ != nullptr; }
+  // The fetcher's own figures for logs (Fetcher::summary); empty when detached.
+  std::string transport_summary() const { return fetcher_ ? fetcher_->summary() : std::string(); }
+  // Which movie the movie and index regions are now (Fetcher::select_movie: UDP names it).
+  void select_movie(std::uint64_t name_hash, std::uint32_t generation) noexcept {
+    if (fetcher_) fetcher_->select_movie(name_hash, generation);
+  }
   // The ring fetches land in (a UDP fetcher advertises it as its Write-Record buffer).
   std::uint8_t* ring() const noexcept { return ring_.get(); }
 

@@ -141,7 +141,7 @@ class Session {
   void set_catalog(std::span<const std::uint8_t> bytes);  // decodes it, or throws protocol_error
   void set_index(std::span<const std::uint8_t> bytes);    // the current movie's; empty: no index
   void reconnect(const std::string& why);
-  void drop_connection() noexcept;  // the engine detached, the connection (or the UDP fetcher) gone
+  void drop_connection() noexcept;  // the engine detached (its fetcher gone), the connection gone
   // Connects; the engine's ring is registered on the new PD while the request is on the wire, and
   // *ring_mr says where (owned by the endpoint's memory).
   std::unique_ptr<rdma::ClientEndpoint> open_endpoint(const proto::ConnectRequest& request, ibv_mr** ring_mr);
@@ -168,7 +168,6 @@ class Session {
   Interrupter interrupter_;
   ReadEngine engine_;
   std::unique_ptr<rdma::ClientEndpoint> endpoint_;  // after engine_: destroyed first
-  class UdpFetcher* udp_ = nullptr;                  // the engine's fetcher, over UDP
   proto::AcceptData accept_;
   proto::Catalog catalog_;
   std::optional<proto::CatalogEntry> movie_;
