@@ -315,6 +315,10 @@ void Session::size_readahead() {
 void Session::reconnect(const std::string& why) {
   // The server ends a connection when its token expires: say so, and do not knock again with it.
   refuse_expired_token(uri_);
+  if (!options_.reconnect.in_place) {
+    drop_connection();
+    throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server() + ": " + why);
+  }
   log::warn("client", "connection to " + server() + " lost (" + why + "); reconnecting");
   drop_connection();
   Backoff backoff(options_.reconnect, Backoff::Clock::now());

@@ -321,6 +321,8 @@ void HttpConnection::end_live(const std::string& why) {
 
 void HttpConnection::abort_stream(const std::string& why) {
   // Never send wrong bytes: end the response short by closing; the client sees an incomplete body.
+  // Once: both blocks' Reads fail when a session fails, and the response was logged and counted.
+  if (!stream_.socket().is_open()) return;
   log::warn("proxy", peer_ + " " + request_line_ + ": ending the response at byte " + std::to_string(next_write_) + ": " + why);
   log_access(plan_.status, next_write_ - plan_.offset);
   close();

@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
   proxy::RdmaPool pool(io, server, options);
   pool.set_multicast(config->udp_group, config->udp_interface);
   try {
+    pool.read_catalog_now();  // before serving: the one wait on the server the proxy makes on this thread
     const auto& c = pool.catalog();
     log::info("proxy", "vod-server " + server.to_string() + ": catalog generation " + std::to_string(c.generation) + ", " +
                            std::to_string(c.entries.size()) + " movies");

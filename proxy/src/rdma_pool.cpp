@@ -27,10 +27,15 @@ struct FdWatch {
 
 struct RdmaPool::Movie {
   std::string name;
-  std::unique_ptr<client::Session> session;
+  std::unique_ptr<client::Session> session;  // null while it is being opened (or reopened)
+  bool opening = false;
+  std::uint64_t size = 0;                    // as first opened: a reopen must find the same movie
   struct Pending {
-    std::uint64_t engine_id;
+    std::uint64_t offset;
+    std::span<std::uint8_t> dest;
     Done done;
+    std::uint64_t engine_id = 0;
+    bool issued = false;                     // given to the session (a reopen gives it again)
   };
   std::map<std::uint64_t, Pending> pending;  // by pool read id
   FdWatch completions, events;
@@ -43,7 +48,7 @@ struct RdmaPool::Movie {
 };
 
 RdmaPool::RdmaPool(asio::io_context& io, client::Uri server, client::SessionOptions options)
-    : io_(io), server_(std::move(server)), options_(options), sweeper_(io) {
+    : io_(io), server_(std::move(server)), options_(options), sweeper_(io), opener_(io, 2) {
   server_.movie.reset();
   sweep();
 }
@@ -68,18 +73,41 @@ client::MulticastLiveOptions RdmaPool::multicast_options() const {
   return o;
 }
 
+void RdmaPool::read_catalog_now() {
+  try {
+    client::Session session(server_, options_);
+    catalog_ = std::make_shared<const proto::Catalog>(session.catalog());
+    catalog_read_ = std::chrono::steady_clock::now();
+    catalog_ok_ = true;
+    retired_.merge(session.stats());
+  } catch (const std::exception& e) {
+    catalog_ok_ = false;
+    catalog_error_ = e.what();
+    throw;
+  }
+}
+
 const proto::Catalog& RdmaPool::catalog(std::chrono::milliseconds max_age) {
   const auto now = std::chrono::steady_clock::now();
-  if (!catalog_session_ || now - catalog_read_ > max_age) {
-    // A new connection sees the newest catalog generation (the old one stays readable until then).
-    catalog_ok_ = false;
-    auto fresh = std::make_unique<client::Session>(server_, options_);
-    if (catalog_session_) retired_.merge(catalog_session_->stats());
-    catalog_session_ = std::move(fresh);
-    catalog_read_ = now;
-    catalog_ok_ = true;
+  if (!catalog_refreshing_ && (!catalog_ || now - catalog_read_ > max_age)) {
+    // A new connection sees the newest catalog generation; until it has, the last one serves.
+    catalog_refreshing_ = true;
+    opener_.open(server_, options_, std::nullopt, [this](std::unique_ptr<client::Session> session, const std::string& error, unsigned) {
+      catalog_refreshing_ = false;
+      catalog_read_ = std::chrono::steady_clock::now();
+      if (!session) {
+        if (catalog_ok_) log::warn("proxy", "cannot re-read the catalog of " + server() + ", serving the one read before: " + error);
+        catalog_ok_ = false;
+        catalog_error_ = error;
+        return;
+      }
+      catalog_ = std::make_shared<const proto::Catalog>(session->catalog());
+      catalog_ok_ = true;
+      retired_.merge(session->stats());
+    });
   }
-  return catalog_session_->catalog();
+  if (!catalog_) throw client::ClientError(client::ErrorKind::server_unreachable, catalog_error_);
+  return *catalog_;
 }
 
 std::shared_ptr<RdmaPool::Movie> RdmaPool::movie_session(const std::string& name) {
@@ -87,39 +115,88 @@ std::shared_ptr<RdmaPool::Movie> RdmaPool::movie_session(const std::string& name
   if (it != movies_.end()) return it->second;
   auto m = std::make_shared<Movie>();
   m->name = name;
-  client::Uri uri = server_;
-  uri.movie = name;
-  m->session = std::make_unique<client::Session>(uri, options_);
-  log::info("proxy", "RDMA session for '" + name + "' on " + m->session->server() + ": " + std::to_string(m->session->read_depth()) +
-                         " Reads in flight");
+  m->last_used = std::chrono::steady_clock::now();
   movies_[name] = m;
+  open(m, false);
   return m;
 }
 
-std::uint64_t RdmaPool::read(const std::string& movie, std::uint64_t offset, std::span<std::uint8_t> dest, Done done) {
-  std::shared_ptr<Movie> m;
-  try {
-    m = movie_session(movie);
-  } catch (const std::exception& e) {
-    const std::string error = e.what();
-    asio::post(io_, [done = std::move(done), error] { done(0, error); });
-    return 0;
+void RdmaPool::open(const std::shared_ptr<Movie>& m, bool reopen) {
+  m->opening = true;
+  client::Uri uri = server_;
+  uri.movie = m->name;
+  client::SessionOptions o = options_;
+  o.reconnect.in_place = false;  // a lost connection comes back here (lost()), not as a wait inside progress()
+  // Retried on the reconnect policy (--reconnect-for) whether it is a first open or a reopen: a
+  // server that is restarting, or hung for a moment, is waited for on a worker, not given up on.
+  const std::optional<client::ReconnectPolicy> retry = options_.reconnect;
+  opener_.open(std::move(uri), std::move(o), retry,
+               [this, weak = std::weak_ptr<Movie>(m), reopen](std::unique_ptr<client::Session> session, const std::string& error, unsigned attempts) {
+                 auto mv = weak.lock();
+                 if (!mv) return;
+                 if (reopen && session)
+                   log::info("proxy", "reconnected to " + session->server() + " for '" + mv->name + "' after " + std::to_string(attempts) + " attempt(s)");
+                 opened(mv, std::move(session), error, attempts);
+               });
+}
+
+void RdmaPool::opened(const std::shared_ptr<Movie>& m, std::unique_ptr<client::Session> session, const std::string& error, unsigned) {
+  m->opening = false;
+  auto it = movies_.find(m->name);
+  if (it == movies_.end() || it->second != m) {  // closed meanwhile (its readers left): not wanted any more
+    if (session) retired_.merge(session->stats());
+    return;
   }
-  const std::uint64_t id = next_read_++;
-  m->last_used = std::chrono::steady_clock::now();
-  const std::uint64_t engine_id = m->session->pread_async(offset, dest, [this, id, weak = std::weak_ptr<Movie>(m)](std::size_t n) {
+  if (!session) return fail(m, error);
+  if (m->size && session->size() != m->size) {
+    retired_.merge(session->stats());
+    return fail(m, "'" + m->name + "' on " + server() + " is now " + std::to_string(session->size()) + " bytes, not " +
+                       std::to_string(m->size) + ": it changed while it was being read");
+  }
+  if (!m->size) log::info("proxy", "RDMA session for '" + m->name + "' on " + session->server() + ": " + std::to_string(session->read_depth()) + " Reads in flight");
+  m->size = session->size();
+  m->session = std::move(session);
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, p] : m->pending) ids.push_back(id);
+  for (std::uint64_t id : ids) issue(m, id);
+}
+
+void RdmaPool::issue(const std::shared_ptr<Movie>& m, std::uint64_t id) {
+  auto p = m->pending.find(id);
+  if (p == m->pending.end() || p->second.issued || !m->session) return;
+  p->second.engine_id = m->session->pread_async(p->second.offset, p->second.dest, [this, id, weak = std::weak_ptr<Movie>(m)](std::size_t n) {
     auto mv = weak.lock();
     if (!mv) return;
-    auto p = mv->pending.find(id);
-    if (p == mv->pending.end()) return;
-    Done d = std::move(p->second.done);
-    mv->pending.erase(p);
+    auto q = mv->pending.find(id);
+    if (q == mv->pending.end()) return;
+    Done d = std::move(q->second.done);
+    mv->pending.erase(q);
     reads_.erase(id);
     d(n, {});
   });
-  m->pending[id] = {engine_id, std::move(done)};
-  reads_[id] = m;
+  p->second.issued = true;
   schedule(m);  // post the Reads soon, from the event loop rather than from inside a callback
+}
+
+void RdmaPool::lost(const std::shared_ptr<Movie>& m, const std::string& why) {
+  // Reopened on a worker, with the reconnect policy; the reads wait, and go again to the new
+  // session (byte ranges are idempotent: what a lost Read had placed is simply placed again).
+  log::warn("proxy", "RDMA session for '" + m->name + "' lost (" + why + "); reconnecting off the event loop");
+  m->completions.reset();
+  m->events.reset();
+  retire(*m);
+  m->session.reset();
+  for (auto& [id, p] : m->pending) p.issued = false;
+  open(m, true);
+}
+
+std::uint64_t RdmaPool::read(const std::string& movie, std::uint64_t offset, std::span<std::uint8_t> dest, Done done) {
+  std::shared_ptr<Movie> m = movie_session(movie);
+  const std::uint64_t id = next_read_++;
+  m->last_used = std::chrono::steady_clock::now();
+  m->pending[id] = Movie::Pending{offset, dest, std::move(done)};
+  reads_[id] = m;
+  issue(m, id);  // at once when the session is open; else when it is
   return id;
 }
 
@@ -129,7 +206,7 @@ void RdmaPool::cancel(std::uint64_t id) noexcept {
   if (auto m = r->second.lock()) {
     auto p = m->pending.find(id);
     if (p != m->pending.end()) {
-      m->session->cancel(p->second.engine_id);
+      if (p->second.issued && m->session) m->session->cancel(p->second.engine_id);
       m->pending.erase(p);
     }
   }
@@ -144,7 +221,7 @@ void RdmaPool::fail(const std::shared_ptr<Movie>& m, const std::string& error) {
   m->pending.clear();
   for (auto& [id, p] : pending) {
     reads_.erase(id);
-    m->session->cancel(p.engine_id);
+    if (p.issued && m->session) m->session->cancel(p.engine_id);
     p.done(0, error);
   }
 }
@@ -163,11 +240,15 @@ void RdmaPool::schedule(const std::shared_ptr<Movie>& m) {
 }
 
 void RdmaPool::drive(const std::shared_ptr<Movie>& m) {
+  if (!m->session) return;  // being (re)opened: its reads go out when it is
   try {
-    // Reconnection, when the server went away, happens inside progress() (with backoff).
     m->session->progress(std::chrono::milliseconds(0));
     m->session->engine().arm();
     m->session->progress(std::chrono::milliseconds(0));  // completions that raced the arming
+  } catch (const client::ClientError& e) {
+    if (e.kind() == client::ErrorKind::connection_lost) return lost(m, e.what());
+    fail(m, e.what());
+    return;
   } catch (const std::exception& e) {
     fail(m, e.what());
     return;
@@ -194,7 +275,7 @@ void RdmaPool::wait_on(const std::weak_ptr<Movie>& weak, bool completions, asio:
     auto m = weak.lock();
     if (ec || !m) return;
     auto still_watching = [&] { return (completions ? m->completions : m->events).descriptor.get() == d; };
-    if (!still_watching()) return;  // replaced after a reconnect
+    if (!still_watching() || !m->session) return;  // replaced after a reconnect
     if (completions) m->session->engine().consume();
     drive(m);
     if (still_watching()) wait_on(weak, completions, d);
@@ -205,7 +286,7 @@ void RdmaPool::sweep() {
   // Sessions nobody has read from for a while are closed; the next request reopens them.
   const auto now = std::chrono::steady_clock::now();
   for (auto it = movies_.begin(); it != movies_.end();) {
-    if (it->second->pending.empty() && now - it->second->last_used > kIdleSession) {
+    if (it->second->pending.empty() && !it->second->opening && now - it->second->last_used > kIdleSession) {
       log::info("proxy", "closing the idle RDMA session for '" + it->first + "'");
       retire(*it->second);
       it = movies_.erase(it);
@@ -229,7 +310,6 @@ RdmaFigures RdmaPool::figures() const {
   f.totals = retired_;
   for (const auto& [name, m] : movies_)
     if (m->session) f.totals.merge(m->session->stats());
-  if (catalog_session_) f.totals.merge(catalog_session_->stats());
   f.catalog_ok = catalog_ok_;
   return f;
 }

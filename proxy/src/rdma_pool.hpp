@@ -1,7 +1,11 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The proxy's RDMA side: one libvodclient Session per movie being watched, shared by every HTTP
-// response for that movie, and a catalog-only Session for the catalog. Everything runs on the
-// proxy's io_context thread: completions are noticed through asio waits on each session's
-// completion channel and CM channel, so no thread polls.
+// response for that movie, and the catalog, re-read by a short catalog-only session. Sessions are
+// opened (and reopened after their connection breaks) by worker threads (SessionOpener), so the
+// io_context thread never waits on a connect or a backoff: while a session is opening, its reads
+// wait in a queue, and the catalog last read stays in use. Everything else runs on the io_context
+// thread: completions are noticed through asio waits on each session's completion channel and CM
+// channel, so no thread polls.
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
@@ -17,6 +21,7 @@
 #include "vod/client/multicast_live_session.hpp"
 #include "vod/client/session.hpp"
 #include "proxy_metrics.hpp"
+#include "session_opener.hpp"
 
 namespace vod::proxy {
 
@@ -28,8 +33,12 @@ class RdmaPool {
   RdmaPool(boost::asio::io_context& io, client::Uri server, client::SessionOptions options);
   ~RdmaPool();
 
-  // The catalog, re-read from the server when older than `max_age`. Throws ClientError when the
-  // server cannot be reached.
+  // Reads the catalog now, waiting for the server (for the proxy's start, before it serves).
+  // Throws ClientError when the server cannot be reached.
+  void read_catalog_now();
+  // The catalog last read; a fresh read starts in the background (on a worker) once it is older
+  // than `max_age`, and takes its place when it lands. Never waits. Throws ClientError when no
+  // catalog was ever read (the reason of the last failure, or that the first read is under way).
   const proto::Catalog& catalog(std::chrono::milliseconds max_age = std::chrono::milliseconds(5000));
 
   // Reads dest.size() bytes of `movie` at `offset`. `done` runs later, on the io thread. Returns an
@@ -58,6 +67,12 @@ class RdmaPool {
  private:
   struct Movie;
   std::shared_ptr<Movie> movie_session(const std::string& name);
+  // Opens (`reopen`: reopens after a lost connection) `m`'s session on a worker, retrying on the
+  // reconnect policy.
+  void open(const std::shared_ptr<Movie>& m, bool reopen);
+  void opened(const std::shared_ptr<Movie>& m, std::unique_ptr<client::Session> session, const std::string& error, unsigned attempts);
+  void issue(const std::shared_ptr<Movie>& m, std::uint64_t id);  // a queued read, to its session
+  void lost(const std::shared_ptr<Movie>& m, const std::string& why);
   void schedule(const std::shared_ptr<Movie>& m);
   void drive(const std::shared_ptr<Movie>& m);
   void watch(const std::shared_ptr<Movie>& m);
@@ -70,14 +85,16 @@ class RdmaPool {
   client::Uri server_;
   client::SessionOptions options_;
   std::string multicast_group_, multicast_interface_;
-  std::unique_ptr<client::Session> catalog_session_;
+  std::shared_ptr<const proto::Catalog> catalog_;  // the last read; swapped only between requests
   std::chrono::steady_clock::time_point catalog_read_;
-  bool catalog_ok_ = false;
+  bool catalog_ok_ = false, catalog_refreshing_ = false;
+  std::string catalog_error_ = "the first read of the catalog is under way";
   client::Stats retired_;  // of the sessions closed so far
   std::map<std::string, std::shared_ptr<Movie>> movies_;
   std::map<std::uint64_t, std::weak_ptr<Movie>> reads_;  // read id -> its movie session
   std::uint64_t next_read_ = 1;
   boost::asio::steady_timer sweeper_;
+  SessionOpener opener_;  // last: its workers are joined before the rest goes
 };
 
 }  // namespace vod::proxy

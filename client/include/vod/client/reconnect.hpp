@@ -26,6 +26,10 @@ struct ReconnectPolicy {
   std::chrono::milliseconds give_up_after = defaults::kReconnectFor;  // from the loss, in all; 0: one attempt
   std::chrono::milliseconds first = defaults::kBackoffFirst;          // the wait before the first attempt
   std::chrono::milliseconds max = defaults::kBackoffMax;              // the wait doubles up to this
+  // False: the session does not reconnect by itself; a lost connection is reported at once as
+  // ClientError(connection_lost), and its owner reconnects (vod-proxy does, off its event loop,
+  // by opening a new session with this policy on a worker thread).
+  bool in_place = true;
 };
 
 class Backoff {

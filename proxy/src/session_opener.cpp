@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "session_opener.hpp"
+
+#include "vod/client/reconnect.hpp"
+
+namespace vod::proxy {
+
+namespace asio = boost::asio;
+
+SessionOpener::SessionOpener(asio::io_context& io, unsigned threads) : io_(io), workers_(threads) {}
+
+SessionOpener::~SessionOpener() {
+  stopping_ = true;
+  stop_.raise();
+  workers_.stop();  // what has not started never will
+  workers_.join();
+}
+
+void SessionOpener::open(client::Uri uri, client::SessionOptions options, std::optional<client::ReconnectPolicy> retry, Done done) {
+  asio::post(workers_, [this, uri = std::move(uri), options = std::move(options), retry, done = std::move(done)]() mutable {
+    std::unique_ptr<client::Session> session;
+    std::string error;
+    unsigned attempts = 0;
+    std::optional<client::Backoff> backoff;
+    if (retry) backoff.emplace(*retry, client::Backoff::Clock::now());
+    while (!stopping_) {
+      ++attempts;
+      try {
+        session = std::make_unique<client::Session>(uri, options);
+        session->catalog();  // described before it is handed over: the event loop never waits for it
+        break;
+      } catch (const client::ClientError& e) {
+        session.reset();
+        error = e.what();
+        if (!backoff || !client::retryable(e) || !backoff->failed(client::Backoff::Clock::now())) break;
+      } catch (const client::Interrupted&) {
+        session.reset();
+        error = "the proxy is stopping";
+        break;
+      } catch (const std::exception& e) {
+        session.reset();
+        error = e.what();
+        break;
+      }
+      try {
+        client::wait_until(backoff->next_attempt(), stop_);
+      } catch (const client::Interrupted&) {
+        error = "the proxy is stopping";
+        break;
+      }
+    }
+    asio::post(io_, [done = std::move(done), session = std::move(session), error, attempts]() mutable {
+      done(std::move(session), error, attempts);
+    });
+  });
+}
+
+}  // namespace vod::proxy

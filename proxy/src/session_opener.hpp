@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Opens libvodclient sessions off vod-proxy's event loop. A session's open is a blocking rdma_cm
+// connect and the Reads of its description, and a reconnect waits out its backoff: on the one asio
+// thread that serves every HTTP client, one slow or absent vod-server froze them all, static pages
+// included. Here a small pool of worker threads does the opening (and the retrying, with the
+// session's ReconnectPolicy), and the result is posted back to the event loop, where the session is
+// used from then on. A session is only ever used by one thread at a time: the worker until it posts
+// it, the event loop after.
+#pragma once
+
+#include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+#include <boost/asio.hpp>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "vod/client/interrupter.hpp"
+#include "vod/client/session.hpp"
+
+namespace vod::proxy {
+
+class SessionOpener {
+ public:
+  // The opened session, or null with the error that ended the attempts.
+  using Done = std::function<void(std::unique_ptr<client::Session> session, const std::string& error, unsigned attempts)>;
+
+  SessionOpener(boost::asio::io_context& io, unsigned threads);
+  ~SessionOpener();  // stops waiting retries at once, and joins the workers
+  SessionOpener(const SessionOpener&) = delete;
+  SessionOpener& operator=(const SessionOpener&) = delete;
+
+  // Opens `uri` on a worker; with `retry`, attempts that fail for a passing reason (nothing
+  // answered, a refusal such as server full) are tried again on retry's schedule. `done` runs on
+  // the event loop.
+  void open(client::Uri uri, client::SessionOptions options, std::optional<client::ReconnectPolicy> retry, Done done);
+
+ private:
+  boost::asio::io_context& io_;
+  client::Interrupter stop_;  // raised at destruction: a worker waiting out a backoff returns at once
+  std::atomic<bool> stopping_{false};
+  boost::asio::thread_pool workers_;  // last: joined first
+};
+
+}  // namespace vod::proxy

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# vod-proxy with a hung vod-server (issue 30): sessions are opened and reopened off the proxy's event
+# loop, so a server that stops answering never freezes the proxy's other HTTP clients. Natively,
+# over UDP Write-Record (vod-server --no-rdma), the same opener as over RDMA:
+#   - a download of movie A is under way; the server is SIGSTOPped; a request for movie B (a new
+#     session, whose open now waits on the hung server) is sent
+#   - for 8 s, every 0.5 s, /, /catalog.json (the catalog last read) and /static/style.css each
+#     answer within 1 s
+#   - SIGCONT: movie B arrives byte-exact, and so does movie A
+# Before, the open ran on the event loop: with the server stopped and one movie request waiting on
+# it, the proxy answered neither / nor /catalog.json within 5 s.
+set -euo pipefail
+build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
+work=$(mktemp -d)
+pids=()
+server_pid=
+cleanup() {
+  local rc=$?
+  [[ -n $server_pid ]] && kill -CONT "$server_pid" 2>/dev/null
+  kill "${pids[@]}" 2>/dev/null || true
+  if [[ $rc -ne 0 ]]; then
+    for log in "$work"/*.log; do [[ -f $log ]] && { echo "--- $log (last 15 lines)"; tail -n 15 "$log"; }; done
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+step() { echo "--- $*"; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+free_port() { /usr/bin/python3 -c 'import socket, sys; s = socket.socket(socket.AF_INET, getattr(socket, sys.argv[1])); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' "$1"; }
+
+media=$work/media
+mkdir -p "$media"
+"$build/tests/rdma/make_pattern" $((24 * 1024 * 1024)) 1 "$media/a.bin"
+"$build/tests/rdma/make_pattern" $((3 * 1024 * 1024 + 17)) 2 "$media/b.bin"
+udp=$(free_port SOCK_DGRAM) http=$(free_port SOCK_STREAM)
+"$build/server/vod-server" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" 2> "$work/server.log" &
+server_pid=$!
+pids+=("$server_pid")
+for _ in $(seq 300); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done
+"$build/proxy/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" --reconnect-for 30 \
+  2> "$work/proxy.log" &
+pids+=($!)
+base=http://127.0.0.1:$http
+for _ in $(seq 100); do curl -s -o /dev/null "$base/catalog.json" && break; sleep 0.1; done
+
+step "movie A under way, the server stopped, movie B asked for"
+curl -s --limit-rate 2M -o "$work/a.out" "$base/movies/a.bin" &
+a=$!
+pids+=("$a")
+sleep 1
+kill -STOP "$server_pid"
+curl -s -o "$work/b.out" "$base/movies/b.bin" &
+b=$!
+pids+=("$b")
+sleep 0.5
+
+step "the proxy's other clients are answered while the server is hung"
+slowest=0
+for i in $(seq 16); do
+  for path in / /catalog.json /static/style.css; do
+    t=$(curl -s -o "$work/page" -m 3 -w '%{http_code} %{time_total}' "$base$path") || fail "$path: no answer within 3 s while the server is stopped ($t)"
+    read -r code secs <<< "$t"
+    [[ $code == 200 ]] || fail "$path answered $code while the server is stopped: $(head -c 300 "$work/page")"
+    (( $(echo "$secs < 1" | bc) )) || fail "$path took $secs s while the server is stopped"
+    (( $(echo "$secs > $slowest" | bc) )) && slowest=$secs
+  done
+  sleep 0.5
+done
+grep -q '"b.bin"' "$work/page" 2>/dev/null || curl -s "$base/catalog.json" | grep -q 'b.bin' || fail "the catalog served while stopped lacks b.bin"
+kill -0 "$b" 2>/dev/null || fail "movie B's request ended while the server was stopped"
+pass "48 requests of /, /catalog.json and /static/style.css answered 200 within 1 s each (slowest ${slowest} s) while the server was stopped"
+
+step "the server resumes: both movies arrive byte-exact"
+kill -CONT "$server_pid"
+for pid in "$b" "$a"; do
+  timeout 40 tail --pid="$pid" -f /dev/null || fail "a download was still running 40 s after the server resumed ($(stat -c %s "$work/a.out") bytes of a.bin, $(stat -c %s "$work/b.out" 2>/dev/null || echo 0) of b.bin)"
+done
+rc=0; wait "$b" || rc=$?
+[[ $rc -eq 0 ]] && cmp "$media/b.bin" "$work/b.out" || fail "movie B after the server resumed: curl $rc, $(stat -c %s "$work/b.out" 2>/dev/null) bytes"
+rc=0; wait "$a" || rc=$?
+[[ $rc -eq 0 ]] && cmp "$media/a.bin" "$work/a.out" || fail "movie A across the stop: curl $rc, $(stat -c %s "$work/a.out" 2>/dev/null) bytes"
+pass "b.bin and a.bin byte-exact after SIGCONT"
