@@ -382,6 +382,10 @@ LiveChunk LiveSession::read(std::span<std::uint8_t> out, std::chrono::millisecon
 void LiveSession::reconnect(const std::string& why) {
   // The server ends a connection when its token expires: say so, and do not knock again with it.
   refuse_expired_token(uri_);
+  if (!options_.reconnect.in_place) {
+    drop_connection();
+    throw ClientError(ErrorKind::connection_lost, "lost the live connection to " + server() + ": " + why);
+  }
   log::warn("client", "live connection to " + server() + " lost (" + why + "); reconnecting");
   Backoff backoff(options_.reconnect, Clock::now());
   std::string last = why;

@@ -161,13 +161,16 @@ void HttpConnection::respond_with_picture(Plan plan, const std::string& method, 
 void HttpConnection::respond(Plan plan, const std::string& method) {
   plan_ = std::move(plan);
   if (method == "HEAD") plan_.send_body = false;
-  if (!plan_.live.empty() && plan_.send_body) {
-    // Join the channel before the status line goes out, so a failure is an HTTP error that says why.
-    try {
-      live_ = live_hubs_.subscribe(plan_.live, peer_);
-    } catch (const std::exception& e) {
-      return respond(error_plan(503, std::string("cannot open the live channel '") + plan_.live + "': " + e.what()), method);
-    }
+  if (!plan_.live.empty() && plan_.send_body && !live_) {
+    // Join the channel before the status line goes out, so a failure is an HTTP error that says
+    // why. Its session opens off the event loop: the connection waits, nothing else does.
+    live_hubs_.subscribe(plan_.live, peer_, [self = shared_from_this(), method](std::unique_ptr<LiveViewer> viewer, const std::string& error) {
+      if (!viewer)
+        return self->respond(error_plan(503, std::string("cannot open the live channel '") + self->plan_.live + "': " + error), method);
+      self->live_ = std::move(viewer);
+      self->respond(std::move(self->plan_), method);
+    });
+    return;
   }
   header_ = std::make_shared<http::response<http::empty_body>>();
   header_->version(11);

@@ -131,6 +131,7 @@ void LiveHub::leave(LiveViewer* viewer) {
 LiveHubs::LiveHubs(RdmaPool& pool, ProxyMetrics& metrics, LiveHubSettings settings) : pool_(pool), metrics_(metrics), settings_(settings) {}
 
 LiveHubs::~LiveHubs() {
+  *alive_ = false;
   auto hubs = std::move(hubs_);
   for (auto& [name, hub] : hubs) {
     hub->detach();
@@ -138,25 +139,49 @@ LiveHubs::~LiveHubs() {
   }
 }
 
-std::unique_ptr<LiveViewer> LiveHubs::subscribe(const std::string& channel, const std::string& peer) {
-  std::shared_ptr<LiveHub> hub;
+void LiveHubs::subscribe(const std::string& channel, const std::string& peer, Subscribed done) {
   if (auto it = hubs_.find(channel); it != hubs_.end() && it->second->end_reason().empty()) {
-    hub = it->second;
-  } else {
-    client::Uri uri = pool_.server_uri();
-    uri.movie = channel;
-    uri.live = true;
-    // Connects now (blocking, as a movie session does); throws with the reason.
-    auto relay = pool_.udp() ? std::make_shared<LiveRelay>(pool_.io(), uri, pool_.multicast_options())
-                             : std::make_shared<LiveRelay>(pool_.io(), uri, pool_.live_options());
-    hub = std::make_shared<LiveHub>(pool_.io(), channel, std::move(relay), settings_, metrics_, [this](LiveHub* closed) {
-      auto found = hubs_.find(closed->channel());
-      if (found != hubs_.end() && found->second.get() == closed) hubs_.erase(found);
-    });
-    hubs_[channel] = hub;
-    hub->start();
+    auto viewer = std::make_unique<LiveViewer>(it->second, peer);
+    asio::post(pool_.io(), [done = std::move(done), viewer = std::move(viewer)]() mutable { done(std::move(viewer), {}); });
+    return;
   }
-  return std::make_unique<LiveViewer>(std::move(hub), peer);
+  auto& waiters = opening_[channel];
+  waiters.push_back({peer, std::move(done)});
+  if (waiters.size() > 1) return;  // its open is under way
+  client::Uri uri = pool_.server_uri();
+  uri.movie = channel;
+  uri.live = true;
+  client::LiveOptions rdma = pool_.live_options();
+  rdma.reconnect.in_place = false;  // a broken session ends the hub (its viewers' responses end; the next viewer reopens)
+  std::optional<client::MulticastLiveOptions> multicast;
+  if (pool_.udp()) multicast = pool_.multicast_options();
+  pool_.opener().open_live(std::move(uri), std::move(rdma), std::move(multicast),
+                           [this, alive = alive_, channel](std::unique_ptr<client::LiveSource> source, const std::string& error) {
+                             if (*alive) opened(channel, std::move(source), error);
+                           });
+}
+
+void LiveHubs::opened(const std::string& channel, std::unique_ptr<client::LiveSource> source, const std::string& error) {
+  auto waiting = opening_.find(channel);
+  if (waiting == opening_.end()) return;
+  std::vector<Waiter> waiters = std::move(waiting->second);
+  opening_.erase(waiting);
+  if (!source) {
+    for (auto& w : waiters) w.done(nullptr, error);
+    return;
+  }
+  const auto idle_look = pool_.udp() ? std::chrono::milliseconds(50) : std::chrono::milliseconds(200);
+  auto relay = std::make_shared<LiveRelay>(pool_.io(), std::move(source), idle_look);
+  auto hub = std::make_shared<LiveHub>(pool_.io(), channel, std::move(relay), settings_, metrics_, [this](LiveHub* closed) {
+    auto found = hubs_.find(closed->channel());
+    if (found != hubs_.end() && found->second.get() == closed) hubs_.erase(found);
+  });
+  hubs_[channel] = hub;
+  // The viewers join before the hub reads: the first bytes go to every one of them.
+  std::vector<std::pair<std::unique_ptr<LiveViewer>, Subscribed>> joined;
+  for (auto& w : waiters) joined.emplace_back(std::make_unique<LiveViewer>(hub, w.peer), std::move(w.done));
+  hub->start();
+  for (auto& [viewer, done] : joined) done(std::move(viewer), {});
 }
 
 }  // namespace vod::proxy

@@ -132,16 +132,27 @@ class LiveHubs {
   LiveHubs(const LiveHubs&) = delete;
   LiveHubs& operator=(const LiveHubs&) = delete;
 
-  // A viewer of `channel` (a catalog name): joins its hub, or opens one. Throws (ClientError,
-  // std::exception) with the reason when the channel's session cannot be opened.
-  std::unique_ptr<LiveViewer> subscribe(const std::string& channel, const std::string& peer);
+  // A viewer of `channel` (a catalog name): joins its hub, or opens one. The channel's session is
+  // opened off the event loop (a worker of the pool's SessionOpener); viewers that ask meanwhile
+  // wait for the same open. `done` runs later on the io thread with the viewer, or with null and
+  // the reason the session could not be opened.
+  using Subscribed = std::function<void(std::unique_ptr<LiveViewer> viewer, const std::string& error)>;
+  void subscribe(const std::string& channel, const std::string& peer, Subscribed done);
   std::size_t channels() const noexcept { return hubs_.size(); }
 
  private:
+  void opened(const std::string& channel, std::unique_ptr<client::LiveSource> source, const std::string& error);
+
   RdmaPool& pool_;
   ProxyMetrics& metrics_;
   LiveHubSettings settings_;
   std::map<std::string, std::shared_ptr<LiveHub>> hubs_;
+  struct Waiter {
+    std::string peer;
+    Subscribed done;
+  };
+  std::map<std::string, std::vector<Waiter>> opening_;  // channels whose session a worker is opening
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once gone: late opens are dropped
 };
 
 }  // namespace vod::proxy

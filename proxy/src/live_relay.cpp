@@ -5,17 +5,8 @@ namespace vod::proxy {
 
 namespace asio = boost::asio;
 
-LiveRelay::LiveRelay(asio::io_context& io, client::Uri uri, client::LiveOptions options)
-    : io_(io),
-      source_(std::make_unique<client::LiveSession>(std::move(uri), std::move(options))),
-      idle_look_(std::chrono::milliseconds(200)),
-      timer_(io) {}
-
-LiveRelay::LiveRelay(asio::io_context& io, client::Uri uri, client::MulticastLiveOptions options)
-    : io_(io),
-      source_(std::make_unique<client::MulticastLiveSession>(std::move(uri), std::move(options))),
-      idle_look_(std::chrono::milliseconds(50)),
-      timer_(io) {}
+LiveRelay::LiveRelay(asio::io_context& io, std::unique_ptr<client::LiveSource> source, std::chrono::milliseconds idle_look)
+    : io_(io), source_(std::move(source)), idle_look_(idle_look), timer_(io) {}
 
 LiveRelay::~LiveRelay() { close(); }
 

@@ -27,10 +27,10 @@ class LiveRelay : public std::enable_shared_from_this<LiveRelay> {
   // the stream ended), with its discontinuity flag.
   using Done = std::function<void(const client::LiveChunk& chunk, const std::string& error)>;
 
-  // Connects (blocking, like the movie sessions); throws ClientError.
-  LiveRelay(boost::asio::io_context& io, client::Uri uri, client::LiveOptions options);
-  // Joins the channel's multicast group instead (no RDMA device needed); throws ClientError.
-  LiveRelay(boost::asio::io_context& io, client::Uri uri, client::MulticastLiveOptions options);
+  // Drives `source`, opened already (SessionOpener::open_live, off the event loop). `idle_look`:
+  // how often to look without an fd saying so (200 ms over RDMA: header polling; 50 ms by
+  // multicast: hole timeouts).
+  LiveRelay(boost::asio::io_context& io, std::unique_ptr<client::LiveSource> source, std::chrono::milliseconds idle_look);
   ~LiveRelay();
 
   // `done` runs on the io thread once some bytes are in `dest`.

@@ -63,6 +63,8 @@ class RdmaPool {
   }
   bool udp() const noexcept { return options_.transport == client::Transport::udp; }
   client::MulticastLiveOptions multicast_options() const;
+  // Opens sessions and live sources off the event loop.
+  SessionOpener& opener() noexcept { return opener_; }
 
  private:
   struct Movie;

@@ -55,4 +55,18 @@ void SessionOpener::open(client::Uri uri, client::SessionOptions options, std::o
   });
 }
 
+void SessionOpener::open_live(client::Uri uri, client::LiveOptions rdma, std::optional<client::MulticastLiveOptions> multicast, LiveDone done) {
+  asio::post(workers_, [this, uri = std::move(uri), rdma = std::move(rdma), multicast = std::move(multicast), done = std::move(done)]() mutable {
+    std::unique_ptr<client::LiveSource> source;
+    std::string error;
+    try {
+      if (!stopping_) source = client::open_live(uri, rdma, multicast);
+      else error = "the proxy is stopping";
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    asio::post(io_, [done = std::move(done), source = std::move(source), error]() mutable { done(std::move(source), error); });
+  });
+}
+
 }  // namespace vod::proxy

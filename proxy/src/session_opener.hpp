@@ -16,6 +16,8 @@
 #include <string>
 
 #include "vod/client/interrupter.hpp"
+#include "vod/client/live_source.hpp"
+#include "vod/client/open_live.hpp"
 #include "vod/client/session.hpp"
 
 namespace vod::proxy {
@@ -34,6 +36,11 @@ class SessionOpener {
   // answered, a refusal such as server full) are tried again on retry's schedule. `done` runs on
   // the event loop.
   void open(client::Uri uri, client::SessionOptions options, std::optional<client::ReconnectPolicy> retry, Done done);
+
+  // Opens live channel `uri` on a worker (by multicast when `multicast` is given, else over RDMA);
+  // `done` runs on the event loop with the source, or null and the error.
+  using LiveDone = std::function<void(std::unique_ptr<client::LiveSource> source, const std::string& error)>;
+  void open_live(client::Uri uri, client::LiveOptions rdma, std::optional<client::MulticastLiveOptions> multicast, LiveDone done);
 
  private:
   boost::asio::io_context& io_;

@@ -4,7 +4,8 @@
 # loop, so a server that stops answering never freezes the proxy's other HTTP clients. Natively,
 # over UDP Write-Record (vod-server --no-rdma), the same opener as over RDMA:
 #   - a download of movie A is under way; the server is SIGSTOPped; a request for movie B (a new
-#     session, whose open now waits on the hung server) is sent
+#     session, whose open now waits on the hung server) and one for live channel cam (a new channel
+#     session, multicast, whose open reads the catalog from the hung server) are sent
 #   - for 8 s, every 0.5 s, /, /catalog.json (the catalog last read) and /static/style.css each
 #     answer within 1 s
 #   - SIGCONT: movie B arrives byte-exact, and so does movie A
@@ -34,12 +35,16 @@ media=$work/media
 mkdir -p "$media"
 "$build/tests/rdma/make_pattern" $((24 * 1024 * 1024)) 1 "$media/a.bin"
 "$build/tests/rdma/make_pattern" $((3 * 1024 * 1024 + 17)) 2 "$media/b.bin"
+ffmpeg -v error -f lavfi -i "testsrc2=size=160x120:rate=25" -t 4 -c:v libx264 -preset ultrafast -g 25 -pix_fmt yuv420p -f mpegts "$work/cam.ts"
 udp=$(free_port SOCK_DGRAM) http=$(free_port SOCK_STREAM)
-"$build/server/vod-server" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" 2> "$work/server.log" &
+group=239.255.$((RANDOM % 200 + 1)).$((RANDOM % 200 + 1)):$(free_port SOCK_DGRAM)
+"$build/server/vod-server" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" --live "cam=file:$work/cam.ts" \
+  --live-multicast "$group" --live-multicast-interface 127.0.0.1 2> "$work/server.log" &
 server_pid=$!
 pids+=("$server_pid")
 for _ in $(seq 300); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done
-"$build/proxy/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" --reconnect-for 30 \
+"$build/proxy/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port "$udp" --udp-group "$group" --udp-interface 127.0.0.1 \
+  --listen "127.0.0.1:$http" --reconnect-for 30 \
   2> "$work/proxy.log" &
 pids+=($!)
 base=http://127.0.0.1:$http
@@ -54,6 +59,9 @@ kill -STOP "$server_pid"
 curl -s -o "$work/b.out" "$base/movies/b.bin" &
 b=$!
 pids+=("$b")
+curl -s -m 15 -o "$work/cam.out" -w '%{http_code}' "$base/live/cam" > "$work/cam.code" &
+live=$!
+pids+=("$live")
 sleep 0.5
 
 step "the proxy's other clients are answered while the server is hung"
@@ -70,7 +78,7 @@ for i in $(seq 16); do
 done
 grep -q '"b.bin"' "$work/page" 2>/dev/null || curl -s "$base/catalog.json" | grep -q 'b.bin' || fail "the catalog served while stopped lacks b.bin"
 kill -0 "$b" 2>/dev/null || fail "movie B's request ended while the server was stopped"
-pass "48 requests of /, /catalog.json and /static/style.css answered 200 within 1 s each (slowest ${slowest} s) while the server was stopped"
+pass "48 requests of /, /catalog.json and /static/style.css answered 200 within 1 s each (slowest ${slowest} s) while the server was stopped, with a movie and a live channel opening"
 
 step "the server resumes: both movies arrive byte-exact"
 kill -CONT "$server_pid"
