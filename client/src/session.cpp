@@ -107,6 +107,12 @@ std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::Connec
 
 std::string Session::transport_summary() const { return engine_.transport_summary(); }
 
+Stats Session::stats() const {
+  Stats s = engine_.stats();
+  s.reconnects = reconnects_;
+  return s;
+}
+
 std::chrono::steady_clock::time_point Session::open_rdma(const std::string& name) {
   proto::ConnectRequest request;
   if (!name.empty()) {
@@ -327,7 +333,7 @@ void Session::reconnect(const std::string& why) {
     wait_until(backoff.next_attempt(), interrupter_);
     try {
       connect();
-      ++engine_.stats().reconnects;
+      ++reconnects_;
       log::info("client", "reconnected to " + server() + " after " + std::to_string(backoff.failed_attempts() + 1) + " attempt(s)");
       return;
     } catch (const ConnectionLost& e) {

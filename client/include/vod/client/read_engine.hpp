@@ -13,6 +13,10 @@
 // Slot states:   free --post--> in_flight --completion, same epoch--> ready --evict--> free
 //                                    \--completion, older epoch (or error)--> free
 //
+// Inside (client/src/engine/): a block cache (the slots), a request queue, a pure read planner
+// that decides what to fetch (table-tested), and this class, the driver that fetches, reaps and
+// serves.
+//
 // Ramp-up: after a start or a seek, the first block a request needs is fetched in parts on an RDMA
 // connection: a small head (first_read_bytes at the request's offset) goes out alone, and nothing
 // else is posted behind it, so the first bytes cost one small Read, whatever was queued before.
@@ -26,20 +30,16 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
-#include <vector>
 
 #include "vod/client/fetcher.hpp"
 #include "vod/client/interrupter.hpp"
-#include "vod/client/ring_pool.hpp"
 #include "vod/client/stats.hpp"
 #include "vod/defaults.hpp"
 #include "vod/protocol/region_descriptor.hpp"
@@ -93,19 +93,17 @@ class ReadEngine {
   ibv_mr* register_ring(rdma::ClientEndpoint& ep) const;
   // The connection is gone (its QP and MR with it): nothing is in flight any more.
   void detach() noexcept;
-  bool attached() const noexcept { return fetcher_ != nullptr; }
-  // The fetcher's own figures for logs (Fetcher::summary); empty when detached.
-  std::string transport_summary() const { return fetcher_ ? fetcher_->summary() : std::string(); }
-  // Which movie the movie and index regions are now (Fetcher::select_movie: UDP names it).
-  void select_movie(std::uint64_t name_hash, std::uint32_t generation) noexcept {
-    if (fetcher_) fetcher_->select_movie(name_hash, generation);
-  }
+  bool attached() const noexcept;
   // The ring fetches land in (a UDP fetcher advertises it as its Write-Record buffer).
-  std::uint8_t* ring() const noexcept { return ring_.get(); }
+  std::uint8_t* ring() const noexcept;
+  // The fetcher's own figures for logs (Fetcher::summary); empty when detached.
+  std::string transport_summary() const;
+  // Which movie the movie and index regions are now (Fetcher::select_movie: UDP names it).
+  void select_movie(std::uint64_t name_hash, std::uint32_t generation) noexcept;
 
   // Where a region lives now. Changing the movie's descriptor (switch, reconnect) bumps the epoch.
   void set_region(Region r, const proto::RegionDescriptor& d);
-  const proto::RegionDescriptor& region(Region r) const noexcept { return regions_[static_cast<int>(r)]; }
+  const proto::RegionDescriptor& region(Region r) const noexcept;
 
   // Fetches the movie's block at `offset` as if a request wanted it (its head first after a start
   // or seek), before any read-ahead, and moves the read-ahead window there: what an open does first
@@ -116,11 +114,11 @@ class ReadEngine {
   // `offset`: what a seek does.
   void restart_at(std::uint64_t offset);
   // Read-ahead on or off (pause turns it off: no Read is posted that nobody asked for).
-  void set_readahead(bool enabled) noexcept { readahead_enabled_ = enabled; }
+  void set_readahead(bool enabled) noexcept;
   // Narrows the read-ahead window (e.g. to some seconds of the movie's bitrate); it never grows
   // past EngineOptions::readahead_bytes, for which the ring was sized.
-  void set_readahead_window(std::size_t bytes) noexcept { readahead_ = std::min(bytes, readahead_max_); }
-  std::size_t readahead_window() const noexcept { return readahead_; }
+  void set_readahead_window(std::size_t bytes) noexcept;
+  std::size_t readahead_window() const noexcept;
 
   // Queues a read of dest.size() bytes at `offset` of region `r`; `done` runs from progress().
   // A read at or past the end completes with 0 bytes; one that crosses it, with the bytes before.
@@ -128,9 +126,9 @@ class ReadEngine {
   std::uint64_t submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done);
   // Forgets a queued request: its callback never runs and its destination is no longer written.
   void cancel(std::uint64_t id) noexcept;
-  std::size_t pending() const noexcept { return requests_.size(); }
+  std::size_t pending() const noexcept;
   // True when the block holding `offset` of region `r` is cached or its Read is in flight.
-  bool has_block(Region r, std::uint64_t offset) const noexcept { return cached_or_coming(key(r, offset / chunk_)); }
+  bool has_block(Region r, std::uint64_t offset) const noexcept;
 
   // Posts what can be posted, reaps completions and completes requests. Waits up to `wait` when
   // nothing completed. Throws ConnectionLost when a Read fails or the peer disconnects, and
@@ -152,95 +150,19 @@ class ReadEngine {
   void arm();
   void consume() noexcept;
   // While `i` is raised, progress() and read() throw Interrupted instead of waiting.
-  void set_interrupter(const Interrupter* i) noexcept { interrupter_ = i; }
-  const Stats& stats() const noexcept { return stats_; }
-  Stats& stats() noexcept { return stats_; }
-  std::size_t chunk_size() const noexcept { return chunk_; }
-  std::size_t ring_bytes() const noexcept { return ring_size_; }
+  void set_interrupter(const Interrupter* i) noexcept;
+  // What the engine did so far, and the Reads in flight now (a snapshot: the engine's own count
+  // is what its flow control runs on, and nobody else writes it).
+  Stats stats() const;
+  std::size_t chunk_size() const noexcept;
+  std::size_t ring_bytes() const noexcept;
   int cm_fd() const noexcept;
 
  private:
-  enum class SlotState : std::uint8_t { free, in_flight, ready };
-  struct Slot {
-    SlotState state = SlotState::free;
-    bool readahead = false;  // posted for read-ahead, not for a waiting request
-    bool head_in_flight = false;  // its head Read has not completed
-    bool head_ready = false;      // in flight, but its head [head_from, head_to) has landed
-    bool head_used = false;       // a request has taken bytes from the landed head
-    std::uint8_t parts = 0;       // Reads of the block other than the head still in flight
-    std::uint32_t head_from = 0, head_to = 0;  // head_to > 0: the block was fetched in parts
-    std::uint64_t key = 0;  // (region << 56) | block
-    std::uint32_t epoch = 0;
-    std::uint32_t length = 0;
-    std::uint64_t last_use = 0;
-    std::chrono::steady_clock::time_point posted;
-  };
-  struct Request {
-    std::uint64_t id;
-    Region region;
-    std::uint64_t offset;
-    std::span<std::uint8_t> dest;
-    std::size_t filled = 0;
-    Callback done;
-    bool waited = false;  // counted as a stall already
-  };
-
-  // A block's key: its region in the top byte, its number below.
-  static constexpr unsigned kRegionShift = 56;
-  static std::uint64_t key(Region r, std::uint64_t block) noexcept { return (std::uint64_t{static_cast<std::uint8_t>(r)} << kRegionShift) | block; }
-  static Region region_of(std::uint64_t k) noexcept { return static_cast<Region>(k >> kRegionShift); }
-  static std::uint64_t block_of(std::uint64_t k) noexcept { return k & ((std::uint64_t{1} << kRegionShift) - 1); }
-  std::uint64_t blocks_in(Region r) const noexcept;
-  bool cached_or_coming(std::uint64_t k) const noexcept { return block_slot_.count(k) != 0; }
-  int take_slot(bool for_request);
-  bool post(Region r, std::uint64_t block, bool for_request, std::uint64_t head_at = kNoHead);
-  // A block someone waits for (a request's, or prefetch()'s), with a head Read at `head_at` when it
-  // is the first movie block after a start or seek (else the head is dropped). False: no room now.
-  bool post_demand(Region r, std::uint64_t block, std::uint64_t head_at);
-  static constexpr std::uint64_t kNoHead = ~std::uint64_t{0};
-  bool needed_by_request(std::uint64_t k) const noexcept;
-  bool in_readahead_window(std::uint64_t k) const noexcept;
-  // Starts a new epoch: everything cached or coming is dropped (or discarded when it lands), except
-  // slot `keep` (>= 0), which is re-stamped to the new epoch.
-  void invalidate(int keep = -1) noexcept;
-  void choose_reads();  // post_wanted()'s decisions, fetched by one flush
-  void on_done(std::uint32_t slot, bool ok, const std::string& failure);
-  void on_head_done(std::uint32_t slot, bool ok, const std::string& failure);
-  // Posts the parts of a ramped block around its landed head. False: no room in the depth now.
-  bool post_rest(std::size_t s);
-  void reap();
-  bool serve_requests();
-  void drop_slot(std::size_t s) noexcept;
-  void drop_all_slots() noexcept;
-  bool wait_for_events(std::chrono::milliseconds wait);
-  void check_disconnect();
-
-  std::size_t chunk_;
-  std::size_t readahead_;
-  std::size_t readahead_max_;
-  unsigned wanted_depth_;
-  unsigned readahead_depth_;
-  unsigned depth_ = 0;
-  RingMemory ring_;  // huge-page aligned, never moves while registered
-  std::size_t ring_size_ = 0;
-  std::vector<Slot> slots_;
-  std::unordered_map<std::uint64_t, std::size_t> block_slot_;  // blocks cached or in flight, this epoch
-  std::deque<Request> requests_;
-  proto::RegionDescriptor regions_[3];
-  std::uint32_t epoch_ = 1;
-  std::uint64_t use_clock_ = 0;
-  std::uint64_t next_request_id_ = 1;
-  std::uint64_t readahead_from_ = 0;  // movie offset the read-ahead window starts at
-  std::size_t first_read_;           // EngineOptions::first_read_bytes, page-rounded
-  bool ramp_ = true;                 // the next request's first block gets a head Read (a start or seek happened)
-  int ramp_slot_ = -1;               // the slot of this epoch's head until the rest of its block is posted
-  std::uint64_t prefetch_ = kNoHead;  // a movie offset prefetch() announced, until posted
-  bool readahead_enabled_ = true;
-  std::chrono::steady_clock::time_point last_progress_;  // for the stuck-Read timeout
-  std::string failure_;  // the first failed completion, thrown by the next progress()
-  std::unique_ptr<Fetcher> fetcher_;
-  const Interrupter* interrupter_ = nullptr;
-  Stats stats_;
+  // The block cache, the request queue, the read planner and the driver's state
+  // (client/src/engine/, client/src/read_engine.cpp).
+  class Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace vod::client

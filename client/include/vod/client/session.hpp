@@ -125,7 +125,8 @@ class Session {
 
   ReadEngine& engine() noexcept { return engine_; }
   const std::shared_ptr<rdma::CompletionHub>& hub() const noexcept { return hub_; }
-  const Stats& stats() const noexcept { return engine_.stats(); }
+  // The engine's figures, and the reconnects of this session (a snapshot).
+  Stats stats() const;
 
  private:
   void connect();
@@ -178,6 +179,7 @@ class Session {
   unsigned read_depth_ = 0;
   StartupTimes startup_;
   std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
+  std::uint64_t reconnects_ = 0;
 };
 
 // The names in a catalog, comma-separated, for error messages.
