@@ -16,11 +16,14 @@ Slot& BlockCache::claim(std::size_t s, std::uint64_t key, std::uint32_t length, 
   return slot;
 }
 
-void BlockCache::drop(std::size_t s) noexcept {
-  Slot& slot = slots_[s];
-  auto it = block_slot_.find(slot.key);
+void BlockCache::forget(std::size_t s) noexcept {
+  auto it = block_slot_.find(slots_[s].key);
   if (it != block_slot_.end() && it->second == s) block_slot_.erase(it);
-  slot.state = SlotState::free;
+}
+
+void BlockCache::drop(std::size_t s) noexcept {
+  forget(s);
+  slots_[s].state = SlotState::free;
 }
 
 void BlockCache::drop_all() noexcept {

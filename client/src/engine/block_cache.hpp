@@ -103,7 +103,7 @@ class BlockCache {
         } else if (slot.parts == 0 && !slot.head_in_flight) {
           drop(s);  // a landed head whose rest was never posted: nothing more comes into it
         } else {
-          block_slot_.erase(slot.key);  // lands, then is discarded
+          forget(s);  // lands, then is discarded
         }
       }
     }
@@ -113,6 +113,10 @@ class BlockCache {
   unsigned readahead_in_flight() const noexcept;
 
  private:
+  // Slot `s` is no longer its block's slot. Only when the map says it is: a stale fetch still
+  // landing may share its block with a newer slot (the one a seek keeps), which must stay.
+  void forget(std::size_t s) noexcept;
+
   std::vector<Slot> slots_;
   std::unordered_map<std::uint64_t, std::size_t> block_slot_;  // blocks cached or in flight, this epoch
   std::uint32_t epoch_ = 1;
