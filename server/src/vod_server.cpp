@@ -42,7 +42,8 @@ VodServer::VodServer(ServerConfig config)
     : config_(std::move(config)),
       source_limits_({config_.connect_rate, config_.connect_burst, config_.max_per_source}),
       completions_(reactor_, hub_),
-      live_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }}, live_channels(config_), live_options(config_)),
+      channels_(reactor_, live_channels(config_), live_options(config_)),
+      live_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }}, channels_),
       vod_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, [this] { counts_changed_ = true; }}) {
   if (!config_.auth_secret.empty()) load_auth_keys();
   if (!config_.revoked.empty()) load_revocations();
@@ -105,7 +106,7 @@ VodServer::VodServer(ServerConfig config)
     }
     if (std::exchange(udp_served_, false) && metrics_endpoint_) metrics_.set_udp(udp_->stats());
   });
-  live_.start();
+  channels_.start();
   log::info("server", "listening on " + config_.bind + ":" + (listener_ ? std::to_string(listener_->port()) : std::string("- (no RDMA)")) +
                           (udp_ ? ", UDP " + std::to_string(udp_->port()) : std::string()) + " with " + std::to_string(library_.movies.size()) +
                           " movies and " + std::to_string(config_.live.size()) + " live channels, at most " + std::to_string(config_.max_clients) +
@@ -116,10 +117,10 @@ VodServer::~VodServer() = default;
 
 void VodServer::publish_generation(Library next) {
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
-  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, next, live_.catalog_entries(ctx));
+  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, next, channels_.catalog_entries(ctx));
   // Connections keep the generation they were accepted with; new ones get this one.
   current_ = std::move(registered);
-  if (udp_) udp_->publish(udp::udp_regions(next, live_.catalog_entries(nullptr)));
+  if (udp_) udp_->publish(udp::udp_regions(next, channels_.catalog_entries(nullptr)));
   library_ = std::move(next);
   update_catalog_metrics();
 }
@@ -177,7 +178,7 @@ void VodServer::open_devices() {
                             std::to_string(device->limits.max_qp_rd_atom) + ", max_msg_size " + std::to_string(device->limits.max_msg_size) +
                             ", active MTU " + std::to_string(device->limits.active_mtu_bytes));
     completions_.add_device(ctx);  // the device's CQ, and its channel in the loop, before any QP
-    live_.register_device(device);
+    channels_.register_device(device);
     devices_[ctx] = std::move(device);
   }
   publish_generation(std::move(library_));

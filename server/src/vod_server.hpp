@@ -7,7 +7,8 @@
 //   cm::CmDispatcher           the listener's rdma_cm events, each routed once (cm::Routes)
 //   cm::Admitter               a connect request: the pure admit(), then the chosen transport
 //   ondemand::VodTransport     movie and catalog clients (VodConnection, with its state machine)
-//   live::LiveService          live channels and their viewers
+//   live::Channels             live channels: rings, sources, registrations
+//   live::LiveTransport        live viewers (Viewer, its send state machine)
 //   udp::UdpService            Write-Record over UDP
 //   rdma::CompletionHub        one CQ per device for every QP that posts (loop::CompletionSource)
 //
@@ -26,7 +27,8 @@
 #include "cm/admitter.hpp"
 #include "cm/cm_dispatcher.hpp"
 #include "cm/routes.hpp"
-#include "live/live_service.hpp"
+#include "live/channels.hpp"
+#include "live/live_transport.hpp"
 #include "loop/completion_source.hpp"
 #include "loop/reactor.hpp"
 #include "loop/signal_source.hpp"
@@ -89,7 +91,8 @@ class VodServer {
   rdma::CompletionHub hub_;
   loop::CompletionSource completions_;
   cm::Routes routes_;  // before the connections, whose routes it holds
-  live::LiveService live_;  // after the devices: its registrations go before their PDs
+  live::Channels channels_;  // after the devices: its registrations go before their PDs
+  live::LiveTransport live_;  // after the channels: its viewers' QPs go before the rings' MRs
   ondemand::VodTransport vod_;
   ServiceNotifier notifier_;
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> current_;  // per device: the generation new clients get

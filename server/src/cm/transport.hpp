@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // A transport of rdma_cm connections (VoD and catalog clients: ondemand::VodTransport; live
-// viewers: live::LiveService): it accepts what admission admitted and owns each connection from
+// viewers: live::LiveTransport): it accepts what admission admitted and owns each connection from
 // there, with its grant, its token's timer, its QP and its route.
 #pragma once
 

@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The server's live transport: its channels (ring, header, source thread), their registrations on
-// every device (REMOTE_READ, exactly the advertised bytes), the catalog entries that describe them,
-// and the viewers' connections with their send state machines on one shared CQ.
-//
-// It is the transport of live viewers (cm::Transport): each is a Connection, the cm::CmEndpoint of
-// its id, holding its route, its grant, its token's timer and its Viewer (QP, buffers, windows).
-// It runs on the server's event loop (loop::Reactor), where it registers the fd it owns, its
-// eventfd (a record was published: on_wake()), and keeps its deadlines as the loop's timers: each
-// viewer's token expiry, and the reaping of retired viewers while any are draining. Its viewers'
-// QPs use the server's one CompletionHub (loop::CompletionSource): after each poll of it,
-// on_polled() serves the viewers that a completion gave credit or room, and accepts or refuses
-// those whose window binds completed. The VoD path never touches any of it.
+// The live transport (cm::Transport): live viewers over rdma_cm. Each is a Connection, the
+// cm::CmEndpoint of its id, holding its route, its grant, its token's timer and its Viewer (QP,
+// buffers, windows, the send state machine). Its viewers' QPs use the server's one CompletionHub
+// (loop::CompletionSource): after each poll, on_polled() serves the viewers a completion gave
+// credit or room, and accepts or refuses those whose window binds completed. When a channel has new
+// records (Channels::on_records), its viewers are pumped. A viewer that disconnects is retired: its
+// grant and route go at once, its QP drains, and it is destroyed once every work request flushed
+// (reaped every 100 ms while any drain). The VoD path never touches any of it.
 #pragma once
 
 #include <chrono>
@@ -20,46 +16,24 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "auth/grant.hpp"
 #include "cm/cm_endpoint.hpp"
 #include "cm/routes.hpp"
 #include "cm/transport.hpp"
-#include "live/channel.hpp"
-#include "live/sources.hpp"
+#include "live/channels.hpp"
 #include "live/viewer.hpp"
-#include "metrics/server_metrics.hpp"
 #include "loop/completion_source.hpp"
 #include "loop/reactor.hpp"
+#include "metrics/server_metrics.hpp"
 #include "registrations.hpp"
-#include "udp/live_multicast.hpp"
-#include "vod/protocol/private_data.hpp"
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/handles.hpp"
-#include "vod/unique_fd.hpp"
 
 namespace vod::server::live {
 
-struct ChannelConfig {
-  std::string name;
-  SourceSpec source;
-};
-
-struct LiveOptions {
-  double buffer_seconds = 4;             // ring size, in seconds of the channel's bitrate
-  double assumed_bitrate_bps = 8e6;      // for sources whose bitrate is not known before they run
-  std::size_t max_record_bytes = 64 * 1024;
-  SourceOptions source;
-  Viewer::Depths depths;
-  std::optional<udp::MulticastOptions> multicast;  // --live-multicast: every record to this group too
-};
-
-// Parses NAME=SOURCE (--live); throws std::invalid_argument.
-ChannelConfig parse_channel(const std::string& text);
-
-class LiveService final : public cm::Transport {
+class LiveTransport final : public cm::Transport {
  public:
   struct Context {
     loop::Reactor& reactor;
@@ -68,22 +42,10 @@ class LiveService final : public cm::Transport {
     ServerMetrics& metrics;
     std::function<std::size_t()> clients;  // every transport's connections, for log lines
   };
-  LiveService(Context context, std::vector<ChannelConfig> channels, LiveOptions options);
-  ~LiveService() override;
-  LiveService(const LiveService&) = delete;
-  LiveService& operator=(const LiveService&) = delete;
-
-  bool empty() const noexcept { return channels_.empty(); }
-  bool has(const std::string& name) const noexcept;
-  // Starts every source thread.
-  void start();
-
-  // Registers every ring and header on `device` (once per device). The device's CQ on the hub must
-  // be made before its first viewer (loop::CompletionSource::add_device).
-  void register_device(const std::shared_ptr<Device>& device);
-  // The channels as catalog entries, with `ctx`'s descriptors (null: lengths only, for UDP
-  // clients); appended after the movies.
-  std::vector<proto::CatalogEntry> catalog_entries(ibv_context* ctx) const;
+  LiveTransport(Context context, Channels& channels, Viewer::Depths depths = {});
+  ~LiveTransport() override;
+  LiveTransport(const LiveTransport&) = delete;
+  LiveTransport& operator=(const LiveTransport&) = delete;
 
   // Destroys the retired viewers whose work requests have flushed (force: all of them, at exit).
   void reap(bool force = false);
@@ -103,23 +65,12 @@ class LiveService final : public cm::Transport {
   void count(ServerMetrics::ConnectionCounts& counts) const override;
 
  private:
-  struct Regions {
-    rdma::MemoryRegion ring, header;
-  };
-  struct ChannelSlot {
-    std::unique_ptr<Channel> channel;
-    std::unique_ptr<Source> source;
-    ChannelView view;
-    std::map<ibv_context*, Regions> regions;  // per device
-    std::unique_ptr<udp::MulticastSender> multicast;  // used by the source thread, through the channel's tap
-    std::jthread thread;                       // last: stopped and joined first
-  };
   // A viewer's connection, the owner of its id's CM events (through its route).
   struct Connection final : cm::CmEndpoint {
-    explicit Connection(LiveService& s) : service(&s) {}
+    explicit Connection(LiveTransport& s) : service(&s) {}
     void on_cm_event(rdma::CmEvent& event) override { service->on_cm_event(*this, event); }
 
-    LiveService* service;
+    LiveTransport* service;
     std::shared_ptr<CatalogRegistration> catalog;  // first: released after the QP and the id
     rdma::CmIdHandle id;
     cm::Routes::Route route{};  // reset when retired: a late event of the id is dropped
@@ -137,7 +88,6 @@ class LiveService final : public cm::Transport {
   // How often retired viewers are looked at while any drain.
   static constexpr std::chrono::milliseconds kReapEvery{100};
 
-  void attach_multicast(ChannelSlot& slot);
   void pump_channel(std::size_t channel);
   void service(Connection& c);
   bool finish_accept(Connection& c);  // false: the accept failed (the viewer is draining)
@@ -146,21 +96,17 @@ class LiveService final : public cm::Transport {
   // Cuts a viewer off now: its windows invalidated, its QP in the error state, the disconnect sent.
   void cut_off(rdma_cm_id* id);
   void disconnect_all();
-  void on_wake();
   void on_polled();
   void expire(rdma_cm_id* id);
 
-  // Declared so that they are destroyed in reverse: the channels' MRs before the devices' PDs, the
-  // fd's registration before the fd. (The hub's CQs outlive this: the server declares it first.)
+  // Declared so that they are destroyed in reverse. (The hub's CQs and the channels outlive this:
+  // the server declares them first.)
   Context ctx_;
   loop::Reactor& reactor_;
   loop::CompletionSource& completions_;
   rdma::CompletionHub& hub_;
-  LiveOptions options_;
-  UniqueFd wake_fd_;  // an eventfd: the source threads' records were published
-  loop::Reactor::Registration wake_in_loop_;
-  std::vector<std::shared_ptr<Device>> devices_;
-  std::vector<ChannelSlot> channels_;
+  Channels& channels_;
+  Viewer::Depths depths_;
   std::map<rdma_cm_id*, std::unique_ptr<Connection>> viewers_;
   std::vector<std::unique_ptr<Connection>> draining_;  // disconnected; destroyed once their work requests have flushed
   loop::Reactor::Timer reap_timer_;   // armed while draining_ is not empty
