@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Errors of the RDMA layer: each names the failing call, the errno and the device, plus context.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One RAII owner per verbs and rdma_cm object. An owner that holds others is declared so that its
 // members are destroyed in reverse order of creation: QP before CQ before completion channel, MRs
 // before the PD, and the cm_id last (the udaddy / rping teardown order).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Opening and answering rdma_cm connections: the active side's connect (resolve address, route,
 // create the QP, connect with private data) and the passive side's listener, accept and reject.
 // Policy (what to ask for, whom to accept) stays with server/ and client/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What a device and port allow, queried never assumed, and the read-depth negotiation.
 #pragma once
 
