@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// What a Session knows of what it reads: the catalog, the movie's entry and its keyframe index.
+// Over RDMA they are read behind the movie's first bytes (describe_from_accept, confirmed when they
+// land); over UDP the catalog is read before them (describe_from_catalog). session.cpp connects,
+// reconnects and reads.
+#include "vod/client/session.hpp"
+
+#include <algorithm>
+
+#include "vod/protocol/name_hash.hpp"
+
+namespace vod::client {
+
+void Session::read_catalog() {
+  std::vector<std::uint8_t> bytes(engine_.region(Region::catalog).length);
+  engine_.read(Region::catalog, 0, bytes);
+  set_catalog(bytes);
+}
+
+void Session::set_catalog(std::span<const std::uint8_t> bytes) {
+  auto catalog = proto::decode_catalog(bytes);
+  if (!catalog) throw ClientError(ErrorKind::protocol_error, "the catalog of " + server() + " does not decode: " + catalog.error().message);
+  catalog_ = std::move(*catalog);
+}
+
+void Session::set_index(std::span<const std::uint8_t> bytes) {
+  index_ = {};
+  index_read_.state = BackgroundRead::State::ready;
+  if (bytes.empty()) return;
+  auto index = proto::decode_index(bytes);
+  if (!index)
+    throw ClientError(ErrorKind::protocol_error, "the keyframe index of '" + (movie_ ? movie_->name : accepted_name_) + "' does not decode: " + index.error().message);
+  index_ = std::move(*index);
+}
+
+void Session::start_background(BackgroundRead& b, Region r, std::uint64_t length) {
+  cancel_background(b);
+  // Posted by the next progress(): behind the first bytes a start or a seek posted, never before.
+  b.bytes.assign(length, 0);
+  b.landed = false;
+  b.state = BackgroundRead::State::reading;
+  b.request = engine_.submit(r, 0, b.bytes, [&b](std::size_t) { b.landed = true; });
+}
+
+void Session::cancel_background(BackgroundRead& b) noexcept {
+  if (b.state == BackgroundRead::State::reading) engine_.cancel(b.request);
+  b.state = BackgroundRead::State::none;
+}
+
+void Session::start_index_read(const proto::RegionDescriptor& index) {
+  cancel_background(index_read_);
+  index_ = {};
+  engine_.set_region(Region::index, index);
+  if (index.length == 0) return set_index({});
+  start_background(index_read_, Region::index, index.length);
+}
+
+const proto::KeyframeIndex& Session::index() {
+  while (index_read_.state == BackgroundRead::State::reading) {
+    if (index_read_.landed) {
+      set_index(index_read_.bytes);
+      break;
+    }
+    progress(std::chrono::milliseconds(1000));  // a reconnect starts the read again
+  }
+  return index_;
+}
+
+const proto::Catalog& Session::catalog() {
+  settle_catalog();
+  return catalog_;
+}
+
+const proto::CatalogEntry* Session::movie() {
+  settle_catalog();
+  return movie_ ? &*movie_ : nullptr;
+}
+
+std::uint64_t Session::size() const noexcept {
+  if (movie_) return movie_->size;
+  return accepted_name_.empty() ? 0 : accept_.movie.length;  // the accept's region is the movie's bytes
+}
+
+void Session::settle_catalog() {
+  while (catalog_read_.state == BackgroundRead::State::reading) {
+    if (catalog_read_.landed) return confirm_catalog();
+    progress(std::chrono::milliseconds(1000));  // confirms it when it lands; a reconnect starts it again
+  }
+}
+
+void Session::adopt(proto::CatalogEntry entry) {
+  const std::string& name = entry.name;
+  if (entry.flags & proto::kEntryLive)
+    throw ClientError(ErrorKind::usage, "'" + name + "' is a live channel: use rdma://" + uri_.host + "/live/" + percent_encode(name));
+  refuse_if_resized(name, entry.size);
+  movie_ = std::move(entry);
+}
+
+void Session::refuse_if_resized(const std::string& name, std::uint64_t size) const {
+  if (movie_ && movie_->size != size)
+    throw ClientError(ErrorKind::movie_changed, "'" + name + "' on " + server() + " is now " + std::to_string(size) + " bytes, not " +
+                                                    std::to_string(movie_->size) + ": refusing to resume into another file");
+}
+
+void Session::describe_from_accept(const std::string& name) {
+  // The accept already says where the movie and its index are, so nothing else stands between the
+  // connect and the movie's first bytes: a head Read where the reader is (0, or where a reconnect
+  // resumes) goes out at once, alone. The catalog (what the movie is: bitrate, duration, codecs)
+  // and the keyframe index (only time seeks need it) are read behind it, and are decoded when
+  // they have landed (confirm_catalog, index()). On Soft-RoCE a Read posted with others waits for
+  // theirs, so posting the catalog with the head would delay the head by it.
+  refuse_if_resized(name, accept_.movie.length);  // a reconnect: before a byte of it is read
+  accepted_name_ = name;
+  engine_.set_region(Region::movie, accept_.movie);
+  engine_.set_region(Region::index, accept_.index);  // now: a region set later would discard the head
+  engine_.prefetch(resume_at_);
+  engine_.post_wanted();
+  start_background(catalog_read_, Region::catalog, accept_.catalog.length);
+  start_index_read(accept_.index);
+}
+
+void Session::confirm_catalog() {
+  // Until it is confirmed the catalog stays landed and unconfirmed: a catalog that fails here fails
+  // every later call the same way, until a reconnect reads it again.
+  set_catalog(catalog_read_.bytes);
+  const std::string& name = accepted_name_;
+  if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name ||
+      !catalog_.entries[accept_.movie_index].movie.same_bytes(accept_.movie) ||
+      !catalog_.entries[accept_.movie_index].index.same_bytes(accept_.index))
+    throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + name + "' with descriptors its catalog does not list");
+  proto::CatalogEntry entry = catalog_.entries[accept_.movie_index];
+  entry.movie = accept_.movie;  // the rkeys of this connection (its windows, when the server binds them)
+  entry.index = accept_.index;
+  adopt(std::move(entry));
+  accepted_name_.clear();
+  catalog_read_.state = BackgroundRead::State::ready;
+  size_readahead();
+}
+
+void Session::describe_from_catalog(const std::string& name) {
+  read_catalog();
+  if (name.empty()) return;
+  const proto::CatalogEntry* found = catalog_.find(name);  // over UDP: the catalog is all there is
+  if (!found) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' on " + server() + "; it has: " + list_names(catalog_));
+  adopt(*found);
+  engine_.select_movie(proto::name_hash(movie_->name), catalog_.generation);  // over UDP: what requests name
+  engine_.set_region(Region::movie, movie_->movie);
+  size_readahead();
+  start_index_read(movie_->index);
+}
+
+void Session::size_readahead() {
+  if (options_.readahead_seconds <= 0 || !movie_ || movie_->bitrate_bps == 0) return;
+  const double bytes = options_.readahead_seconds * static_cast<double>(movie_->bitrate_bps) / 8;
+  engine_.set_readahead_window(std::max(engine_.chunk_size(), static_cast<std::size_t>(bytes)));
+}
+
+}  // namespace vod::client
