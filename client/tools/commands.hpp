@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // vod-client's subcommands. Each parses its own options (Boost.Program_options) and returns the
 // process exit status.
 #pragma once
@@ -56,5 +57,9 @@ void apply(CommonOptions& o);
 // printing help when --help was given.
 bool parse(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
            const std::string& usage, std::string& uri, boost::program_options::variables_map& vm);
+
+// vod-client bench --pattern live (bench_live.cpp): `clients` viewers of one live channel for
+// `duration` seconds, each letting the server send `credits` notifications ahead.
+int bench_live(const Uri& uri, unsigned clients, double duration, const CommonOptions& common, unsigned credits);
 
 }  // namespace vod::client::cli
