@@ -183,7 +183,8 @@ const std::vector<Row>& rows() {
         {.seq = 2, .at = 6000, .len = 1000, .flags = U, .credits = 5, .kf = 4000, .pts = 106, .published = 1006, .stream = 2,
          .oldest = 3500}},
        streaming(7, 3)},
-      {"a first record partly overwritten but not lost is still sent from its start", gops(0, 2, 500), streaming(0, 0), {1, 64},
+      {"a first record partly overwritten but not lost is still sent from its start (the client skips it whole)", gops(0, 2, 500),
+       streaming(0, 0), {1, 64},
        {{.seq = 0, .at = 0, .len = 3000, .flags = U | C, .credits = 0, .kf = kNone, .pts = 100, .published = 1002, .oldest = 500}},
        streaming(3, 1)},
 
@@ -205,6 +206,10 @@ const std::vector<Row>& rows() {
        streaming(6, 1)},
 
       // ---- end of stream
+      {"join: a channel that ended with no keyframe left is told of the end",
+       view_of({rec(4, U), rec(5, U), empty(6, E)}, 4000), joining(), {8, 64},
+       {{.seq = 0, .at = 6000, .len = 0, .flags = E, .credits = 7, .kf = kNone, .pts = 0, .published = 1006, .oldest = 4000}},
+       streaming(7, 1, 6000)},
       {"an empty end of stream is sent", view_of({rec(0, K | U), rec(1, U), empty(2, E)}), streaming(2, 4), {3, 64},
        {{.seq = 4, .at = 2000, .len = 0, .flags = E, .credits = 2, .kf = 0, .pts = 0, .published = 1002}}, streaming(3, 5, 2000)},
       {"an end of stream coalesced with the records before it", view_of({rec(0, K | U), rec(1, U), empty(2, E)}), streaming(0, 0),

@@ -62,12 +62,15 @@ NotifyPlan plan_notifications(const ChannelView& view, NotifyCursor cursor, Send
   bool first = false;  // the first notification after the join: everything from the keyframe at once
   if (cursor.phase == NotifyCursor::Phase::joining) {
     const RecordInfo* kf = newest_keyframe(view);
-    if (!kf) {
+    if (!kf && !view.ended) {
       plan.cursor = cursor;
       return plan;
     }
-    cursor.next_record = kf->number;
-    cursor.next_offset = kf->offset;
+    // A channel that ended with no keyframe left to join at: the joiner is still told of the end
+    // (else it would wait for a stream that is over).
+    const RecordInfo& at = kf ? *kf : view.recent.back();
+    cursor.next_record = at.number;
+    cursor.next_offset = std::max(at.offset, view.oldest);
     cursor.phase = NotifyCursor::Phase::streaming;
     first = true;
   }
@@ -76,6 +79,8 @@ NotifyPlan plan_notifications(const ChannelView& view, NotifyCursor cursor, Send
     const std::uint64_t base = view.recent.front().number;
     const bool lost = cursor.next_record < base;  // the records it was not told of are gone from the ring
     const std::size_t i0 = lost ? 0 : static_cast<std::size_t>(cursor.next_record - base);
+    // A record whose first bytes were overwritten is still told from its start: the client finds
+    // the overwrite (the ring's header) and skips it whole, to a clean packet boundary.
     const std::size_t pending = view.recent.size() - i0;
     // One record per notification while credit lasts; otherwise everything pending at once.
     const std::size_t take = (!lost && !first && pending <= room.credits) ? 1 : pending;
