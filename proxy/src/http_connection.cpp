@@ -129,7 +129,8 @@ void HttpConnection::on_request(beast::error_code ec) {
   range_ = std::string(req[http::field::range]);
   const std::string method(req.method_string());
   const RequestContext context{hosts_, pages_, default_host_, pool_.server(), [this]() -> const proto::Catalog& { return pool_.catalog(); },
-                               [this] { return metrics_.render(pool_.figures(), thumbnails_.figures()); }};
+                               [this] { return metrics_.render(pool_.figures(), thumbnails_.figures()); },
+                               [this] { return pool_.catalog_staleness(); }};
   RequestAnswer a;
   try {
     a = answer(req, context);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdma_pool.hpp"
 
+#include <algorithm>
+
 #include "vod/log.hpp"
 
 namespace vod::proxy {
@@ -9,6 +11,7 @@ namespace asio = boost::asio;
 
 namespace {
 constexpr auto kIdleSession = std::chrono::seconds(60);
+constexpr auto kCatalogAnswerWithin = std::chrono::seconds(2);  // a catalog read slower than this marks the catalog stale
 
 // An asio wait on a file descriptor asio does not own (it belongs to libibverbs or librdmacm).
 struct FdWatch {
@@ -77,7 +80,7 @@ void RdmaPool::read_catalog_now() {
   try {
     client::Session session(server_, options_);
     catalog_ = std::make_shared<const proto::Catalog>(session.catalog());
-    catalog_read_ = std::chrono::steady_clock::now();
+    catalog_read_ = catalog_good_at_ = std::chrono::steady_clock::now();
     catalog_ok_ = true;
     retired_.merge(session.stats());
   } catch (const std::exception& e) {
@@ -92,9 +95,9 @@ const proto::Catalog& RdmaPool::catalog(std::chrono::milliseconds max_age) {
   if (!catalog_refreshing_ && (!catalog_ || now - catalog_read_ > max_age)) {
     // A new connection sees the newest catalog generation; until it has, the last one serves.
     catalog_refreshing_ = true;
+    catalog_read_ = now;
     opener_.open(server_, options_, std::nullopt, [this](std::unique_ptr<client::Session> session, const std::string& error, unsigned) {
       catalog_refreshing_ = false;
-      catalog_read_ = std::chrono::steady_clock::now();
       if (!session) {
         if (catalog_ok_) log::warn("proxy", "cannot re-read the catalog of " + server() + ", serving the one read before: " + error);
         catalog_ok_ = false;
@@ -103,11 +106,26 @@ const proto::Catalog& RdmaPool::catalog(std::chrono::milliseconds max_age) {
       }
       catalog_ = std::make_shared<const proto::Catalog>(session->catalog());
       catalog_ok_ = true;
+      catalog_good_at_ = std::chrono::steady_clock::now();
       retired_.merge(session->stats());
     });
   }
   if (!catalog_) throw client::ClientError(client::ErrorKind::server_unreachable, catalog_error_);
   return *catalog_;
+}
+
+std::optional<std::string> RdmaPool::catalog_staleness() const {
+  if (!catalog_) return std::nullopt;
+  const auto now = std::chrono::steady_clock::now();
+  const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - catalog_good_at_).count();
+  std::string why;
+  if (!catalog_ok_) why = "did not answer the last catalog read (" + catalog_error_ + ")";
+  else if (catalog_refreshing_ && now - catalog_read_ > kCatalogAnswerWithin)
+    why = "has not answered the catalog read started " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - catalog_read_).count()) + " s ago";
+  else return std::nullopt;
+  std::string text = "the vod-server at " + server() + " " + why + "; this catalog was read " + std::to_string(age) + " s ago";
+  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');  // a header value
+  return text;
 }
 
 std::shared_ptr<RdmaPool::Movie> RdmaPool::movie_session(const std::string& name) {

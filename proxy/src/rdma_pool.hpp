@@ -40,6 +40,9 @@ class RdmaPool {
   // than `max_age`, and takes its place when it lands. Never waits. Throws ClientError when no
   // catalog was ever read (the reason of the last failure, or that the first read is under way).
   const proto::Catalog& catalog(std::chrono::milliseconds max_age = std::chrono::milliseconds(5000));
+  // Why the catalog catalog() returns is stale (the server did not answer its last read: the
+  // reason and the catalog's age), or nullopt while the server answers.
+  std::optional<std::string> catalog_staleness() const;
 
   // Reads dest.size() bytes of `movie` at `offset`. `done` runs later, on the io thread. Returns an
   // id for cancel().
@@ -88,7 +91,7 @@ class RdmaPool {
   client::SessionOptions options_;
   std::string multicast_group_, multicast_interface_;
   std::shared_ptr<const proto::Catalog> catalog_;  // the last read; swapped only between requests
-  std::chrono::steady_clock::time_point catalog_read_;
+  std::chrono::steady_clock::time_point catalog_read_, catalog_good_at_;  // when the last read started; when one last succeeded
   bool catalog_ok_ = false, catalog_refreshing_ = false;
   std::string catalog_error_ = "the first read of the catalog is under way";
   client::Stats retired_;  // of the sessions closed so far

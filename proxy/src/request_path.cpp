@@ -32,7 +32,7 @@ RequestAnswer answer(const HttpRequest& req, const RequestContext& context) {
   } catch (const std::exception& e) {
     return {error_plan(502, std::string("the vod-server at ") + context.server + " is not available: " + e.what()), 0, false};
   }
-  return {route(r, Site{*catalog, context.pages, context.default_host, context.server}), catalog->generation, false};
+  return {route(r, Site{*catalog, context.pages, context.default_host, context.server, context.stale()}), catalog->generation, false};
 }
 
 void limit_parser(http::request_parser<http::empty_body>& parser, std::size_t header_bytes) {

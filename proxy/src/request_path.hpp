@@ -30,6 +30,8 @@ struct RequestContext {
   std::string server;
   std::function<const proto::Catalog&()> catalog;
   std::function<std::string()> metrics;
+  // Why the catalog is stale (the server has not answered its last read), or nullopt.
+  std::function<std::optional<std::string>()> stale = [] { return std::optional<std::string>(); };
 };
 
 struct RequestAnswer {

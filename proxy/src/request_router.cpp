@@ -55,8 +55,10 @@ Plan page(std::string content_type, std::string body) {
 
 std::string movie_url(const std::string& host, const proto::CatalogEntry& e) { return "http://" + host + media_path(e); }
 
-Plan catalog_json(const proto::Catalog& c) {
-  std::string b = "{\"generation\":" + std::to_string(c.generation) + ",\"movies\":[";
+Plan catalog_json(const proto::Catalog& c, const std::optional<std::string>& stale) {
+  std::string b = "{\"generation\":" + std::to_string(c.generation) + ",";
+  if (stale) b += "\"stale\":true,\"stale_reason\":\"" + json_escape(*stale) + "\",";
+  b += "\"movies\":[";
   for (std::size_t i = 0; i < c.entries.size(); ++i) {
     const auto& e = c.entries[i];
     b += std::string(i ? "," : "") + "{\"name\":\"" + json_escape(e.name) + "\",\"url\":\"" + json_escape(media_path(e)) +
@@ -237,7 +239,7 @@ Plan route(const Request& r, const Site& site) {
   else if (path.rfind("/watch/", 0) == 0) p = watch(r, path, site, host);
   else if (path.rfind("/poster/", 0) == 0 || path.rfind("/strip/", 0) == 0) p = picture(path, site);
   else if (auto s = static_plan(r, site.pages)) return *s;
-  else if (path == "/catalog.json") p = catalog_json(catalog);
+  else if (path == "/catalog.json") p = catalog_json(catalog, site.stale);
   else if (path == "/playlist.m3u") p = playlist(catalog, host);
   else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
     const bool live = path[1] == 'l';
@@ -257,6 +259,11 @@ Plan route(const Request& r, const Site& site) {
     p.live = e->name;
   } else {
     return error_plan(404, "nothing at " + path + "; try / for the catalog");
+  }
+  // A page made from the catalog last read, while the server does not answer: it says so.
+  if (site.stale && p.live.empty()) {
+    p.headers.emplace_back("X-Catalog-Stale", *site.stale);
+    p.headers.emplace_back("Cache-Control", "no-cache");
   }
   p.send_body = r.method == "GET";
   return p;

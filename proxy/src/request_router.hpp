@@ -53,6 +53,9 @@ struct Site {
   const WebPages& pages;
   std::string default_host;
   std::string server;
+  // Set when `catalog` is the last one read and the server has not answered since: why, and how
+  // old it is. Pages built from it say so (an X-Catalog-Stale header; "stale" in /catalog.json).
+  std::optional<std::string> stale = std::nullopt;
 };
 
 Plan route(const Request& request, const Site& site);

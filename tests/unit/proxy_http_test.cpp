@@ -156,6 +156,31 @@ TEST(Router, Validators) {
   EXPECT_FALSE(p.send_body);
 }
 
+// The catalog last read, served while the server does not answer (issue 30): the pages made from
+// it say so; the movie bytes and the static files need no mark.
+TEST(Router, AStaleCatalogIsMarked) {
+  const proto::Catalog c = catalog();
+  Request r;
+  r.method = "GET";
+  r.host = "127.0.0.1:8080";
+  const std::string why = "the vod-server at rdma://10.0.0.1:7470 has not answered the catalog read started 3 s ago; this catalog was read 9 s ago";
+  for (const char* target : {"/", "/catalog.json", "/playlist.m3u", "/watch/a%20b.ts"}) {
+    SCOPED_TRACE(target);
+    r.target = target;
+    const Plan fresh = route(r, Site{c, pages(), "127.0.0.1:9", "rdma://10.0.0.1:7470"});
+    EXPECT_EQ(fresh.header("X-Catalog-Stale"), nullptr);
+    const Plan stale = route(r, Site{c, pages(), "127.0.0.1:9", "rdma://10.0.0.1:7470", why});
+    EXPECT_EQ(stale.status, 200u);
+    ASSERT_NE(stale.header("X-Catalog-Stale"), nullptr);
+    EXPECT_EQ(*stale.header("X-Catalog-Stale"), why);
+  }
+  r.target = "/catalog.json";
+  const Plan json = route(r, Site{c, pages(), "127.0.0.1:9", "rdma://10.0.0.1:7470", why});
+  EXPECT_NE(json.text.find("\"stale\":true,\"stale_reason\":\"the vod-server at"), std::string::npos) << json.text;
+  r.target = "/movies/a%20b.ts";
+  EXPECT_EQ(route(r, Site{c, pages(), "127.0.0.1:9", "rdma://10.0.0.1:7470", why}).header("X-Catalog-Stale"), nullptr) << "movie bytes are the same";
+}
+
 TEST(Router, PagesAndPlaylist) {
   Plan p = get("/");
   EXPECT_EQ(p.status, 200u);
