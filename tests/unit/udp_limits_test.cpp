@@ -5,6 +5,8 @@
 // datagrams one send carries.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <netinet/in.h>
 
 #include <chrono>
@@ -267,6 +269,7 @@ TEST(DatagramsPerSend, NeverZeroWhileTheBudgetCoversOneDatagram) {
     std::size_t want;
   } cases[] = {
       {1400, 1e9, 1 << 20, true, 44},      // 65000 / 1456: the train's byte limit
+      {1400, std::numeric_limits<double>::max(), 1 << 20, true, 44},  // an unlimited budget (was undefined behaviour)
       {1000, 1e9, 1 << 20, true, 61},      // 65000 / 1056
       {500, 1e9, 1 << 20, true, 64},       // the segment limit
       {1400, 3 * 1456 + 10, 1 << 20, true, 3},  // the budget

@@ -71,7 +71,9 @@ std::chrono::steady_clock::time_point job_deadline(std::chrono::steady_clock::ti
 std::size_t datagrams_per_send(std::uint32_t payload, double budget, std::uint64_t left, bool gso) noexcept {
   if (payload == 0 || left == 0) return 0;
   const std::size_t wire = payload + sizeof(proto::WireWriteRecordDataHeader);
-  const std::size_t afford = budget >= static_cast<double>(wire) ? static_cast<std::size_t>(budget / static_cast<double>(wire)) : 0;
+  // Capped before the conversion: any budget (an unlimited one included) is at most a train's worth.
+  const double fits = budget / static_cast<double>(wire);
+  const std::size_t afford = fits >= 1 ? static_cast<std::size_t>(std::min(fits, static_cast<double>(kGsoSegments))) : 0;
   const std::uint64_t needed = (left + payload - 1) / payload;
   // With GSO: at most kGsoSegments and kGsoBytes in one train, and always one (a single datagram
   // needs no GSO, whatever its size).
