@@ -5,12 +5,11 @@
 // datagrams one send carries.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-
-#include <limits>
 #include <netinet/in.h>
 
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>

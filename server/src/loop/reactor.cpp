@@ -105,7 +105,8 @@ std::size_t Reactor::run_once(std::optional<Clock::duration> max_wait) {
   if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
   std::size_t ran = 0;
   for (int i = 0; i < n; ++i) {
-    auto it = handlers_.find(events[i].data.u64);
+    const std::uint64_t token = events[i].data.u64;  // a copy: epoll_event is packed on x86-64, a reference would be misaligned
+    auto it = handlers_.find(token);
     if (it == handlers_.end()) continue;  // removed by a handler earlier in this batch
     // Held for the call: the handler may remove its own registration (and with it the entry).
     const std::shared_ptr<const Handler> handler = it->second.handler;
