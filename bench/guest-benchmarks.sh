@@ -24,9 +24,9 @@ vod_reads=(--chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8)
 hz=$(getconf CLK_TCK)
 
 case $mode in
-  full) sizes="16384 65536 262144 1048576"; ib_secs=5; sweep_n="1 10 25 50 100"; run_secs=20; jump=5; scale_n="1 100 500 1000"; max_probe="20 25 30 35 40"; cap_secs=8; zap_secs=20; raw_reads=500; seek_secs=30 ;;
-  quick) sizes="16384 262144"; ib_secs=3; sweep_n="1 10 25"; run_secs=10; jump=3; scale_n="1 100 1000"; max_probe=""; cap_secs=4; zap_secs=8; raw_reads=200; seek_secs=15 ;;
-  smoke) sizes="16384 262144"; ib_secs=1; sweep_n="2"; run_secs=3; jump=1; scale_n="1 5"; max_probe=""; cap_secs=2; zap_secs=3; raw_reads=40; seek_secs=3 ;;
+  full) sizes="16384 65536 262144 1048576"; ib_secs=5; sweep_n="1 10 25 50 100"; run_secs=20; jump=5; scale_n="1 100 500 1000"; max_probe="20 25 30 35 40"; cap_secs=8; zap_secs=20; raw_reads=500; seek_secs=30; fresh_n=40 ;;
+  quick) sizes="16384 262144"; ib_secs=3; sweep_n="1 10 25"; run_secs=10; jump=3; scale_n="1 100 1000"; max_probe=""; cap_secs=4; zap_secs=8; raw_reads=200; seek_secs=15; fresh_n=20 ;;
+  smoke) sizes="16384 262144"; ib_secs=1; sweep_n="2"; run_secs=3; jump=1; scale_n="1 5"; max_probe=""; cap_secs=2; zap_secs=3; raw_reads=40; seek_secs=3; fresh_n=2 ;;
   *) echo "mode must be full, quick or smoke" >&2; exit 2 ;;
 esac
 movie=${4:-$(cd "$media" && ls test-1080p-*.ts | head -n 1)}
@@ -153,6 +153,10 @@ for k in startup_p50_us connect_p50_us describe_p50_us after_connect_p50_us; do 
 line=$("$build/bench/read-latency" --host "$addr" --port 7470 --name "$movie" --size 16384 --count "$(( zap_secs * 2 ))" --gap-ms 500 \
   --new-connections | grep '^READLAT_FIRST')
 for k in connect_p50_us first_p50_us first_p99_us; do record read_latency_16k_new_connection "$k" "$(bench_field "$k" "$line")"; done
+
+echo "== 5c. a fresh process's first open, from the open call to the first 16 KiB: libvodclient against a bare raw-verbs program ($fresh_n processes each)"
+line=$("$build/bench/read-latency" --host "$addr" --port 7470 --name "$movie" --size 16384 --fresh "$fresh_n" --gap-ms 100 | grep '^READLAT_FRESH')
+for k in count bare_p50_us vod_p50_us ratio bare_p90_us vod_p90_us bare_exec_p50_us vod_exec_p50_us; do record fresh_open "$k" "$(bench_field "$k" "$line")"; done
 
 echo "== 6. scale: vod-server RSS with connected, nearly idle clients"
 for n in $scale_n; do

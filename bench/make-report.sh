@@ -181,6 +181,26 @@ awk -F'\t' '$2 == "sequential" { late[$3, $1] = $8; ns[$3] = 1 } END { for (n in
   echo "| $n | $need | ${vc:-n/a} | $(within "$vc") | ${vl:-n/a} | ${xc:-n/a} | $(within "$xc") | ${xl:-n/a} |"
 done
 
+cat <<MD
+
+## 5c. A fresh process's first open
+
+What a player started from nothing waits for: a new process's first open, from the open call to the
+first 16 KiB in hand. \`read-latency --fresh\` starts $(r fresh_open count) fresh processes of each path, taking turns, and each
+times its own open. The bare path is the least a raw rdma_cm and verbs program does: the cm id,
+PD, CQ, QP, a 64 KiB MR, the connect, one 16 KiB Read, busy-polled. The vod path is a libvodclient
+\`Session\` with its default options, then \`pread\` of the first 16 KiB. Both pay the first use of
+librdmacm and libibverbs in the process (they load the provider libraries). The last column runs from
+spawning the process to its answer, so it includes the start of the process. \`VOD_STARTUP_TRACE=1\`
+makes a process print where its open went.
+
+| fresh process | open → first 16 KiB p50 (µs) | p90 (µs) | spawn → answer p50 (µs) |
+|---------------|-----------------------------:|---------:|------------------------:|
+| bare raw verbs | $(r fresh_open bare_p50_us) | $(r fresh_open bare_p90_us) | $(r fresh_open bare_exec_p50_us) |
+| libvodclient Session | $(r fresh_open vod_p50_us) | $(r fresh_open vod_p90_us) | $(r fresh_open vod_exec_p50_us) |
+| vod ÷ bare | $(r fresh_open ratio) | | |
+MD
+
 rss1=$(r scale_rss_kib 1)
 cat <<MD
 
@@ -220,6 +240,14 @@ streams_why=""; [[ $streams_met == "not measured" ]] && streams_why=" (every N s
 per_conn=$(awk -F'\t' -v b="$rss1" '$1 == "scale_rss_kib" && $2 > n { n = $2; v = $3 } END { if (n > 1) printf "%.1f", (v - b) / (n - 1); else print "n/a" }' "$in/results.tsv")
 max_proc=$(awk -F'\t' 'NR > 1 && $1 == "vod" { p = 100 * $5 / $4; if (p > m) m = p } END { printf "%.2f", m }' "$in/sweep.tsv")
 max_steady=$(awk -F'\t' '$1 == "server_steady_cpu_pct" && $3 + 0 > m { m = $3 + 0 } END { printf "%.2f", m }' "$in/results.tsv")
+# A fresh process's first open (section 5c): vod ÷ bare, goal 1.3.
+fresh_measured() {
+  local v b
+  v=$(r fresh_open vod_p50_us); b=$(r fresh_open bare_p50_us)
+  if [[ -z $v || -z $b ]]; then echo "not measured"; return; fi
+  echo "vod $v µs ÷ bare $b µs = $(ratio "$v" "$b") ($(r fresh_open count) processes each)"
+}
+fresh_met() { awk -v v="$(r fresh_open vod_p50_us)" -v b="$(r fresh_open bare_p50_us)" 'BEGIN { print (b + 0 == 0 ? "n/a" : v <= 1.3 * b ? "yes" : "no") }'; }
 startup1=$(r startup_zap startup_p50_us); connect1=$(r startup_zap connect_p50_us); beyond1=$(r startup_zap after_connect_p50_us)
 # In time up to capacity: every sequential N whose bitrate fits in 0.9 x N readers' full-speed goodput had no late chunk.
 in_time_goal() {  # in_time_goal SYSTEM: "largest N in time / largest N within capacity / met"
@@ -244,6 +272,7 @@ vod-server and **$maxx** for nginx. ib_read_bw at 256 KiB allows $ideal such str
 | clients in time at $rate Mbit/s ≥ 0.9 × ib_read_bw ÷ $rate Mbit/s | $maxn of $ideal$streams_why | $streams_met |
 | seek p50 at 1 client ≤ 2 × ib_read_lat at the first Read's size (16 KiB) | ${seek1:-n/a} µs vs 2 × ${lat16:-n/a} µs | $(awk -v s="${seek1:-0}" -v l="${lat16:-0}" 'BEGIN { print (l == 0 ? "n/a" : s > 0 && s <= 2 * l ? "yes" : "no") }') |
 | startup p50 at 1 client ≤ the rdma_cm connect alone + 2 × ib_read_lat at the first Read's size (16 KiB); zap runs, per start | startup ${startup1:-n/a} µs, connect ${connect1:-n/a} µs; beyond the connect ${beyond1:-n/a} µs vs 2 × ${lat16:-n/a} µs | $(awk -v b="${beyond1:-0}" -v l="${lat16:-0}" 'BEGIN { print (l == 0 ? "n/a" : b > 0 && b <= 2 * l ? "yes" : "no") }') |
+| fresh process, open → first 16 KiB: vod ÷ bare (goal ≤ 1.3×) | $(fresh_measured) | $(fresh_met) |
 | every chunk in time for each N with N × bitrate ≤ 0.9 × the goodput of N full-speed readers (section 5b) | vod in time up to N = ${vod_best:-0} (goal applies up to N = ${vod_elig:-0}); nginx in time up to N = ${x_best:-0} (${x_elig:-0}) | ${vod_goal:-no} |
 | ≤ 64 KiB server memory per connected client | $per_conn KiB | $(awk -v p="$per_conn" 'BEGIN { print (p + 0 <= 64 ? "yes" : "no") }') |
 

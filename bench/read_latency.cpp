@@ -20,11 +20,16 @@
 // before the next) and times each one's connect and its first Read, at the movie's start: what a
 // player's start costs without the read engine, for the startup benchmark's zap runs.
 //
+// --fresh N instead runs 2N fresh processes (this program again): N of a bare raw-verbs open and N
+// of a libvodclient Session's, each timed from its open call to the first --size bytes in hand
+// (fresh_open.hpp), --gap-ms apart.
+//
 //   read-latency --host H --port P --name MOVIE [--size 16384] [--count 200] [--gap-ms 0] [--busy-poll]
-//                [--new-connections] [--seed 1]
+//                [--new-connections | --fresh N] [--seed 1]
 //
 // Prints one line: READLAT size=... count=... fixed_p50_us=... fixed_p99_us=... random_p50_us=... random_p99_us=...
-// (with --new-connections: READLAT_FIRST size=... count=... connect_p50_us=... first_p50_us=... first_p99_us=...)
+// (with --new-connections: READLAT_FIRST size=... count=... connect_p50_us=... first_p50_us=... first_p99_us=...;
+// with --fresh: READLAT_FRESH size=... count=... bare_p50_us=... vod_p50_us=... ratio=... ...)
 #include <poll.h>
 
 #include <algorithm>
@@ -41,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "fresh_open.hpp"
 #include "vod/client/stats.hpp"
 #include "vod/client/uri.hpp"
 #include "vod/protocol/name_hash.hpp"
@@ -64,6 +70,8 @@ struct Options {
   unsigned gap_ms = 0;  // idle time before each timed Read
   bool busy_poll = false;  // spin on the CQ instead of sleeping on its completion channel
   bool new_connections = false;  // time each new connection's first Read
+  unsigned fresh = 0;            // fresh processes per path (fresh_open.hpp)
+  std::string fresh_child;       // this process is one of them: "bare" or "vod"
 };
 
 // One connection and one registered buffer; members in teardown order (endpoint before the hub).
@@ -141,6 +149,10 @@ int run_new_connections(const Options& o) {
 }
 
 int run(const Options& o) {
+  if (o.fresh || !o.fresh_child.empty()) {
+    const bench::FreshOptions f{o.host, static_cast<std::uint16_t>(o.port), o.name, o.size, o.fresh, o.gap_ms};
+    return o.fresh_child.empty() ? bench::run_fresh(f) : bench::run_fresh_child(f, o.fresh_child);
+  }
   if (o.new_connections) return run_new_connections(o);
   Reader r(o);
   constexpr std::uint64_t kPage = 4096;
@@ -173,10 +185,16 @@ int main(int argc, char** argv) {
       "count", po::value(&o.count)->default_value(o.count), "Reads of each kind (with --new-connections: connections)")(
       "gap-ms", po::value(&o.gap_ms)->default_value(o.gap_ms), "idle milliseconds before each timed Read")("seed", po::value(&o.seed)->default_value(o.seed), "for the random offsets")(
       "busy-poll", po::bool_switch(&o.busy_poll), "spin on the CQ instead of sleeping on its completion channel (perftest without -e)")(
-      "new-connections", po::bool_switch(&o.new_connections), "time the first Read of --count new connections, one after another");
+      "new-connections", po::bool_switch(&o.new_connections), "time the first Read of --count new connections, one after another")(
+      "fresh", po::value(&o.fresh)->default_value(o.fresh),
+      "run this many fresh processes of a bare raw-verbs open and of a libvodclient open each, and time each one's open to the first --size bytes");
+  po::options_description hidden;
+  hidden.add_options()("fresh-child", po::value(&o.fresh_child), "one of --fresh's processes: bare or vod");
+  po::options_description all;
+  all.add(opts).add(hidden);
   try {
     po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, opts), vm);
+    po::store(po::parse_command_line(argc, argv, all), vm);
     if (vm.count("help")) {
       std::cout << opts << "\n";
       return 0;

@@ -17,10 +17,12 @@
 #include "rdma/rdma_fetcher.hpp"
 #include "vod/client/errors.hpp"
 #include "vod/client/ring_pool.hpp"
+#include "vod/rdma/startup_trace.hpp"
 
 namespace vod::client {
 
 using namespace engine;
+namespace trace = rdma::startup_trace;
 
 namespace {
 // A Read that has not completed in this long means the connection is dead even if no event said so.
@@ -40,6 +42,7 @@ class ReadEngine::Impl {
         ring(take_ring(ring_size)),  // resident already when a closed session left it spare
         cache(slots_of(o)) {
     planner.readahead = o.readahead_bytes;
+    if (trace::enabled()) trace::mark("read engine made, its ring of " + std::to_string(ring_size) + " bytes taken");
   }
 
   void attach(std::unique_ptr<Fetcher> f);
@@ -156,8 +159,12 @@ std::uint64_t ReadEngine::Impl::submit(Region r, std::uint64_t offset, std::span
 void ReadEngine::Impl::post_wanted() {
   if (!fetcher) return;
   const PlannerLimits limits{depth, readahead_depth, chunk, first_read, fetcher->fetches_in_parts()};
-  issue(plan_reads(planner, cache, requests, regions, limits, in_flight));
+  const auto orders = plan_reads(planner, cache, requests, regions, limits, in_flight);
+  issue(orders);
   fetcher->flush();  // what this round chose goes out together
+  if (trace::enabled() && !orders.empty())
+    trace::mark(std::to_string(orders.size()) + " Read(s) posted, the first a " + (orders.front().kind == FetchOrder::Kind::head ? "head" : "block") +
+                " of " + std::to_string(orders.front().length) + " bytes (ibv_post_send returned)");
 }
 
 void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
@@ -230,6 +237,7 @@ void ReadEngine::Impl::on_head_done(std::uint32_t s, bool ok, const std::string&
   }
   slot.head_ready = true;
   landed(slot, slot.head_to - slot.head_from);
+  trace::mark("head landed (its completion reaped)");
 }
 
 void ReadEngine::Impl::reap() {
@@ -239,6 +247,7 @@ void ReadEngine::Impl::reap() {
 
 bool ReadEngine::Impl::serve_requests() {
   auto finished = requests.serve(cache, ring.get(), chunk, stats.bytes_delivered);
+  if (!finished.empty()) trace::finish("first request served");
   for (auto& [done, n] : finished)
     if (done) done(n);
   return !finished.empty();
@@ -266,6 +275,7 @@ void ReadEngine::Impl::progress(std::chrono::milliseconds wait) {
       throw ConnectionLost(std::string("no ") + fetcher->fetch_name() + " completed for " + std::to_string(kStuckRead.count()) + " s (" +
                            std::to_string(in_flight) + " requested, none arrived)");
     if (in_flight == 0) last_progress = now;
+    trace::mark("nothing landed yet: waiting on the channels");
     // Sleep on the completion channel and the CM channel, even when idle: a paced reader waits
     // here, and a disconnect must still be noticed.
     wait_for_events(*fetcher, interrupter, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1));

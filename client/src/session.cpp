@@ -8,6 +8,7 @@
 #include "vod/log.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/rdma/error.hpp"
+#include "vod/rdma/startup_trace.hpp"
 
 namespace vod::client {
 
@@ -135,6 +136,7 @@ std::chrono::steady_clock::time_point Session::open_rdma(const std::string& name
   engine_.attach(*endpoint_, read_depth_, max_read, ring_mr);
   accept_ = *accept;
   engine_.set_region(Region::catalog, accept_.catalog);
+  rdma::startup_trace::mark("accept decoded, engine attached");
   return connected;
 }
 

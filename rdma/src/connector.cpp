@@ -7,8 +7,11 @@
 #include <stdexcept>
 
 #include "vod/rdma/error.hpp"
+#include "vod/rdma/startup_trace.hpp"
 
 namespace vod::rdma {
+
+namespace trace = startup_trace;
 
 namespace {
 constexpr int kIbCmRejInvalidServiceId = 8;  // IB CM REJ reason: no listener on that service ID
@@ -49,8 +52,10 @@ ConnectStep connect_transition(ConnectState state, rdma_cm_event_type event) noe
 Connector::Connector(ConnectOptions o) : options_(std::move(o)), target_(options_.host + ":" + std::to_string(options_.port)) {
   if (!options_.hub) throw std::invalid_argument("rdma::Connector: ConnectOptions::hub is required (the CQ the QP completes on)");
   require_device();
+  trace::mark("require_device (ibv_get_device_list)");
   ep_ = std::make_unique<ClientEndpoint>();
   ep_->id = create_id(ep_->events, nullptr);
+  trace::mark("event channel and cm_id");
   rdma_addrinfo hints{};
   hints.ai_port_space = RDMA_PS_TCP;
   rdma_addrinfo* res = nullptr;
@@ -58,8 +63,10 @@ Connector::Connector(ConnectOptions o) : options_(std::move(o)), target_(options
   if (rdma_getaddrinfo(options_.host.c_str(), service.c_str(), &hints, &res) != 0)
     throw ConnectFailed("cannot resolve " + target_ + ": " + std::strerror(errno));
   std::unique_ptr<rdma_addrinfo, decltype(&rdma_freeaddrinfo)> info(res, rdma_freeaddrinfo);
+  trace::mark("rdma_getaddrinfo");
   if (rdma_resolve_addr(ep_->id.get(), nullptr, info->ai_dst_addr, static_cast<int>(options_.timeout.count())) != 0)
     throw_errno("rdma_resolve_addr", "", "resolving " + target_);
+  trace::mark("rdma_resolve_addr returned");
   deadline_ = Clock::now() + options_.timeout;
 }
 
@@ -97,6 +104,7 @@ ConnectState Connector::step(Clock::time_point now) {
         fail(std::make_exception_ptr(ConnectFailed(step_text() + ": no answer within " + std::to_string(options_.timeout.count()) + " ms")));
       break;
     }
+    if (trace::enabled()) trace::mark(std::string("event ") + e->type_name() + " taken");
     const ConnectStep next = connect_transition(state_, e->type());
     std::exception_ptr failure;
     try {
@@ -122,6 +130,7 @@ void Connector::act(ConnectAction action, CmEvent& e) {
     case ConnectAction::resolve_route:
       if (rdma_resolve_route(ep_->id.get(), static_cast<int>(options_.timeout.count())) != 0)
         throw_errno("rdma_resolve_route", device_name(ep_->id->verbs), "routing to " + target_);
+      trace::mark("rdma_resolve_route returned");
       return;
     case ConnectAction::create_qp_and_connect:
       create_qp_and_connect();
@@ -149,13 +158,16 @@ void Connector::create_qp_and_connect() {
   ibv_context* ctx = ep.id->verbs;
   ep.limits = query_limits(ctx, ep.id->port_num);
   ep.initiator_depth = client_initiator_depth(ep.limits, o.wanted_read_depth);
+  trace::mark("query_limits (ibv_query_device, ibv_query_port)");
   ep.pd = alloc_pd(ctx);
+  trace::mark("PD");
   const std::uint32_t sq = std::max(1u, std::min(o.send_queue_depth, ep.limits.max_qp_wr));
   const std::uint32_t rq = std::max(1u, std::min(o.recv_queue_depth, ep.limits.max_qp_wr));
   ep.cq.cq = o.hub->reserve(ctx, sq + rq);
   ep.cq.hub = o.hub;
   ep.cq.context = ctx;
   ep.cq.entries = sq + rq;
+  trace::mark("CQ (the hub's share: its channel and CQ at the first)");
   ibv_qp_init_attr attr{};
   attr.send_cq = ep.cq.cq;
   attr.recv_cq = ep.cq.cq;
@@ -174,6 +186,7 @@ void Connector::create_qp_and_connect() {
     ep.qp = QueuePair(ep.id.get(), ep.pd.get(), attr);
   }
   ep.max_inline_data = attr.cap.max_inline_data;
+  trace::mark("QP");
 
   rdma_conn_param param{};
   param.private_data = o.private_data.data();
@@ -183,7 +196,11 @@ void Connector::create_qp_and_connect() {
   param.retry_count = 7;
   param.rnr_retry_count = 7;
   if (rdma_connect(ep.id.get(), &param) != 0) throw_errno("rdma_connect", ep.limits.name, "connecting to " + target_);
-  if (o.while_connecting) o.while_connecting(ep);
+  trace::mark("rdma_connect returned");
+  if (o.while_connecting) {
+    o.while_connecting(ep);
+    trace::mark("while_connecting returned");
+  }
 }
 
 std::unique_ptr<ClientEndpoint> Connector::take() {
