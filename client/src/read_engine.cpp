@@ -57,6 +57,16 @@ class ReadEngine::Impl {
     s.in_flight = in_flight;
     return s;
   }
+  std::optional<Clock::time_point> next_deadline() const {
+    if (!fetcher) return std::nullopt;
+    std::optional<Clock::time_point> next;
+    if (in_flight > 0) next = last_progress + kStuckRead;
+    if (const int ms = fetcher->next_timeout_ms(); ms >= 0) {
+      const auto timer = Clock::now() + std::chrono::milliseconds(ms);
+      next = next ? std::min(*next, timer) : timer;
+    }
+    return next;
+  }
 
   const std::size_t chunk;
   const std::size_t readahead_max;
@@ -269,12 +279,14 @@ void ReadEngine::Impl::progress(std::chrono::milliseconds wait) {
     if (served) return check_disconnect();
     if (stats.reads_posted != posted) continue;  // they may have completed already: look before sleeping
     const auto now = Clock::now();
-    if (now >= deadline) return check_disconnect();
-    stats.stalls += requests.mark_waiting();
+    // Checked before the deadline's return, so that progress(0) from an outside event loop's timer
+    // (next_deadline()) finds a stuck Read too.
     if (in_flight > 0 && now - last_progress > kStuckRead)
       throw ConnectionLost(std::string("no ") + fetcher->fetch_name() + " completed for " + std::to_string(kStuckRead.count()) + " s (" +
                            std::to_string(in_flight) + " requested, none arrived)");
     if (in_flight == 0) last_progress = now;
+    if (now >= deadline) return check_disconnect();
+    stats.stalls += requests.mark_waiting();
     trace::mark("nothing landed yet: waiting on the channels");
     // Sleep on the completion channel and the CM channel, even when idle: a paced reader waits
     // here, and a disconnect must still be noticed.
@@ -354,6 +366,14 @@ void ReadEngine::consume() noexcept {
   if (impl_->fetcher) impl_->fetcher->consume();
 }
 int ReadEngine::cm_fd() const noexcept { return impl_->fetcher ? impl_->fetcher->control_fd() : -1; }
+std::vector<int> ReadEngine::wait_fds() const {
+  std::vector<int> fds;
+  if (!impl_->fetcher) return fds;
+  fds = impl_->fetcher->wait_fds();
+  if (const int fd = impl_->fetcher->control_fd(); fd >= 0) fds.push_back(fd);
+  return fds;
+}
+std::optional<ReadEngine::Clock::time_point> ReadEngine::next_deadline() const { return impl_->next_deadline(); }
 void ReadEngine::set_interrupter(const Interrupter* i) noexcept { impl_->interrupter = i; }
 Stats ReadEngine::stats() const { return impl_->snapshot(); }
 std::size_t ReadEngine::chunk_size() const noexcept { return impl_->chunk; }

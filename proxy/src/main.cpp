@@ -54,6 +54,14 @@ std::string ensure_file_limit(std::size_t max_connections) {
          " (it needs about " + std::to_string(wanted) + "): accepts will fail before the cap; raise LimitNOFILE (ulimit -n) or lower --max-connections";
 }
 
+// The proxy's io_context, able to destroy the handlers it still holds once run() has returned.
+// asio does that only in ~io_context, which runs after everything declared below it in main() is
+// gone; the handlers hold shared_ptrs to HTTP connections whose destructors use those objects.
+class EventLoop : public asio::io_context {
+ public:
+  void drop_pending_handlers() { shutdown(); }  // execution_context::shutdown: idempotent
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,7 +93,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);
-  asio::io_context io;
+  EventLoop io;
   client::SessionOptions options;
   options.engine.chunk_size = std::size_t{config->chunk_kib} * 1024;
   options.engine.read_depth = config->depth;
@@ -149,5 +157,11 @@ int main(int argc, char** argv) {
   });
   log::info("proxy", "listening on http://" + listener->address() + "/ for " + server.to_string());
   io.run();
+  // The handlers still queued own HTTP connections, whose destructors give their reads back to the
+  // pool and count themselves out of the metrics: they go now, while the pool, the hubs and the
+  // metrics exist (the io_context itself goes after them all).
+  listener.reset();
+  io.drop_pending_handlers();
+  pool.close();
   return 0;
 }

@@ -42,11 +42,15 @@ struct RdmaPool::Movie {
   };
   std::map<std::uint64_t, Pending> pending;  // by pool read id
   FdWatch completions, events;
+  // progress(0) at the session's next deadline, which no fd announces: a UDP record's repair
+  // timer (a server that went quiet sends nothing to wake us), the stuck-Read check.
+  std::unique_ptr<asio::steady_timer> timer;
   std::chrono::steady_clock::time_point last_used;
   bool drive_scheduled = false;
   ~Movie() {
     completions.reset();
     events.reset();
+    if (timer) timer->cancel();
   }
 };
 
@@ -56,7 +60,20 @@ RdmaPool::RdmaPool(asio::io_context& io, client::Uri server, client::SessionOpti
   sweep();
 }
 
-RdmaPool::~RdmaPool() = default;
+RdmaPool::~RdmaPool() { close(); }
+
+void RdmaPool::close() noexcept {
+  auto movies = std::move(movies_);
+  movies_.clear();
+  for (auto& [name, m] : movies) {
+    retire(*m);
+    auto pending = std::move(m->pending);
+    m->pending.clear();
+    pending.clear();  // may run ~HttpConnection, which cancels here: the maps still exist
+  }
+  movies.clear();
+  reads_.clear();
+}
 
 client::LiveOptions RdmaPool::live_options() const {
   client::LiveOptions o;
@@ -202,6 +219,7 @@ void RdmaPool::lost(const std::shared_ptr<Movie>& m, const std::string& why) {
   log::warn("proxy", "RDMA session for '" + m->name + "' lost (" + why + "); reconnecting off the event loop");
   m->completions.reset();
   m->events.reset();
+  if (m->timer) m->timer->cancel();
   retire(*m);
   m->session.reset();
   for (auto& [id, p] : m->pending) p.issued = false;
@@ -286,6 +304,18 @@ void RdmaPool::watch(const std::shared_ptr<Movie>& m) {
     w.descriptor = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
     wait_on(m, completions, w.descriptor.get());
   }
+  const auto next = m->session->next_deadline();
+  if (!next) {
+    if (m->timer) m->timer->cancel();
+    return;
+  }
+  if (!m->timer) m->timer = std::make_unique<asio::steady_timer>(io_);
+  m->timer->expires_at(*next);  // cancels the wait armed by the last drive
+  m->timer->async_wait([this, weak = std::weak_ptr<Movie>(m)](const boost::system::error_code& ec) {
+    auto mv = weak.lock();
+    if (ec || !mv || !mv->session) return;
+    drive(mv);
+  });
 }
 
 void RdmaPool::wait_on(const std::weak_ptr<Movie>& weak, bool completions, asio::posix::stream_descriptor* d) {

@@ -51,6 +51,12 @@ class RdmaPool {
   // destination is not written.
   void cancel(std::uint64_t id) noexcept;
 
+  // Closes every session, dropping the reads still waiting without running their callbacks (the
+  // proxy is stopping). Each callback may hold the last reference to an HTTP connection, whose
+  // destructor cancels its reads here and counts itself out of the metrics: call it while those
+  // exist. The destructor calls it too.
+  void close() noexcept;
+
   std::size_t sessions() const noexcept { return movies_.size(); }
   // For /metrics: sessions open, and the reads of every session since the start.
   RdmaFigures figures() const;

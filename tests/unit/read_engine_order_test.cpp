@@ -53,6 +53,8 @@ class ManualFetcher final : public Fetcher {
   void consume() noexcept override {}
   unsigned depth() const noexcept override { return depth_; }
   std::size_t max_fetch() const noexcept override { return 1u << 20; }
+  int next_timeout_ms() const noexcept override { return timer_ms_; }
+  void set_timer(int ms) noexcept { timer_ms_ = ms; }  // -1: none (a UDP fetcher's repair timer)
 
   // Completes the oldest pending fetch (as an RC QP would), with the region's bytes.
   Fetch complete_next() {
@@ -73,6 +75,7 @@ class ManualFetcher final : public Fetcher {
   Done done_;
   std::vector<Fetch> log_, pending_, ready_;
   std::string order_;
+  int timer_ms_ = -1;
 };
 
 constexpr std::size_t kChunk = 64 * 1024;
@@ -343,6 +346,42 @@ TEST(ReadEngineOrder, TheCmChannelWaitsForTheHeadAndTheDelivery) {
   EXPECT_EQ(order.substr(0, 1), "d") << order;
   EXPECT_EQ(order.back(), 'c') << order;
   EXPECT_TRUE(bytes_ok(first, at));
+}
+
+TEST(ReadEngineOrder, TheNextDeadlineCoversWhatNoFdAnnounces) {
+  // An outside event loop (vod-proxy) sleeps on wait_fds() and next_deadline(): with fetches in
+  // flight there is always a deadline (the stuck-Read check), the fetcher's own timer comes first
+  // when sooner, and an idle engine has none.
+  Rig rig(true);
+  EXPECT_FALSE(rig.engine.next_deadline());
+  std::vector<std::uint8_t> buf(kChunk);
+  bool done = false;
+  rig.engine.submit(Region::movie, 0, buf, [&](std::size_t n) { done = n == buf.size(); });
+  rig.engine.progress(std::chrono::milliseconds(0));
+  ASSERT_GT(rig.fetcher->pending(), 0u);
+  auto before = ReadEngine::Clock::now();
+  auto next = rig.engine.next_deadline();
+  ASSERT_TRUE(next);
+  EXPECT_GT(*next, before + std::chrono::seconds(10));  // the stuck-Read check, 15 s after the last progress
+  EXPECT_LE(*next, before + std::chrono::seconds(16));
+  rig.fetcher->set_timer(40);
+  before = ReadEngine::Clock::now();
+  next = rig.engine.next_deadline();
+  ASSERT_TRUE(next);
+  EXPECT_GE(*next, before + std::chrono::milliseconds(40));
+  EXPECT_LT(*next, before + std::chrono::seconds(1));
+  rig.fetcher->set_timer(-1);
+  drain(rig, done);
+  ASSERT_TRUE(done);
+  for (int i = 0; i < 64 && rig.fetcher->pending(); ++i) {
+    rig.fetcher->complete_next();
+    rig.engine.progress(std::chrono::milliseconds(0));
+  }
+  EXPECT_EQ(rig.engine.stats().in_flight, 0u);
+  EXPECT_FALSE(rig.engine.next_deadline());
+  rig.engine.detach();
+  EXPECT_FALSE(rig.engine.next_deadline());
+  EXPECT_TRUE(rig.engine.wait_fds().empty());
 }
 
 }  // namespace

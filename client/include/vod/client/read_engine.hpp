@@ -37,6 +37,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "vod/client/fetcher.hpp"
 #include "vod/client/interrupter.hpp"
@@ -157,6 +158,13 @@ class ReadEngine {
   std::size_t chunk_size() const noexcept;
   std::size_t ring_bytes() const noexcept;
   int cm_fd() const noexcept;
+  // For an outside event loop that never calls progress() with a wait: every fd to watch (the
+  // completion channel, then the connection's control channel: CM events or the UDP socket), and
+  // the next moment progress(0) has work even if none of them became readable (a UDP record's
+  // repair timer, the stuck-Read check). None while nothing is in flight and no timer runs.
+  using Clock = std::chrono::steady_clock;
+  std::vector<int> wait_fds() const;
+  std::optional<Clock::time_point> next_deadline() const;
 
  private:
   // The block cache, the request queue, the read planner and the driver's state

@@ -124,6 +124,15 @@ class Session {
   const StartupTimes& startup() const noexcept { return startup_; }
 
   ReadEngine& engine() noexcept { return engine_; }
+  // For an event loop that drives the session with progress(0) (vod-proxy): whether it has a
+  // connection (disconnected after a loss with ReconnectPolicy::in_place = false, until its owner
+  // opens another session), the fds to watch, and the next moment progress(0) must run even if
+  // none of them became readable (ReadEngine::next_deadline: a UDP record's repair timer, the
+  // stuck-Read check). A loop that waits only on the fds misses a server that went quiet.
+  enum class State { connected, disconnected };
+  State state() const noexcept { return engine_.attached() ? State::connected : State::disconnected; }
+  std::vector<int> wait_fds() const { return engine_.wait_fds(); }
+  std::optional<ReadEngine::Clock::time_point> next_deadline() const { return engine_.next_deadline(); }
   const std::shared_ptr<rdma::CompletionHub>& hub() const noexcept { return hub_; }
   // The engine's figures, and the reconnects of this session (a snapshot).
   Stats stats() const;
