@@ -27,7 +27,7 @@ struct MovieRegistration;
 struct Device {
   ibv_context* context = nullptr;  // owned by librdmacm (rdma_get_devices)
   rdma::DeviceLimits limits;
-  // Memory windows per connection (windows/connection_windows.hpp): the regions are registered for
+  // Memory windows per connection (windows/window_binding.hpp): the regions are registered for
   // binding only, the catalog lists no rkeys, and each VoD or catalog client gets windows on its QP.
   bool windows = false;
   rdma::ProtectionDomain pd;  // the device's CQ is the server's CompletionHub's, shared by every QP

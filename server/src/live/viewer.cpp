@@ -66,8 +66,10 @@ Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdm
   });
   try {
     if (windows) {
-      rdma::bring_up_passive_qp(id, own_qp_.get(), windows->responder_resources, windows->rnr_retry);
-      window_regions_ = windows_.bind(pd, own_qp_.get(), windows->spans, rdma::WorkId{owner_, kBind, 0}.pack(), *windows->rkeys);
+      window_verbs_.emplace(id, pd, own_qp_.get());
+      binding_.emplace(*window_verbs_, *windows->rkeys);
+      // The QP to RTS and the binds posted; on failure the binding has freed what it made.
+      window_regions_ = binding_->start(windows->spans, windows->responder_resources, windows->rnr_retry, rdma::WorkId{owner_, kBind, 0}.pack());
       state_ = State::binding;
     }
     for (std::uint32_t slot = 0; slot < depths_.recv; ++slot) post_recv(slot);
@@ -101,11 +103,13 @@ bool Viewer::on_completion(const ibv_wc& wc, rdma::WorkId id) {
     return false;
   }
   if (id.kind == kBind) {
-    if (wc.status != IBV_WC_SUCCESS) {
-      if (wc.status != IBV_WC_WR_FLUSH_ERR) fail(std::string("binding its memory windows failed: ") + ibv_wc_status_str(wc.status));
-    } else if (state_ == State::binding) {
+    if (!binding_) return false;
+    const auto after = binding_->on_completion(wc.status);
+    if (after == windows::WindowBinding::State::bound && state_ == State::binding) {
       state_ = State::awaiting_credit;
       bound_ = true;
+    } else if (after == windows::WindowBinding::State::failed && wc.status != IBV_WC_WR_FLUSH_ERR) {
+      fail(binding_->failure());  // a flush: it was draining already
     }
     return false;
   }
@@ -189,7 +193,7 @@ void Viewer::begin_drain(const std::string& why) {
   log::debug("live", peer_ + ": draining (" + why + ")");
   state_ = State::draining;
   drain_started_ = std::chrono::steady_clock::now();
-  windows_.invalidate();  // its windows' rkeys fail from now on
+  if (binding_) binding_->invalidate();  // its windows' rkeys fail from now on
   // In the error state every outstanding work request completes as a flush. Receives always
   // complete, so they are counted; Sends are signaled only now and then, so a signaled marker
   // posted after the transition completes last on its queue. (A disconnect may have moved the QP

@@ -7,8 +7,9 @@
 //           `------------------------`--- disconnect, error, stop ---> draining --all WRs flushed--> (destroyed)
 //
 //   binding          with memory windows only: the viewer's own QP is in RTS and the binds of its
-//                    windows (ring, header, catalog) are posted; the accept waits for them
-//                    (take_bound()). Without windows a viewer starts in awaiting_credit.
+//                    windows (ring, header, catalog) are posted, by a windows::WindowBinding (the
+//                    VoD connections' state machine); the accept waits for them (take_bound()).
+//                    Without windows a viewer starts in awaiting_credit.
 //   awaiting_credit  accepted, receives posted; nothing may be sent before the first credit message
 //                    (the client sends first, as iWARP requires).
 //   joining          credit granted, but the ring holds no keyframe yet: the viewer starts at the
@@ -30,6 +31,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -37,7 +39,8 @@
 #include "live/channel.hpp"
 #include "live/channel_view.hpp"
 #include "live/notify_planner.hpp"
-#include "windows/connection_windows.hpp"
+#include "windows/rdma_window_verbs.hpp"
+#include "windows/window_binding.hpp"
 #include "vod/protocol/live_messages.hpp"
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/device.hpp"
@@ -55,7 +58,7 @@ class Viewer {
   static constexpr std::uint8_t kSend = 1;
   static constexpr std::uint8_t kRecv = 2;
   static constexpr std::uint8_t kDrainSend = 3;  // the marker posted after the QP went to error
-  static constexpr std::uint8_t kBind = 4;       // the last memory window bind
+  static constexpr std::uint8_t kBind = windows::kBindKind;  // the last memory window bind
 
   // With memory windows: the regions to bind windows over on the viewer's own QP, before the accept.
   struct WindowPlan {
@@ -128,7 +131,10 @@ class Viewer {
   std::unique_ptr<CqShare> cq_share_;
   rdma::QueuePair qp_;           // without windows
   rdma::VerbsQueuePair own_qp_;  // with windows
-  windows::ConnectionWindows windows_;  // after the QPs: invalidated first
+  // With windows: the same state machine as a VoD connection's (bring-up, binds, the signalled
+  // bind's completion, invalidation). After the QPs: the windows go first.
+  std::optional<windows::RdmaWindowVerbs> window_verbs_;
+  std::optional<windows::WindowBinding> binding_;
   std::vector<proto::RegionDescriptor> window_regions_;
   bool bound_ = false;
   bool inline_sends_ = false;

@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "ondemand/vod_transport.hpp"
-#include "windows/connection_windows.hpp"
+#include "windows/window_binding.hpp"
 #include "vod/log.hpp"
 #include "vod/rdma/connection.hpp"
 

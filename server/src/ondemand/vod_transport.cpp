@@ -7,7 +7,7 @@
 #include "vod/log.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/rdma/connection.hpp"
-#include "windows/connection_windows.hpp"
+#include "windows/window_binding.hpp"
 
 namespace vod::server::ondemand {
 

@@ -30,6 +30,10 @@
 
 namespace vod::server::windows {
 
+// The kind of a window bind's completion in the server's CompletionHub: rdma::WorkId{the
+// connection's owner id, kBindKind, 0}, for VoD connections and live viewers alike.
+inline constexpr std::uint8_t kBindKind = 4;
+
 // A region to expose through a window: `region` lies inside `mr`, which allows binding.
 struct WindowSpan {
   ibv_mr* mr = nullptr;
