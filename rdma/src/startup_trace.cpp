@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,23 +31,30 @@ class Trace {
   void add(std::string_view step, bool last) noexcept {
     const auto now = Clock::now();
     std::lock_guard<std::mutex> guard(lock_);
-    if (done_) return;
+    if (finished_ && (last || after_finish_ >= kAfterFinish)) return;
+    if (finished_) ++after_finish_;
     try {
       marks_.push_back({now, std::string(step)});
     } catch (...) {
       return;  // out of memory: the trace is only a diagnostic
     }
+    if (!first_) first_ = before_ = now;
     if (last) {
       print_locked();
-      done_ = true;
+      finished_ = true;
     }
   }
 
  private:
+  // Marks kept after finish() (printed at exit): what the first open did right after it served
+  // its first request, bounded so that a long-running process does not collect them for ever.
+  static constexpr unsigned kAfterFinish = 12;
+
   void print() noexcept {
     std::lock_guard<std::mutex> guard(lock_);
     print_locked();
-    done_ = true;
+    finished_ = true;
+    after_finish_ = kAfterFinish;
   }
 
   void print_locked() noexcept {
@@ -54,11 +62,10 @@ class Trace {
     std::string out;
     try {
       const long pid = static_cast<long>(getpid());
-      auto before = marks_.front().at;
       for (const Mark& m : marks_) {
-        const auto since_first = std::chrono::duration_cast<std::chrono::microseconds>(m.at - marks_.front().at).count();
-        const auto since_last = std::chrono::duration_cast<std::chrono::microseconds>(m.at - before).count();
-        before = m.at;
+        const auto since_first = std::chrono::duration_cast<std::chrono::microseconds>(m.at - *first_).count();
+        const auto since_last = std::chrono::duration_cast<std::chrono::microseconds>(m.at - before_).count();
+        before_ = m.at;
         char head[96];
         std::snprintf(head, sizeof head, "vod-startup[%ld]: +%8lld us  (+%7lld) ", pid, static_cast<long long>(since_first),
                       static_cast<long long>(since_last));
@@ -80,7 +87,10 @@ class Trace {
 
   std::mutex lock_;
   std::vector<Mark> marks_;
-  bool done_ = false;
+  std::optional<Clock::time_point> first_;  // of the first mark: every line's origin
+  Clock::time_point before_;                // of the mark printed last
+  bool finished_ = false;
+  unsigned after_finish_ = 0;
 };
 
 Trace& trace() {

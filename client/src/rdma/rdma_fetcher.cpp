@@ -1,22 +1,31 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdma/rdma_fetcher.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "vod/client/errors.hpp"
 #include "vod/rdma/error.hpp"
+#include "vod/rdma/startup_trace.hpp"
 
 namespace vod::client {
 
-ibv_mr* RdmaFetcher::register_ring(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size) {
-  ep.memory.push_back(rdma::register_memory(ep.pd.get(), ring, ring_size, rdma::read_sink_access(ep.limits), "the client read ring"));
+ibv_mr* RdmaFetcher::register_ring(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t bytes) {
+  ep.memory.push_back(rdma::register_memory(ep.pd.get(), ring, bytes, rdma::read_sink_access(ep.limits), "the client read ring"));
   return ep.memory.back().get();
 }
 
 RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size, ibv_mr* ring_mr, unsigned depth,
                          std::size_t max_read)
-    : ep_(ep), mr_(ring_mr ? ring_mr : register_ring(ep, ring, ring_size)), depth_(depth), max_read_(max_read) {
+    : ep_(ep), ring_(ring), ring_size_(ring_size), depth_(depth), max_read_(max_read) {
+  ibv_mr* first = ring_mr ? ring_mr : register_ring(ep, ring, ring_size);
+  if (first->addr != ring_ || first->length == 0 || first->length > ring_size_)
+    throw std::logic_error("RdmaFetcher: the ring's MR is not a piece at its start");
+  pieces_.assign((ring_size_ + first->length - 1) / first->length, nullptr);
+  pieces_[0] = first;
   owner_ = ep.cq.hub->add_owner([this](const ibv_wc& wc, rdma::WorkId id) {
     if (id.kind != kRead || !done_) return;
     if (wc.status == IBV_WC_SUCCESS) return done_(id.index, true, {});
@@ -32,7 +41,22 @@ RdmaFetcher::~RdmaFetcher() { ep_.cq.hub->remove_owner(owner_); }
 void RdmaFetcher::fetch(std::uint32_t slot, Region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
                         std::uint8_t* dest) {
   const rdma::WorkId tag{owner_, kRead, slot};
-  batch_.add(tag.pack(), dest, length, mr_->lkey, where.addr + offset, where.rkey);
+  batch_.add(tag.pack(), dest, length, sink_for(dest, length).lkey, where.addr + offset, where.rkey);
+}
+
+const ibv_mr& RdmaFetcher::sink_for(const std::uint8_t* dest, std::uint32_t length) {
+  const std::size_t piece = pieces_[0]->length;
+  const std::size_t at = static_cast<std::size_t>(dest - ring_);
+  const std::size_t index = at / piece;
+  if (at + length > std::min(ring_size_, (index + 1) * piece)) throw std::logic_error("RdmaFetcher: a fetch straddles two pieces of the ring");
+  ibv_mr*& mr = pieces_[index];
+  if (!mr) {
+    const std::size_t bytes = std::min(piece, ring_size_ - index * piece);
+    mr = register_ring(ep_, ring_ + index * piece, bytes);
+    if (rdma::startup_trace::enabled())
+      rdma::startup_trace::mark("piece " + std::to_string(index) + " of the ring registered (" + std::to_string(bytes) + " bytes)");
+  }
+  return *mr;
 }
 
 void RdmaFetcher::flush() {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "vod/client/fetcher.hpp"
 #include "vod/rdma/connection.hpp"
@@ -15,11 +16,15 @@ namespace vod::client {
 
 class RdmaFetcher final : public Fetcher {
  public:
-  // Registers [ring, ring + ring_size) on ep's PD, as a Read's sink (ep.memory owns the MR).
-  static ibv_mr* register_ring(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size);
+  // Registers [ring, ring + bytes) on ep's PD, as a Read's sink (ep.memory owns the MR).
+  static ibv_mr* register_ring(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t bytes);
   // Reads into the ring through `ring_mr` (registered on ep's PD by register_ring), or, when it is
-  // null, registers the ring now. `depth` Reads in flight at most, each at most `max_read` bytes
-  // (both as the connection negotiated).
+  // null, registers the ring now. `ring_mr` may cover only the ring's first piece: then the ring
+  // is registered piece by piece, each of ring_mr's length (a whole number of slots), by the first
+  // fetch into it. Registering a fresh ring faults in and zeroes its every page, most of a fresh
+  // process's open, and an open's first Reads (the head, the rest of its block, the catalog, the
+  // index, the first read-ahead) all land in the first piece. `depth` Reads in flight at most, each
+  // at most `max_read` bytes (both as the connection negotiated).
   RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size, ibv_mr* ring_mr, unsigned depth, std::size_t max_read);
   ~RdmaFetcher() override;
 
@@ -43,8 +48,14 @@ class RdmaFetcher final : public Fetcher {
 
  private:
   static constexpr std::uint8_t kRead = 1;
+  // The MR whose range holds [dest, dest + length): its piece's, registered now if it was not yet.
+  // A fetch never straddles two pieces: they part at slot boundaries.
+  const ibv_mr& sink_for(const std::uint8_t* dest, std::uint32_t length);
+
   rdma::ClientEndpoint& ep_;
-  ibv_mr* mr_ = nullptr;
+  std::uint8_t* ring_;
+  std::size_t ring_size_;
+  std::vector<ibv_mr*> pieces_;  // the ring's MRs by piece (owned by ep_.memory); null: not yet
   std::uint32_t owner_ = 0;
   unsigned depth_;
   std::size_t max_read_;

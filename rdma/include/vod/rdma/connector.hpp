@@ -50,7 +50,9 @@ class Connector {
 
   // Starts resolving (rdma_resolve_addr) and returns at once. A host name is resolved here with
   // rdma_getaddrinfo, which may ask DNS: pass a numeric address to never wait. Throws what
-  // rdma::connect throws for what fails at once (NoDeviceError, ConnectFailed, RdmaError).
+  // rdma::connect throws for what fails at once (NoDeviceError, ConnectFailed, RdmaError). The
+  // device list is looked at only when something failed while resolving the address: with no
+  // RDMA device at all the failure is NoDeviceError, whatever call noticed it.
   explicit Connector(ConnectOptions options);
   Connector(const Connector&) = delete;
   Connector& operator=(const Connector&) = delete;

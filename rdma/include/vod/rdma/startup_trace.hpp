@@ -3,8 +3,9 @@
 // connector (device check, channel, resolution, PD/CQ/QP, rdma_connect, while_connecting, the CM
 // events) and libvodclient (the ring, the head Read posted and landed, the first request served)
 // each mark a step; the marks are kept in memory and written to stderr in one go when the first
-// request has been served (finish), or at exit. Only the first open of the process is traced:
-// marks after finish() are ignored. Without the variable a mark is one test of a cached flag.
+// request has been served (finish), or at exit. Only the first open of the process is traced: the
+// first 12 marks after finish() (what came right after the first bytes) are written at exit, later
+// ones are ignored. Without the variable a mark is one test of a cached flag.
 //
 //   vod-startup[PID]: +   12345 us  (+  1234) rdma_connect returned
 //
@@ -19,7 +20,8 @@ namespace vod::rdma::startup_trace {
 bool enabled() noexcept;
 // Records that `step` has just ended. Thread-safe.
 void mark(std::string_view step) noexcept;
-// Records the last step and writes every mark to stderr; later marks are ignored.
+// Records the last step of the open and writes every mark to stderr; of the marks after it, the
+// first 12 are written at exit.
 void finish(std::string_view step) noexcept;
 
 }  // namespace vod::rdma::startup_trace
