@@ -14,7 +14,7 @@ mode=${1:-full}
 case $mode in full|quick|smoke) ;; *) echo "usage: bench/run-benchmarks.sh [full|quick|smoke]" >&2; exit 2 ;; esac
 scripts/install-deps.sh
 cmake --preset default > /dev/null
-cmake --build --preset default -j "$(nproc)" --target vod-server vod-token vod-client vod-proxy vod-mount gstrdma http-bench read-latency
+cmake --build --preset default -j "$(nproc)" --target vod-server vod-token vod-client vod-proxy vod-mount gstrdma http-bench read-latency make_pattern
 duration=60; [[ $mode == smoke ]] && duration=10
 media=build/bench-media-${duration}s
 media/generate-test-media.sh --out "$media" --duration "$duration" --variants 1080p --containers ts
@@ -35,6 +35,11 @@ if [[ $mode != smoke ]]; then
   ip -n "$ns" link set lo up
   ip netns exec "$ns" env VOD_RDMA_ADDR=127.0.0.1 VOD_BUILD_DIR=build UDP_PHASES=cpu \
     bench/udp-benchmarks.sh "$mode" "$media" "$(cd "$media" && ls test-1080p-*.ts | head -n 1)" "$media/.live/test-480p-${duration}s.ts" "$out"
+  # vod-proxy's page answers while the vod-server is hung and when it is up (section 5d), natively
+  # over UDP Write-Record: the test prints them on its PAGE_MS line.
+  VOD_BUILD_DIR=build tests/proxy/vod_proxy_hung_server_test.sh | tee "$out/proxy-hung.log"
+  grep '^PAGE_MS ' "$out/proxy-hung.log" | tr ' ' '\n' | awk -F= -v OFS='\t' 'NF == 2 {
+    k = $1; if (k ~ /_p50$|_max$/) k = k "_ms"; print "proxy_hung", k, $2 }' >> "$out/results.tsv"
 fi
 if [[ $mode == smoke ]]; then
   mkdir -p "$out/report"
