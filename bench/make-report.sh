@@ -322,7 +322,7 @@ $(awk -F'\t' 'NR > 1 && $2 == "sequential" { p = 100 * $5 / $4; t = 100 * $6 / $
   first 16 KiB alone right after the connect; the catalog (what the movie is) and the keyframe
   index (only time seeks need it) are read behind it, and a caller that asks for them waits.
   Opening again in the same process reuses the last session's resident ring, so registering it costs no page faults, and
-  that registration runs while the connect request is on the wire; the open makes no other system call before its first Read
+  that registration (of its first piece of 8 slots; the others as Reads first go there) runs while the connect request is on the wire; the open makes no other system call before its first Read
   (the interrupter's eventfd is made when a reader first waits, and the look at the CM channel comes after the delivery and the post). What is left of a seek is the device
   path itself. Section 4's read-latency rows (no read engine) show that a lone 16 KiB Read costs
   about what ib_read_lat says when Reads follow each other, at any offset of the movie, but about
