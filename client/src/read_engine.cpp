@@ -277,10 +277,7 @@ void ReadEngine::Impl::progress(std::chrono::milliseconds wait) {
     reap();
     const bool from_head = planner.ramp_slot >= 0;  // a head landed or is coming; the rest of its block is not asked for yet
     const bool served = serve_requests();
-    // A reader served from a head (a start or a seek) gets its bytes before the rest of the block
-    // and the read-ahead go out: they go on the next call, whatever it serves. Soft-RoCE does the
-    // NIC's work inside ibv_post_send, so posting them first held a fresh open's first 16 KiB back
-    // ~15 ms in the guest; on an RNIC a post costs microseconds either way.
+    // Served from a head: the rest of its block and the read-ahead go on the next call (header).
     if (served && from_head && !posts_deferred) {
       posts_deferred = true;
       return check_disconnect();
@@ -291,8 +288,7 @@ void ReadEngine::Impl::progress(std::chrono::milliseconds wait) {
     if (served) return check_disconnect();
     if (stats.reads_posted != posted) continue;  // they may have completed already: look before sleeping
     const auto now = Clock::now();
-    // Checked before the deadline's return, so that progress(0) from an outside event loop's timer
-    // (next_deadline()) finds a stuck Read too.
+    // Before the deadline's return: progress(0) at next_deadline() finds a stuck Read too.
     if (in_flight > 0 && now - last_progress > kStuckRead)
       throw ConnectionLost(std::string("no ") + fetcher->fetch_name() + " completed for " + std::to_string(kStuckRead.count()) + " s (" +
                            std::to_string(in_flight) + " requested, none arrived)");
