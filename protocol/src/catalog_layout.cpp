@@ -52,16 +52,18 @@ const char* invalid_name_reason(std::string_view name) noexcept {
 }
 
 std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
-  const std::size_t total = kHeaderLength + c.entries.size() * kEntrySize;
+  const bool v2 = std::any_of(c.entries.begin(), c.entries.end(), [](const CatalogEntry& e) { return (e.flags & kEntrySegmented) != 0; });
+  const std::size_t entry_size = v2 ? sizeof(WireCatalogEntryV2) : kEntrySize;
+  const std::size_t total = kHeaderLength + c.entries.size() * entry_size;
   std::vector<std::uint8_t> out(total);
 
   WireCatalogHeader h{};
   h.magic = kCatalogMagic;
-  h.version = kProtocolVersion;
+  h.version = v2 ? kSegmentsVersion : kLayoutVersion1;
   h.header_length = static_cast<std::uint16_t>(kHeaderLength);
   h.generation = c.generation;
   h.entry_count = static_cast<std::uint32_t>(c.entries.size());
-  h.entry_size = static_cast<std::uint32_t>(kEntrySize);
+  h.entry_size = static_cast<std::uint32_t>(entry_size);
   h.region_length = total;
   store_wire(out.data(), h);
 
@@ -85,8 +87,17 @@ std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
     put_text(w.mime_type, e.mime_type, "MIME type");
     w.name_length = static_cast<std::uint16_t>(e.name.size());
     std::copy(e.name.begin(), e.name.end(), w.name);
-    store_wire(out.data() + at, w);
-    at += kEntrySize;
+    if (((e.flags & kEntrySegmented) != 0) == e.segments.empty())
+      throw std::invalid_argument("catalog: entry '" + e.name + "' must have a segment table exactly when it is segmented");
+    if (v2) {
+      WireCatalogEntryV2 w2{};
+      w2.v1 = w;
+      w2.segments = to_wire(e.segments);
+      store_wire(out.data() + at, w2);
+    } else {
+      store_wire(out.data() + at, w);
+    }
+    at += entry_size;
   }
   return out;
 }
@@ -104,8 +115,9 @@ Decoded<CatalogHeaderInfo> decode_catalog_header(Bytes buf) {
   const std::uint64_t count = h.entry_count.get();
   if (header_length < kHeaderLength)
     return fail(DecodeFault::bad_length, "catalog: header length " + num(header_length) + " below 64");
-  if (entry_size < kEntrySize)
-    return fail(DecodeFault::bad_length, "catalog: entry size " + num(entry_size) + " below 320");
+  const std::uint64_t least = h.version >= kSegmentsVersion ? sizeof(WireCatalogEntryV2) : kEntrySize;
+  if (entry_size < least)
+    return fail(DecodeFault::bad_length, "catalog: entry size " + num(entry_size) + " below layout version " + num(h.version) + "'s " + num(least));
   if (h.generation.get() == 0) return fail(DecodeFault::bad_field, "catalog: generation 0 is reserved");
   // entry_size < 2^32 and count < 2^32, so the product fits in 64 bits.
   const std::uint64_t expected = header_length + count * entry_size;
@@ -152,9 +164,21 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
     if (!index) return index.error();
     e.movie = *movie;
     e.index = *index;
-    if (e.movie.length != e.size)
-      return fail(DecodeFault::inconsistent, where + ": size " + num(e.size) + " but movie region of " + num(e.movie.length) + " bytes");
     e.flags = w.flags.get();
+    if (h.version >= kSegmentsVersion) {
+      auto segments = from_wire(load_wire<WireCatalogEntryV2>(buf.data() + header_length + i * entry_size).segments, where + " segment table descriptor");
+      if (!segments) return segments.error();
+      e.segments = *segments;
+    }
+    if (e.flags & kEntrySegmented) {
+      if (e.segments.length < 64 || (e.flags & kEntryLive))
+        return fail(DecodeFault::inconsistent, where + ": a segmented movie needs a segment table of at least 64 bytes and cannot be live");
+      if (e.movie.empty() && e.size != 0) return fail(DecodeFault::inconsistent, where + ": a segmented movie without an arena descriptor");
+    } else {
+      if (!e.segments.empty()) return fail(DecodeFault::inconsistent, where + ": a segment table on an entry that is not segmented");
+      if (e.movie.length != e.size)
+        return fail(DecodeFault::inconsistent, where + ": size " + num(e.size) + " but movie region of " + num(e.movie.length) + " bytes");
+    }
     if (e.flags & ~kEntryKnownFlags) return fail(DecodeFault::bad_field, where + ": undefined flags " + hex(e.flags & ~kEntryKnownFlags));
     if ((e.flags & kEntryHasIndex) && e.index.length < 32)
       return fail(DecodeFault::inconsistent, where + ": has-index flag with an index region of " + num(e.index.length) + " bytes");

@@ -23,7 +23,7 @@ std::vector<std::uint8_t> encode_index(const KeyframeIndex& index) {
   std::vector<std::uint8_t> out(sizeof(WireIndexHeader) + index.entries.size() * sizeof(WireIndexEntry));
   WireIndexHeader h{};
   h.magic = kIndexMagic;
-  h.version = kProtocolVersion;
+  h.version = kLayoutVersion1;
   h.header_length = static_cast<std::uint16_t>(sizeof h);
   h.entry_count = static_cast<std::uint32_t>(index.entries.size());
   h.entry_size = static_cast<std::uint16_t>(sizeof(WireIndexEntry));

@@ -84,7 +84,7 @@ Decoded<LiveCredit> decode_live_credit(Bytes buf) {
 std::vector<std::uint8_t> encode(const LiveHeader& h) {
   WireLiveHeader w{};
   w.magic = kLiveHeaderMagic;
-  w.version = kProtocolVersion;
+  w.version = kLayoutVersion1;
   w.header_length = static_cast<std::uint16_t>(sizeof w);
   w.seq_end = h.sequence;
   w.write_offset = h.write_offset;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/protocol/message_header.hpp"
 
 #include "decode_support.hpp"
@@ -33,14 +34,20 @@ const char* to_string(MessageType t) noexcept {
     case MessageType::write_record_hello: return "write-record hello";
     case MessageType::write_record_cookie: return "write-record cookie";
     case MessageType::write_record_error: return "write-record error";
+    case MessageType::segment_request: return "segment request";
+    case MessageType::segment_notify: return "segment notification";
   }
   return "unknown message";
 }
 
-WireHeader make_header(MessageType type, std::size_t length) {
+std::uint8_t defined_in(MessageType type) noexcept {
+  return type == MessageType::segment_request || type == MessageType::segment_notify ? kSegmentsVersion : kLayoutVersion1;
+}
+
+WireHeader make_header(MessageType type, std::size_t length, std::uint8_t version) {
   WireHeader h;
   h.magic = kMagic;
-  h.version = kProtocolVersion;
+  h.version = version ? version : defined_in(type);
   h.type = static_cast<std::uint8_t>(type);
   h.length = static_cast<std::uint16_t>(length);
   return h;

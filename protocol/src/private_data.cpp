@@ -14,7 +14,7 @@ using detail::num;
 
 std::vector<std::uint8_t> encode(const ConnectRequest& r) {
   WireConnectRequest w{};
-  w.header = make_header(MessageType::connect_request, sizeof w);
+  w.header = make_header(MessageType::connect_request, sizeof w, r.version);
   w.kind = static_cast<std::uint8_t>(r.kind);
   w.selector_type = static_cast<std::uint8_t>(r.selector_type);
   w.flags = r.flags;
@@ -31,6 +31,7 @@ Decoded<ConnectRequest> decode_connect_request(Bytes buf) {
   const auto w = load_wire<WireConnectRequest>(buf.data());
 
   ConnectRequest r;
+  r.version = w.header.version;  // checked by decode_header
   switch (w.kind) {
     case 1: case 2: case 3: case 4: r.kind = static_cast<RequestKind>(w.kind); break;
     default: return fail(DecodeFault::bad_field, "connect request: unknown request kind " + num(w.kind) + " (1..4 are defined)");
@@ -63,7 +64,8 @@ Decoded<ConnectRequest> decode_connect_request(Bytes buf) {
 
 std::vector<std::uint8_t> encode(const AcceptData& a) {
   WireAccept w{};
-  w.header = make_header(MessageType::accept, sizeof w);
+  const bool v2 = !a.segments.empty();
+  w.header = make_header(MessageType::accept, v2 ? sizeof(WireAcceptV2) : sizeof w, v2 ? kSegmentsVersion : kLayoutVersion1);
   w.catalog_generation = a.catalog_generation;
   w.movie_index = a.movie_index;
   w.granted_read_depth = a.granted_read_depth;
@@ -71,7 +73,11 @@ std::vector<std::uint8_t> encode(const AcceptData& a) {
   w.movie = to_wire(a.movie);
   w.catalog = to_wire(a.catalog);
   w.index = to_wire(a.index);
-  return to_bytes(w);
+  if (!v2) return to_bytes(w);
+  WireAcceptV2 w2{};
+  w2.v1 = w;
+  w2.segments = to_wire(a.segments);
+  return to_bytes(w2);
 }
 
 Decoded<AcceptData> decode_accept(Bytes buf) {
@@ -93,6 +99,13 @@ Decoded<AcceptData> decode_accept(Bytes buf) {
   a.movie = *movie;
   a.catalog = *catalog;
   a.index = *index;
+  if (*length >= sizeof(WireAcceptV2)) {
+    auto segments = from_wire(load_wire<WireAcceptV2>(buf.data()).segments, "accept: segment table descriptor");
+    if (!segments) return segments.error();
+    a.segments = *segments;
+    if (!a.segments.empty() && (a.movie_index == kNoMovie || a.segments.length < 64))
+      return fail(DecodeFault::inconsistent, "accept: a segment table without a movie, or shorter than its 64-byte header");
+  }
 
   if (a.catalog_generation == 0) return fail(DecodeFault::bad_field, "accept: catalog generation 0 is reserved");
   if (a.granted_read_depth == 0)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "admission.hpp"
 
+#include <algorithm>
+
 #include <cstdio>
 
 #include "auth/client_address.hpp"
@@ -49,6 +51,13 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
   // The token first: a client without a valid one learns nothing, not even which names exist.
   if (s.auth)
     if (auto why = s.auth->refusal(*request, nullptr, s.now_unix, s.peer)) return refuse(proto::RejectCode::unauthorized, *why);
+
+  // A version-1 client cannot read a version-2 catalog (one that lists a movie of the segment
+  // cache), nor a segmented movie: it is told so, whatever it asked for.
+  if (request->version < proto::kSegmentsVersion &&
+      std::any_of(entries.begin(), entries.end(), [](const proto::CatalogEntry& e) { return (e.flags & proto::kEntrySegmented) != 0; }))
+    return refuse(proto::RejectCode::unsupported_version,
+                  "this server serves movies from a segment cache, which needs protocol version 2: update the client (libvodclient)");
 
   switch (request->kind) {
     case proto::RequestKind::catalog_only:

@@ -1,6 +1,7 @@
 // Writes one valid encoding of each message into DIR/<target>/, the seed corpus for the fuzzers:
 // without it, libFuzzer would spend its bounded CI time finding the magic numbers.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -11,6 +12,7 @@
 #include "vod/protocol/live_messages.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/protocol/private_data.hpp"
+#include "vod/protocol/segment_table.hpp"
 #include "vod/protocol/write_record.hpp"
 
 namespace fs = std::filesystem;
@@ -34,6 +36,21 @@ int main(int argc, char** argv) {
 
   AcceptData accept{2, 0, 16, 1u << 23, {4096, 1000, 7}, {8192, 64 + 320, 8}, {16384, 48, 9}};
   write(dir, "accept", "movie", encode(accept));
+  AcceptData segmented = accept;
+  segmented.movie = {4096, 8u << 20, 7};
+  segmented.segments = {65536, 64 + 8, 10};
+  write(dir, "accept", "segmented", encode(segmented));
+  write(dir, "segment_messages", "request", encode(SegmentRequest{1, 2, 3, 4}));
+  write(dir, "segment_messages", "notify", encode(SegmentNotify{1, 2, pack({5, SegmentState::resident, 3}), 0x99, SegmentStatus::ok, 4}));
+  {
+    SegmentTableHeader h{1u << 20, 2, (1u << 20) + 10, 4u << 20, 1000, 8};
+    auto table = encode_segment_table(h, {{3, SegmentState::resident, 1}, {0, SegmentState::absent, 0}});
+    std::vector<std::uint8_t> input(8);
+    const std::uint64_t length = table.size();
+    std::memcpy(input.data(), &length, 8);
+    input.insert(input.end(), table.begin(), table.end());
+    write(dir, "segment_messages", "table", input);
+  }
   write(dir, "reject", "unknown", encode(RejectData{RejectCode::unknown_movie, 1, 1, "no such movie"}));
 
   Catalog catalog;
@@ -48,6 +65,13 @@ int main(int argc, char** argv) {
   e.mime_type = "video/mp4";
   catalog.entries.push_back(e);
   write(dir, "catalog", "one", encode_catalog(catalog));
+  CatalogEntry cached = e;
+  cached.name = "cached.ts";
+  cached.movie = {1u << 20, 8u << 20, 11};
+  cached.segments = {65536, 64 + 8, 12};
+  cached.flags |= kEntrySegmented;
+  catalog.entries.push_back(cached);
+  write(dir, "catalog", "segmented", encode_catalog(catalog));
 
   KeyframeIndex index{1000, kIndexDirectEntry, {{0, 0}, {2'000'000, 500}}};
   write(dir, "keyframe_index", "two", encode_index(index));

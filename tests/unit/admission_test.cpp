@@ -71,8 +71,21 @@ TEST(Admission, EachRefusalHasItsCodeAndSaysWhy) {
   bad[0] = 0;
   EXPECT_EQ(refused(admit(bad, s)).code, proto::RejectCode::malformed_request);
   bad = request(proto::RequestKind::movie, "a.mp4");
-  bad[4] = 2;
+  bad[4] = 3;
   EXPECT_EQ(refused(admit(bad, s)).code, proto::RejectCode::unsupported_version);
+}
+
+TEST(Admission, AVersion1ClientIsToldThatTheSegmentCacheNeedsVersion2) {
+  auto c = catalog();
+  auto v1 = request(proto::RequestKind::movie, "a.mp4");
+  v1[4] = 1;
+  EXPECT_EQ(std::get<Admit>(admit(v1, AdmissionState{c, 0, 10, false})).kind, Admit::Kind::movie);  // a library served whole
+  c.entries[1].flags |= proto::kEntrySegmented;
+  c.entries[1].segments = {0x1000, 72, 1};
+  const auto r = refused(admit(v1, AdmissionState{c, 0, 10, false}));
+  EXPECT_EQ(r.code, proto::RejectCode::unsupported_version);
+  EXPECT_NE(r.reason.find("needs protocol version 2"), std::string::npos) << r.reason;
+  EXPECT_EQ(std::get<Admit>(admit(request(proto::RequestKind::movie, "b.ts"), AdmissionState{c, 0, 10, false})).entry, 1u);
 }
 
 TEST(Admission, CatalogIndexSelectorsNeedTheCurrentGeneration) {

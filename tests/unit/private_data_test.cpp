@@ -31,7 +31,7 @@ TEST(ConnectRequest, LayoutIsBigEndianAtDocumentedOffsets) {
   r.catalog_generation = 0xa1b2c3d4u;
   const ByteVector v = encode(r);
   EXPECT_EQ(std::string(v.begin(), v.begin() + 4), "RVOD");
-  EXPECT_EQ(v[4], 1);                        // version
+  EXPECT_EQ(v[4], kProtocolVersion);         // version: the highest the client speaks
   EXPECT_EQ(v[5], 1);                        // type connect_request
   EXPECT_EQ(get_be(v, 6, 2), 56u);           // length
   EXPECT_EQ(v[8], 3);                        // kind live
@@ -87,7 +87,7 @@ TEST(ConnectRequest, RejectsEachMalformedField) {
   EXPECT_TRUE(fails_with(decode_connect_request(ByteVector(good.begin(), good.begin() + 40)), DecodeFault::truncated,
                          "length field 56 but only 40 bytes"));
   EXPECT_TRUE(fails_with(poked(0, 0x52564F45, 4), DecodeFault::bad_magic, "magic 0x52564f45"));
-  EXPECT_TRUE(fails_with(poked(4, 2, 1), DecodeFault::unsupported_version, "protocol version 2 not supported"));
+  EXPECT_TRUE(fails_with(poked(4, 3, 1), DecodeFault::unsupported_version, "protocol version 3 not supported"));
   EXPECT_TRUE(fails_with(poked(4, 0, 1), DecodeFault::unsupported_version, "protocol version 0"));
   EXPECT_TRUE(fails_with(poked(5, 2, 1), DecodeFault::wrong_type, "message type 2"));
   EXPECT_TRUE(fails_with(poked(6, 55, 2), DecodeFault::bad_length, "length field 55 is below this message's 56"));

@@ -26,7 +26,10 @@ inline constexpr std::uint32_t kEntryLive = 1u << 2;
 // The server binds a memory window per connection: this entry's descriptors carry rkey 0, and a
 // client connects for the entry (by name) to get rkeys that work on that connection only.
 inline constexpr std::uint32_t kEntryWindowed = 1u << 3;
-inline constexpr std::uint32_t kEntryKnownFlags = kEntryIsMedia | kEntryHasIndex | kEntryLive | kEntryWindowed;
+// Version 2: the movie is served from the segment cache. Its movie descriptor is the arena (where
+// slots are, not where the movie is), and `segments` describes its segment table (segment_table.hpp).
+inline constexpr std::uint32_t kEntrySegmented = 1u << 4;
+inline constexpr std::uint32_t kEntryKnownFlags = kEntryIsMedia | kEntryHasIndex | kEntryLive | kEntryWindowed | kEntrySegmented;
 
 struct CatalogEntry {
   std::string name;  // 1..128 bytes, no '/', NUL or control characters, not "." or ".."
@@ -35,6 +38,7 @@ struct CatalogEntry {
   std::uint64_t bitrate_bps = 0;  // average over the file; 0 when unknown
   RegionDescriptor movie;
   RegionDescriptor index;
+  RegionDescriptor segments;  // version 2, segmented entries only: the segment table
   std::uint32_t flags = 0;
   std::uint16_t width = 0, height = 0;
   std::string container;    // short canonical name: "mp4", "mpegts", "matroska", "webm", "" for raw bytes
@@ -61,7 +65,7 @@ struct WireCatalogHeader {
   be16 header_length;  // 64 in v1; entries start here
   be32 generation;
   be32 entry_count;
-  be32 entry_size;  // 320 in v1; a larger size is a later revision with appended fields
+  be32 entry_size;  // 320 in v1, 352 in v2; a larger size is a later revision with appended fields
   be32 reserved1;
   be64 region_length;  // header_length + entry_count * entry_size
   std::uint8_t reserved2[32];
@@ -87,6 +91,16 @@ struct WireCatalogEntry {
   char name[kCatalogNameMax];  // name_length bytes, zero-padded
 };
 static_assert(sizeof(WireCatalogEntry) == 320);
+
+// Version 2's entry: version 1's, then the segment table's descriptor. A catalog is laid out in
+// version 2 only when an entry is segmented, so a library served whole stays readable by version-1
+// clients.
+struct WireCatalogEntryV2 {
+  WireCatalogEntry v1;
+  WireRegionDescriptor segments;
+  std::uint8_t reserved[8];
+};
+static_assert(sizeof(WireCatalogEntryV2) == 352);
 
 // Why a name cannot be published, or nullptr when it can.
 const char* invalid_name_reason(std::string_view name) noexcept;

@@ -12,8 +12,15 @@
 namespace vod::proto {
 
 inline constexpr std::uint32_t kMagic = 0x52564F44;  // "RVOD"
-inline constexpr std::uint8_t kProtocolVersion = 1;  // the major version this build speaks
+// The versions this build speaks. Version 2 added the segment cache: the segment table region, the
+// segment request and notification, a catalog entry and an accept that describe a segment table.
+// A connect request carries the highest version its sender speaks; every other message, and every
+// region layout, carries the version that defined its layout, so a version-1 peer decodes every
+// message of a version-2 peer that it knows (docs/protocol.md, "Versions").
+inline constexpr std::uint8_t kProtocolVersion = 2;
 inline constexpr std::uint8_t kMinProtocolVersion = 1;
+inline constexpr std::uint8_t kLayoutVersion1 = 1;        // the layouts version 1 defined
+inline constexpr std::uint8_t kSegmentsVersion = 2;       // the first version with the segment cache
 
 enum class MessageType : std::uint8_t {
   connect_request = 1,
@@ -26,6 +33,8 @@ enum class MessageType : std::uint8_t {
   write_record_hello = 8,
   write_record_cookie = 9,
   write_record_error = 10,
+  segment_request = 11,  // version 2: a client asks for a segment of a cached movie
+  segment_notify = 12,   // version 2: the server answers that the segment is resident, or why not
 };
 
 const char* to_string(MessageType t) noexcept;
@@ -40,7 +49,11 @@ static_assert(sizeof(WireHeader) == 8);
 
 using Bytes = std::span<const std::uint8_t>;
 
-WireHeader make_header(MessageType type, std::size_t length);
+// The version that defined `type`'s layout (1, or 2 for the segment messages).
+std::uint8_t defined_in(MessageType type) noexcept;
+
+// A header stamped with `version`, by default the version that defined the message.
+WireHeader make_header(MessageType type, std::size_t length, std::uint8_t version = 0);
 
 // Checks the common header of a message of `expected` type held in `buf` and returns its length
 // field. The length must be at least `min_length` (the smallest message this version defines) and

@@ -50,6 +50,9 @@ struct ConnectRequest {
   std::uint8_t flags = 0;                // none defined in v1: a set bit is a feature the server lacks
   AuthType auth_type = AuthType::none;
   std::array<std::uint8_t, kAuthTokenSize> auth_token{};
+  // The highest protocol version the client speaks (its header's version): a server answers a
+  // version-1 client only with what version 1 defines.
+  std::uint8_t version = kProtocolVersion;
 
   bool operator==(const ConnectRequest&) const = default;
 };
@@ -81,6 +84,9 @@ struct AcceptData {
   RegionDescriptor movie;                // empty for catalog_only
   RegionDescriptor catalog;
   RegionDescriptor index;  // the movie's keyframe index; empty for catalog_only
+  // Version 2: the movie's segment table, when it is served from the segment cache (then `movie`
+  // is the arena). Empty otherwise, and then the accept is laid out as in version 1.
+  RegionDescriptor segments;
 
   bool operator==(const AcceptData&) const = default;
 };
@@ -97,6 +103,12 @@ struct WireAccept {
   WireRegionDescriptor index;
 };
 static_assert(sizeof(WireAccept) == 96 && sizeof(WireAccept) <= kAcceptPrivateDataMax);
+
+struct WireAcceptV2 {
+  WireAccept v1;  // header version 2, length 120
+  WireRegionDescriptor segments;
+};
+static_assert(sizeof(WireAcceptV2) == 120 && sizeof(WireAcceptV2) <= kAcceptPrivateDataMax);
 
 std::vector<std::uint8_t> encode(const AcceptData& a);
 Decoded<AcceptData> decode_accept(Bytes buf);
