@@ -18,6 +18,8 @@ packages=(
   # operations: sd_notify (libsystemd), manual pages (help2man, man-db), systemd-analyze (systemd),
   # and CPack's .deb (dpkg-shlibdeps in dpkg-dev; CPack finds ELF files with file)
   libsystemd-dev help2man man-db systemd dpkg-dev file
+  # the segment cache's disk reads: io_uring (liburing)
+  liburing-dev
   # promtool (in Debian's prometheus package) checks both /metrics outputs
   prometheus
   # Boost: Program_options, Beast/Asio; OpenSSL's libcrypto (HMAC for Write-Record cookies)

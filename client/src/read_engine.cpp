@@ -330,6 +330,7 @@ std::string ReadEngine::transport_summary() const { return impl_->fetcher ? impl
 void ReadEngine::select_movie(std::uint64_t name_hash, std::uint32_t generation) noexcept {
   if (impl_->fetcher) impl_->fetcher->select_movie(name_hash, generation);
 }
+Fetcher* ReadEngine::fetcher() const noexcept { return impl_->fetcher.get(); }
 
 void ReadEngine::set_region(Region r, const proto::RegionDescriptor& d) { impl_->set_region(r, d); }
 const proto::RegionDescriptor& ReadEngine::region(Region r) const noexcept { return impl_->regions[static_cast<std::size_t>(r)]; }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "rdma/segment_reader.hpp"
 #include "udp/udp_fetcher.hpp"
 #include "vod/client/reconnect.hpp"
 #include "vod/log.hpp"
@@ -89,7 +90,10 @@ std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::Connec
   o.port = uri_.port;
   o.private_data = proto::encode(request);
   o.wanted_read_depth = options_.engine.read_depth;
-  o.send_queue_depth = options_.engine.read_depth + 4;
+  // The engine's Reads, and for a movie of the segment cache each part's data and check Reads and
+  // the segment requests, with receives for their answers (rdma/segment_reader.hpp).
+  o.send_queue_depth = 3 * options_.engine.read_depth + SegmentReader::kMaxCredits + 4;
+  o.recv_queue_depth = SegmentReader::kMaxCredits;
   o.timeout = options_.connect_timeout;
   o.hub = hub_.get();
   // The ring is registered on the new connection's PD while the connect request is on the wire:
@@ -219,7 +223,7 @@ void Session::switch_movie(const std::string& name) {
   movie_ = *entry;
   uri_.movie = name;
   engine_.select_movie(proto::name_hash(entry->name), catalog_.generation);
-  engine_.set_region(Region::movie, entry->movie);
+  select_movie_region(entry->movie, entry->segments, static_cast<std::uint32_t>(entry - catalog_.entries.data()), entry->size);
   size_readahead();
   start_index_read(movie_->index);
 }

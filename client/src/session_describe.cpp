@@ -78,7 +78,8 @@ const proto::CatalogEntry* Session::movie() {
 
 std::uint64_t Session::size() const noexcept {
   if (movie_) return movie_->size;
-  return accepted_name_.empty() ? 0 : accept_.movie.length;  // the accept's region is the movie's bytes
+  if (accepted_name_.empty()) return 0;
+  return accept_.segments.empty() ? accept_.movie.length : accept_.movie_size;  // the movie's bytes, or the arena
 }
 
 void Session::settle_catalog() {
@@ -109,9 +110,10 @@ void Session::describe_from_accept(const std::string& name) {
   // and the keyframe index (only time seeks need it) are read behind it, and are decoded when
   // they have landed (confirm_catalog, index()). On Soft-RoCE a Read posted with others waits for
   // theirs, so posting the catalog with the head would delay the head by it.
-  refuse_if_resized(name, accept_.movie.length);  // a reconnect: before a byte of it is read
+  const std::uint64_t size = accept_.segments.empty() ? accept_.movie.length : accept_.movie_size;
+  refuse_if_resized(name, size);  // a reconnect: before a byte of it is read
   accepted_name_ = name;
-  engine_.set_region(Region::movie, accept_.movie);
+  select_movie_region(accept_.movie, accept_.segments, accept_.movie_index, size);
   engine_.set_region(Region::index, accept_.index);  // now: a region set later would discard the head
   engine_.prefetch(resume_at_);
   engine_.post_wanted();
@@ -126,11 +128,13 @@ void Session::confirm_catalog() {
   const std::string& name = accepted_name_;
   if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name ||
       !catalog_.entries[accept_.movie_index].movie.same_bytes(accept_.movie) ||
-      !catalog_.entries[accept_.movie_index].index.same_bytes(accept_.index))
+      !catalog_.entries[accept_.movie_index].index.same_bytes(accept_.index) ||
+      !catalog_.entries[accept_.movie_index].segments.same_bytes(accept_.segments))
     throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + name + "' with descriptors its catalog does not list");
   proto::CatalogEntry entry = catalog_.entries[accept_.movie_index];
   entry.movie = accept_.movie;  // the rkeys of this connection (its windows, when the server binds them)
   entry.index = accept_.index;
+  entry.segments = accept_.segments;
   adopt(std::move(entry));
   accepted_name_.clear();
   catalog_read_.state = BackgroundRead::State::ready;
@@ -144,9 +148,17 @@ void Session::describe_from_catalog(const std::string& name) {
   if (!found) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' on " + server() + "; it has: " + list_names(catalog_));
   adopt(*found);
   engine_.select_movie(proto::name_hash(movie_->name), catalog_.generation);  // over UDP: what requests name
-  engine_.set_region(Region::movie, movie_->movie);
+  select_movie_region(movie_->movie, movie_->segments, static_cast<std::uint32_t>(found - catalog_.entries.data()), movie_->size);
   size_readahead();
   start_index_read(movie_->index);
+}
+
+void Session::select_movie_region(const proto::RegionDescriptor& movie, const proto::RegionDescriptor& segments, std::uint32_t index,
+                                  std::uint64_t size) {
+  if (Fetcher* f = engine_.fetcher()) f->use_segments(movie, segments, index, size);
+  // A segmented movie's region is named by its table (unique per movie), so that a switch between
+  // two cached movies of one size still changes the region and drops the other's blocks.
+  engine_.set_region(Region::movie, segments.empty() ? movie : proto::RegionDescriptor{segments.addr, size, movie.rkey});
 }
 
 void Session::size_readahead() {

@@ -77,6 +77,7 @@ std::vector<std::uint8_t> encode(const AcceptData& a) {
   WireAcceptV2 w2{};
   w2.v1 = w;
   w2.segments = to_wire(a.segments);
+  w2.movie_size = a.movie_size;
   return to_bytes(w2);
 }
 
@@ -103,8 +104,10 @@ Decoded<AcceptData> decode_accept(Bytes buf) {
     auto segments = from_wire(load_wire<WireAcceptV2>(buf.data()).segments, "accept: segment table descriptor");
     if (!segments) return segments.error();
     a.segments = *segments;
+    a.movie_size = load_wire<WireAcceptV2>(buf.data()).movie_size.get();
     if (!a.segments.empty() && (a.movie_index == kNoMovie || a.segments.length < 64))
       return fail(DecodeFault::inconsistent, "accept: a segment table without a movie, or shorter than its 64-byte header");
+    if (a.segments.empty() && a.movie_size != 0) return fail(DecodeFault::inconsistent, "accept: a movie size without a segment table");
   }
 
   if (a.catalog_generation == 0) return fail(DecodeFault::bad_field, "accept: catalog generation 0 is reserved");

@@ -2,10 +2,13 @@
 #include "movie_library.hpp"
 
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -57,19 +60,50 @@ HostBuffer load_file(const std::string& path, const struct stat& st) {
   return buffer;
 }
 
+// A read-only mapping of a file, for probing and indexing a cached movie without holding it in
+// memory: its pages come and go through the page cache.
+class FileMap {
+ public:
+  FileMap(const std::string& path, std::size_t size) : size_(size) {
+    if (size == 0) return;
+    const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
+    void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
+    if (p == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + std::strerror(errno));
+    data_ = static_cast<const std::uint8_t*>(p);
+    madvise(p, size, MADV_SEQUENTIAL);
+  }
+  ~FileMap() {
+    if (data_) munmap(const_cast<std::uint8_t*>(data_), size_);
+  }
+  FileMap(const FileMap&) = delete;
+  FileMap& operator=(const FileMap&) = delete;
+  std::span<const std::uint8_t> bytes() const noexcept { return {data_, size_}; }
+
+ private:
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_;
+};
+
+std::atomic<std::uint64_t> next_cached_id{1};
+
+bool pinned_by(const std::string& name, const std::vector<std::string>& patterns) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return fnmatch(p.c_str(), name.c_str(), 0) == 0; });
+}
+
 HostBuffer copy_into_buffer(const std::vector<std::uint8_t>& bytes) {
   HostBuffer b(bytes.size());
   if (!bytes.empty()) std::memcpy(b.data(), bytes.data(), bytes.size());
   return b;
 }
 
-void analyse(LoadedMovie& m) {
-  m.info = media::probe(m.bytes.bytes(), m.name);
+void analyse(LoadedMovie& m, std::span<const std::uint8_t> bytes) {
+  m.info = media::probe(bytes, m.name);
   if (m.info.refused) throw std::runtime_error(m.info.note);  // the scan skips it, saying why
   if (!m.info.note.empty()) log::warn("library", m.info.note);
   const auto started = std::chrono::steady_clock::now();
   std::uint64_t last_reported = 0;
-  m.index = media::index_keyframes(m.bytes.bytes(), m.info, [&](std::uint64_t done, std::uint64_t total) {
+  m.index = media::index_keyframes(bytes, m.info, [&](std::uint64_t done, std::uint64_t total) {
     if (total >= (256u << 20) && done - last_reported >= total / 4 && done < total) {
       log::info("library", "indexing " + m.name + ": " + std::to_string(done * 100 / total) + "%");
       last_reported = done;
@@ -85,22 +119,31 @@ void analyse(LoadedMovie& m) {
                              " ms");
 }
 
-std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct stat& st, const LibraryOptions& options) {
+std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct stat& st, const LibraryOptions& options, bool pin) {
   auto m = std::make_shared<LoadedMovie>();
   m->name = path.filename().string();
   m->path = path.string();
   m->file_size = static_cast<std::uint64_t>(st.st_size);
   m->mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
   m->inode = st.st_ino;
+  if (!pin) {
+    // Served from the segment cache: probed and indexed through a mapping, never held in memory.
+    const FileMap map(m->path, m->file_size);
+    analyse(*m, map.bytes());
+    m->cached = std::make_shared<cache::CachedFile>(next_cached_id++, m->path, m->file_size, *options.cache);
+    if (options.remux_ts && m->info.is_media && m->info.container != "mpegts")
+      log::warn("library", m->name + ": not remuxed to MPEG-TS: it is served from the segment cache as it is on disk (--pin it to remux it)");
+    return m;
+  }
   m->bytes = load_file(m->path, st);
-  analyse(*m);
+  analyse(*m, m->bytes.bytes());
   if (options.remux_ts && m->info.is_media && m->info.container != "mpegts") {
     try {
       auto ts = media::remux_to_mpegts(m->bytes.bytes(), m->name);
       log::info("library", m->name + ": remuxed " + m->info.container + " to MPEG-TS (" + mib(m->bytes.length()) + " -> " + mib(ts.size()) + ")");
       m->bytes = copy_into_buffer(ts);
       m->remuxed = true;
-      analyse(*m);
+      analyse(*m, m->bytes.bytes());
     } catch (const std::exception& e) {
       log::warn("library", std::string(e.what()) + "; serving the original bytes");
     }
@@ -151,6 +194,7 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
   std::unordered_map<std::uint64_t, std::string> hashes;
   const auto started = std::chrono::steady_clock::now();
   std::size_t loaded = 0, reused = 0;
+  std::uint64_t pinned_bytes = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
     const fs::path& path = files[i];
     const std::string name = path.filename().string();
@@ -167,13 +211,20 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
     if (auto old = reusable.find(path.string()); old != reusable.end() && old->second->file_size == static_cast<std::uint64_t>(st.st_size) &&
                                                  old->second->mtime_ns == mtime && old->second->inode == st.st_ino) {
       library.movies.push_back(old->second);
+      if (!old->second->cached) pinned_bytes += old->second->size();
       ++reused;
       continue;
     }
-    log::info("library", "loading " + std::to_string(i + 1) + "/" + std::to_string(files.size()) + ": " + name + " (" +
+    bool pin = !options.cache;
+    if (!pin && pinned_by(name, options.pin)) {
+      pin = options.pin_budget == 0 || pinned_bytes + static_cast<std::uint64_t>(st.st_size) <= options.pin_budget;
+      if (!pin) log::warn("library", name + ": matches --pin but does not fit --pin-budget (" + mib(pinned_bytes) + " pinned already): serving it from the segment cache");
+    }
+    log::info("library", std::string(pin ? "loading " : "probing (segment cache) ") + std::to_string(i + 1) + "/" + std::to_string(files.size()) + ": " + name + " (" +
                              mib(static_cast<std::uint64_t>(st.st_size)) + ")");
     try {
-      library.movies.push_back(load_movie(path, st, options));
+      library.movies.push_back(load_movie(path, st, options, pin));
+      if (pin) pinned_bytes += library.movies.back()->size();
       ++loaded;
     } catch (const std::exception& e) {
       log::warn("library", "skipping " + path.string() + ": " + e.what());

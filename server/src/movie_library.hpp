@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "cache/cached_file.hpp"
 #include "host_buffer.hpp"
 #include "vod/media/media_info.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
@@ -23,18 +25,25 @@ struct LoadedMovie {
   std::uint64_t file_size = 0;  // on disk, for change detection
   std::int64_t mtime_ns = 0;
   ino_t inode = 0;
-  HostBuffer bytes;  // what clients read: the file, or its MPEG-TS remux
+  HostBuffer bytes;  // what clients read: the file, or its MPEG-TS remux; empty when cached
+  // Served from the segment cache (--cache-size, not pinned): its file and segment table.
+  std::shared_ptr<cache::CachedFile> cached;
   media::MediaInfo info;
   proto::KeyframeIndex index;
   HostBuffer index_bytes;  // the index in the protocol layout
   bool remuxed = false;
 
-  std::uint64_t size() const noexcept { return bytes.length(); }
+  std::uint64_t size() const noexcept { return cached ? cached->size() : bytes.length(); }
 };
 
 struct LibraryOptions {
   bool remux_ts = false;  // --remux ts
   std::set<std::string> reserved_names;  // the live channels': files with these names are skipped
+  // With a segment cache: movies are served from it, except those --pin names (shell patterns),
+  // which are loaded whole while they fit `pin_budget` bytes (0: no limit).
+  std::optional<cache::TableLayout> cache;
+  std::vector<std::string> pin;
+  std::uint64_t pin_budget = 0;
 };
 
 struct Library {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 
 #include "vod/log.hpp"
 #include "vod/rdma/error.hpp"
@@ -26,7 +27,13 @@ proto::RegionDescriptor describe(const ibv_mr* mr, std::uint64_t length) {
 }
 }  // namespace
 
-proto::RegionDescriptor MovieRegistration::movie_region() const noexcept { return describe(movie_mr.get(), movie->size()); }
+proto::RegionDescriptor MovieRegistration::movie_region() const noexcept {
+  if (movie->cached) return describe(device->arena.get(), device->arena ? device->arena->length : 0);
+  return describe(movie_mr.get(), movie->size());
+}
+proto::RegionDescriptor MovieRegistration::segments_region() const noexcept {
+  return movie->cached ? describe(table_mr.get(), movie->cached->table_length()) : proto::RegionDescriptor{};
+}
 proto::RegionDescriptor MovieRegistration::index_region() const noexcept { return describe(index_mr.get(), movie->index_bytes.length()); }
 proto::RegionDescriptor CatalogRegistration::region() const noexcept { return describe(mr.get(), bytes.length()); }
 
@@ -44,11 +51,14 @@ proto::AcceptData CatalogRegistration::accept_for(std::uint32_t index) const {
   if (index != proto::kNoMovie) {
     a.movie = movies[index]->movie_region();
     a.index = movies[index]->index_region();
+    a.segments = movies[index]->segments_region();
+    if (!a.segments.empty()) a.movie_size = movies[index]->movie->size();
   }
   return a;
 }
 
-proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionDescriptor& bytes, const proto::RegionDescriptor& index) {
+proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionDescriptor& bytes, const proto::RegionDescriptor& index,
+                                  const proto::RegionDescriptor& segments) {
   proto::CatalogEntry e;
   e.name = movie.name;
   e.size = movie.size();
@@ -56,7 +66,9 @@ proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionD
   e.bitrate_bps = movie.info.bitrate_bps;
   e.movie = bytes;
   e.index = index;
-  e.flags = (movie.info.is_media ? proto::kEntryIsMedia : 0) | (movie.index.entries.empty() ? 0 : proto::kEntryHasIndex);
+  e.segments = segments;
+  e.flags = (movie.info.is_media ? proto::kEntryIsMedia : 0) | (movie.index.entries.empty() ? 0 : proto::kEntryHasIndex) |
+            (segments.empty() ? 0 : proto::kEntrySegmented);
   e.width = movie.info.width;
   e.height = movie.info.height;
   e.container = movie.info.container;
@@ -83,17 +95,24 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
       // the bytes the catalog advertises (the device enforces the registered length byte for byte;
       // the mapping's slack past the end stays unreachable). An empty movie registers one byte
       // that no descriptor names.
-      m->movie_mr = rdma::register_memory(device->pd.get(), movie->bytes.data(), std::max<std::size_t>(movie->bytes.length(), 1),
-                                          device->region_access(), "movie " + movie->name);
+      if (movie->cached) {
+        if (!device->arena) throw std::logic_error("a cached movie on a device without the arena");
+        m->table_mr = rdma::register_memory(device->pd.get(), movie->cached->table().data(), movie->cached->table_length(), device->region_access(),
+                                            "segment table of " + movie->name);
+      } else {
+        m->movie_mr = rdma::register_memory(device->pd.get(), movie->bytes.data(), std::max<std::size_t>(movie->bytes.length(), 1),
+                                            device->region_access(), "movie " + movie->name);
+      }
       m->index_mr = rdma::register_memory(device->pd.get(), movie->index_bytes.data(), std::max<std::size_t>(movie->index_bytes.length(), 1),
                                           device->region_access(), "keyframe index of " + movie->name);
       device->movies[movie.get()] = m;
       ++fresh;
       // For the operator's eyes only (debug level): with windows, no client ever learns this rkey.
-      log::debug("server", "registered movie " + movie->name + " on " + device->limits.name + ": " + std::to_string(movie->size()) +
-                               " bytes, lkey " + hex_rkey(m->movie_mr->lkey) + " rkey " + hex_rkey(m->movie_mr->rkey) + (device->windows ? " (window binding only)" : " (remote read)"));
+      if (m->movie_mr)
+        log::debug("server", "registered movie " + movie->name + " on " + device->limits.name + ": " + std::to_string(movie->size()) +
+                                 " bytes, lkey " + hex_rkey(m->movie_mr->lkey) + " rkey " + hex_rkey(m->movie_mr->rkey) + (device->windows ? " (window binding only)" : " (remote read)"));
     }
-    reg->catalog.entries.push_back(catalog_entry(*movie, m->movie_region(), m->index_region()));
+    reg->catalog.entries.push_back(catalog_entry(*movie, m->movie_region(), m->index_region(), m->segments_region()));
     reg->movies.push_back(std::move(m));
   }
   for (const auto& e : extra) reg->catalog.entries.push_back(e);
@@ -103,6 +122,7 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
     for (auto& e : reg->catalog.entries) {
       e.movie.rkey = 0;
       e.index.rkey = 0;
+      e.segments.rkey = 0;
       e.flags |= proto::kEntryWindowed;
     }
   // Drop cache entries of movies no generation uses any more.

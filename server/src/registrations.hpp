@@ -32,6 +32,9 @@ struct Device {
   bool windows = false;
   rdma::ProtectionDomain pd;  // the device's CQ is the server's CompletionHub's, shared by every QP
   windows::RkeyHistory rkeys;  // window rkeys handed out lately, never handed out again soon
+  // The segment cache's arena (--cache-size), registered once on this device: REMOTE_READ, as
+  // movies are. Null without a cache.
+  rdma::MemoryRegion arena;
   // Registrations still alive for some generation, so a rescan reuses them.
   std::map<const LoadedMovie*, std::weak_ptr<MovieRegistration>> movies;
 
@@ -43,11 +46,14 @@ struct Device {
 struct MovieRegistration {
   std::shared_ptr<Device> device;  // declared first: outlives the MRs below
   std::shared_ptr<const LoadedMovie> movie;
-  rdma::MemoryRegion movie_mr;
+  rdma::MemoryRegion movie_mr;  // a movie served whole; null for a cached one
   rdma::MemoryRegion index_mr;
+  rdma::MemoryRegion table_mr;  // a cached movie's segment table
 
+  // The movie's bytes, or for a cached movie the device's arena, where its slots are.
   proto::RegionDescriptor movie_region() const noexcept;
   proto::RegionDescriptor index_region() const noexcept;
+  proto::RegionDescriptor segments_region() const noexcept;  // empty unless cached
 };
 
 struct CatalogRegistration {
@@ -65,7 +71,10 @@ struct CatalogRegistration {
 };
 
 // A movie's catalog entry, with the descriptors of its bytes and its keyframe index.
-proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionDescriptor& bytes, const proto::RegionDescriptor& index);
+// A movie's catalog entry, with the descriptors of its bytes and its keyframe index (and of its
+// segment table, which makes it a segmented entry).
+proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionDescriptor& bytes, const proto::RegionDescriptor& index,
+                                  const proto::RegionDescriptor& segments = {});
 
 // Registers (or reuses) every movie of `library` on `device`, and builds and registers its catalog:
 // the movies, then `extra` entries (the live channels, registered by their own module).

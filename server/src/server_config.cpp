@@ -13,11 +13,35 @@ namespace vod::server {
 
 namespace po = boost::program_options;
 
+namespace {
+// "512M", "4G", "65536": bytes, with an optional binary suffix (K, M, G, T).
+std::uint64_t parse_size(const std::string& text, const char* option) {
+  std::size_t used = 0;
+  unsigned long long n = 0;
+  try {
+    n = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(std::string(option) + ": '" + text + "' is not a size (e.g. 512M, 4G)");
+  }
+  std::string unit = text.substr(used);
+  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
+  if (unit.size() == 2 && (unit[1] == 'i' || unit[1] == 'I')) unit.pop_back();
+  int shift = 0;
+  if (unit == "K" || unit == "k") shift = 10;
+  else if (unit == "M" || unit == "m") shift = 20;
+  else if (unit == "G" || unit == "g") shift = 30;
+  else if (unit == "T" || unit == "t") shift = 40;
+  else if (!unit.empty()) throw std::invalid_argument(std::string(option) + ": unknown unit in '" + text + "' (K, M, G or T)");
+  if (shift && n > (~0ull >> shift)) throw std::invalid_argument(std::string(option) + ": '" + text + "' is too large");
+  return static_cast<std::uint64_t>(n) << shift;
+}
+}  // namespace
+
 std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   ServerConfig c;
   unsigned port = c.port;
   unsigned udp_port = c.udp_port;
-  std::string config_file;
+  std::string config_file, cache_size, segment_size = "4M", pin_budget = "0";
   po::options_description general("vod-server: serves every file of a directory from registered memory; clients read it by one-sided RDMA Read\n\n"
                                   "usage: vod-server --media-dir DIR [options]\n\noptions");
   general.add_options()
@@ -61,11 +85,22 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("udp-max-rate", po::value(&c.udp_max_rate_mbps)->default_value(c.udp_max_rate_mbps), "Mbit/s the UDP side sends at most, in all")
       ("udp-client-rate", po::value(&c.udp_client_rate_mbps)->default_value(c.udp_client_rate_mbps), "Mbit/s one client address gets at most (it may ask for less)")
       ("udp-max-payload", po::value(&c.udp_max_payload)->default_value(c.udp_max_payload), "bytes of payload per UDP datagram at most (clients ask for what their path MTU allows; above 32444 each datagram is sent alone, not in GSO trains)")
-      ("no-rdma", po::bool_switch(&c.no_rdma), "serve over UDP only (needs --udp-port): no RDMA device is needed");
+      ("no-rdma", po::bool_switch(&c.no_rdma), "serve over UDP only (needs --udp-port): no RDMA device is needed")
+      ("cache-size", po::value(&cache_size), "serve movies from a segment cache of SIZE (e.g. 8G) filled from disk on demand, instead of loading "
+                                             "every movie into memory at start; libraries larger than memory need it (docs/segment-cache.md)")
+      ("segment-size", po::value(&segment_size)->default_value(segment_size), "with --cache-size: bytes per segment and per cache slot, a power of two from 64K to 1G")
+      ("pin", po::value(&c.pin)->composing(), "with --cache-size: movies whose name matches this shell pattern (repeatable) are loaded whole at start, "
+                                              "as without a cache, in memory beside the cache")
+      ("pin-budget", po::value(&pin_budget)->default_value(pin_budget), "with --pin: bytes the pinned movies may take at most (0: no limit); "
+                                                                          "a match beyond it is served from the cache")
+      ("cache-grace", po::value(&c.cache_grace_ms)->default_value(c.cache_grace_ms), "with --cache-size: milliseconds after a client asked for a segment during which it is never evicted")
+      ("cache-read-deadline", po::value(&c.cache_read_deadline_ms)->default_value(c.cache_read_deadline_ms),
+       "with --cache-size: milliseconds a client's segment Read may take before it drops it; an evicted slot is refilled only after longer");
   // Options for the tests only: accepted, not listed by --help.
   po::options_description hidden;
   hidden.add_options()("udp-test-drop", po::value(&c.udp_test_drop), "last:N,record:N,datagram:N: datagrams the UDP sender drops on purpose")
-      ("test-fail-binds", po::value(&c.test_fail_binds), "N: every Nth connection's memory window binds fail at the device");
+      ("test-fail-binds", po::value(&c.test_fail_binds), "N: every Nth connection's memory window binds fail at the device")
+      ("test-evict-every", po::value(&c.test_evict_every_ms), "MS: evict the most recently filled cache slot this often, grace or not");
   po::options_description all;
   all.add(general).add(hidden);
   po::variables_map vm;
@@ -111,6 +146,27 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   if (c.max_clients == 0) throw std::invalid_argument("--max-clients must be at least 1");
   if (c.remux != "none" && c.remux != "ts") throw std::invalid_argument("--remux must be none or ts");
   if (c.drain_seconds < 0) throw std::invalid_argument("--drain-seconds must not be negative");
+  if (!cache_size.empty()) c.cache_size = parse_size(cache_size, "--cache-size");
+  const std::uint64_t seg = parse_size(segment_size, "--segment-size");
+  if (seg < (64u << 10) || seg > (1u << 30) || (seg & (seg - 1)) != 0)
+    throw std::invalid_argument("--segment-size must be a power of two from 64K to 1G");
+  c.segment_size = static_cast<std::uint32_t>(seg);
+  c.pin_budget = parse_size(pin_budget, "--pin-budget");
+  if (c.cache_size) {
+    if (c.cache_size < c.segment_size)
+      throw std::invalid_argument("--cache-size must hold at least one segment (--segment-size " + segment_size + ")");
+    if (c.cache_size / c.segment_size > (1u << 24)) throw std::invalid_argument("--cache-size holds more than 2^24 segments: raise --segment-size");
+    if (c.cache_read_deadline_ms < 100 || c.cache_read_deadline_ms > 60000) throw std::invalid_argument("--cache-read-deadline must be 100..60000 ms");
+    if (c.cache_grace_ms > 600000) throw std::invalid_argument("--cache-grace must be at most 600000 ms");
+    if (c.no_rdma) throw std::invalid_argument("--cache-size serves movies by RDMA Read: it does not go with --no-rdma");
+    // Not yet: the UDP side sends from movies in memory, and windows per slot are not built.
+    if (c.udp_port) throw std::invalid_argument("--cache-size does not serve Write-Record over UDP yet: run the UDP side without --cache-size");
+    if (!c.auth_secret.empty())
+      throw std::invalid_argument("--cache-size does not go with --auth-secret yet (windows per cache slot are not built): a token could "
+                                  "read other movies' slots; run tokens without --cache-size");
+  } else if (!c.pin.empty() || c.pin_budget) {
+    throw std::invalid_argument("--pin and --pin-budget choose what stays out of the segment cache: give --cache-size too");
+  }
   return c;
 }
 

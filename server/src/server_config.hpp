@@ -49,6 +49,15 @@ struct ServerConfig {
   double udp_client_rate_mbps = 400;   // one client address
   unsigned udp_max_payload = defaults::kUdpMaxPayload;     // bytes per datagram at most (clients ask for their path MTU's)
   bool no_rdma = false;                // serve UDP only: no RDMA device needed
+  // The segment cache (docs/segment-cache.md): off unless --cache-size is given, and then every
+  // movie not pinned is served from it.
+  std::uint64_t cache_size = 0;
+  std::uint32_t segment_size = 4u << 20;
+  std::vector<std::string> pin;             // shell patterns of movie names loaded whole
+  std::uint64_t pin_budget = 0;             // bytes pinned movies may take, beside the cache; 0: no limit
+  unsigned cache_grace_ms = 2000;           // a segment asked for within this is never evicted
+  unsigned cache_read_deadline_ms = 3000;   // clients drop a segment Read older than this; slots wait longer
+  unsigned test_evict_every_ms = 0;         // a test hook: evict the newest-filled slot this often (hidden)
   std::string udp_test_drop;           // a test hook: datagrams to drop on purpose (hidden from --help)
   unsigned test_fail_binds = 0;        // a test hook: every Nth connection's window binds fail at the device (hidden)
 };

@@ -36,19 +36,38 @@ live::LiveOptions live_options(const ServerConfig& c) {
   }
   return o;
 }
+std::unique_ptr<cache::SegmentCache> make_cache(loop::Reactor& reactor, const ServerConfig& c) {
+  if (!c.cache_size) return nullptr;
+  cache::CacheOptions o;
+  o.cache_size = c.cache_size;
+  o.segment_size = c.segment_size;
+  o.grace = std::chrono::milliseconds(c.cache_grace_ms);
+  o.read_deadline = std::chrono::milliseconds(c.cache_read_deadline_ms);
+  return std::make_unique<cache::SegmentCache>(reactor, o);
+}
 }  // namespace
 
 VodServer::VodServer(ServerConfig config)
     : config_(std::move(config)),
       source_limits_({config_.connect_rate, config_.connect_burst, config_.max_per_source}),
+      cache_(make_cache(reactor_, config_)),
       completions_(reactor_, hub_),
       channels_(reactor_, live_channels(config_), live_options(config_)),
       live_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }}, channels_),
-      vod_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, [this] { counts_changed_ = true; }}) {
+      vod_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, [this] { counts_changed_ = true; }, cache_.get()}) {
   if (!config_.auth_secret.empty()) load_auth_keys();
   if (!config_.revoked.empty()) load_revocations();
   library_options_.remux_ts = config_.remux == "ts";
   for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
+  if (cache_) {
+    library_options_.cache = cache_->layout();
+    library_options_.pin = config_.pin;
+    library_options_.pin_budget = config_.pin_budget;
+  }
+  if (config_.test_evict_every_ms && cache_) {
+    log::warn("cache", "--test-evict-every " + std::to_string(config_.test_evict_every_ms) + " ms: evicting cache slots on purpose (a test hook)");
+    test_evict_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.test_evict_every_ms), [this] { test_evict(); });
+  }
   if (!config_.no_rdma) rdma::require_device();
   if (config_.test_fail_binds) {
     windows::RdmaWindowVerbs::fail_every(config_.test_fail_binds);
@@ -105,6 +124,8 @@ VodServer::VodServer(ServerConfig config)
       if (notifier_.active()) notifier_.status(service_status());
     }
     if (std::exchange(udp_served_, false) && metrics_endpoint_) metrics_.set_udp(udp_->stats());
+    if (cache_ && metrics_endpoint_)
+      metrics_.set_cache({cache_->stats(), cache_->slots(), cache_->slots_in_use(), vod_.channel_stats().requests, vod_.channel_stats().bad_messages});
   });
   channels_.start();
   log::info("server", "listening on " + config_.bind + ":" + (listener_ ? std::to_string(listener_->port()) : std::string("- (no RDMA)")) +
@@ -123,6 +144,11 @@ void VodServer::publish_generation(Library next) {
   if (udp_) udp_->publish(udp::udp_regions(next, channels_.catalog_entries(nullptr)));
   library_ = std::move(next);
   update_catalog_metrics();
+}
+
+void VodServer::test_evict() {
+  cache_->evict_one_for_test();
+  test_evict_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.test_evict_every_ms), [this] { test_evict(); });
 }
 
 void VodServer::update_catalog_metrics() {
@@ -173,6 +199,9 @@ void VodServer::open_devices() {
     if (!want_windows && !config_.auth_secret.empty())
       log::warn("auth", "--no-memory-windows: serving the shared regions' rkeys, the weaker mode (docs/security.md)");
     auto device = std::make_shared<Device>(ctx, port, windows);
+    if (cache_)  // REMOTE_READ, once per device: every cached movie's slots are Read through it
+      device->arena = rdma::register_memory(device->pd.get(), cache_->arena().data(), cache_->arena_length(), device->region_access(),
+                                            "the segment cache's arena");
     device_ports_[ctx] = port;
     log::info("server", "device " + name + (device->limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " +
                             std::to_string(device->limits.max_qp_rd_atom) + ", max_msg_size " + std::to_string(device->limits.max_msg_size) +

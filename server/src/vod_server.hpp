@@ -11,6 +11,7 @@
 //   live::LiveTransport        live viewers (Viewer, its send state machine)
 //   udp::UdpService            Write-Record over UDP
 //   rdma::CompletionHub        one CQ per device for every QP that posts (loop::CompletionSource)
+//   cache::SegmentCache        with --cache-size: the arena, its slots and the disk reads
 //
 // Ownership, teardown and the connection state diagram: docs/design.md.
 #pragma once
@@ -22,6 +23,7 @@
 #include <string>
 
 #include "auth/revocation_list.hpp"
+#include "cache/segment_cache.hpp"
 #include "auth/source_limits.hpp"
 #include "auth/token_authority.hpp"
 #include "cm/admitter.hpp"
@@ -66,6 +68,7 @@ class VodServer {
   ServiceStatus service_status() const noexcept;
   void update_connection_metrics();
   void update_catalog_metrics();
+  void test_evict();
 
   // Declared in the order they are made; destroyed in reverse. The reactor first: everything that
   // holds a registration or a timer goes before it.
@@ -78,6 +81,8 @@ class VodServer {
   std::optional<auth::RevocationList> revoked_;  // with --revoked
   auth::SourceLimits source_limits_;
   LibraryOptions library_options_;
+  // With --cache-size: before the devices (whose MRs cover its arena) and the connections.
+  std::unique_ptr<cache::SegmentCache> cache_;
   Library library_;
   std::unique_ptr<rdma::Listener> listener_;
   struct DeviceList {
@@ -102,6 +107,7 @@ class VodServer {
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // after metrics_: stopped before it goes; null when off
   std::vector<loop::Reactor::Registration> udp_in_loop_;  // the UDP socket and timer: removed before they close
   loop::Reactor::Timer drain_timer_;  // the drain's end, after SIGTERM
+  loop::Reactor::Timer test_evict_timer_;  // --test-evict-every
   bool draining_ = false;
   bool stop_ = false;
   bool counts_changed_ = false;  // a connect, disconnect or accept: metrics and status after the turn

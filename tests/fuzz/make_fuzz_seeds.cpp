@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   AcceptData segmented = accept;
   segmented.movie = {4096, 8u << 20, 7};
   segmented.segments = {65536, 64 + 8, 10};
+  segmented.movie_size = 1000;
   write(dir, "accept", "segmented", encode(segmented));
   write(dir, "segment_messages", "request", encode(SegmentRequest{1, 2, 3, 4}));
   write(dir, "segment_messages", "notify", encode(SegmentNotify{1, 2, pack({5, SegmentState::resident, 3}), 0x99, SegmentStatus::ok, 4}));

@@ -122,7 +122,7 @@ int serve(const std::string& file, const std::string& bind, std::uint16_t port) 
     catalog_region = std::make_unique<Region>(catalog_bytes.size());
     std::memcpy(catalog_region->data, catalog_bytes.data(), catalog_bytes.size());
     catalog_mr = rdma::register_memory(pd.get(), catalog_region->data, catalog_bytes.size(), IBV_ACCESS_REMOTE_READ, "catalog");
-    accept_data = {1, 0, 0, limits.max_msg_size, e.movie, describe(catalog_mr.get()), e.index};
+    accept_data = {1, 0, 0, limits.max_msg_size, e.movie, describe(catalog_mr.get()), e.index, {}, 0};
     std::fprintf(stderr, "INFO device %s: max_qp_rd_atom %u, max_msg_size %u, mtu %u\n", limits.name.c_str(),
                  limits.max_qp_rd_atom, limits.max_msg_size, limits.active_mtu_bytes);
   };

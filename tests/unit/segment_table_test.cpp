@@ -150,10 +150,12 @@ TEST(SegmentedAccept, Version2LayoutOnlyWithASegmentTable) {
   EXPECT_EQ(plain.size(), 96u);
   EXPECT_EQ(plain[4], 1);
   a.segments = {0x4000, 72, 8};
+  a.movie_size = 5000;
   const ByteVector v = encode(a);
-  ASSERT_EQ(v.size(), 120u);
+  ASSERT_EQ(v.size(), 128u);
   EXPECT_EQ(v[4], 2);
   EXPECT_EQ(get_be(v, 96, 8), 0x4000u);
+  EXPECT_EQ(get_be(v, 120, 8), 5000u);
   EXPECT_EQ(*decode_accept(v), a);
   EXPECT_TRUE(fails_with(decode_accept(with(v, 104, 16, 8)), DecodeFault::inconsistent, "64-byte header"));
 }

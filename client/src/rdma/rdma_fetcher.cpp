@@ -27,6 +27,10 @@ RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size
   pieces_.assign((ring_size_ + first->length - 1) / first->length, nullptr);
   pieces_[0] = first;
   owner_ = ep.cq.hub->add_owner([this](const ibv_wc& wc, rdma::WorkId id) {
+    if (id.kind != kRead && segments_) {
+      if (auto why = segments_->on_completion(wc, id); !why.empty() && failure_.empty()) failure_ = why;
+      return;
+    }
     if (id.kind != kRead || !done_) return;
     if (wc.status == IBV_WC_SUCCESS) return done_(id.index, true, {});
     const std::string why = std::string("RDMA Read failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")";
@@ -38,8 +42,21 @@ RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size
 // Completions of this connection still in the shared CQ are dropped by the hub from now on.
 RdmaFetcher::~RdmaFetcher() { ep_.cq.hub->remove_owner(owner_); }
 
-void RdmaFetcher::fetch(std::uint32_t slot, Region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
+void RdmaFetcher::use_segments(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
+                               std::uint64_t size) {
+  if (!segments_ && table.empty()) return;
+  if (!segments_)
+    segments_ = std::make_unique<SegmentReader>(ep_, owner_, batch_, depth_, [this](std::uint32_t slot, bool ok, const std::string& why) {
+      if (!ok && failure_.empty()) failure_ = why;
+      if (done_) done_(slot, ok, why);
+    });
+  segments_->use(arena, table, movie_index, size);
+}
+
+void RdmaFetcher::fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
                         std::uint8_t* dest) {
+  if (region == Region::movie && segments_ && segments_->active())
+    return segments_->fetch(slot, offset, length, dest, sink_for(dest, length).lkey);
   const rdma::WorkId tag{owner_, kRead, slot};
   batch_.add(tag.pack(), dest, length, sink_for(dest, length).lkey, where.addr + offset, where.rkey);
 }
@@ -68,6 +85,7 @@ void RdmaFetcher::poll() {
   // Completions of every connection on the hub are handled here; each lands in its own engine.
   ep_.cq.hub->poll();
   if (!failure_.empty()) throw ConnectionLost(std::exchange(failure_, {}));
+  flush();  // Reads the segment reader decided on while handling completions
 }
 
 void RdmaFetcher::check_events() {

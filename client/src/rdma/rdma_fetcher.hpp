@@ -5,9 +5,11 @@
 // still being made, or else by the constructor.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "rdma/segment_reader.hpp"
 #include "vod/client/fetcher.hpp"
 #include "vod/rdma/connection.hpp"
 #include "vod/rdma/post.hpp"
@@ -43,6 +45,9 @@ class RdmaFetcher final : public Fetcher {
   void arm() override;
   bool armed() const noexcept override { return ep_.cq.hub->armed(); }
   void consume() noexcept override { ep_.cq.hub->consume(); }
+  void use_segments(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
+                    std::uint64_t size) override;
+  std::string summary() const override { return segments_ ? segments_->summary() : std::string(); }
   unsigned depth() const noexcept override { return depth_; }
   std::size_t max_fetch() const noexcept override { return max_read_; }
 
@@ -62,6 +67,7 @@ class RdmaFetcher final : public Fetcher {
   Done done_;
   std::string failure_;
   rdma::ReadBatch batch_;
+  std::unique_ptr<SegmentReader> segments_;  // made for the first movie served from the segment cache
 };
 
 }  // namespace vod::client

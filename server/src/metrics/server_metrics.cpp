@@ -2,6 +2,7 @@
 #include "metrics/server_metrics.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -25,6 +26,41 @@ std::vector<std::pair<std::string, double>> read_counters(const fs::path& dir) {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+void render_cache(metrics::Exposition& m, const ServerMetrics::CacheFigures& c) {
+  const cache::CacheStats& s = c.stats;
+  m.family("vod_server_cache_slots", "gauge", "slots of the segment cache's arena");
+  m.sample("vod_server_cache_slots", c.slots);
+  m.family("vod_server_cache_slots_in_use", "gauge", "slots holding a segment or being filled from disk");
+  m.sample("vod_server_cache_slots_in_use", c.slots_in_use);
+  m.family("vod_server_cache_requests_total", "counter", "segment requests clients sent (one-sided hits send none and are not counted here)");
+  m.sample("vod_server_cache_requests_total", static_cast<double>(c.requests));
+  m.family("vod_server_cache_bad_messages_total", "counter", "messages on VoD connections that were not segment requests (dropped)");
+  m.sample("vod_server_cache_bad_messages_total", static_cast<double>(c.bad_messages));
+  m.family("vod_server_cache_hits_total", "counter", "segments asked for (demand or read-ahead) that were resident");
+  m.sample("vod_server_cache_hits_total", static_cast<double>(s.hits));
+  m.family("vod_server_cache_misses_total", "counter", "demanded segments read from disk");
+  m.sample("vod_server_cache_misses_total", static_cast<double>(s.misses));
+  m.family("vod_server_cache_readahead_fills_total", "counter", "read-ahead segments read from disk");
+  m.sample("vod_server_cache_readahead_fills_total", static_cast<double>(s.readahead_fills));
+  m.family("vod_server_cache_evictions_total", "counter", "segments evicted from their slot");
+  m.sample("vod_server_cache_evictions_total", static_cast<double>(s.evictions));
+  m.family("vod_server_cache_disk_read_bytes_total", "counter", "bytes read from disk into the cache");
+  m.sample("vod_server_cache_disk_read_bytes_total", static_cast<double>(s.disk_bytes));
+  m.family("vod_server_cache_disk_errors_total", "counter", "segment reads from disk that failed");
+  m.sample("vod_server_cache_disk_errors_total", static_cast<double>(s.disk_errors));
+  m.family("vod_server_cache_fault_seconds", "histogram", "fault-in latency: a demanded segment's request to its slot's publication");
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < std::size(cache::kFillBuckets); ++i) {
+    cumulative += s.fill_buckets.at(i);
+    char le[32];
+    std::snprintf(le, sizeof le, "%g", cache::kFillBuckets[i]);
+    m.sample("vod_server_cache_fault_seconds_bucket", {{"le", le}}, static_cast<double>(cumulative));
+  }
+  m.sample("vod_server_cache_fault_seconds_bucket", {{"le", "+Inf"}}, static_cast<double>(s.fill_count));
+  m.sample("vod_server_cache_fault_seconds_sum", s.fill_seconds_sum);
+  m.sample("vod_server_cache_fault_seconds_count", static_cast<double>(s.fill_count));
 }
 
 }  // namespace
@@ -70,6 +106,11 @@ void ServerMetrics::set_udp(const udp::UdpStats& stats) {
   udp_ = stats;
 }
 
+void ServerMetrics::set_cache(CacheFigures figures) {
+  std::lock_guard lock(mutex_);
+  cache_ = std::move(figures);
+}
+
 void ServerMetrics::set_draining() {
   std::lock_guard lock(mutex_);
   draining_ = true;
@@ -87,6 +128,8 @@ std::string ServerMetrics::render() const {
   m.sample("vod_server_movies", static_cast<double>(movies_));
   m.family("vod_server_live_channels", "gauge", "live channels configured");
   m.sample("vod_server_live_channels", static_cast<double>(live_channels_));
+
+  if (cache_) render_cache(m, *cache_);
 
   m.family("vod_server_connections", "gauge", "open RDMA connections by kind (movie, catalog, live) and movie or channel");
   for (const auto& [key, n] : connections_) m.sample("vod_server_connections", {{"kind", key.first}, {"movie", key.second}}, static_cast<double>(n));

@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cache/segment_cache.hpp"
 #include "udp/udp_service.hpp"
 #include "vod/protocol/private_data.hpp"
 
@@ -37,6 +39,14 @@ class ServerMetrics {
   // Labelled by the code's name in snake case, e.g. code="unknown_movie".
   void count_reject(proto::RejectCode code);
   void set_udp(const udp::UdpStats& stats);
+  // The segment cache's figures (with --cache-size): its counters, its slots, and the requests its
+  // connections sent.
+  struct CacheFigures {
+    cache::CacheStats stats;
+    std::uint32_t slots = 0, slots_in_use = 0;
+    std::uint64_t requests = 0, bad_messages = 0;
+  };
+  void set_cache(CacheFigures figures);
   void set_draining();
 
   // The text exposition (metrics_text.hpp) of everything above, plus the RDMA port counters of each
@@ -54,6 +64,7 @@ class ServerMetrics {
   std::map<std::string, std::uint64_t> accepts_, rejects_;
   bool have_udp_ = false;
   udp::UdpStats udp_;
+  std::optional<CacheFigures> cache_;
   bool draining_ = false;
 };
 

@@ -54,6 +54,7 @@ void VodConnection::send_accept() {
 }
 
 void VodConnection::disconnect() noexcept {
+  if (channel_) channel_->close();
   if (windows_) windows_->invalidate();  // their rkeys fail from now on, before any message
   if (own_qp_) rdma::move_to_error(own_qp_.get());
   rdma_disconnect(id_.get());  // an rdma_cm QP goes to error here; the last CM event destroys the rest
@@ -64,6 +65,15 @@ void VodConnection::cut_off(const std::string& why) { handle(Event::cut_off, why
 void VodConnection::on_completion(const ibv_wc& wc, rdma::WorkId wid) {
   if (wid.kind == kDrainKind) {
     drained_ = true;  // its transport reaps it after this poll
+    return;
+  }
+  if ((wid.kind == SegmentChannel::kRecv || wid.kind == SegmentChannel::kSend) && channel_) {
+    if (state_ == State::draining || state_ == State::gone) return;
+    const std::string why = channel_->on_completion(wc, wid.kind, wid.index);
+    if (!why.empty()) {
+      log::warn("server", peer_ + ": " + why + "; disconnecting it");
+      cut_off(why);  // `this` may be gone
+    }
     return;
   }
   if (wid.kind != windows::kBindKind || !windows_) {

@@ -24,6 +24,7 @@
 #include "cm/cm_endpoint.hpp"
 #include "loop/reactor.hpp"
 #include "ondemand/counted.hpp"
+#include "ondemand/segment_channel.hpp"
 #include "ondemand/vod_connection_state.hpp"
 #include "registrations.hpp"
 #include "vod/rdma/completion_hub.hpp"
@@ -64,6 +65,8 @@ class VodConnection final : public cm::CmEndpoint {
  private:
   friend class VodTransport;  // builds it (accept), fails and reaps it
 
+  // Its QP: its own (windows) or rdma_cm's.
+  ibv_qp* qp() const noexcept { return own_qp_ ? own_qp_.get() : qp_.get(); }
   // Runs next(state_, e) and its action; `why` is for a reject. `this` may be gone on return.
   void handle(Event e, const std::string& why = {});
   void send_accept();
@@ -81,7 +84,8 @@ class VodConnection final : public cm::CmEndpoint {
   rdma::VerbsQueuePair own_qp_;                      // with windows: its own
   std::optional<windows::RdmaWindowVerbs> verbs_;    // own_qp_'s
   std::optional<windows::WindowBinding> windows_;
-  rdma::HubOwner hub_owner_;                         // with windows: where its completions go
+  rdma::HubOwner hub_owner_;                         // with windows or a segment cache: where its completions go
+  std::optional<SegmentChannel> channel_;            // with a segment cache: its requests and notifications
   Counted binding_;                                  // while binding: one of VodTransport::kMaxBinding
   auth::Grant grant_;                                // its address's count, its token: given back however it ends
   loop::Reactor::Timer expiry_;                      // at the grant's deadline: cut off

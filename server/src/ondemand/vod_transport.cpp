@@ -32,7 +32,22 @@ void VodTransport::accept(cm::Accepting a) {
   attr.qp_type = IBV_QPT_RC;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
-  if (!device.windows) {
+  if (!device.windows && ctx_.cache) {
+    // With a segment cache: its requests' receives, its notifications and a drain marker, on the
+    // hub's CQ with room reserved for all of them; receives posted before the accept.
+    const std::uint16_t credits = ctx_.cache->options().request_credits;
+    const std::uint32_t sends = SegmentChannel::send_depth(credits) + 1, recvs = SegmentChannel::recv_depth(credits);
+    c->cq_ = rdma::CqShare(hub, id->verbs, sends + recvs);
+    attr.send_cq = c->cq_.cq();
+    attr.recv_cq = c->cq_.cq();
+    attr.cap.max_send_wr = sends;
+    attr.cap.max_recv_wr = recvs;
+    c->qp_ = rdma::QueuePair(id, device.pd.get(), attr);
+    c->hub_owner_ = rdma::HubOwner(hub, [raw = c.get()](const ibv_wc& wc, rdma::WorkId wid) { raw->on_completion(wc, wid); });
+    c->channel_.emplace(*ctx_.cache, a.catalog, device.pd.get(), c->qp_.get(), c->hub_owner_.id(), a.peer, channel_stats_);
+    rdma::accept(id, proto::encode(accept), a.depth);
+    c->state_ = State::accepting;
+  } else if (!device.windows) {
     // The hub's CQ, with nothing reserved on it: the server posts nothing on this QP (Reads are
     // answered by the responder), so nothing of it ever completes.
     attr.send_cq = hub.reserve(id->verbs, 0);
@@ -116,18 +131,19 @@ void VodTransport::destroy(VodConnection& c) {
   gone->expiry_.cancel();
   gone->binding_.reset();
   gone->route_.reset();
-  if (!gone->own_qp_ || !gone->cq_.entries()) return;  // nothing of its QP can complete any more: it goes now
+  if (gone->channel_) gone->channel_->close();
+  if (!gone->qp() || !gone->cq_.entries()) return;  // nothing of its QP can complete any more: it goes now
   // Drain before destroy: windows freed, QP in the error state, then a signalled marker Send, which
   // completes (as a flush) after every work request posted before it. Its room in the CQ stays until then.
-  gone->windows_->invalidate();
-  rdma::move_to_error(gone->own_qp_.get());
+  if (gone->windows_) gone->windows_->invalidate();
+  rdma::move_to_error(gone->qp());
   gone->drain_started_ = std::chrono::steady_clock::now();
   ibv_send_wr marker{};
   marker.wr_id = rdma::WorkId{gone->hub_owner_.id(), VodConnection::kDrainKind, 0}.pack();
   marker.opcode = IBV_WR_SEND;
   marker.send_flags = IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
-  if (ibv_post_send(gone->own_qp_.get(), &marker, &bad) != 0) gone->drained_ = true;  // nothing can arrive for it
+  if (ibv_post_send(gone->qp(), &marker, &bad) != 0) gone->drained_ = true;  // nothing can arrive for it
   failed_.push_back(std::move(gone));
   if (!reap_timer_.armed()) reap_timer_ = ctx_.reactor.at(std::chrono::steady_clock::now() + kReapEvery, [this] { reap_failed(); });
 }

@@ -38,6 +38,7 @@ class VodTransport final : public cm::Transport {
     ServerMetrics& metrics;
     std::function<std::size_t()> clients;  // every transport's connections, for log lines
     std::function<void()> changed;         // the counts changed outside a CM event (an accept after a bind)
+    cache::SegmentCache* cache = nullptr;  // with --cache-size: every connection gets a SegmentChannel
   };
   explicit VodTransport(Context context);
   ~VodTransport() override;
@@ -53,6 +54,7 @@ class VodTransport final : public cm::Transport {
   // Destroys the failed connections whose QP has flushed (force: all, at exit).
   void reap_failed(bool force = false);
   std::size_t failed() const noexcept { return failed_.size(); }
+  const ChannelStats& channel_stats() const noexcept { return channel_stats_; }
 
  private:
   friend class VodConnection;
@@ -67,6 +69,7 @@ class VodTransport final : public cm::Transport {
   std::size_t binding_ = 0;                             // of them, binding windows
   std::vector<std::unique_ptr<VodConnection>> failed_;  // rejected; destroyed once their QPs have flushed
   loop::Reactor::Timer reap_timer_;                     // armed while failed_ is not empty
+  ChannelStats channel_stats_;                          // every connection's segment requests
 };
 
 }  // namespace vod::server::ondemand

@@ -68,6 +68,12 @@ class Fetcher {
   // names them in every request; an RDMA Read needs nothing (its rkey says where).
   virtual void select_movie(std::uint64_t /*name_hash*/, std::uint32_t /*generation*/) noexcept {}
 
+  // The movie region is a movie the server serves from its segment cache (protocol version 2):
+  // `table` describes its segment table, `arena` the slots, and fetches of Region::movie read through
+  // them (an empty table: the movie is served whole). Only RDMA Read fetchers can.
+  virtual void use_segments(const proto::RegionDescriptor& /*arena*/, const proto::RegionDescriptor& /*table*/, std::uint32_t /*movie_index*/,
+                            std::uint64_t /*size*/) {}
+
   // Fetches in flight at most, and the largest single fetch.
   virtual unsigned depth() const noexcept = 0;
   virtual std::size_t max_fetch() const noexcept = 0;

@@ -104,6 +104,8 @@ class ReadEngine {
   std::string transport_summary() const;
   // Which movie the movie and index regions are now (Fetcher::select_movie: UDP names it).
   void select_movie(std::uint64_t name_hash, std::uint32_t generation) noexcept;
+  // The attached fetcher (null when detached), for what only its transport knows (use_segments).
+  Fetcher* fetcher() const noexcept;
 
   // Where a region lives now. Changing the movie's descriptor (switch, reconnect) bumps the epoch.
   void set_region(Region r, const proto::RegionDescriptor& d);

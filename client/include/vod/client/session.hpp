@@ -140,6 +140,9 @@ class Session {
  private:
   void connect();
   void describe_from_accept(const std::string& name);
+  // Points the engine's movie region at a movie: its bytes, or for one the server serves from its
+  // segment cache (a segment table), its segments, which the fetcher reads through the table.
+  void select_movie_region(const proto::RegionDescriptor& movie, const proto::RegionDescriptor& segments, std::uint32_t index, std::uint64_t size);
   void describe_from_catalog(const std::string& name);
   void adopt(proto::CatalogEntry entry);  // checks it, then makes it the current movie
   void refuse_if_resized(const std::string& name, std::uint64_t size) const;  // movie_changed

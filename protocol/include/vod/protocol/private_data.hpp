@@ -87,6 +87,7 @@ struct AcceptData {
   // Version 2: the movie's segment table, when it is served from the segment cache (then `movie`
   // is the arena). Empty otherwise, and then the accept is laid out as in version 1.
   RegionDescriptor segments;
+  std::uint64_t movie_size = 0;  // version 2, with a segment table: the movie's bytes (`movie` is the arena)
 
   bool operator==(const AcceptData&) const = default;
 };
@@ -105,10 +106,11 @@ struct WireAccept {
 static_assert(sizeof(WireAccept) == 96 && sizeof(WireAccept) <= kAcceptPrivateDataMax);
 
 struct WireAcceptV2 {
-  WireAccept v1;  // header version 2, length 120
+  WireAccept v1;  // header version 2, length 128
   WireRegionDescriptor segments;
+  be64 movie_size;
 };
-static_assert(sizeof(WireAcceptV2) == 120 && sizeof(WireAcceptV2) <= kAcceptPrivateDataMax);
+static_assert(sizeof(WireAcceptV2) == 128 && sizeof(WireAcceptV2) <= kAcceptPrivateDataMax);
 
 std::vector<std::uint8_t> encode(const AcceptData& a);
 Decoded<AcceptData> decode_accept(Bytes buf);

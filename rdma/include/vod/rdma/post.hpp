@@ -37,9 +37,13 @@ inline int post_read(ibv_qp* qp, std::uint64_t wr_id, void* local, std::uint32_t
 // engine decided (on Soft-RoCE, one system call instead of one per Read).
 class ReadBatch {
  public:
-  void add(std::uint64_t wr_id, void* local, std::uint32_t length, std::uint32_t lkey, std::uint64_t remote_addr, std::uint32_t rkey) {
+  // `fence`: this Read starts only once every earlier Read on the QP has completed
+  // (IBV_SEND_FENCE), so it samples memory after theirs did.
+  void add(std::uint64_t wr_id, void* local, std::uint32_t length, std::uint32_t lkey, std::uint64_t remote_addr, std::uint32_t rkey,
+           bool fence = false) {
     sges_.push_back({reinterpret_cast<std::uint64_t>(local), length, lkey});
     wrs_.push_back(read_wr(wr_id, nullptr, remote_addr, rkey));  // sg_list is set when posting
+    if (fence) wrs_.back().send_flags |= IBV_SEND_FENCE;
   }
   bool empty() const noexcept { return wrs_.empty(); }
   // Posts what was added, in order, and empties the batch. Returns ibv_post_send's error number.

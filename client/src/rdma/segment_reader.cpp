@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "rdma/segment_reader.hpp"
+
+#include <endian.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+#include "vod/log.hpp"
+#include "vod/rdma/device.hpp"
+#include "vod/rdma/error.hpp"
+
+namespace vod::client {
+
+namespace {
+constexpr std::size_t kRecvSlot = proto::kSegmentMessageMax;
+constexpr std::size_t kSendSlot = 32;
+constexpr std::size_t kChecks = SegmentReader::kMaxParts * 8;
+constexpr std::size_t kMemory = kChecks + SegmentReader::kMaxCredits * (kRecvSlot + kSendSlot);
+
+std::uint32_t generation_of(std::uint64_t word) { return static_cast<std::uint32_t>(word >> 32); }
+bool resident(std::uint64_t word) { return ((word >> 24) & 0xff) == static_cast<std::uint8_t>(proto::SegmentState::resident); }
+}  // namespace
+
+struct SegmentReader::Movie {
+  proto::RegionDescriptor arena, table;
+  std::uint32_t index = 0;
+  std::uint64_t size = 0;
+  enum class State { reading, ready } state = State::reading;
+  std::vector<std::uint8_t> table_bytes;
+  rdma::MemoryRegion table_mr;
+  proto::SegmentTableHeader header;
+  std::chrono::milliseconds deadline{0};
+  std::vector<std::uint64_t> words;   // each segment's entry as last seen (0: absent or unknown)
+  std::vector<std::uint32_t> rkeys;   // a slot's rkey from a notification; 0: the arena's
+  std::vector<std::uint32_t> waiting_table;  // parts posted before the table landed
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> parked;  // absent segment -> its parts
+  std::unordered_set<std::uint32_t> asked;  // segments with a request unsent or unanswered
+  std::int64_t entered = -1;                // the segment the last part went to
+};
+
+SegmentReader::SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned max_parts, Done done)
+    : ep_(ep), owner_(owner), batch_(batch), done_(std::move(done)), memory_(kMemory), parts_(std::clamp<unsigned>(max_parts, 1, kMaxParts)),
+      window_(static_cast<unsigned>(parts_.size())) {
+  for (std::uint32_t i = 0; i < parts_.size(); ++i) free_parts_.push_back(static_cast<std::uint32_t>(parts_.size()) - 1 - i);
+  for (std::uint32_t i = 0; i < kMaxCredits; ++i) free_sends_.push_back(i);
+}
+
+SegmentReader::~SegmentReader() {
+  if (!fetches_.empty()) log::debug("client", "segment reader closed with work left: " + state());
+}
+
+std::string SegmentReader::state() const {
+  std::size_t parked = 0, waiting = 0;
+  if (current_) {
+    for (const auto& [seg, parts] : current_->parked) parked += parts.size();
+    waiting = current_->waiting_table.size();
+  }
+  return std::to_string(fetches_.size()) + " fetches, " + std::to_string(in_flight_) + " parts in flight (window " + std::to_string(window_) +
+         "), " + std::to_string(parked) + " waiting for a segment, " + std::to_string(waiting) + " for the table, " +
+         std::to_string(throttled_.size()) + " throttled, " + std::to_string(starved_.size()) + " without a part number; " +
+         std::to_string(unanswered_.size()) + " requests unanswered, " + std::to_string(unsent_.size()) + " unsent (credits " +
+         std::to_string(credits_) + ", " + std::to_string(free_sends_.size()) + " send buffers free)";
+}
+
+void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
+                        std::uint64_t size) {
+  if (table.empty()) {
+    current_.reset();
+    return;
+  }
+  if (!mr_) {
+    ep_.memory.push_back(rdma::register_memory(ep_.pd.get(), memory_.data(), memory_.size(), rdma::read_sink_access(ep_.limits),
+                                               "segment check words and messages"));
+    mr_ = ep_.memory.back().get();
+  }
+  if (!receives_posted_) {
+    for (std::uint32_t i = 0; i < kMaxCredits; ++i) post_recv(i);
+    receives_posted_ = true;
+  }
+  auto m = std::make_shared<Movie>();
+  m->arena = arena;
+  m->table = table;
+  m->index = movie_index;
+  m->size = size;
+  m->table_bytes.resize(table.length);
+  m->table_mr = rdma::register_memory(ep_.pd.get(), m->table_bytes.data(), m->table_bytes.size(), rdma::read_sink_access(ep_.limits),
+                                      "a segment table");
+  const std::uint32_t id = next_table_++ & rdma::WorkId::kMaxIndex;
+  batch_.add(rdma::WorkId{owner_, kTable, id}.pack(), m->table_bytes.data(), static_cast<std::uint32_t>(m->table_bytes.size()),
+             m->table_mr->lkey, table.addr, table.rkey);
+  table_reads_[id] = m;
+  current_ = std::move(m);
+}
+
+void SegmentReader::fetch(std::uint32_t slot, std::uint64_t offset, std::uint32_t length, std::uint8_t* dest, std::uint32_t lkey) {
+  const std::uint32_t fid = next_fetch_++;
+  fetches_[fid] = Fetch{slot, 1};
+  Part whole;
+  whole.movie = current_;
+  whole.fetch = fid;
+  whole.offset = offset;  // a movie offset until split at segment boundaries
+  whole.length = length;
+  whole.dest = dest;
+  whole.lkey = lkey;
+  place(std::move(whole));
+}
+
+void SegmentReader::place(Part p) {
+  if (!fetches_.count(p.fetch)) return;  // its fetch failed: nothing of it is delivered
+  Movie& m = *p.movie;
+  if (!p.split && m.state == Movie::State::ready) {
+    // Split at segment boundaries: each piece is a part of the same fetch.
+    const std::uint64_t seg_size = m.header.segment_size;
+    std::vector<Part> pieces;
+    for (std::uint64_t at = p.offset, end = p.offset + p.length; at < end;) {
+      Part piece = p;
+      piece.split = true;
+      piece.segment = static_cast<std::uint32_t>(at / seg_size);
+      piece.offset = at % seg_size;
+      piece.length = static_cast<std::uint32_t>(std::min<std::uint64_t>(end - at, seg_size - piece.offset));
+      piece.dest = p.dest + (at - p.offset);
+      at += piece.length;
+      pieces.push_back(std::move(piece));
+    }
+    fetches_.at(p.fetch).parts_left += static_cast<std::uint32_t>(pieces.size()) - 1;
+    for (Part& piece : pieces) place(std::move(piece));
+    return;
+  }
+  if (free_parts_.empty()) {
+    starved_.push_back(std::move(p));
+    return;
+  }
+  const std::uint32_t i = free_parts_.back();
+  free_parts_.pop_back();
+  parts_[i] = std::move(p);
+  if (parts_[i].split) dispatch(i);
+  else m.waiting_table.push_back(i);
+}
+
+void SegmentReader::dispatch(std::uint32_t i) {
+  Part& p = parts_[i];
+  Movie& m = *p.movie;
+  if (m.entered != p.segment) {  // a new segment: keep it and the next ones resident
+    m.entered = p.segment;
+    ask(p.movie, p.segment, kAhead);
+  }
+  const std::uint64_t word = m.words.at(p.segment);
+  if (!resident(word)) {
+    m.parked[p.segment].push_back(i);
+    ask(p.movie, p.segment, kAhead);
+    return;
+  }
+  if (in_flight_ >= window_) {  // later, when a part in flight has been checked
+    throttled_.push_back(i);
+    return;
+  }
+  ++in_flight_;
+  const std::uint64_t slot = word & proto::kMaxSlot;
+  const std::uint32_t rkey = m.rkeys[p.segment] ? m.rkeys[p.segment] : m.arena.rkey;
+  p.word = word;
+  p.posted = std::chrono::steady_clock::now();
+  p.data_done = false;
+  ++stats_.parts;
+  batch_.add(rdma::WorkId{owner_, kData, i}.pack(), p.dest, p.length, p.lkey, m.arena.addr + slot * m.header.segment_size + p.offset, rkey);
+  batch_.add(rdma::WorkId{owner_, kCheck, i}.pack(), memory_.data() + std::size_t{i} * 8, 8, mr_->lkey,
+             m.table.addr + proto::segment_entry_offset(p.segment), m.table.rkey, /*fence=*/true);
+}
+
+void SegmentReader::ask(const std::shared_ptr<Movie>& m, std::uint32_t segment, std::uint16_t ahead) {
+  if (!m->asked.insert(segment).second) return;
+  unsent_.push_back(Request{m, segment, ahead});
+  send_requests();
+}
+
+void SegmentReader::send_requests() {
+  while (!unsent_.empty() && unanswered_.size() < credits_ && !free_sends_.empty()) {
+    Request r = std::move(unsent_.front());
+    unsent_.pop_front();
+    const std::uint32_t id = next_request_++;
+    const std::uint32_t buffer = free_sends_.back();
+    const auto bytes = proto::encode(proto::SegmentRequest{r.movie->index, r.segment, r.ahead, id});
+    std::uint8_t* at = memory_.data() + kChecks + kMaxCredits * kRecvSlot + buffer * kSendSlot;
+    std::memcpy(at, bytes.data(), bytes.size());
+    ibv_sge sge{reinterpret_cast<std::uint64_t>(at), static_cast<std::uint32_t>(bytes.size()), mr_->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = rdma::WorkId{owner_, kSend, buffer}.pack();
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    if (int err = ibv_post_send(ep_.qp.get(), &wr, &bad)) {
+      // The connection is failing: the Reads' completions will say so.
+      log::warn("client", std::string("ibv_post_send of a segment request failed: ") + std::strerror(err));
+      return;
+    }
+    free_sends_.pop_back();
+    unanswered_.emplace(id, std::move(r));
+    ++stats_.requests;
+  }
+}
+
+void SegmentReader::post_recv(std::uint32_t index) {
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(memory_.data() + kChecks + index * kRecvSlot), static_cast<std::uint32_t>(kRecvSlot), mr_->lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = rdma::WorkId{owner_, kRecv, index}.pack();
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (int err = ibv_post_recv(ep_.qp.get(), &wr, &bad)) rdma::throw_error("ibv_post_recv", err, rdma::device_name(ep_.id->verbs), "posting a receive for segment notifications");
+}
+
+std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {
+  const bool ok = wc.status == IBV_WC_SUCCESS;
+  if (!ok && wc.status != IBV_WC_WR_FLUSH_ERR)
+    return std::string("a segment cache work request failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")";
+  if (!ok) return "the connection was flushed";
+  switch (id.kind) {
+    case kTable: return on_table(id.index, ok);
+    case kRecv: return on_notify(id.index);
+    case kSend:
+      free_sends_.push_back(id.index);
+      send_requests();
+      return {};
+    case kData:
+      parts_.at(id.index).data_done = true;
+      return {};
+    case kCheck: {
+      Part& p = parts_.at(id.index);
+      if (!p.movie || !p.data_done) return "a segment check completed before its data Read";
+      std::uint64_t be;
+      std::memcpy(&be, memory_.data() + std::size_t{id.index} * 8, 8);
+      const std::uint64_t now_word = be64toh(be);
+      const bool late = std::chrono::steady_clock::now() - p.posted > p.movie->deadline;
+      --in_flight_;
+      // Fewer parts at once after a late one (each waited behind the others), one more after each
+      // in time: a slow path still completes parts within the deadline instead of retrying for ever.
+      window_ = late ? std::max(1u, window_ / 2) : std::min<unsigned>(window_ + 1, static_cast<unsigned>(parts_.size()));
+      release_throttled();
+      if (now_word == p.word && !late) {
+        finish(id.index, true, {});
+        return {};
+      }
+      // Evicted meanwhile (or too slow to trust): the bytes are dropped and the part goes again.
+      ++(late ? stats_.late : stats_.rereads);
+      auto entry = proto::unpack_segment_entry(now_word);
+      if (!entry) return "segment table entry does not decode: " + entry.error().message;
+      Movie& m = *p.movie;
+      if (generation_of(now_word) >= generation_of(m.words[p.segment])) m.words[p.segment] = entry->resident() ? now_word : 0;
+      dispatch(id.index);
+      return {};
+    }
+    default: return {};
+  }
+}
+
+void SegmentReader::release_throttled() {
+  while (!throttled_.empty() && in_flight_ < window_) {
+    const std::uint32_t i = throttled_.front();
+    throttled_.pop_front();
+    dispatch(i);
+  }
+}
+
+std::string SegmentReader::on_table(std::uint32_t index, bool) {
+  auto node = table_reads_.extract(index);
+  if (node.empty()) return {};
+  Movie& m = *node.mapped();
+  auto header = proto::decode_segment_table_header(m.table_bytes, m.table.length);
+  if (!header) return "the segment table does not decode: " + header.error().message;
+  if (header->movie_size != m.size || header->arena_length != m.arena.length)
+    return "the segment table describes a movie of " + std::to_string(header->movie_size) + " bytes in an arena of " +
+           std::to_string(header->arena_length) + ", not the " + std::to_string(m.size) + " and " + std::to_string(m.arena.length) + " accepted";
+  const auto max_slot = static_cast<std::uint32_t>(header->arena_length / header->segment_size - 1);
+  auto entries = proto::decode_segment_entries(std::span(m.table_bytes).subspan(proto::kSegmentTableHeaderSize), header->segment_count, max_slot);
+  if (!entries) return "the segment table does not decode: " + entries.error().message;
+  m.header = *header;
+  m.deadline = std::chrono::milliseconds(header->read_deadline_ms);
+  m.words.resize(entries->size());
+  m.rkeys.assign(entries->size(), 0);
+  for (std::size_t s = 0; s < entries->size(); ++s) m.words[s] = (*entries)[s].resident() ? proto::pack((*entries)[s]) : 0;
+  credits_ = std::min<std::uint16_t>(kMaxCredits, header->request_credits);
+  m.state = Movie::State::ready;
+  // Parts posted before the table landed hold movie offsets: split and placed now.
+  std::vector<std::uint32_t> waiting = std::move(m.waiting_table);
+  for (std::uint32_t i : waiting) {
+    Part whole = std::move(parts_[i]);
+    parts_[i] = Part{};
+    free_parts_.push_back(i);
+    place(std::move(whole));
+  }
+  return {};
+}
+
+std::string SegmentReader::on_notify(std::uint32_t index) {
+  std::uint8_t message[kRecvSlot];
+  std::memcpy(message, memory_.data() + kChecks + index * kRecvSlot, kRecvSlot);
+  post_recv(index);
+  auto n = proto::decode_segment_notify(message);
+  if (!n) return "the server sent a segment notification that does not decode: " + n.error().message;
+  auto node = unanswered_.extract(n->request_id);
+  if (node.empty()) return "the server answered a segment request it was never sent (id " + std::to_string(n->request_id) + ")";
+  Request& r = node.mapped();
+  Movie& m = *r.movie;
+  m.asked.erase(r.segment);
+  if (n->segment != r.segment || n->movie_index != m.index) return "the server's answer names another segment than was asked for";
+  if (n->status != proto::SegmentStatus::ok) {
+    fail_waiting(m, r.segment, "segment " + std::to_string(r.segment) + " of the movie: " + proto::to_string(n->status));
+  } else if (m.state == Movie::State::ready) {
+    if ((n->entry & proto::kMaxSlot) >= m.header.arena_length / m.header.segment_size)
+      return "the server named a slot past its arena for segment " + std::to_string(r.segment);
+    if (generation_of(n->entry) >= generation_of(m.words[r.segment])) {
+      m.words[r.segment] = n->entry;
+      m.rkeys[r.segment] = n->rkey;
+    }
+    auto parked = m.parked.extract(r.segment);
+    if (!parked.empty())
+      for (std::uint32_t i : parked.mapped()) dispatch(i);
+  }
+  send_requests();
+  return {};
+}
+
+void SegmentReader::fail_waiting(Movie& m, std::uint32_t segment, const std::string& why) {
+  auto parked = m.parked.extract(segment);
+  if (parked.empty()) return;
+  for (std::uint32_t i : parked.mapped()) finish(i, false, why);
+}
+
+void SegmentReader::finish(std::uint32_t i, bool ok, const std::string& why) {
+  const std::uint32_t fid = parts_[i].fetch;
+  parts_[i] = Part{};
+  free_parts_.push_back(i);
+  if (!starved_.empty()) {  // the part number goes to a part that waited for one
+    Part next = std::move(starved_.front());
+    starved_.pop_front();
+    place(std::move(next));
+  }
+  auto it = fetches_.find(fid);
+  if (it == fetches_.end()) return;  // failed already
+  if (!ok) {
+    const std::uint32_t slot = it->second.slot;
+    fetches_.erase(it);
+    done_(slot, false, why);
+    return;
+  }
+  if (--it->second.parts_left == 0) {
+    const std::uint32_t slot = it->second.slot;
+    fetches_.erase(it);
+    done_(slot, true, {});
+  }
+}
+
+std::string SegmentReader::summary() const {
+  if (!stats_.parts) return {};
+  return "segment cache: " + std::to_string(stats_.parts) + " segment Reads, " + std::to_string(stats_.requests) + " requests, " +
+         std::to_string(stats_.rereads) + " read again after an eviction, " + std::to_string(stats_.late) + " dropped as late";
+}
+
+}  // namespace vod::client

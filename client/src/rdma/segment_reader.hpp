@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// One-sided reads of a movie the server serves from its segment cache (protocol version 2,
+// vod/protocol/segment_table.hpp), for the RdmaFetcher.
+//
+// A fetch of the movie is split at segment boundaries into parts. A part whose segment the reader
+// believes resident (its last word of the segment's entry) goes out as two Reads in one batch: the
+// bytes from the slot, then the entry again, fenced (IBV_SEND_FENCE: it samples the entry only after
+// the data Read has completed). The part is delivered only when the re-read word equals the word it
+// was posted with and the check completed within the server's Read deadline: a generation only
+// grows, so the segment sat in that slot for the whole data Read. Otherwise its bytes are dropped
+// and the part goes again (with the new word, or after asking for the segment).
+//
+// A part whose segment is absent waits for it: a SegmentRequest Send (at most `credits` unanswered)
+// makes the server fault it in and answer with its word. Entering a segment sends one request for it
+// with read-ahead, so that the server keeps the viewer's current and next segments resident (least
+// recently requested slots go first) and a paced viewer finds the next one there. The table itself
+// is Read once per movie, before its first part goes out.
+//
+// Work requests are tagged with the fetcher's owner id and kinds kData, kCheck, kTable, kRecv and
+// kSend; the index is the part, the table read, or the message buffer.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "vod/protocol/region_descriptor.hpp"
+#include "vod/protocol/segment_table.hpp"
+#include "vod/rdma/completion_hub.hpp"
+#include "vod/rdma/connection.hpp"
+#include "vod/rdma/post.hpp"
+
+namespace vod::client {
+
+struct SegmentStats {
+  std::uint64_t parts = 0, requests = 0, rereads = 0, late = 0;
+};
+
+class SegmentReader {
+ public:
+  static constexpr std::uint8_t kData = 2, kCheck = 3, kTable = 4, kRecv = 5, kSend = 6;
+  // Receives a client posts for notifications: it never has more requests unanswered.
+  static constexpr std::uint16_t kMaxCredits = 16;
+  static constexpr std::uint16_t kAhead = 2;  // segments of read-ahead asked for on entering one
+  static constexpr std::uint32_t kMaxParts = 256;
+
+  using Done = std::function<void(std::uint32_t slot, bool ok, const std::string& why)>;
+
+  // At most `max_parts` parts in flight (each two Reads): the send queue must have room for them
+  // beside the fetcher's other Reads and kMaxCredits requests.
+  SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned max_parts, Done done);
+  ~SegmentReader();
+
+  // The movie the movie region is now: `table` describes its segment table and `arena` the slots
+  // (an empty table: the movie is served whole, and this reader is idle).
+  void use(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index, std::uint64_t size);
+  bool active() const noexcept { return current_ != nullptr; }
+  // A fetch of [offset, offset + length) of the movie into `dest` (registered with `lkey`).
+  void fetch(std::uint32_t slot, std::uint64_t offset, std::uint32_t length, std::uint8_t* dest, std::uint32_t lkey);
+  // A completion of one of its kinds. Returns a failure that loses the connection, or "".
+  std::string on_completion(const ibv_wc& wc, rdma::WorkId id);
+  const SegmentStats& stats() const noexcept { return stats_; }
+  std::string summary() const;
+  std::string state() const;  // what is pending, for diagnostics
+
+ private:
+  struct Movie;
+  struct Fetch {
+    std::uint32_t slot;
+    std::uint32_t parts_left;
+  };
+  struct Part {
+    std::shared_ptr<Movie> movie;
+    std::uint32_t fetch = 0;
+    std::uint32_t segment = 0;
+    std::uint64_t offset = 0;  // within the segment
+    std::uint32_t length = 0;
+    std::uint8_t* dest = nullptr;
+    std::uint32_t lkey = 0;
+    std::uint64_t word = 0;    // the entry's word it was posted with
+    std::chrono::steady_clock::time_point posted{};
+    bool data_done = false;
+    bool split = false;  // segment and offset set; before, `offset` is the movie's
+  };
+
+  // Gives `p` a part number (or queues it for one), splitting it at segment boundaries once the
+  // table has landed, and dispatches it.
+  void place(Part p);
+  void dispatch(std::uint32_t part);
+  void release_throttled();
+  void ask(const std::shared_ptr<Movie>& m, std::uint32_t segment, std::uint16_t ahead);
+  void send_requests();
+  void post_recv(std::uint32_t index);
+  std::string on_table(std::uint32_t index, bool ok);
+  std::string on_notify(std::uint32_t index);
+  void finish(std::uint32_t part, bool ok, const std::string& why);
+  void fail_waiting(Movie& m, std::uint32_t segment, const std::string& why);
+
+  rdma::ClientEndpoint& ep_;
+  std::uint32_t owner_;
+  rdma::ReadBatch& batch_;
+  Done done_;
+  // Registered once: check words, then message buffers (receives, then sends).
+  std::vector<std::uint8_t> memory_;
+  ibv_mr* mr_ = nullptr;  // owned by ep_.memory
+  bool receives_posted_ = false;
+
+  std::shared_ptr<Movie> current_;
+  std::vector<Part> parts_;  // declared before window_, which starts at its size
+  std::vector<std::uint32_t> free_parts_;
+  std::deque<Part> starved_;  // parts waiting for a part number
+  std::deque<std::uint32_t> throttled_;  // resident parts waiting for room in the window
+  unsigned window_;           // parts in flight allowed now (halved by a late check)
+  unsigned in_flight_ = 0;
+  std::unordered_map<std::uint32_t, Fetch> fetches_;
+  std::uint32_t next_fetch_ = 1;
+  std::unordered_map<std::uint32_t, std::shared_ptr<Movie>> table_reads_;
+  std::uint32_t next_table_ = 0;
+
+  struct Request {
+    std::shared_ptr<Movie> movie;
+    std::uint32_t segment;
+    std::uint16_t ahead;
+  };
+  std::deque<Request> unsent_;
+  std::unordered_map<std::uint32_t, Request> unanswered_;  // by request id
+  std::uint32_t next_request_ = 1;
+  std::uint16_t credits_ = 1;  // until a table says: one request at a time
+  std::vector<std::uint32_t> free_sends_;
+  SegmentStats stats_;
+};
+
+}  // namespace vod::client

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "cache/segment_cache.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "vod/log.hpp"
+
+namespace vod::server::cache {
+
+namespace {
+std::uint32_t slot_count(const CacheOptions& o) {
+  const std::uint64_t n = o.cache_size / o.segment_size;
+  if (n == 0) throw std::invalid_argument("--cache-size is smaller than one segment (--segment-size)");
+  if (n > proto::kMaxSlot + 1ull) throw std::invalid_argument("--cache-size holds more than 2^24 segments: use larger segments");
+  return static_cast<std::uint32_t>(n);
+}
+
+// Slots kept free or quarantined by evicting ahead: an eighth of the cache, at least one, at most 64.
+std::uint32_t reserve_for(std::uint32_t slots) { return std::clamp<std::uint32_t>(slots / 8, 1, 64); }
+
+// A margin beyond the clients' Read deadline before a slot whose entry went absent is refilled.
+constexpr auto kQuarantineMargin = std::chrono::milliseconds(500);
+}  // namespace
+
+SegmentCache::SegmentCache(loop::Reactor& reactor, const CacheOptions& options)
+    : reactor_(reactor),
+      options_(options),
+      arena_(std::uint64_t{slot_count(options)} * options.segment_size),
+      slots_(slot_count(options), options.grace, options.read_deadline + kQuarantineMargin, reserve_for(slot_count(options))),
+      disk_(options.disk_depth),
+      slot_files_(slot_count(options)) {
+  stats_.fill_buckets.assign(std::size(kFillBuckets), 0);
+  disk_events_ = reactor_.add(disk_.event_fd(), [this] { disk_.reap(); });
+  log::info("cache", "segment cache: " + std::to_string(slots_.size()) + " slots of " + std::to_string(options_.segment_size >> 10) + " KiB (" +
+                         std::to_string(arena_length() >> 20) + " MiB" + (arena_.huge_pages() ? ", huge pages" : "") + "), grace " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options_.grace).count()) + " ms, client Read deadline " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options_.read_deadline).count()) + " ms");
+}
+
+SegmentCache::~SegmentCache() = default;
+
+TableLayout SegmentCache::layout() const noexcept {
+  TableLayout l;
+  l.segment_size = options_.segment_size;
+  l.arena_length = arena_length();
+  l.read_deadline_ms = static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options_.read_deadline).count());
+  l.request_credits = options_.request_credits;
+  return l;
+}
+
+std::uint32_t SegmentCache::slots_in_use() const noexcept {
+  return slots_.count(SlotTable::State::resident) + slots_.count(SlotTable::State::filling);
+}
+
+void SegmentCache::request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer) {
+  if (segment >= file->segments()) return answer(proto::SegmentStatus::out_of_range, {});
+  const auto now = Clock::now();
+  demand(file, segment, std::move(answer), now);
+  for (std::uint32_t i = 1; i <= ahead && segment + i < file->segments(); ++i) demand(file, segment + i, nullptr, now);
+  make_progress();
+}
+
+void SegmentCache::demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now) {
+  const SegmentKey key{file->id(), segment};
+  ++stats_.requests;
+  if (auto it = resident_.find(key); it != resident_.end()) {
+    ++stats_.hits;
+    slots_.touch(it->second, now);
+    if (answer) answer(proto::SegmentStatus::ok, file->entry(segment));
+    return;
+  }
+  auto attach = [&](Fault& f) {
+    if (answer) {
+      f.waiters.push_back(std::move(answer));
+      if (!f.demanded) f.asked = now;  // a read-ahead turned demand: its latency counts from here
+      f.demanded = true;
+    }
+  };
+  if (auto it = filling_.find(key); it != filling_.end()) return attach(it->second.second);
+  if (auto it = waiting_.find(key); it != waiting_.end()) return attach(it->second);
+  Fault f;
+  f.file = file;
+  f.segment = segment;
+  f.asked = now;
+  attach(f);
+  waiting_.emplace(key, std::move(f));
+  waiting_order_.push_back(key);
+}
+
+void SegmentCache::make_progress() {
+  const auto now = Clock::now();
+  // Demanded faults first, then read-ahead, each oldest first.
+  for (int pass = 0; pass < 2; ++pass)
+    for (auto it = waiting_order_.begin(); it != waiting_order_.end();) {
+      auto w = waiting_.find(*it);
+      if (w == waiting_.end()) {
+        it = waiting_order_.erase(it);
+        continue;
+      }
+      if (w->second.demanded != (pass == 0)) {
+        ++it;
+        continue;
+      }
+      const auto slot = slots_.take(*it, now);
+      if (!slot) break;
+      start(*it, *slot, now);
+      it = waiting_order_.erase(it);
+    }
+  for (const auto& e : slots_.plan_evictions(now, static_cast<std::uint32_t>(waiting_.size()))) evicted(e);
+  timer_.cancel();
+  if (!waiting_.empty() || slots_.count(SlotTable::State::quarantined) > 0)
+    if (auto next = slots_.next_change(now)) timer_ = reactor_.at(*next, [this] { make_progress(); });
+}
+
+void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_point) {
+  auto node = waiting_.extract(key);
+  Fault& f = node.mapped();
+  slot_files_[slot] = f.file;
+  CachedFile& file = *f.file;
+  std::uint8_t* dest = arena_.data() + std::uint64_t{slot} * options_.segment_size;
+  const std::uint64_t offset = std::uint64_t{key.segment} * options_.segment_size;
+  const std::size_t length = file.read_length(key.segment);
+  filling_.emplace(key, std::make_pair(slot, std::move(f)));
+  disk_.read(file.read_fd(), dest, length, offset, [this, key](std::int64_t result) { filled(key, result); });
+}
+
+void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
+  auto node = filling_.extract(key);
+  if (node.empty()) return;
+  const std::uint32_t slot = node.mapped().first;
+  Fault& f = node.mapped().second;
+  CachedFile& file = *f.file;
+  const std::uint32_t want = file.segment_length(key.segment);
+  if (result == -EINVAL && file.direct()) {  // O_DIRECT refused at read time: again, through the page cache
+    log::warn("cache", file.path() + ": O_DIRECT reads refused (EINVAL); reading it through the page cache");
+    file.stop_direct();
+    slots_.fill_failed(slot);
+    slot_files_[slot].reset();
+    waiting_.emplace(key, std::move(f));
+    waiting_order_.push_front(key);
+    return make_progress();
+  }
+  const auto now = Clock::now();
+  if (result < static_cast<std::int64_t>(want)) {
+    ++stats_.disk_errors;
+    const std::string why = result < 0 ? std::strerror(static_cast<int>(-result)) : "the file is shorter than when it was listed";
+    log::error("cache", "reading segment " + std::to_string(key.segment) + " of " + file.path() + " from disk failed: " + why);
+    slots_.fill_failed(slot);
+    slot_files_[slot].reset();
+    for (auto& w : f.waiters) w(proto::SegmentStatus::disk_error, {});
+    return make_progress();
+  }
+  stats_.disk_bytes += want;
+  slots_.filled(slot, now);
+  last_filled_ = slot;
+  const proto::SegmentEntry entry = file.publish(key.segment, slot);
+  resident_.emplace(key, slot);
+  if (f.demanded) {
+    ++stats_.misses;
+    const double secs = std::chrono::duration<double>(now - f.asked).count();
+    ++stats_.fill_count;
+    stats_.fill_seconds_sum += secs;
+    for (std::size_t i = 0; i < std::size(kFillBuckets); ++i)
+      if (secs <= kFillBuckets[i]) {
+        ++stats_.fill_buckets[i];
+        break;
+      }
+  } else {
+    ++stats_.readahead_fills;
+  }
+  for (auto& w : f.waiters) w(proto::SegmentStatus::ok, entry);
+  make_progress();
+}
+
+void SegmentCache::evicted(const SlotTable::Eviction& e) {
+  resident_.erase(e.key);
+  if (auto file = std::move(slot_files_[e.slot])) file->publish(e.key.segment, std::nullopt);
+  ++stats_.evictions;
+}
+
+void SegmentCache::evict_one_for_test() {
+  if (slots_.state(last_filled_) != SlotTable::State::resident) return;
+  if (auto e = slots_.evict(last_filled_, Clock::now())) {
+    log::info("cache", "test hook: evicted slot " + std::to_string(e->slot) + " (segment " + std::to_string(e->key.segment) + ")");
+    evicted(*e);
+    make_progress();
+  }
+}
+
+}  // namespace vod::server::cache

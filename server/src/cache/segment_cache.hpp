@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The segment cache: one arena of fixed-size slots, registered once per device, that cached movies'
+// segments are read into from disk on demand. Clients Read resident segments one-sidedly; the
+// server's CPU works only for what they ask for (a fault, a read-ahead, a touch).
+//
+// request() answers when the segment is resident (at once when it is), or when it cannot be. A
+// fault takes a free slot (SlotTable decides which, and what to evict ahead), reads the segment
+// into it with io_uring (DiskReader), then publishes its entry: the slot's bytes are complete
+// before any client can learn where they are. An eviction publishes the entry absent (a new
+// generation) before the slot's quarantine starts.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/cached_file.hpp"
+#include "cache/disk_reader.hpp"
+#include "cache/slot_table.hpp"
+#include "host_buffer.hpp"
+#include "loop/reactor.hpp"
+
+namespace vod::server::cache {
+
+struct CacheOptions {
+  std::uint64_t cache_size = 0;       // the arena's bytes (a whole number of slots)
+  std::uint32_t segment_size = 4u << 20;
+  Clock::duration grace = std::chrono::seconds(2);
+  Clock::duration read_deadline = std::chrono::seconds(3);
+  std::uint16_t request_credits = 16;
+  unsigned disk_depth = 32;           // disk reads in flight at most
+};
+
+struct CacheStats {
+  std::uint64_t requests = 0;         // segments asked for (demand and read-ahead)
+  std::uint64_t hits = 0;             // ... that were resident when asked (one-sided hits are invisible)
+  std::uint64_t misses = 0;           // demanded segments that had to come from disk
+  std::uint64_t readahead_fills = 0;  // read-ahead segments that had to come from disk
+  std::uint64_t evictions = 0;
+  std::uint64_t disk_bytes = 0;
+  std::uint64_t disk_errors = 0;
+  std::uint64_t fill_count = 0;
+  double fill_seconds_sum = 0;        // fault-in latency: request to resident, of demanded misses
+  std::vector<std::uint64_t> fill_buckets;  // counts per kFillBuckets upper bound (cumulative in the exposition)
+};
+inline constexpr double kFillBuckets[] = {0.001, 0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+
+class SegmentCache {
+ public:
+  using Answer = std::function<void(proto::SegmentStatus status, const proto::SegmentEntry& entry)>;
+
+  SegmentCache(loop::Reactor& reactor, const CacheOptions& options);
+  ~SegmentCache();
+
+  const HostBuffer& arena() const noexcept { return arena_; }
+  std::uint64_t arena_length() const noexcept { return std::uint64_t{slots_.size()} * options_.segment_size; }
+  TableLayout layout() const noexcept;
+  const CacheOptions& options() const noexcept { return options_; }
+
+  // Makes segment `segment` of `file` resident and calls `answer` (now, or once read); makes the
+  // next `ahead` segments resident too, without an answer.
+  void request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer);
+  // A test hook: evicts the most recently filled resident slot now, grace or not.
+  void evict_one_for_test();
+
+  const CacheStats& stats() const noexcept { return stats_; }
+  std::uint32_t slots() const noexcept { return slots_.size(); }
+  std::uint32_t slots_in_use() const noexcept;
+
+ private:
+  struct KeyHash {
+    std::size_t operator()(const SegmentKey& k) const noexcept { return std::hash<std::uint64_t>()(k.movie * 0x9e3779b97f4a7c15ull ^ k.segment); }
+  };
+  struct Fault {
+    std::shared_ptr<CachedFile> file;
+    std::uint32_t segment = 0;
+    std::vector<Answer> waiters;
+    Clock::time_point asked{};
+    bool demanded = false;
+  };
+
+  void demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now);
+  void start(const SegmentKey& key, std::uint32_t slot, Clock::time_point now);
+  void filled(const SegmentKey& key, std::int64_t result);
+  void evicted(const SlotTable::Eviction& e);
+  // Starts the faults waiting for a slot that can have one, evicts ahead, and sets the timer for
+  // the table's next change.
+  void make_progress();
+
+  loop::Reactor& reactor_;
+  CacheOptions options_;
+  HostBuffer arena_;
+  SlotTable slots_;
+  DiskReader disk_;
+  loop::Reactor::Registration disk_events_;
+  loop::Reactor::Timer timer_;
+  std::vector<std::shared_ptr<CachedFile>> slot_files_;      // the file of each resident or filling slot
+  std::unordered_map<SegmentKey, std::uint32_t, KeyHash> resident_;
+  std::unordered_map<SegmentKey, std::pair<std::uint32_t, Fault>, KeyHash> filling_;  // slot, fault
+  std::unordered_map<SegmentKey, Fault, KeyHash> waiting_;  // no free slot yet
+  std::deque<SegmentKey> waiting_order_;
+  std::uint32_t last_filled_ = 0;
+  CacheStats stats_;
+};
+
+}  // namespace vod::server::cache
