@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "rdma/rdma_fetcher.hpp"
 #include "rdma/segment_reader.hpp"
 #include "udp/udp_fetcher.hpp"
 #include "vod/client/reconnect.hpp"
@@ -92,7 +93,7 @@ std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::Connec
   o.wanted_read_depth = options_.engine.read_depth;
   // The engine's Reads, and for a movie of the segment cache each part's data and check Reads and
   // the segment requests, with receives for their answers (rdma/segment_reader.hpp).
-  o.send_queue_depth = 3 * options_.engine.read_depth + SegmentReader::kMaxCredits + 4;
+  o.send_queue_depth = options_.engine.read_depth + RdmaFetcher::kSpareReads + SegmentReader::kMaxCredits;
   o.recv_queue_depth = SegmentReader::kMaxCredits;
   o.timeout = options_.connect_timeout;
   o.hub = hub_.get();

@@ -25,9 +25,17 @@ void Session::set_catalog(std::span<const std::uint8_t> bytes) {
 
 void Session::set_index(std::span<const std::uint8_t> bytes) {
   index_ = {};
+  index_pending_ = false;
   index_read_.state = BackgroundRead::State::ready;
   if (bytes.empty()) return;
   auto index = proto::decode_index(bytes);
+  // Not built yet, or read while the server filled it in: no index for now (seeks estimate from
+  // the bitrate), read again later.
+  if ((index && (index->flags & proto::kIndexPending)) || (!index && index.error().message.find("torn") != std::string::npos)) {
+    index_pending_ = true;
+    index_checked_ = std::chrono::steady_clock::now();
+    return;
+  }
   if (!index)
     throw ClientError(ErrorKind::protocol_error, "the keyframe index of '" + (movie_ ? movie_->name : accepted_name_) + "' does not decode: " + index.error().message);
   index_ = std::move(*index);
@@ -56,6 +64,12 @@ void Session::start_index_read(const proto::RegionDescriptor& index) {
 }
 
 const proto::KeyframeIndex& Session::index() {
+  constexpr auto kIndexRecheck = std::chrono::seconds(2);
+  if (index_pending_ && index_read_.state == BackgroundRead::State::ready && std::chrono::steady_clock::now() - index_checked_ >= kIndexRecheck) {
+    const proto::RegionDescriptor where = engine_.region(Region::index);
+    engine_.set_region(Region::index, {});  // a new epoch: the bytes cached from the last read go
+    start_index_read(where);
+  }
   while (index_read_.state == BackgroundRead::State::reading) {
     if (index_read_.landed) {
       set_index(index_read_.bytes);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "decode_support.hpp"
+#include "vod/protocol/crc32c.hpp"
 
 namespace vod::proto {
 
@@ -18,12 +19,14 @@ const Keyframe* KeyframeIndex::at_or_before(std::uint64_t time_us) const noexcep
   return it == entries.begin() ? &entries.front() : &*std::prev(it);
 }
 
-std::vector<std::uint8_t> encode_index(const KeyframeIndex& index) {
+std::vector<std::uint8_t> encode_index(const KeyframeIndex& index, std::uint8_t version) {
   if (index.flags & ~kIndexKnownFlags) throw std::invalid_argument("keyframe index: undefined flags");
+  if ((index.flags & kIndexPending) && (version < kSegmentsVersion || !index.entries.empty()))
+    throw std::invalid_argument("keyframe index: a pending index is version 2 and has no entries");
   std::vector<std::uint8_t> out(sizeof(WireIndexHeader) + index.entries.size() * sizeof(WireIndexEntry));
   WireIndexHeader h{};
   h.magic = kIndexMagic;
-  h.version = kLayoutVersion1;
+  h.version = version;
   h.header_length = static_cast<std::uint16_t>(sizeof h);
   h.entry_count = static_cast<std::uint32_t>(index.entries.size());
   h.entry_size = static_cast<std::uint16_t>(sizeof(WireIndexEntry));
@@ -41,6 +44,10 @@ std::vector<std::uint8_t> encode_index(const KeyframeIndex& index) {
     w.offset = k.offset;
     store_wire(out.data() + at, w);
     at += sizeof w;
+  }
+  if (version >= kSegmentsVersion) {
+    h.entries_crc32c = crc32c(0, std::span<const std::uint8_t>(out).subspan(sizeof h));
+    store_wire(out.data(), h);
   }
   return out;
 }
@@ -68,6 +75,11 @@ Decoded<KeyframeIndex> decode_index(Bytes buf) {
   index.flags = h.flags.get();
   if (index.flags & ~kIndexKnownFlags)
     return fail(DecodeFault::bad_field, "keyframe index: undefined flags " + hex(index.flags & ~kIndexKnownFlags));
+  if ((index.flags & kIndexPending) && (h.version < kSegmentsVersion || count != 0))
+    return fail(DecodeFault::inconsistent, "keyframe index: the pending flag needs version 2 and no entries");
+  if (h.version >= kSegmentsVersion && entry_size == sizeof(WireIndexEntry) &&
+      crc32c(0, buf.subspan(header_length, count * entry_size)) != h.entries_crc32c.get())
+    return fail(DecodeFault::inconsistent, "keyframe index: torn: its entries do not match their CRC32C (read while it was filled in): read it again");
   index.entries.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
     const auto w = load_wire<WireIndexEntry>(buf.data() + header_length + i * entry_size);

@@ -38,6 +38,7 @@ std::vector<std::uint8_t> encode_segment_table(const SegmentTableHeader& h, cons
   w.arena_length = h.arena_length;
   w.read_deadline_ms = h.read_deadline_ms;
   w.request_credits = h.request_credits;
+  w.grace_ms = h.grace_ms;
   store_wire(out.data(), w);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const be64 word = pack(entries[i]);
@@ -63,6 +64,7 @@ Decoded<SegmentTableHeader> decode_segment_table_header(Bytes buf, std::uint64_t
   h.arena_length = w.arena_length.get();
   h.read_deadline_ms = w.read_deadline_ms.get();
   h.request_credits = w.request_credits.get();
+  h.grace_ms = w.grace_ms.get();
   if (h.segment_size < kMinSegmentSize || h.segment_size > kMaxSegmentSize || !std::has_single_bit(h.segment_size))
     return fail(DecodeFault::bad_field, "segment table: segment size " + num(h.segment_size) + " is not a power of two in 64 KiB..1 GiB");
   const std::uint64_t count = (h.movie_size + h.segment_size - 1) / h.segment_size;

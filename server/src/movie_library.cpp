@@ -20,6 +20,7 @@
 #include "vod/media/remux.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/name_hash.hpp"
+#include "cache/lazy_indexer.hpp"
 #include "vod/unique_fd.hpp"
 
 namespace vod::server {
@@ -60,8 +61,8 @@ HostBuffer load_file(const std::string& path, const struct stat& st) {
   return buffer;
 }
 
-// A read-only mapping of a file, for probing and indexing a cached movie without holding it in
-// memory: its pages come and go through the page cache.
+// A read-only mapping of a file, for probing a cached movie without holding it in memory: only
+// the pages the probe touches are read.
 class FileMap {
  public:
   FileMap(const std::string& path, std::size_t size) : size_(size) {
@@ -71,7 +72,7 @@ class FileMap {
     void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
     if (p == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + std::strerror(errno));
     data_ = static_cast<const std::uint8_t*>(p);
-    madvise(p, size, MADV_SEQUENTIAL);
+    madvise(p, size, MADV_RANDOM);  // a probe reads headers: no read-ahead beyond the pages it touches
   }
   ~FileMap() {
     if (data_) munmap(const_cast<std::uint8_t*>(data_), size_);
@@ -127,9 +128,22 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
   m->mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
   m->inode = st.st_ino;
   if (!pin) {
-    // Served from the segment cache: probed and indexed through a mapping, never held in memory.
+    // Served from the segment cache: probed through a mapping (headers only), never held in memory;
+    // its index is the one kept in the state directory, or built after start (LazyIndexer).
     const FileMap map(m->path, m->file_size);
-    analyse(*m, map.bytes());
+    m->info = media::probe(map.bytes(), m->name);
+    if (m->info.refused) throw std::runtime_error(m->info.note);
+    if (!m->info.note.empty()) log::warn("library", m->info.note);
+    if (m->info.is_media) {
+      const cache::FileIdentity id{m->path, m->file_size, m->mtime_ns, m->inode};
+      auto kept = options.index_store ? options.index_store->load(id) : std::nullopt;
+      if (kept) m->index = *kept;
+      m->index_pending = !kept;
+      m->index_bytes = cache::index_region(kept, m->file_size, cache::index_capacity(m->info.duration_us));
+      log::info("library", m->name + ": " + m->info.container + " " + m->info.video_codec + ", " + std::to_string(m->info.duration_us / 1'000'000) +
+                               " s, " + (kept ? std::to_string(kept->entries.size()) + " keyframes from the state directory" : "index pending"));
+    }
+    if (!m->info.is_media) m->index_bytes = HostBuffer(0);  // no index: an empty region, as for a movie served whole
     m->cached = std::make_shared<cache::CachedFile>(next_cached_id++, m->path, m->file_size, *options.cache);
     if (options.remux_ts && m->info.is_media && m->info.container != "mpegts")
       log::warn("library", m->name + ": not remuxed to MPEG-TS: it is served from the segment cache as it is on disk (--pin it to remux it)");
@@ -160,7 +174,7 @@ std::uint64_t Library::total_bytes() const noexcept {
 }
 
 Library scan_library(const std::string& dir, std::uint32_t generation, const Library* previous, const LibraryOptions& options) {
-  if (dir.empty()) return Library{generation, {}};  // a live-only server
+  if (dir.empty()) return Library{generation, {}, {}};  // a live-only server
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
   if (ec) throw std::runtime_error("cannot list the media directory " + dir + ": " + ec.message());
@@ -225,6 +239,7 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
     try {
       library.movies.push_back(load_movie(path, st, options, pin));
       if (pin) pinned_bytes += library.movies.back()->size();
+      if (library.movies.back()->index_pending) library.unindexed.push_back(library.movies.back());
       ++loaded;
     } catch (const std::exception& e) {
       log::warn("library", "skipping " + path.string() + ": " + e.what());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cache/cached_file.hpp"
+#include "cache/index_store.hpp"
 #include "host_buffer.hpp"
 #include "vod/media/media_info.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
@@ -30,7 +31,8 @@ struct LoadedMovie {
   std::shared_ptr<cache::CachedFile> cached;
   media::MediaInfo info;
   proto::KeyframeIndex index;
-  HostBuffer index_bytes;  // the index in the protocol layout
+  HostBuffer index_bytes;  // the index in the protocol layout; a cached movie's is built lazily, in place
+  bool index_pending = false;  // a cached movie whose index the LazyIndexer builds after start
   bool remuxed = false;
 
   std::uint64_t size() const noexcept { return cached ? cached->size() : bytes.length(); }
@@ -44,11 +46,13 @@ struct LibraryOptions {
   std::optional<cache::TableLayout> cache;
   std::vector<std::string> pin;
   std::uint64_t pin_budget = 0;
+  const cache::IndexStore* index_store = nullptr;  // --state-dir: cached movies' indexes kept across restarts
 };
 
 struct Library {
   std::uint32_t generation = 0;
   std::vector<std::shared_ptr<const LoadedMovie>> movies;  // sorted by name, unique name hashes
+  std::vector<std::shared_ptr<const LoadedMovie>> unindexed;  // new cached movies whose index is pending
   std::uint64_t total_bytes() const noexcept;
 };
 

@@ -67,7 +67,7 @@ proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionD
   e.movie = bytes;
   e.index = index;
   e.segments = segments;
-  e.flags = (movie.info.is_media ? proto::kEntryIsMedia : 0) | (movie.index.entries.empty() ? 0 : proto::kEntryHasIndex) |
+  e.flags = (movie.info.is_media ? proto::kEntryIsMedia : 0) | (movie.index.entries.empty() && !movie.index_pending ? 0 : proto::kEntryHasIndex) |
             (segments.empty() ? 0 : proto::kEntrySegmented);
   e.width = movie.info.width;
   e.height = movie.info.height;

@@ -57,6 +57,7 @@ struct ServerConfig {
   std::uint64_t pin_budget = 0;             // bytes pinned movies may take, beside the cache; 0: no limit
   unsigned cache_grace_ms = 2000;           // a segment asked for within this is never evicted
   unsigned cache_read_deadline_ms = 3000;   // clients drop a segment Read older than this; slots wait longer
+  std::string state_dir = "/var/lib/rdma-vod";  // what the server derives from files and keeps (cached movies' indexes); empty: nothing
   unsigned test_evict_every_ms = 0;         // a test hook: evict the newest-filled slot this often (hidden)
   std::string udp_test_drop;           // a test hook: datagrams to drop on purpose (hidden from --help)
   unsigned test_fail_binds = 0;        // a test hook: every Nth connection's window binds fail at the device (hidden)

@@ -60,6 +60,9 @@ VodServer::VodServer(ServerConfig config)
   library_options_.remux_ts = config_.remux == "ts";
   for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
   if (cache_) {
+    index_store_.emplace(config_.state_dir);
+    indexer_ = std::make_unique<cache::LazyIndexer>(reactor_, *index_store_);
+    library_options_.index_store = &*index_store_;
     library_options_.cache = cache_->layout();
     library_options_.pin = config_.pin;
     library_options_.pin_budget = config_.pin_budget;
@@ -132,6 +135,7 @@ VodServer::VodServer(ServerConfig config)
                           (udp_ ? ", UDP " + std::to_string(udp_->port()) : std::string()) + " with " + std::to_string(library_.movies.size()) +
                           " movies and " + std::to_string(config_.live.size()) + " live channels, at most " + std::to_string(config_.max_clients) +
                           " clients");
+  if (indexer_) indexer_->start();  // only now: nothing before "listening" reads a movie body
 }
 
 VodServer::~VodServer() = default;
@@ -142,6 +146,9 @@ void VodServer::publish_generation(Library next) {
   // Connections keep the generation they were accepted with; new ones get this one.
   current_ = std::move(registered);
   if (udp_) udp_->publish(udp::udp_regions(next, channels_.catalog_entries(nullptr)));
+  if (indexer_)
+    for (auto& m : next.unindexed) indexer_->add(m);
+  next.unindexed.clear();
   library_ = std::move(next);
   update_catalog_metrics();
 }

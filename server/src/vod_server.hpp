@@ -23,6 +23,7 @@
 #include <string>
 
 #include "auth/revocation_list.hpp"
+#include "cache/lazy_indexer.hpp"
 #include "cache/segment_cache.hpp"
 #include "auth/source_limits.hpp"
 #include "auth/token_authority.hpp"
@@ -83,6 +84,8 @@ class VodServer {
   LibraryOptions library_options_;
   // With --cache-size: before the devices (whose MRs cover its arena) and the connections.
   std::unique_ptr<cache::SegmentCache> cache_;
+  std::optional<cache::IndexStore> index_store_;    // with a cache: --state-dir
+  std::unique_ptr<cache::LazyIndexer> indexer_;     // with a cache: indexes built after start
   Library library_;
   std::unique_ptr<rdma::Listener> listener_;
   struct DeviceList {

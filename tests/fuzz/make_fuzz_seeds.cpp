@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   write(dir, "segment_messages", "request", encode(SegmentRequest{1, 2, 3, 4}));
   write(dir, "segment_messages", "notify", encode(SegmentNotify{1, 2, pack({5, SegmentState::resident, 3}), 0x99, SegmentStatus::ok, 4}));
   {
-    SegmentTableHeader h{1u << 20, 2, (1u << 20) + 10, 4u << 20, 1000, 8};
+    SegmentTableHeader h{1u << 20, 2, (1u << 20) + 10, 4u << 20, 1000, 8, 2000};
     auto table = encode_segment_table(h, {{3, SegmentState::resident, 1}, {0, SegmentState::absent, 0}});
     std::vector<std::uint8_t> input(8);
     const std::uint64_t length = table.size();

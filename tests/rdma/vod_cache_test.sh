@@ -52,8 +52,8 @@ for f in "${names[@]}"; do grep -q "$f" "$work/list.txt" || fail "list lacks $f:
 pass "list shows all ${#names[@]} movies"
 stop_server
 
-step "the test hook evicts the newest slot every 150 ms while a client reads: delivered byte-exact, segments read again"
-start_server "$media" --cache-size 6M --segment-size 1M --cache-grace 0 --cache-read-deadline 1000 --test-evict-every 150
+step "the test hook evicts the newest slot every 300 ms while a client reads: delivered byte-exact, segments read again"
+start_server "$media" --cache-size 8M --segment-size 1M --cache-grace 0 --cache-read-deadline 1000 --test-evict-every 300
 rereads=0
 for f in movie5.bin test-480p-60s.ts; do
   "$client_bin" get "$(uri "$f")" -o "$work/out" --chunk-kib 128 --log-level info 2> "$work/get.log" || { cat "$work/get.log" >&2; fail "get $f failed"; }

@@ -25,6 +25,7 @@ SegmentTableHeader header() {
   h.arena_length = 8u << 20;
   h.read_deadline_ms = 1000;
   h.request_credits = 8;
+  h.grace_ms = 2000;
   return h;
 }
 
@@ -50,6 +51,7 @@ TEST(SegmentTable, LayoutAndRoundTrip) {
   EXPECT_EQ(get_be(v, 24, 8), 8u << 20);
   EXPECT_EQ(get_be(v, 32, 4), 1000u);
   EXPECT_EQ(get_be(v, 36, 2), 8u);
+  EXPECT_EQ(get_be(v, 40, 4), 2000u);
   EXPECT_EQ(get_be(v, segment_entry_offset(2), 8), pack(entries[2]));
   const auto h = decode_segment_table_header(v, v.size());
   ASSERT_TRUE(h.ok()) << h.error().message;

@@ -32,6 +32,8 @@ RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size
       return;
     }
     if (id.kind != kRead || !done_) return;
+    --plain_in_flight_;
+    if (segments_) segments_->release_throttled();
     if (wc.status == IBV_WC_SUCCESS) return done_(id.index, true, {});
     const std::string why = std::string("RDMA Read failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")";
     if (failure_.empty()) failure_ = why;
@@ -46,10 +48,11 @@ void RdmaFetcher::use_segments(const proto::RegionDescriptor& arena, const proto
                                std::uint64_t size) {
   if (!segments_ && table.empty()) return;
   if (!segments_)
-    segments_ = std::make_unique<SegmentReader>(ep_, owner_, batch_, depth_, [this](std::uint32_t slot, bool ok, const std::string& why) {
-      if (!ok && failure_.empty()) failure_ = why;
-      if (done_) done_(slot, ok, why);
-    });
+    segments_ = std::make_unique<SegmentReader>(
+        ep_, owner_, batch_, depth_ + kSpareReads, [this] { return plain_in_flight_; }, [this](std::uint32_t slot, bool ok, const std::string& why) {
+          if (!ok && failure_.empty()) failure_ = why;
+          if (done_) done_(slot, ok, why);
+        });
   segments_->use(arena, table, movie_index, size);
 }
 
@@ -58,6 +61,7 @@ void RdmaFetcher::fetch(std::uint32_t slot, Region region, const proto::RegionDe
   if (region == Region::movie && segments_ && segments_->active())
     return segments_->fetch(slot, offset, length, dest, sink_for(dest, length).lkey);
   const rdma::WorkId tag{owner_, kRead, slot};
+  ++plain_in_flight_;
   batch_.add(tag.pack(), dest, length, sink_for(dest, length).lkey, where.addr + offset, where.rkey);
 }
 

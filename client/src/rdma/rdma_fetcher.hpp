@@ -53,6 +53,11 @@ class RdmaFetcher final : public Fetcher {
 
  private:
   static constexpr std::uint8_t kRead = 1;
+ public:
+  // Send-queue room beyond the read depth, for the segment reader's table Reads and checks: a
+  // session's send queue is depth + kSpareReads Reads and SegmentReader::kMaxCredits requests.
+  static constexpr unsigned kSpareReads = 4;
+ private:
   // The MR whose range holds [dest, dest + length): its piece's, registered now if it was not yet.
   // A fetch never straddles two pieces: they part at slot boundaries.
   const ibv_mr& sink_for(const std::uint8_t* dest, std::uint32_t length);
@@ -67,6 +72,7 @@ class RdmaFetcher final : public Fetcher {
   Done done_;
   std::string failure_;
   rdma::ReadBatch batch_;
+  unsigned plain_in_flight_ = 0;  // this fetcher's own Reads posted and not completed
   std::unique_ptr<SegmentReader> segments_;  // made for the first movie served from the segment cache
 };
 

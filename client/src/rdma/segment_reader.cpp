@@ -34,15 +34,17 @@ struct SegmentReader::Movie {
   std::chrono::milliseconds deadline{0};
   std::vector<std::uint64_t> words;   // each segment's entry as last seen (0: absent or unknown)
   std::vector<std::uint32_t> rkeys;   // a slot's rkey from a notification; 0: the arena's
+  std::vector<std::chrono::steady_clock::time_point> answered;  // when a request for it was last answered
   std::vector<std::uint32_t> waiting_table;  // parts posted before the table landed
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> parked;  // absent segment -> its parts
   std::unordered_set<std::uint32_t> asked;  // segments with a request unsent or unanswered
   std::int64_t entered = -1;                // the segment the last part went to
 };
 
-SegmentReader::SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned max_parts, Done done)
-    : ep_(ep), owner_(owner), batch_(batch), done_(std::move(done)), memory_(kMemory), parts_(std::clamp<unsigned>(max_parts, 1, kMaxParts)),
-      window_(static_cast<unsigned>(parts_.size())) {
+SegmentReader::SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned read_room,
+                             std::function<unsigned()> other_reads, Done done)
+    : ep_(ep), owner_(owner), batch_(batch), done_(std::move(done)), memory_(kMemory), parts_(std::clamp<unsigned>(read_room, 2, kMaxParts)),
+      read_room_(std::max(read_room, 3u)), other_reads_(std::move(other_reads)), window_(std::max(1u, read_room_ / 2)) {
   for (std::uint32_t i = 0; i < parts_.size(); ++i) free_parts_.push_back(static_cast<std::uint32_t>(parts_.size()) - 1 - i);
   for (std::uint32_t i = 0; i < kMaxCredits; ++i) free_sends_.push_back(i);
 }
@@ -91,6 +93,7 @@ void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::Regio
   batch_.add(rdma::WorkId{owner_, kTable, id}.pack(), m->table_bytes.data(), static_cast<std::uint32_t>(m->table_bytes.size()),
              m->table_mr->lkey, table.addr, table.rkey);
   table_reads_[id] = m;
+  ++table_reads_in_flight_;
   current_ = std::move(m);
 }
 
@@ -145,6 +148,11 @@ void SegmentReader::dispatch(std::uint32_t i) {
   if (m.entered != p.segment) {  // a new segment: keep it and the next ones resident
     m.entered = p.segment;
     ask(p.movie, p.segment, kAhead);
+  } else if (m.header.grace_ms &&
+             std::chrono::steady_clock::now() - m.answered[p.segment] > std::chrono::milliseconds(m.header.grace_ms / 2)) {
+    // Still on it after half the grace time (a slow reader of a long segment): asked again, so
+    // that it stays among the most recently requested and is not evicted under the reader.
+    ask(p.movie, p.segment, kAhead);
   }
   const std::uint64_t word = m.words.at(p.segment);
   if (!resident(word)) {
@@ -152,7 +160,7 @@ void SegmentReader::dispatch(std::uint32_t i) {
     ask(p.movie, p.segment, kAhead);
     return;
   }
-  if (in_flight_ >= window_) {  // later, when a part in flight has been checked
+  if (!room_for_part()) {  // later, when a Read in flight has completed
     throttled_.push_back(i);
     return;
   }
@@ -237,7 +245,7 @@ std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {
       --in_flight_;
       // Fewer parts at once after a late one (each waited behind the others), one more after each
       // in time: a slow path still completes parts within the deadline instead of retrying for ever.
-      window_ = late ? std::max(1u, window_ / 2) : std::min<unsigned>(window_ + 1, static_cast<unsigned>(parts_.size()));
+      window_ = late ? std::max(1u, window_ / 2) : std::min(window_ + 1, std::max(1u, read_room_ / 2));
       release_throttled();
       if (now_word == p.word && !late) {
         finish(id.index, true, {});
@@ -256,8 +264,14 @@ std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {
   }
 }
 
+bool SegmentReader::room_for_part() const {
+  return in_flight_ < window_ && 2 * (in_flight_ + 1) + table_reads_in_flight_ + other_reads_() <= read_room_;
+}
+
 void SegmentReader::release_throttled() {
-  while (!throttled_.empty() && in_flight_ < window_) {
+  // Each dispatch either posts the part (taking room), parks it (its segment went), or, with no
+  // room, would throttle it again: so only while there is room.
+  while (!throttled_.empty() && room_for_part()) {
     const std::uint32_t i = throttled_.front();
     throttled_.pop_front();
     dispatch(i);
@@ -267,6 +281,7 @@ void SegmentReader::release_throttled() {
 std::string SegmentReader::on_table(std::uint32_t index, bool) {
   auto node = table_reads_.extract(index);
   if (node.empty()) return {};
+  --table_reads_in_flight_;
   Movie& m = *node.mapped();
   auto header = proto::decode_segment_table_header(m.table_bytes, m.table.length);
   if (!header) return "the segment table does not decode: " + header.error().message;
@@ -280,6 +295,7 @@ std::string SegmentReader::on_table(std::uint32_t index, bool) {
   m.deadline = std::chrono::milliseconds(header->read_deadline_ms);
   m.words.resize(entries->size());
   m.rkeys.assign(entries->size(), 0);
+  m.answered.assign(entries->size(), {});
   for (std::size_t s = 0; s < entries->size(); ++s) m.words[s] = (*entries)[s].resident() ? proto::pack((*entries)[s]) : 0;
   credits_ = std::min<std::uint16_t>(kMaxCredits, header->request_credits);
   m.state = Movie::State::ready;
@@ -315,6 +331,7 @@ std::string SegmentReader::on_notify(std::uint32_t index) {
       m.words[r.segment] = n->entry;
       m.rkeys[r.segment] = n->rkey;
     }
+    m.answered[r.segment] = std::chrono::steady_clock::now();
     auto parked = m.parked.extract(r.segment);
     if (!parked.empty())
       for (std::uint32_t i : parked.mapped()) dispatch(i);

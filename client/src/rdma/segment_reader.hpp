@@ -45,15 +45,17 @@ class SegmentReader {
  public:
   static constexpr std::uint8_t kData = 2, kCheck = 3, kTable = 4, kRecv = 5, kSend = 6;
   // Receives a client posts for notifications: it never has more requests unanswered.
-  static constexpr std::uint16_t kMaxCredits = 16;
+  static constexpr std::uint16_t kMaxCredits = 4;
   static constexpr std::uint16_t kAhead = 2;  // segments of read-ahead asked for on entering one
   static constexpr std::uint32_t kMaxParts = 256;
 
   using Done = std::function<void(std::uint32_t slot, bool ok, const std::string& why)>;
 
-  // At most `max_parts` parts in flight (each two Reads): the send queue must have room for them
-  // beside the fetcher's other Reads and kMaxCredits requests.
-  SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned max_parts, Done done);
+  // The send queue holds `read_room` Reads beside kMaxCredits requests; `other_reads` says how many
+  // of them the fetcher's own (catalog, index, whole movies) take now. A part (two Reads) goes out
+  // only when it fits: a client's CQ share stays what a read depth needs, whatever it reads.
+  SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned read_room, std::function<unsigned()> other_reads,
+                Done done);
   ~SegmentReader();
 
   // The movie the movie region is now: `table` describes its segment table and `arena` the slots
@@ -92,7 +94,11 @@ class SegmentReader {
   // table has landed, and dispatches it.
   void place(Part p);
   void dispatch(std::uint32_t part);
+  bool room_for_part() const;  // the window and the send queue take one more part
+ public:
+  // Posts throttled parts that fit now (after any Read completed).
   void release_throttled();
+ private:
   void ask(const std::shared_ptr<Movie>& m, std::uint32_t segment, std::uint16_t ahead);
   void send_requests();
   void post_recv(std::uint32_t index);
@@ -115,8 +121,11 @@ class SegmentReader {
   std::vector<std::uint32_t> free_parts_;
   std::deque<Part> starved_;  // parts waiting for a part number
   std::deque<std::uint32_t> throttled_;  // resident parts waiting for room in the window
+  unsigned read_room_;
+  std::function<unsigned()> other_reads_;
   unsigned window_;           // parts in flight allowed now (halved by a late check)
-  unsigned in_flight_ = 0;
+  unsigned in_flight_ = 0;    // parts posted and not yet checked (two Reads each)
+  unsigned table_reads_in_flight_ = 0;
   std::unordered_map<std::uint32_t, Fetch> fetches_;
   std::uint32_t next_fetch_ = 1;
   std::unordered_map<std::uint32_t, std::shared_ptr<Movie>> table_reads_;

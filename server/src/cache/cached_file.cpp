@@ -32,6 +32,7 @@ CachedFile::CachedFile(std::uint64_t id, std::string path, std::uint64_t size, c
   h.arena_length = layout.arena_length;
   h.read_deadline_ms = layout.read_deadline_ms;
   h.request_credits = layout.request_credits;
+  h.grace_ms = layout.grace_ms;
   const auto bytes = proto::encode_segment_table(h, entries_);
   table_ = HostBuffer(bytes.size());
   std::memcpy(table_.data(), bytes.data(), bytes.size());

@@ -21,6 +21,7 @@ struct TableLayout {
   std::uint64_t arena_length = 0;
   std::uint32_t read_deadline_ms = 3000;
   std::uint16_t request_credits = 16;
+  std::uint32_t grace_ms = 2000;
 };
 
 class CachedFile {

@@ -48,6 +48,7 @@ TableLayout SegmentCache::layout() const noexcept {
   l.arena_length = arena_length();
   l.read_deadline_ms = static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options_.read_deadline).count());
   l.request_credits = options_.request_credits;
+  l.grace_ms = static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options_.grace).count());
   return l;
 }
 

@@ -188,6 +188,10 @@ class Session {
   BackgroundRead catalog_read_;
   proto::KeyframeIndex index_;
   BackgroundRead index_read_;
+  // A movie of the segment cache whose index the server is still building: none for now, read
+  // again when asked for at least kIndexRecheck after the last read.
+  bool index_pending_ = false;
+  std::chrono::steady_clock::time_point index_checked_{};
   unsigned read_depth_ = 0;
   StartupTimes startup_;
   std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there

@@ -16,7 +16,10 @@ inline constexpr std::uint32_t kIndexMagic = 0x52564B49;  // "RVKI"
 // Index flags: what a byte offset means for this container (docs/media.md).
 inline constexpr std::uint16_t kIndexDirectEntry = 1u << 0;  // decoding may start at the offset alone (MPEG-TS)
 inline constexpr std::uint16_t kIndexNeedsHeader = 1u << 1;  // the container header (e.g. moov) must be read first
-inline constexpr std::uint16_t kIndexKnownFlags = kIndexDirectEntry | kIndexNeedsHeader;
+// Version 2: the server has not built this index yet (entry_count 0). The region is its final size,
+// and the server fills it in place and clears this flag: read it again later.
+inline constexpr std::uint16_t kIndexPending = 1u << 2;
+inline constexpr std::uint16_t kIndexKnownFlags = kIndexDirectEntry | kIndexNeedsHeader | kIndexPending;
 
 struct Keyframe {
   std::uint64_t time_us = 0;  // presentation time from the start of the movie
@@ -44,9 +47,13 @@ struct WireIndexHeader {
   be16 entry_size;  // 16 in v1
   be16 flags;
   be64 movie_size;
-  be64 reserved1;
+  be32 entries_crc32c;  // version 2: CRC32C of the entries (count x entry_size bytes); 0 in version 1
+  be32 reserved1;
 };
 static_assert(sizeof(WireIndexHeader) == 32);
+// Offset of the 8 bytes a server publishes a filled-in index with, in one aligned store:
+// entry_count, entry_size and flags (after the entries and their CRC).
+inline constexpr std::size_t kIndexPublishWord = 8;
 
 struct WireIndexEntry {
   be64 time_us;
@@ -54,8 +61,11 @@ struct WireIndexEntry {
 };
 static_assert(sizeof(WireIndexEntry) == 16);
 
-// Throws std::invalid_argument when entries are out of time order or past movie_size.
-std::vector<std::uint8_t> encode_index(const KeyframeIndex& index);
+// Throws std::invalid_argument when entries are out of time order or past movie_size. Version 2
+// (needed for kIndexPending) carries the entries' CRC32C, so that a reader can tell an index it
+// read while the server filled it in: decode_index then fails as inconsistent, with "torn" in its
+// message (read it again).
+std::vector<std::uint8_t> encode_index(const KeyframeIndex& index, std::uint8_t version = kLayoutVersion1);
 Decoded<KeyframeIndex> decode_index(Bytes buf);
 
 }  // namespace vod::proto

@@ -52,6 +52,7 @@ struct SegmentTableHeader {
   std::uint64_t arena_length = 0;   // the arena's bytes: slot s is [s * segment_size, +segment_size)
   std::uint32_t read_deadline_ms = 0;  // a client drops a segment Read whose check completes later
   std::uint16_t request_credits = 0;   // segment requests a client may have unanswered at once
+  std::uint32_t grace_ms = 0;          // a segment asked for within this is never evicted (0: none)
 
   bool operator==(const SegmentTableHeader&) const = default;
 };
@@ -68,7 +69,8 @@ struct WireSegmentTableHeader {
   be32 read_deadline_ms;
   be16 request_credits;
   be16 reserved1;
-  std::uint8_t reserved2[24];
+  be32 grace_ms;
+  std::uint8_t reserved2[20];
 };
 static_assert(sizeof(WireSegmentTableHeader) == kSegmentTableHeaderSize);
 

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// What the server derives from a file and keeps across restarts, in its state directory
+// (--state-dir): the keyframe indexes of cached movies, one file each under DIR/indexes/, named by
+// the movie file's path, size, mtime and inode. A file that changed gets a new name, so a stale
+// index is never found; saving one removes the other indexes of that path.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "vod/protocol/keyframe_index_layout.hpp"
+
+namespace vod::server::cache {
+
+struct FileIdentity {
+  std::string path;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  ino_t inode = 0;
+};
+
+class IndexStore {
+ public:
+  // Creates DIR/indexes if need be. An empty dir, or one that cannot be made, keeps nothing (the
+  // reason is logged once).
+  explicit IndexStore(const std::string& dir);
+  bool enabled() const noexcept { return !dir_.empty(); }
+  // The index kept for exactly this file, or nullopt (none, unreadable, or not its movie's size).
+  std::optional<proto::KeyframeIndex> load(const FileIdentity& f) const;
+  // Keeps `index` for this file (write, fsync-free rename), dropping older ones of its path. Errors
+  // are logged, not thrown: the index is still served from memory.
+  void save(const FileIdentity& f, const proto::KeyframeIndex& index) const;
+
+ private:
+  std::string file_for(const FileIdentity& f) const;
+  std::string prefix_for(const std::string& path) const;
+  std::string dir_;  // DIR/indexes, or empty
+};
+
+}  // namespace vod::server::cache

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "cache/lazy_indexer.hpp"
+
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include "movie_library.hpp"
+#include "vod/log.hpp"
+#include "vod/media/probe.hpp"
+
+namespace vod::server::cache {
+
+namespace {
+struct Stopped {};
+
+proto::KeyframeIndex thinned(const proto::KeyframeIndex& index, std::uint32_t capacity) {
+  if (index.entries.size() <= capacity) return index;
+  proto::KeyframeIndex out = index;
+  out.entries.clear();
+  for (std::uint32_t i = 0; i < capacity; ++i) out.entries.push_back(index.entries[std::uint64_t{i} * index.entries.size() / capacity]);
+  return out;
+}
+}  // namespace
+
+std::uint32_t index_capacity(std::uint64_t duration_us) noexcept {
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(duration_us / 1'000'000 + 256, 1u << 20));
+}
+
+HostBuffer index_region(const std::optional<proto::KeyframeIndex>& index, std::uint64_t movie_size, std::uint32_t capacity) {
+  HostBuffer region(sizeof(proto::WireIndexHeader) + std::size_t{capacity} * sizeof(proto::WireIndexEntry));
+  proto::KeyframeIndex pending;
+  pending.movie_size = movie_size;
+  pending.flags = proto::kIndexPending;
+  const auto bytes = proto::encode_index(index ? thinned(*index, capacity) : pending, proto::kSegmentsVersion);
+  std::memcpy(region.data(), bytes.data(), bytes.size());
+  return region;
+}
+
+void publish_index(const HostBuffer& region, const proto::KeyframeIndex& index) {
+  const auto capacity = static_cast<std::uint32_t>((region.length() - sizeof(proto::WireIndexHeader)) / sizeof(proto::WireIndexEntry));
+  const auto bytes = proto::encode_index(thinned(index, capacity), proto::kSegmentsVersion);
+  std::uint8_t* at = region.data();
+  constexpr std::size_t header = sizeof(proto::WireIndexHeader);
+  std::memcpy(at + header, bytes.data() + header, bytes.size() - header);  // the entries
+  std::uint32_t crc;
+  std::memcpy(&crc, bytes.data() + offsetof(proto::WireIndexHeader, entries_crc32c), 4);
+  std::atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(at + offsetof(proto::WireIndexHeader, entries_crc32c)))
+      .store(crc, std::memory_order_release);
+  std::uint64_t word;
+  std::memcpy(&word, bytes.data() + proto::kIndexPublishWord, 8);
+  std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(at + proto::kIndexPublishWord)).store(word, std::memory_order_release);
+}
+
+LazyIndexer::LazyIndexer(loop::Reactor& reactor, const IndexStore& store) : reactor_(reactor), store_(store) {
+  event_ = UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!event_) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+  events_ = reactor_.add(event_.get(), [this] { publish_results(); });
+}
+
+LazyIndexer::~LazyIndexer() {
+  stop_ = true;
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LazyIndexer::add(std::shared_ptr<const LoadedMovie> movie) {
+  {
+    std::lock_guard lock(mutex_);
+    todo_.push_back(std::move(movie));
+  }
+  wake_.notify_one();
+}
+
+std::size_t LazyIndexer::queued() const {
+  std::lock_guard lock(mutex_);
+  return todo_.size();
+}
+
+void LazyIndexer::start() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+}
+
+void LazyIndexer::run() {
+  for (;;) {
+    std::shared_ptr<const LoadedMovie> m;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stop_ || !todo_.empty(); });
+      if (stop_) return;
+      m = std::move(todo_.front());
+      todo_.pop_front();
+    }
+    Result r{m, std::nullopt, {}, 0};
+    const auto started = std::chrono::steady_clock::now();
+    try {
+      const UniqueFd fd(open(m->path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
+      void* p = m->file_size ? mmap(nullptr, m->file_size, PROT_READ, MAP_SHARED, fd.get(), 0) : nullptr;
+      if (p == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + std::strerror(errno));
+      struct Unmap {
+        void* p;
+        std::size_t n;
+        ~Unmap() {
+          if (p) munmap(p, n);
+        }
+      } unmap{p, m->file_size};
+      if (p) madvise(p, m->file_size, MADV_SEQUENTIAL);
+      r.index = media::index_keyframes(std::span(static_cast<const std::uint8_t*>(p), m->file_size), m->info,
+                                       [this](std::uint64_t, std::uint64_t) {
+                                         if (stop_) throw Stopped{};
+                                       });
+      store_.save({m->path, m->file_size, m->mtime_ns, m->inode}, *r.index);
+    } catch (const Stopped&) {
+      return;
+    } catch (const std::exception& e) {
+      r.error = e.what();
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    {
+      std::lock_guard lock(mutex_);
+      done_.push_back(std::move(r));
+    }
+    const std::uint64_t one = 1;
+    (void)!write(event_.get(), &one, sizeof one);
+  }
+}
+
+void LazyIndexer::publish_results() {
+  std::uint64_t ignored;
+  (void)!read(event_.get(), &ignored, sizeof ignored);
+  std::deque<Result> results;
+  {
+    std::lock_guard lock(mutex_);
+    results.swap(done_);
+  }
+  for (Result& r : results) {
+    if (!r.index) {
+      log::warn("cache", "cannot index " + r.movie->name + ": " + r.error + "; it is served without a keyframe index");
+      proto::KeyframeIndex empty;
+      empty.movie_size = r.movie->file_size;
+      publish_index(r.movie->index_bytes, empty);
+      continue;
+    }
+    publish_index(r.movie->index_bytes, *r.index);
+    char secs[16];
+    std::snprintf(secs, sizeof secs, "%.1f", r.seconds);
+    log::info("cache", "index of " + r.movie->name + " ready: " + std::to_string(r.index->entries.size()) + " keyframes in " + secs + " s" +
+                           (store_.enabled() ? ", kept in the state directory" : ""));
+  }
+}
+
+}  // namespace vod::server::cache

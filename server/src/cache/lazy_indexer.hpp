@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Keyframe indexes of cached movies, built after the server is listening, one movie at a time on a
+// thread of their own, and kept in the state directory (IndexStore). A movie is listed at once with
+// an index region of its final size marked pending (kIndexPending); its index is written into that
+// region in place when ready: the entries, then their CRC, then the count and flags in one aligned
+// 8-byte store. No new catalog generation, and clients that read it meanwhile read it again.
+//
+// Why a thread: building an MPEG-TS index reads the whole file, which the event loop must never
+// wait for; one thread, one file at a time, bounds what indexing takes from the disk.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "cache/index_store.hpp"
+#include "host_buffer.hpp"
+#include "loop/reactor.hpp"
+#include "vod/protocol/keyframe_index_layout.hpp"
+#include "vod/unique_fd.hpp"
+
+namespace vod::server {
+struct LoadedMovie;
+}
+
+namespace vod::server::cache {
+
+// Index entries a cached movie's region holds: one a second of its duration, and some.
+std::uint32_t index_capacity(std::uint64_t duration_us) noexcept;
+// A region of `capacity` entries holding `index` (thinned to fit), or pending when it is nullopt.
+HostBuffer index_region(const std::optional<proto::KeyframeIndex>& index, std::uint64_t movie_size, std::uint32_t capacity);
+// Fills a pending region in place with `index` (thinned to fit), publishing it last.
+void publish_index(const HostBuffer& region, const proto::KeyframeIndex& index);
+
+class LazyIndexer {
+ public:
+  LazyIndexer(loop::Reactor& reactor, const IndexStore& store);
+  ~LazyIndexer();  // stops the thread (a file being indexed is abandoned)
+  LazyIndexer(const LazyIndexer&) = delete;
+  LazyIndexer& operator=(const LazyIndexer&) = delete;
+
+  void add(std::shared_ptr<const LoadedMovie> movie);
+  // Starts indexing (after the server is listening: nothing is read before).
+  void start();
+  std::size_t queued() const;
+
+ private:
+  struct Result {
+    std::shared_ptr<const LoadedMovie> movie;
+    std::optional<proto::KeyframeIndex> index;
+    std::string error;
+    double seconds = 0;
+  };
+  void run();
+  void publish_results();
+
+  loop::Reactor& reactor_;
+  const IndexStore& store_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<const LoadedMovie>> todo_;
+  std::deque<Result> done_;
+  std::atomic<bool> stop_{false};
+  UniqueFd event_;
+  loop::Reactor::Registration events_;
+  std::thread thread_;
+};
+
+}  // namespace vod::server::cache
