@@ -42,15 +42,9 @@ void LiveSession::return_credit(bool force) {
   const std::uint32_t slot = next_send_slot_++ % kSendSlots;
   std::uint8_t* p = memory_.data() + memory_.size() - kSendSlots * kSendSlot + slot * kSendSlot;
   std::memcpy(p, bytes.data(), bytes.size());
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(p), static_cast<std::uint32_t>(bytes.size()), mr_->lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = rdma::WorkId{owner_, kSend, slot}.pack();
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED | (ep_->max_inline_data >= bytes.size() ? IBV_SEND_INLINE : 0);
-  ibv_send_wr* bad = nullptr;
-  if (int err = ibv_post_send(ep_->qp.get(), &wr, &bad)) throw ConnectionLost(std::string("posting a credit message failed: ") + std::strerror(err));
+  if (int err = rdma::post_send(ep_->qp.get(), rdma::WorkId{owner_, kSend, slot}.pack(), p, static_cast<std::uint32_t>(bytes.size()), mr_->lkey,
+                                true, ep_->max_inline_data >= bytes.size()))
+    throw ConnectionLost(std::string("posting a credit message failed: ") + std::strerror(err));
   ++sends_outstanding_;
   ++stats_.credit_messages;
   credits_to_return_ = 0;

@@ -191,15 +191,7 @@ void SegmentReader::send_requests() {
     const auto bytes = proto::encode(proto::SegmentRequest{r.movie->index, r.segment, r.ahead, id});
     std::uint8_t* at = memory_.data() + kChecks + kMaxCredits * kRecvSlot + buffer * kSendSlot;
     std::memcpy(at, bytes.data(), bytes.size());
-    ibv_sge sge{reinterpret_cast<std::uint64_t>(at), static_cast<std::uint32_t>(bytes.size()), mr_->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = rdma::WorkId{owner_, kSend, buffer}.pack();
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad = nullptr;
-    if (int err = ibv_post_send(ep_.qp.get(), &wr, &bad)) {
+    if (int err = rdma::post_send(ep_.qp.get(), rdma::WorkId{owner_, kSend, buffer}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
       // The connection is failing: the Reads' completions will say so.
       log::warn("client", std::string("ibv_post_send of a segment request failed: ") + std::strerror(err));
       return;
@@ -211,13 +203,9 @@ void SegmentReader::send_requests() {
 }
 
 void SegmentReader::post_recv(std::uint32_t index) {
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(memory_.data() + kChecks + index * kRecvSlot), static_cast<std::uint32_t>(kRecvSlot), mr_->lkey};
-  ibv_recv_wr wr{};
-  wr.wr_id = rdma::WorkId{owner_, kRecv, index}.pack();
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (int err = ibv_post_recv(ep_.qp.get(), &wr, &bad)) rdma::throw_error("ibv_post_recv", err, rdma::device_name(ep_.id->verbs), "posting a receive for segment notifications");
+  if (int err = rdma::post_recv(ep_.qp.get(), rdma::WorkId{owner_, kRecv, index}.pack(), memory_.data() + kChecks + index * kRecvSlot,
+                                static_cast<std::uint32_t>(kRecvSlot), mr_->lkey))
+    rdma::throw_error("ibv_post_recv", err, rdma::device_name(ep_.id->verbs), "posting a receive for segment notifications");
 }
 
 std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {

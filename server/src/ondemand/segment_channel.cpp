@@ -8,6 +8,7 @@
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/device.hpp"
 #include "vod/rdma/error.hpp"
+#include "vod/rdma/post.hpp"
 
 namespace vod::server::ondemand {
 
@@ -40,13 +41,8 @@ void SegmentChannel::close() noexcept {
 }
 
 void SegmentChannel::post_recv(std::uint32_t slot) {
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(buffers_.data() + slot * kSlot), static_cast<std::uint32_t>(kSlot), mr_->lkey};
-  ibv_recv_wr wr{};
-  wr.wr_id = rdma::WorkId{owner_, kRecv, slot}.pack();
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (int err = ibv_post_recv(qp_, &wr, &bad)) rdma::throw_error("ibv_post_recv", err, peer_, "posting a receive for segment requests");
+  if (int err = rdma::post_recv(qp_, rdma::WorkId{owner_, kRecv, slot}.pack(), buffers_.data() + slot * kSlot, static_cast<std::uint32_t>(kSlot), mr_->lkey))
+    rdma::throw_error("ibv_post_recv", err, peer_, "posting a receive for segment requests");
 }
 
 std::string SegmentChannel::on_completion(const ibv_wc& wc, std::uint8_t kind, std::uint32_t index) {
@@ -119,15 +115,7 @@ void SegmentChannel::post_sends() {
     const auto bytes = proto::encode(queued_.front());
     std::uint8_t* at = buffers_.data() + (recv_depth(credits_) + slot) * kSlot;
     std::memcpy(at, bytes.data(), bytes.size());
-    ibv_sge sge{reinterpret_cast<std::uint64_t>(at), static_cast<std::uint32_t>(bytes.size()), mr_->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = rdma::WorkId{owner_, kSend, slot}.pack();
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad = nullptr;
-    if (int err = ibv_post_send(qp_, &wr, &bad)) {
+    if (int err = rdma::post_send(qp_, rdma::WorkId{owner_, kSend, slot}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
       log::warn("cache", peer_ + ": ibv_post_send of a segment notification failed: " + std::strerror(err));
       queued_.clear();
       return;

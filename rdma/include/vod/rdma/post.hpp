@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Posting work requests: the one place an RDMA Read work request is built.
+// Posting work requests: the one place an RDMA Read, a Send or a receive work request is built.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -31,6 +31,33 @@ inline int post_read(ibv_qp* qp, std::uint64_t wr_id, void* local, std::uint32_t
   ibv_send_wr wr = read_wr(wr_id, &sge, remote_addr, rkey);
   ibv_send_wr* bad = nullptr;
   return ibv_post_send(qp, &wr, &bad);
+}
+
+// Posts a Send of `length` bytes at local/lkey, tagged with wr_id (signaled unless told otherwise,
+// inline when `inline_ok`). Returns ibv_post_send's error number (0 on success).
+inline int post_send(ibv_qp* qp, std::uint64_t wr_id, const void* local, std::uint32_t length, std::uint32_t lkey, bool signaled = true,
+                     bool inline_ok = false) noexcept {
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(local), length, lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | (inline_ok ? IBV_SEND_INLINE : 0);
+  ibv_send_wr* bad = nullptr;
+  return ibv_post_send(qp, &wr, &bad);
+}
+
+// Posts a receive of up to `length` bytes into local/lkey, tagged with wr_id. Returns
+// ibv_post_recv's error number (0 on success).
+inline int post_recv(ibv_qp* qp, std::uint64_t wr_id, void* local, std::uint32_t length, std::uint32_t lkey) noexcept {
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(local), length, lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  return ibv_post_recv(qp, &wr, &bad);
 }
 
 // RDMA Reads gathered and posted with one ibv_post_send: one doorbell for what one round of a read
