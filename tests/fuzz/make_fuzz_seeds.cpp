@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   write(dir, "connect_request", "movie", encode(movie));
   write(dir, "connect_request", "catalog", encode(ConnectRequest{}));
 
-  AcceptData accept{2, 0, 16, 1u << 23, {4096, 1000, 7}, {8192, 64 + 320, 8}, {16384, 48, 9}};
+  AcceptData accept{2, 0, 16, 1u << 23, {4096, 1000, 7}, {8192, 64 + 320, 8}, {16384, 48, 9}, {}, 0};
   write(dir, "accept", "movie", encode(accept));
   AcceptData segmented = accept;
   segmented.movie = {4096, 8u << 20, 7};
