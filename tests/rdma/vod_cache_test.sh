@@ -51,6 +51,14 @@ step "switching: the catalog lists the cached movies, and a second get of the sa
 for f in "${names[@]}"; do grep -q "$f" "$work/list.txt" || fail "list lacks $f: $(cat "$work/list.txt")"; done
 pass "list shows all ${#names[@]} movies"
 
+step "hostile segment messages, sent raw: dropped or answered with the reason, and the connection still reads"
+"$build/tests/rdma/segment_prober" --host "$addr" --port "$port" --name movie4.bin --file "$media/movie4.bin" > "$work/prober.out" 2>&1 ||
+  { cat "$work/prober.out"; fail "the server did not answer hostile segment messages as it should"; }
+sed 's/^/    /' "$work/prober.out"
+[[ $(metric vod_server_cache_bad_messages_total) -ge 2 ]] || fail "vod_server_cache_bad_messages_total is $(metric vod_server_cache_bad_messages_total)"
+kill -0 "$server_pid" || fail "the server died"
+pass "garbage and an over-long read-ahead dropped and counted; unknown entry and segment answered as such; segment 0 read raw, byte-exact"
+
 step "every client through libvodclient: vod-proxy (HTTP Range), rdmasrc and vod-mount read cached movies byte-exact"
 http_port=$((port + 2000))
 "$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http_port" --chunk-kib 128 2> "$work/proxy.log" &
