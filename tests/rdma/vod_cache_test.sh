@@ -44,6 +44,9 @@ evictions=$(metric vod_server_cache_evictions_total)
 disk=$(metric vod_server_cache_disk_read_bytes_total)
 [[ ${misses%.*} -gt 0 && ${evictions%.*} -gt 0 ]] || fail "metrics show $misses misses and $evictions evictions"
 [[ $(metric vod_server_cache_slots) == 8 ]] || fail "vod_server_cache_slots is $(metric vod_server_cache_slots), not 8"
+curl -s "http://$addr:$metrics_port/metrics" > "$work/metrics.txt"
+promtool check metrics < "$work/metrics.txt" > "$work/promtool.out" 2>&1 || { cat "$work/promtool.out"; fail "promtool rejects the cache's metrics"; }
+grep -q '^vod_server_cache_fault_seconds_bucket{le="+Inf"}' "$work/metrics.txt" || fail "no fault-in latency histogram"
 pass "metrics: $misses misses, $evictions evictions, $disk bytes read from disk, fault latency count $(metric vod_server_cache_fault_seconds_count)"
 
 step "switching: the catalog lists the cached movies, and a second get of the same movie is byte-exact"
