@@ -55,7 +55,9 @@ Session::Session(Uri uri, SessionOptions options)
   connect();
 }
 
-Session::~Session() = default;
+// The fetcher goes before its connection: it holds the endpoint by reference, and its reader's
+// memory is where the QP's receives and Reads land until the QP stops.
+Session::~Session() { engine_.detach(); }
 
 std::string Session::server() const {
   const bool v6 = uri_.host.find(':') != std::string::npos;

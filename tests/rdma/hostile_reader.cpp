@@ -54,6 +54,7 @@ struct Connection {
   std::unique_ptr<rdma::ClientEndpoint> ep;
   proto::AcceptData accept;
 
+  ~Connection() { engine.detach(); }  // its fetcher holds the endpoint: it goes first
   static client::EngineOptions engine_options() {
     client::EngineOptions o;
     o.readahead_bytes = 0;

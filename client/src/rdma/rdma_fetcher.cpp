@@ -20,7 +20,7 @@ ibv_mr* RdmaFetcher::register_ring(rdma::ClientEndpoint& ep, std::uint8_t* ring,
 
 RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size_t ring_size, ibv_mr* ring_mr, unsigned depth,
                          std::size_t max_read)
-    : ep_(ep), ring_(ring), ring_size_(ring_size), depth_(depth), max_read_(max_read) {
+    : ep_(ep), hub_(ep.cq.hub), ring_(ring), ring_size_(ring_size), depth_(depth), max_read_(max_read) {
   ibv_mr* first = ring_mr ? ring_mr : register_ring(ep, ring, ring_size);
   if (first->addr != ring_ || first->length == 0 || first->length > ring_size_)
     throw std::logic_error("RdmaFetcher: the ring's MR is not a piece at its start");
@@ -29,10 +29,12 @@ RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size
   owner_ = ep.cq.hub->add_owner([this](const ibv_wc& wc, rdma::WorkId id) {
     if (id.kind != kRead && segments_) {
       if (auto why = segments_->on_completion(wc, id); !why.empty() && failure_.empty()) failure_ = why;
+      post_waiting();
       return;
     }
     if (id.kind != kRead || !done_) return;
     --plain_in_flight_;
+    post_waiting();
     if (segments_) segments_->release_throttled();
     if (wc.status == IBV_WC_SUCCESS) return done_(id.index, true, {});
     const std::string why = std::string("RDMA Read failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")";
@@ -42,7 +44,10 @@ RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size
 }
 
 // Completions of this connection still in the shared CQ are dropped by the hub from now on.
-RdmaFetcher::~RdmaFetcher() { ep_.cq.hub->remove_owner(owner_); }
+RdmaFetcher::~RdmaFetcher() {
+  segments_.reset();  // it stops the QP while the endpoint is still there (the owner detaches first)
+  hub_->remove_owner(owner_);  // the hub outlives every endpoint on it
+}
 
 void RdmaFetcher::use_segments(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
                                std::uint64_t size) {
@@ -61,8 +66,15 @@ void RdmaFetcher::fetch(std::uint32_t slot, Region region, const proto::RegionDe
   if (region == Region::movie && segments_ && segments_->active())
     return segments_->fetch(slot, offset, length, dest, sink_for(dest, length).lkey);
   const rdma::WorkId tag{owner_, kRead, slot};
+  const Waiting w{tag.pack(), dest, length, sink_for(dest, length).lkey, where.addr + offset, where.rkey};
+  // Beside a segment reader, the send queue holds depth + kSpareReads Reads in all: a Read that
+  // does not fit waits for one to complete.
+  if (segments_ && (!waiting_.empty() || plain_in_flight_ + segments_->reads_in_flight() >= depth_ + kSpareReads)) {
+    waiting_.push_back(w);
+    return;
+  }
   ++plain_in_flight_;
-  batch_.add(tag.pack(), dest, length, sink_for(dest, length).lkey, where.addr + offset, where.rkey);
+  batch_.add(w.wr_id, w.dest, w.length, w.lkey, w.remote, w.rkey);
 }
 
 const ibv_mr& RdmaFetcher::sink_for(const std::uint8_t* dest, std::uint32_t length) {
@@ -80,6 +92,15 @@ const ibv_mr& RdmaFetcher::sink_for(const std::uint8_t* dest, std::uint32_t leng
   return *mr;
 }
 
+void RdmaFetcher::post_waiting() {
+  while (!waiting_.empty() && plain_in_flight_ + segments_->reads_in_flight() < depth_ + kSpareReads) {
+    const Waiting w = waiting_.front();
+    waiting_.pop_front();
+    ++plain_in_flight_;
+    batch_.add(w.wr_id, w.dest, w.length, w.lkey, w.remote, w.rkey);
+  }
+}
+
 void RdmaFetcher::flush() {
   if (int err = batch_.post(ep_.qp.get()))
     throw ConnectionLost(std::string("ibv_post_send of RDMA Reads failed: ") + std::strerror(err));
@@ -88,6 +109,7 @@ void RdmaFetcher::flush() {
 void RdmaFetcher::poll() {
   // Completions of every connection on the hub are handled here; each lands in its own engine.
   ep_.cq.hub->poll();
+  if (segments_ && failure_.empty()) failure_ = segments_->take_failure();
   if (!failure_.empty()) throw ConnectionLost(std::exchange(failure_, {}));
   flush();  // Reads the segment reader decided on while handling completions
 }

@@ -5,6 +5,7 @@
 // still being made, or else by the constructor.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,7 +63,8 @@ class RdmaFetcher final : public Fetcher {
   // A fetch never straddles two pieces: they part at slot boundaries.
   const ibv_mr& sink_for(const std::uint8_t* dest, std::uint32_t length);
 
-  rdma::ClientEndpoint& ep_;
+  rdma::ClientEndpoint& ep_;  // outlives this fetcher: its owner detaches it before the endpoint goes
+  rdma::CompletionHub* hub_;
   std::uint8_t* ring_;
   std::size_t ring_size_;
   std::vector<ibv_mr*> pieces_;  // the ring's MRs by piece (owned by ep_.memory); null: not yet
@@ -73,6 +75,15 @@ class RdmaFetcher final : public Fetcher {
   std::string failure_;
   rdma::ReadBatch batch_;
   unsigned plain_in_flight_ = 0;  // this fetcher's own Reads posted and not completed
+  struct Waiting {
+    std::uint64_t wr_id;
+    std::uint8_t* dest;
+    std::uint32_t length, lkey;
+    std::uint64_t remote;
+    std::uint32_t rkey;
+  };
+  std::deque<Waiting> waiting_;  // its own Reads that did not fit the send queue yet
+  void post_waiting();
   std::unique_ptr<SegmentReader> segments_;  // made for the first movie served from the segment cache
 };
 

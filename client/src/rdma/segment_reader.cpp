@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <unordered_set>
+#include <utility>
 
 #include "vod/log.hpp"
 #include "vod/rdma/device.hpp"
@@ -51,6 +52,9 @@ SegmentReader::SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma
 
 SegmentReader::~SegmentReader() {
   if (!fetches_.empty()) log::debug("client", "segment reader closed with work left: " + state());
+  // Receives, check Reads and table Reads may still be posted into memory this reader owns; the
+  // fetcher goes only with its connection, so its QP stops here, before that memory is freed.
+  if (receives_posted_ || !table_reads_.empty() || in_flight_) rdma::move_to_error(ep_.qp.get());
 }
 
 std::string SegmentReader::state() const {
@@ -98,6 +102,7 @@ void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::Regio
 }
 
 void SegmentReader::fetch(std::uint32_t slot, std::uint64_t offset, std::uint32_t length, std::uint8_t* dest, std::uint32_t lkey) {
+  if (length == 0) return done_(slot, true, {});
   const std::uint32_t fid = next_fetch_++;
   fetches_[fid] = Fetch{slot, 1};
   Part whole;
@@ -116,6 +121,11 @@ void SegmentReader::place(Part p) {
   if (!p.split && m.state == Movie::State::ready) {
     // Split at segment boundaries: each piece is a part of the same fetch.
     const std::uint64_t seg_size = m.header.segment_size;
+    if (p.offset + p.length > m.size) {  // the engine reads within the movie's size: never
+      const std::uint32_t slot = fetches_.at(p.fetch).slot;
+      fetches_.erase(p.fetch);
+      return done_(slot, false, "a Read past the end of the movie (" + std::to_string(m.size) + " bytes)");
+    }
     std::vector<Part> pieces;
     for (std::uint64_t at = p.offset, end = p.offset + p.length; at < end;) {
       Part piece = p;
@@ -192,8 +202,9 @@ void SegmentReader::send_requests() {
     std::uint8_t* at = memory_.data() + kChecks + kMaxCredits * kRecvSlot + buffer * kSendSlot;
     std::memcpy(at, bytes.data(), bytes.size());
     if (int err = rdma::post_send(ep_.qp.get(), rdma::WorkId{owner_, kSend, buffer}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
-      // The connection is failing: the Reads' completions will say so.
-      log::warn("client", std::string("ibv_post_send of a segment request failed: ") + std::strerror(err));
+      // Its parts would wait for ever: the connection is lost instead (RdmaFetcher::poll throws).
+      unsent_.push_front(std::move(r));
+      if (failure_.empty()) failure_ = std::string("ibv_post_send of a segment request failed: ") + std::strerror(err);
       return;
     }
     free_sends_.pop_back();
@@ -270,6 +281,7 @@ std::string SegmentReader::on_table(std::uint32_t index, bool) {
   auto node = table_reads_.extract(index);
   if (node.empty()) return {};
   --table_reads_in_flight_;
+  release_throttled();  // its room in the send queue is free again
   Movie& m = *node.mapped();
   auto header = proto::decode_segment_table_header(m.table_bytes, m.table.length);
   if (!header) return "the segment table does not decode: " + header.error().message;
@@ -357,6 +369,8 @@ void SegmentReader::finish(std::uint32_t i, bool ok, const std::string& why) {
     done_(slot, true, {});
   }
 }
+
+std::string SegmentReader::take_failure() { return std::exchange(failure_, {}); }
 
 std::string SegmentReader::summary() const {
   if (!stats_.parts) return {};

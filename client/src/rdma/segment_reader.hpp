@@ -69,6 +69,10 @@ class SegmentReader {
   const SegmentStats& stats() const noexcept { return stats_; }
   std::string summary() const;
   std::string state() const;  // what is pending, for diagnostics
+  // A failure found outside a completion (a request that could not be posted), once.
+  std::string take_failure();
+  // Its Reads posted and not completed (two per part, one per table).
+  unsigned reads_in_flight() const noexcept { return 2 * in_flight_ + table_reads_in_flight_; }
 
  private:
   struct Movie;
@@ -140,6 +144,7 @@ class SegmentReader {
   std::unordered_map<std::uint32_t, Request> unanswered_;  // by request id
   std::uint32_t next_request_ = 1;
   std::uint16_t credits_ = 1;  // until a table says: one request at a time
+  std::string failure_;
   std::vector<std::uint32_t> free_sends_;
   SegmentStats stats_;
 };

@@ -65,7 +65,10 @@ LazyIndexer::LazyIndexer(loop::Reactor& reactor, const IndexStore& store) : reac
 }
 
 LazyIndexer::~LazyIndexer() {
-  stop_ = true;
+  {
+    std::lock_guard lock(mutex_);  // so the thread cannot miss the wake-up between its check and its wait
+    stop_ = true;
+  }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
 }

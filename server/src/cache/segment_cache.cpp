@@ -124,6 +124,7 @@ void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_
   std::uint8_t* dest = arena_.data() + std::uint64_t{slot} * options_.segment_size;
   const std::uint64_t offset = std::uint64_t{key.segment} * options_.segment_size;
   const std::size_t length = file.read_length(key.segment);
+  f.direct = file.direct();
   filling_.emplace(key, std::make_pair(slot, std::move(f)));
   disk_.read(file.read_fd(), dest, length, offset, [this, key](std::int64_t result) { filled(key, result); });
 }
@@ -135,8 +136,8 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
   Fault& f = node.mapped().second;
   CachedFile& file = *f.file;
   const std::uint32_t want = file.segment_length(key.segment);
-  if (result == -EINVAL && file.direct()) {  // O_DIRECT refused at read time: again, through the page cache
-    log::warn("cache", file.path() + ": O_DIRECT reads refused (EINVAL); reading it through the page cache");
+  if (result == -EINVAL && f.direct) {  // O_DIRECT refused at read time: again, through the page cache
+    if (file.direct()) log::warn("cache", file.path() + ": O_DIRECT reads refused (EINVAL); reading it through the page cache");
     file.stop_direct();
     slots_.fill_failed(slot);
     slot_files_[slot].reset();

@@ -83,6 +83,7 @@ class SegmentCache {
     std::vector<Answer> waiters;
     Clock::time_point asked{};
     bool demanded = false;
+    bool direct = false;  // its read went to the O_DIRECT fd
   };
 
   void demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now);
