@@ -92,8 +92,7 @@ const proto::CatalogEntry* Session::movie() {
 
 std::uint64_t Session::size() const noexcept {
   if (movie_) return movie_->size;
-  if (accepted_name_.empty()) return 0;
-  return accept_.segments.empty() ? accept_.movie.length : accept_.movie_size;  // the movie's bytes, or the arena
+  return accepted_name_.empty() ? 0 : accept_.size();
 }
 
 void Session::settle_catalog() {
@@ -124,7 +123,7 @@ void Session::describe_from_accept(const std::string& name) {
   // and the keyframe index (only time seeks need it) are read behind it, and are decoded when
   // they have landed (confirm_catalog, index()). On Soft-RoCE a Read posted with others waits for
   // theirs, so posting the catalog with the head would delay the head by it.
-  const std::uint64_t size = accept_.segments.empty() ? accept_.movie.length : accept_.movie_size;
+  const std::uint64_t size = accept_.size();
   refuse_if_resized(name, size);  // a reconnect: before a byte of it is read
   accepted_name_ = name;
   select_movie_region(accept_.movie, accept_.segments, accept_.movie_index, size);

@@ -20,6 +20,7 @@
 #include "vod/media/remux.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/name_hash.hpp"
+#include "cache/file_map.hpp"
 #include "cache/lazy_indexer.hpp"
 #include "vod/unique_fd.hpp"
 
@@ -61,31 +62,6 @@ HostBuffer load_file(const std::string& path, const struct stat& st) {
   return buffer;
 }
 
-// A read-only mapping of a file, for probing a cached movie without holding it in memory: only
-// the pages the probe touches are read.
-class FileMap {
- public:
-  FileMap(const std::string& path, std::size_t size) : size_(size) {
-    if (size == 0) return;
-    const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
-    void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
-    if (p == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + std::strerror(errno));
-    data_ = static_cast<const std::uint8_t*>(p);
-    madvise(p, size, MADV_RANDOM);  // a probe reads headers: no read-ahead beyond the pages it touches
-  }
-  ~FileMap() {
-    if (data_) munmap(const_cast<std::uint8_t*>(data_), size_);
-  }
-  FileMap(const FileMap&) = delete;
-  FileMap& operator=(const FileMap&) = delete;
-  std::span<const std::uint8_t> bytes() const noexcept { return {data_, size_}; }
-
- private:
-  const std::uint8_t* data_ = nullptr;
-  std::size_t size_;
-};
-
 std::atomic<std::uint64_t> next_cached_id{1};
 
 bool pinned_by(const std::string& name, const std::vector<std::string>& patterns) {
@@ -98,10 +74,14 @@ HostBuffer copy_into_buffer(const std::vector<std::uint8_t>& bytes) {
   return b;
 }
 
-void analyse(LoadedMovie& m, std::span<const std::uint8_t> bytes) {
+void probe_movie(LoadedMovie& m, std::span<const std::uint8_t> bytes) {
   m.info = media::probe(bytes, m.name);
   if (m.info.refused) throw std::runtime_error(m.info.note);  // the scan skips it, saying why
   if (!m.info.note.empty()) log::warn("library", m.info.note);
+}
+
+void analyse(LoadedMovie& m, std::span<const std::uint8_t> bytes) {
+  probe_movie(m, bytes);
   const auto started = std::chrono::steady_clock::now();
   std::uint64_t last_reported = 0;
   m.index = media::index_keyframes(bytes, m.info, [&](std::uint64_t done, std::uint64_t total) {
@@ -130,10 +110,7 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
   if (!pin) {
     // Served from the segment cache: probed through a mapping (headers only), never held in memory;
     // its index is the one kept in the state directory, or built after start (LazyIndexer).
-    const FileMap map(m->path, m->file_size);
-    m->info = media::probe(map.bytes(), m->name);
-    if (m->info.refused) throw std::runtime_error(m->info.note);
-    if (!m->info.note.empty()) log::warn("library", m->info.note);
+    probe_movie(*m, cache::FileMap(m->path, m->file_size, MADV_RANDOM).bytes());
     if (m->info.is_media) {
       const cache::FileIdentity id{m->path, m->file_size, m->mtime_ns, m->inode};
       auto kept = options.index_store ? options.index_store->load(id) : std::nullopt;
@@ -142,8 +119,9 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
       m->index_bytes = cache::index_region(kept, m->file_size, cache::index_capacity(m->info.duration_us));
       log::info("library", m->name + ": " + m->info.container + " " + m->info.video_codec + ", " + std::to_string(m->info.duration_us / 1'000'000) +
                                " s, " + (kept ? std::to_string(kept->entries.size()) + " keyframes from the state directory" : "index pending"));
+    } else {
+      m->index_bytes = HostBuffer(0);  // no index: an empty region, as for a movie served whole
     }
-    if (!m->info.is_media) m->index_bytes = HostBuffer(0);  // no index: an empty region, as for a movie served whole
     m->cached = std::make_shared<cache::CachedFile>(next_cached_id++, m->path, m->file_size, *options.cache);
     if (options.remux_ts && m->info.is_media && m->info.container != "mpegts")
       log::warn("library", m->name + ": not remuxed to MPEG-TS: it is served from the segment cache as it is on disk (--pin it to remux it)");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "cache/lazy_indexer.hpp"
+#include "cache/file_map.hpp"
 
-#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -76,14 +76,14 @@ LazyIndexer::~LazyIndexer() {
 void LazyIndexer::add(std::shared_ptr<const LoadedMovie> movie) {
   {
     std::lock_guard lock(mutex_);
-    todo_.push_back(std::move(movie));
+    to_index_.push_back(std::move(movie));
   }
   wake_.notify_one();
 }
 
 std::size_t LazyIndexer::queued() const {
   std::lock_guard lock(mutex_);
-  return todo_.size();
+  return to_index_.size();
 }
 
 void LazyIndexer::start() {
@@ -95,27 +95,16 @@ void LazyIndexer::run() {
     std::shared_ptr<const LoadedMovie> m;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stop_ || !todo_.empty(); });
+      wake_.wait(lock, [this] { return stop_ || !to_index_.empty(); });
       if (stop_) return;
-      m = std::move(todo_.front());
-      todo_.pop_front();
+      m = std::move(to_index_.front());
+      to_index_.pop_front();
     }
     Result r{m, std::nullopt, {}, 0};
     const auto started = std::chrono::steady_clock::now();
     try {
-      const UniqueFd fd(open(m->path.c_str(), O_RDONLY | O_CLOEXEC));
-      if (!fd) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
-      void* p = m->file_size ? mmap(nullptr, m->file_size, PROT_READ, MAP_SHARED, fd.get(), 0) : nullptr;
-      if (p == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + std::strerror(errno));
-      struct Unmap {
-        void* p;
-        std::size_t n;
-        ~Unmap() {
-          if (p) munmap(p, n);
-        }
-      } unmap{p, m->file_size};
-      if (p) madvise(p, m->file_size, MADV_SEQUENTIAL);
-      r.index = media::index_keyframes(std::span(static_cast<const std::uint8_t*>(p), m->file_size), m->info,
+      const FileMap map(m->path, m->file_size, MADV_SEQUENTIAL);
+      r.index = media::index_keyframes(map.bytes(), m->info,
                                        [this](std::uint64_t, std::uint64_t) {
                                          if (stop_) throw Stopped{};
                                        });

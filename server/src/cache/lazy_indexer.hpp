@@ -63,7 +63,7 @@ class LazyIndexer {
   const IndexStore& store_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::shared_ptr<const LoadedMovie>> todo_;
+  std::deque<std::shared_ptr<const LoadedMovie>> to_index_;
   std::deque<Result> done_;
   std::atomic<bool> stop_{false};
   UniqueFd event_;

@@ -59,9 +59,10 @@ std::uint32_t SegmentCache::slots_in_use() const noexcept {
 void SegmentCache::request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer) {
   if (segment >= file->segments()) return answer(proto::SegmentStatus::out_of_range, {});
   const auto now = Clock::now();
+  const std::size_t waiting = waiting_.size();
   demand(file, segment, std::move(answer), now);
   for (std::uint32_t i = 1; i <= ahead && segment + i < file->segments(); ++i) demand(file, segment + i, nullptr, now);
-  make_progress();
+  if (waiting_.size() != waiting) make_progress();  // a hit changes no slot: nothing to start or evict
 }
 
 void SegmentCache::demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now) {

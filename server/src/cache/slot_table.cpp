@@ -9,10 +9,13 @@ namespace vod::server::cache {
 SlotTable::SlotTable(std::uint32_t slots, Clock::duration grace, Clock::duration quarantine, std::uint32_t reserve)
     : slots_(slots), grace_(grace), quarantine_(quarantine), reserve_(std::min(reserve, slots)) {
   if (slots == 0) throw std::invalid_argument("a segment cache needs at least one slot");
+  counts_[static_cast<std::size_t>(State::free)] = slots;
 }
 
-std::uint32_t SlotTable::count(State s) const noexcept {
-  return static_cast<std::uint32_t>(std::count_if(slots_.begin(), slots_.end(), [s](const Slot& x) { return x.state == s; }));
+void SlotTable::set_state(Slot& slot, State s) noexcept {
+  --counts_[static_cast<std::size_t>(slot.state)];
+  ++counts_[static_cast<std::size_t>(s)];
+  slot.state = s;
 }
 
 void SlotTable::touch(std::uint32_t slot, Clock::time_point now) {
@@ -21,15 +24,20 @@ void SlotTable::touch(std::uint32_t slot, Clock::time_point now) {
 }
 
 void SlotTable::end_quarantines(Clock::time_point now) {
+  if (count(State::quarantined) == 0) return;
   for (Slot& s : slots_)
-    if (s.state == State::quarantined && now >= s.free_at) s = Slot{};
+    if (s.state == State::quarantined && now >= s.free_at) {
+      set_state(s, State::free);
+      s = Slot{};
+    }
 }
 
 std::optional<std::uint32_t> SlotTable::take(const SegmentKey& key, Clock::time_point now) {
   end_quarantines(now);
+  if (count(State::free) == 0) return std::nullopt;
   for (std::uint32_t i = 0; i < slots_.size(); ++i)
     if (slots_[i].state == State::free) {
-      slots_[i].state = State::filling;
+      set_state(slots_[i], State::filling);
       slots_[i].key = key;
       return i;
     }
@@ -39,13 +47,14 @@ std::optional<std::uint32_t> SlotTable::take(const SegmentKey& key, Clock::time_
 void SlotTable::filled(std::uint32_t slot, Clock::time_point now) {
   Slot& s = slots_.at(slot);
   if (s.state != State::filling) throw std::logic_error("SlotTable::filled: the slot is not filling");
-  s.state = State::resident;
+  set_state(s, State::resident);
   s.requested = now;
 }
 
 void SlotTable::fill_failed(std::uint32_t slot) {
   Slot& s = slots_.at(slot);
   if (s.state != State::filling) throw std::logic_error("SlotTable::fill_failed: the slot is not filling");
+  set_state(s, State::free);
   s = Slot{};
 }
 
@@ -74,7 +83,7 @@ std::optional<SlotTable::Eviction> SlotTable::evict(std::uint32_t slot, Clock::t
   Slot& s = slots_.at(slot);
   if (s.state != State::resident) return std::nullopt;
   const Eviction e{slot, s.key};
-  s.state = State::quarantined;
+  set_state(s, State::quarantined);
   s.free_at = now + quarantine_;
   return e;
 }

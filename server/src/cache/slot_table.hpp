@@ -18,6 +18,7 @@
 //   fault on a full cache rarely waits out a quarantine.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -43,7 +44,7 @@ class SlotTable {
   std::uint32_t size() const noexcept { return static_cast<std::uint32_t>(slots_.size()); }
   State state(std::uint32_t slot) const { return slots_.at(slot).state; }
   const SegmentKey& key(std::uint32_t slot) const { return slots_.at(slot).key; }
-  std::uint32_t count(State s) const noexcept;
+  std::uint32_t count(State s) const noexcept { return counts_[static_cast<std::size_t>(s)]; }
 
   // A segment was asked for now: its slot counts as requested (for LRR and grace).
   void touch(std::uint32_t slot, Clock::time_point now);
@@ -77,8 +78,10 @@ class SlotTable {
     Clock::time_point free_at{};    // quarantined: when it may be reused
   };
   void end_quarantines(Clock::time_point now);
+  void set_state(Slot& slot, State s) noexcept;
 
   std::vector<Slot> slots_;
+  std::array<std::uint32_t, 4> counts_{};  // slots in each State: kept as they change, read every loop turn
   Clock::duration grace_, quarantine_;
   std::uint32_t reserve_;
 };

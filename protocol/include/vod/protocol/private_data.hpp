@@ -89,6 +89,8 @@ struct AcceptData {
   RegionDescriptor segments;
   std::uint64_t movie_size = 0;  // version 2, with a segment table: the movie's bytes (`movie` is the arena)
 
+  // The movie's bytes: its region's length, or with a segment table movie_size.
+  std::uint64_t size() const noexcept { return segments.empty() ? movie.length : movie_size; }
   bool operator==(const AcceptData&) const = default;
 };
 
