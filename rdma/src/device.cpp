@@ -40,6 +40,7 @@ DeviceLimits query_limits(ibv_context* ctx, std::uint8_t port_num) {
   l.active_mtu_bytes = mtu_bytes(port.active_mtu);
   l.port_state = port.state;
   l.max_mw = static_cast<std::uint32_t>(std::max(attr.max_mw, 0));
+  l.max_mr = static_cast<std::uint32_t>(std::max(attr.max_mr, 0));
   l.type2_windows = l.max_mw > 0 && (attr.device_cap_flags & (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B)) != 0;
   return l;
 }

@@ -28,8 +28,12 @@ proto::RegionDescriptor describe(const ibv_mr* mr, std::uint64_t length) {
 }  // namespace
 
 proto::RegionDescriptor MovieRegistration::movie_region() const noexcept {
-  if (movie->cached) return describe(device->arena.get(), device->arena ? device->arena->length : 0);
+  if (movie->cached) return device->arena_region();
   return describe(movie_mr.get(), movie->size());
+}
+proto::RegionDescriptor Device::arena_region() const noexcept {
+  // With windows no rkey: its slots are read through windows, one per slot asked for.
+  return {arena_addr, arena_length, arena ? arena->rkey : 0};
 }
 proto::RegionDescriptor MovieRegistration::segments_region() const noexcept {
   return movie->cached ? describe(table_mr.get(), movie->cached->table_length()) : proto::RegionDescriptor{};
@@ -96,7 +100,7 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
       // the mapping's slack past the end stays unreachable). An empty movie registers one byte
       // that no descriptor names.
       if (movie->cached) {
-        if (!device->arena) throw std::logic_error("a cached movie on a device without the arena");
+        if (!device->arena_length) throw std::logic_error("a cached movie on a device without the arena");
         m->table_mr = rdma::register_memory(device->pd.get(), movie->cached->table().data(), movie->cached->table_length(), device->region_access(),
                                             "segment table of " + movie->name);
       } else {

@@ -33,8 +33,16 @@ struct Device {
   rdma::ProtectionDomain pd;  // the device's CQ is the server's CompletionHub's, shared by every QP
   windows::RkeyHistory rkeys;  // window rkeys handed out lately, never handed out again soon
   // The segment cache's arena (--cache-size), registered once on this device: REMOTE_READ, as
-  // movies are. Null without a cache.
+  // movies are. Null without a cache, and with windows.
   rdma::MemoryRegion arena;
+  // With windows and a cache: the arena registered slot by slot, for binding only. A window over a
+  // slot is bound over its slot's region, not a region of the whole arena: rxe checks a window's
+  // Reads against the bounds of the region under it, not the window's own (Linux 6.1,
+  // rxe_resp.c check_rkey), so one region per slot keeps a window's reads inside its slot there too.
+  std::vector<rdma::MemoryRegion> arena_slots;
+  std::uint64_t arena_addr = 0, arena_length = 0;
+  // The arena as accepts and the catalog describe it: with windows, without an rkey.
+  proto::RegionDescriptor arena_region() const noexcept;
   // Registrations still alive for some generation, so a rescan reuses them.
   std::map<const LoadedMovie*, std::weak_ptr<MovieRegistration>> movies;
 

@@ -54,7 +54,9 @@ VodServer::VodServer(ServerConfig config)
       completions_(reactor_, hub_),
       channels_(reactor_, live_channels(config_), live_options(config_)),
       live_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }}, channels_),
-      vod_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, [this] { counts_changed_ = true; }, cache_.get()}) {
+      vod_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, [this] { counts_changed_ = true; }, cache_.get(),
+            cache_ ? &slot_watchers_.emplace(cache_->slots()) : nullptr}) {
+  if (cache_) cache_->on_refill([this](std::uint32_t slot) { slot_watchers_->refilling(slot); });
   if (!config_.auth_secret.empty()) load_auth_keys();
   if (!config_.revoked.empty()) load_revocations();
   library_options_.remux_ts = config_.remux == "ts";
@@ -206,9 +208,7 @@ void VodServer::open_devices() {
     if (!want_windows && !config_.auth_secret.empty())
       log::warn("auth", "--no-memory-windows: serving the shared regions' rkeys, the weaker mode (docs/security.md)");
     auto device = std::make_shared<Device>(ctx, port, windows);
-    if (cache_)  // REMOTE_READ, once per device: every cached movie's slots are Read through it
-      device->arena = rdma::register_memory(device->pd.get(), cache_->arena().data(), cache_->arena_length(), device->region_access(),
-                                            "the segment cache's arena");
+    if (cache_) register_arena(*device);
     device_ports_[ctx] = port;
     log::info("server", "device " + name + (device->limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " +
                             std::to_string(device->limits.max_qp_rd_atom) + ", max_msg_size " + std::to_string(device->limits.max_msg_size) +
@@ -224,6 +224,33 @@ void VodServer::open_devices() {
                                 (names.empty() ? "none" : names) + ")");
     throw rdma::NoDeviceError("no RDMA device behind " + config_.bind);
   }
+}
+
+void VodServer::register_arena(Device& device) {
+  // Once per device, REMOTE_READ as movies are; with windows, slot by slot and for binding only.
+  const std::uint64_t length = cache_->arena_length(), slot = cache_->options().segment_size;
+  device.arena_addr = reinterpret_cast<std::uint64_t>(cache_->arena().data());
+  device.arena_length = length;
+  std::uint32_t lkey = 0;
+  if (!device.windows) {
+    device.arena = rdma::register_memory(device.pd.get(), cache_->arena().data(), length, IBV_ACCESS_REMOTE_READ, "the segment cache's arena");
+    lkey = device.arena->lkey;
+  } else {
+    if (cache_->slots() > device.limits.max_mr / 2)
+      throw std::runtime_error("device " + device.limits.name + " allows " + std::to_string(device.limits.max_mr) + " memory regions, too few for " +
+                               std::to_string(cache_->slots()) + " cache slots registered one by one (with tokens): raise --segment-size");
+    device.arena_slots.reserve(cache_->slots());
+    for (std::uint32_t i = 0; i < cache_->slots(); ++i)
+      device.arena_slots.push_back(rdma::register_memory(device.pd.get(), cache_->arena().data() + std::uint64_t{i} * slot, slot, IBV_ACCESS_MW_BIND,
+                                                         "segment cache slot " + std::to_string(i)));
+    lkey = device.arena_slots[0]->lkey;
+  }
+  // For the operator's eyes only (debug level): with windows, no client ever learns these keys.
+  char keys[32];
+  std::snprintf(keys, sizeof keys, "lkey 0x%x", lkey);
+  log::debug("cache", "registered the arena on " + device.limits.name + ": " + std::to_string(length) + " bytes, " +
+                          (device.windows ? std::to_string(cache_->slots()) + " regions, slot 0's " + keys + " (window binding only)"
+                                          : std::string(keys) + " (remote read)"));
 }
 
 ServiceStatus VodServer::service_status() const noexcept {

@@ -57,6 +57,7 @@ class VodServer {
 
  private:
   void open_devices();
+  void register_arena(Device& device);  // the cache's arena on a new device
   void publish_generation(Library next);
   void rescan();
   void load_auth_keys();
@@ -84,6 +85,7 @@ class VodServer {
   LibraryOptions library_options_;
   // With --cache-size: before the devices (whose MRs cover its arena) and the connections.
   std::unique_ptr<cache::SegmentCache> cache_;
+  std::optional<windows::SlotWatchers> slot_watchers_;  // with a cache: windows over its slots (tokens), freed at a refill
   std::optional<cache::IndexStore> index_store_;    // with a cache: --state-dir
   std::unique_ptr<cache::LazyIndexer> indexer_;     // with a cache: indexes built after start
   Library library_;

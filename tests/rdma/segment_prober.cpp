@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // segment_prober: a raw client of a vod-server with a segment cache (tests/rdma/vod_cache_test.sh).
 // It speaks the segment messages with verbs of its own, not through libvodclient, so the server's
-// answers to hostile messages are seen as they are on the wire:
+// answers to hostile messages, and what the device lets it read, are seen as they are on the wire:
 //
 //   segment_prober --host H --port P --name MOVIE --file F
 //
@@ -11,6 +11,22 @@
 //   range         a request for segment 2^24: answered "no such segment"
 //   valid         a request for segment 0: answered with its entry and an rkey; 4 KiB Read from the
 //                 slot it names with that rkey are the movie's first 4 KiB
+//
+// With tokens (a server run with --auth-secret: memory windows over the slots a connection asked for):
+//
+//   segment_prober --host H --port P --name A --file FA --token TA --other B --other-file FB
+//                  --other-token TB --mr-rkey HEX
+//
+//   no-arena-rkey the accept gives the arena no rkey
+//   own           A's segment 0 through the window its answer names: byte-exact
+//   other-movie   a request on A's connection for B's segment 0: answered "refused"
+//   stolen        B's window rkey for its slot, used on A's connection: refused by the device, and
+//                 B's connection reads on
+//   refilled      A's window over the slot its segment 0 was in, kept while B's segments are faulted
+//                 in until one lands in that slot: refused, never B's bytes
+//   elsewhere     A's window rkey at the address of B's slot: refused
+//   mr-rkey       the arena's own key (--mr-rkey, as if leaked from the server's log): refused
+//   beyond        4 KiB from 100 bytes before the end of a segment's window: refused
 // Exit 0 when every probe behaved as expected, 1 otherwise.
 #include <boost/program_options.hpp>
 #include <endian.h>
@@ -24,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "vod/protocol/access_token.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/protocol/segment_table.hpp"
@@ -55,11 +72,17 @@ struct Prober {
   std::uint8_t* send_at() { return memory.data() + kRecvs * kSlot; }
   std::uint8_t* read_at() { return memory.data() + (kRecvs + 1) * kSlot; }
 
-  void connect(const std::string& host, std::uint16_t port, const std::string& name) {
+  void connect(const std::string& host, std::uint16_t port, const std::string& name, const std::string& token = {}) {
     proto::ConnectRequest r;
     r.kind = proto::RequestKind::movie;
     r.selector_type = proto::SelectorType::name_hash;
     r.selector = proto::name_hash(name);
+    if (!token.empty()) {
+      const auto parsed = proto::parse_token_text(token);
+      if (!parsed) throw std::runtime_error("a token is not 64 hex digits");
+      r.auth_type = proto::AuthType::token_v1;
+      r.auth_token = *parsed;
+    }
     rdma::ConnectOptions o;
     o.host = host;
     o.port = port;
@@ -123,51 +146,153 @@ void report(bool ok, const std::string& what) {
   failures += !ok;
 }
 
+std::vector<std::uint8_t> slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<std::uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A request's answer within 5 s, or a decode error saying there was none.
+proto::Decoded<proto::SegmentNotify> ask(Prober& p, const proto::SegmentRequest& r) {
+  p.send(proto::encode(r));
+  for (;;) {
+    auto m = p.next(std::chrono::milliseconds(5000));
+    if (!m) return proto::DecodeError{proto::DecodeFault::truncated, "no answer"};
+    auto n = proto::decode_segment_notify(*m);
+    if (!n || n->request_id == r.request_id) return n;  // an older request's answer is skipped
+  }
+}
+
+proto::SegmentTableHeader read_header(Prober& p) {
+  if (p.read(p.accept.segments.addr, p.accept.segments.rkey, 64) != IBV_WC_SUCCESS) throw std::runtime_error("the table's header did not read");
+  auto header = proto::decode_segment_table_header(std::span(p.read_at(), 64), p.accept.segments.length);
+  if (!header) throw std::runtime_error("segment table: " + header.error().message);
+  return *header;
+}
+
+void probe_messages(const std::string& host, std::uint16_t port, const std::string& name, const std::vector<std::uint8_t>& movie) {
+  Prober p;
+  p.connect(host, port, name);
+  const auto header = read_header(p);
+  p.send(std::vector<std::uint8_t>(24, 0xee));
+  report(!p.next(std::chrono::milliseconds(1000)), "garbage: no answer");
+  auto ahead = proto::encode(proto::SegmentRequest{p.accept.movie_index, 0, 0, 1});
+  ahead[16] = 0;
+  ahead[17] = 65;
+  p.send(ahead);
+  report(!p.next(std::chrono::milliseconds(1000)), "read-ahead of 65: dropped, no answer");
+  auto expect_status = [&](proto::SegmentRequest r, proto::SegmentStatus want, const std::string& what) {
+    auto n = ask(p, r);
+    report(n && n->status == want && n->request_id == r.request_id, what + ": " + (n ? proto::to_string(n->status) : n.error().message));
+    return n;
+  };
+  (void)expect_status({999999, 0, 0, 2}, proto::SegmentStatus::unknown_movie, "catalog entry 999999");
+  (void)expect_status({p.accept.movie_index, 1u << 24, 0, 3}, proto::SegmentStatus::out_of_range, "segment 2^24");
+  auto ok = expect_status({p.accept.movie_index, 0, 0, 4}, proto::SegmentStatus::ok, "segment 0");
+  if (ok && ok->status == proto::SegmentStatus::ok) {
+    const std::uint64_t slot = ok->entry & proto::kMaxSlot;
+    const std::uint32_t n = static_cast<std::uint32_t>(std::min<std::size_t>(4096, movie.size()));
+    const bool read = p.read(p.accept.movie.addr + slot * header.segment_size, ok->rkey, n) == IBV_WC_SUCCESS;
+    report(read && std::memcmp(p.read_at(), movie.data(), n) == 0, "the slot segment 0 is in holds the movie's first " + std::to_string(n) + " bytes");
+  }
+  if (!p.failure.empty()) report(false, "a work request failed: " + p.failure);
+}
+
+struct Movie {
+  std::string name, token;
+  std::vector<std::uint8_t> bytes;
+};
+
+// A connection for `m` that asked for `segment`: its answer (ok, or the probe fails and throws).
+proto::SegmentNotify granted(Prober& p, const std::string& host, std::uint16_t port, const Movie& m, std::uint32_t segment, std::uint32_t id) {
+  if (!p.ep) p.connect(host, port, m.name, m.token);
+  auto n = ask(p, {p.accept.movie_index, segment, 0, id});
+  if (!n || n->status != proto::SegmentStatus::ok)
+    throw std::runtime_error(m.name + " segment " + std::to_string(segment) + ": " + (n ? proto::to_string(n->status) : n.error().message));
+  return *n;
+}
+
+// Reads `length` bytes at `offset` of the slot `n` names, with `rkey`: the device's verdict, and
+// whether the bytes are `expect`'s at `at`.
+std::pair<bool, bool> read_slot(Prober& p, const proto::SegmentTableHeader& h, const proto::SegmentNotify& n, std::uint32_t rkey,
+                                std::uint64_t offset, std::uint32_t length, const std::vector<std::uint8_t>& expect, std::uint64_t at) {
+  const std::uint64_t slot = n.entry & proto::kMaxSlot;
+  const bool read = p.read(p.accept.movie.addr + slot * h.segment_size + offset, rkey, length) == IBV_WC_SUCCESS;
+  const bool same = read && at + length <= expect.size() && std::memcmp(p.read_at(), expect.data() + at, length) == 0;
+  return {read, same};
+}
+
+void probe_windows(const std::string& host, std::uint16_t port, const Movie& a, const Movie& b, std::uint32_t mr_rkey) {
+  Prober pa, pb;
+  const auto na = granted(pa, host, port, a, 0, 1);
+  const auto h = read_header(pa);
+  report(pa.accept.movie.rkey == 0 && pa.accept.movie.length == h.arena_length, "the accept gives the arena no rkey");
+  report(read_slot(pa, h, na, na.rkey, 0, 4096, a.bytes, 0).second, "own: A's segment 0 through its window, byte-exact");
+  const auto nb = granted(pb, host, port, b, 0, 1);
+  auto other = ask(pa, {pb.accept.movie_index, 0, 0, 2});
+  report(other && other->status == proto::SegmentStatus::refused, std::string("other-movie: B's segment on A's connection: ") +
+                                                                      (other ? proto::to_string(other->status) : other.error().message));
+  report(read_slot(pb, h, nb, nb.rkey, 0, 4096, b.bytes, 0).second, "B's segment 0 through B's window, byte-exact");
+  report(!read_slot(pa, h, nb, nb.rkey, 0, 4096, b.bytes, 0).first, "stolen: B's window rkey on A's connection: refused");
+  report(read_slot(pb, h, nb, nb.rkey, 0, 4096, b.bytes, 0).second, "stolen: B's connection reads on");
+
+  // refilled: a window over a slot outlives nothing that slot held.
+  Prober pa2;
+  const auto kept = granted(pa2, host, port, a, 0, 1);
+  const std::uint32_t slot = kept.entry & proto::kMaxSlot;
+  report(read_slot(pa2, h, kept, kept.rkey, 0, 4096, a.bytes, 0).second, "refilled: A's segment 0 read in slot " + std::to_string(slot));
+  const std::uint32_t segments = static_cast<std::uint32_t>((b.bytes.size() + h.segment_size - 1) / h.segment_size);
+  std::optional<proto::SegmentNotify> landed;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (std::uint32_t i = 1, id = 10; !landed && std::chrono::steady_clock::now() < until; ++i, ++id) {
+    const auto n = granted(pb, host, port, b, i % segments, id);
+    if ((n.entry & proto::kMaxSlot) == slot && n.segment != 0) landed = n;
+  }
+  if (!landed) return report(false, "refilled: none of B's segments landed in slot " + std::to_string(slot) + " within 60 s");
+  const std::uint64_t at = std::uint64_t{landed->segment} * h.segment_size;
+  const auto [read, bs] = read_slot(pa2, h, kept, kept.rkey, 0, 4096, b.bytes, at);
+  report(!read, "refilled: slot " + std::to_string(slot) + " now holds B's segment " + std::to_string(landed->segment) +
+                    "; A's old window rkey on A's connection: " + (read ? (bs ? "read B's bytes" : "read") : "refused"));
+  report(read_slot(pb, h, *landed, landed->rkey, 0, 4096, b.bytes, at).second, "refilled: B reads its segment there");
+
+  // elsewhere: its own window's rkey, at the address of B's slot (the window covers A's slot alone).
+  Prober pa5;
+  const auto n5 = granted(pa5, host, port, a, 0, 1);
+  const auto nb5 = granted(pb, host, port, b, 0, 99);
+  if ((nb5.entry & proto::kMaxSlot) == (n5.entry & proto::kMaxSlot)) return report(false, "elsewhere: A and B in one slot");
+  proto::SegmentNotify at_b = nb5;
+  report(!read_slot(pa5, h, at_b, n5.rkey, 0, 4096, b.bytes, 0).first, "elsewhere: A's window rkey at B's slot: refused");
+
+  Prober pa3;
+  const auto n3 = granted(pa3, host, port, a, 0, 1);
+  report(!read_slot(pa3, h, n3, mr_rkey, 0, 4096, a.bytes, 0).first, "mr-rkey: the arena's own key: refused");
+  Prober pa4;
+  const auto n4 = granted(pa4, host, port, a, 0, 1);
+  report(!read_slot(pa4, h, n4, n4.rkey, h.segment_size - 100, 4096, a.bytes, h.segment_size - 100).first,
+         "beyond: 4 KiB across the end of the segment's window: refused");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string host, name, file;
+  std::string host, name, file, token, other, other_file, other_token, mr_rkey = "0";
   unsigned port = 0;
   po::options_description opts("segment_prober");
   opts.add_options()("host", po::value(&host)->required(), "server address")("port", po::value(&port)->required(), "rdma_cm port")(
-      "name", po::value(&name)->required(), "a cached movie")("file", po::value(&file)->required(), "its bytes, to compare reads with");
+      "name", po::value(&name)->required(), "a cached movie")("file", po::value(&file)->required(), "its bytes, to compare reads with")(
+      "token", po::value(&token), "with tokens: a token for --name")("other", po::value(&other), "with tokens: another cached movie")(
+      "other-file", po::value(&other_file), "its bytes")("other-token", po::value(&other_token), "a token for it alone")(
+      "mr-rkey", po::value(&mr_rkey), "the arena's key, hex, as the server logs it");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, opts), vm);
   po::notify(vm);
-  std::ifstream in(file, std::ios::binary);
-  const std::vector<std::uint8_t> movie((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   try {
-    Prober p;
-    p.connect(host, static_cast<std::uint16_t>(port), name);
-    if (p.read(p.accept.segments.addr, p.accept.segments.rkey, 64) != IBV_WC_SUCCESS) throw std::runtime_error("the table's header did not read");
-    auto header = proto::decode_segment_table_header(std::span(p.read_at(), 64), p.accept.segments.length);
-    if (!header) throw std::runtime_error("segment table: " + header.error().message);
-
-    p.send(std::vector<std::uint8_t>(24, 0xee));
-    report(!p.next(std::chrono::milliseconds(1000)), "garbage: no answer");
-    auto ahead = proto::encode(proto::SegmentRequest{p.accept.movie_index, 0, 0, 1});
-    ahead[16] = 0;
-    ahead[17] = 65;
-    p.send(ahead);
-    report(!p.next(std::chrono::milliseconds(1000)), "read-ahead of 65: dropped, no answer");
-    auto expect_status = [&](proto::SegmentRequest r, proto::SegmentStatus want, const std::string& what) {
-      p.send(proto::encode(r));
-      auto m = p.next(std::chrono::milliseconds(5000));
-      auto n = m ? proto::decode_segment_notify(*m) : proto::Decoded<proto::SegmentNotify>(proto::DecodeError{proto::DecodeFault::truncated, "no answer"});
-      report(n && n->status == want && n->request_id == r.request_id,
-             what + ": " + (n ? proto::to_string(n->status) : n.error().message));
-      return n;
-    };
-    (void)expect_status({999999, 0, 0, 2}, proto::SegmentStatus::unknown_movie, "catalog entry 999999");
-    (void)expect_status({p.accept.movie_index, 1u << 24, 0, 3}, proto::SegmentStatus::out_of_range, "segment 2^24");
-    auto ok = expect_status({p.accept.movie_index, 0, 0, 4}, proto::SegmentStatus::ok, "segment 0");
-    if (ok && ok->status == proto::SegmentStatus::ok) {
-      const std::uint64_t slot = ok->entry & proto::kMaxSlot;
-      const std::uint32_t n = static_cast<std::uint32_t>(std::min<std::size_t>(4096, movie.size()));
-      const bool read = p.read(p.accept.movie.addr + slot * header->segment_size, ok->rkey, n) == IBV_WC_SUCCESS;
-      report(read && std::memcmp(p.read_at(), movie.data(), n) == 0, "the slot segment 0 is in holds the movie's first " + std::to_string(n) + " bytes");
+    if (token.empty()) {
+      probe_messages(host, static_cast<std::uint16_t>(port), name, slurp(file));
+    } else {
+      if (other.empty() || other_token.empty() || other_file.empty()) throw std::runtime_error("--token needs --other, --other-file and --other-token");
+      probe_windows(host, static_cast<std::uint16_t>(port), {name, token, slurp(file)}, {other, other_token, slurp(other_file)},
+                    static_cast<std::uint32_t>(std::stoul(mr_rkey, nullptr, 16)));
     }
-    if (!p.failure.empty()) report(false, "a work request failed: " + p.failure);
   } catch (const std::exception& e) {
     std::printf("FAILED: %s\n", e.what());
     return 1;

@@ -3,7 +3,10 @@
 # The segment cache (--cache-size): a library 5x the cache, every movie byte-exact by get while
 # other viewers jump across movies; the metrics show misses and evictions; a server that evicts
 # slots on purpose while a client reads them (the test hook) still delivers byte-exact, the client
-# having read segments again; a version-2 catalog lists cached movies for switching.
+# having read segments again; a version-2 catalog lists cached movies for switching. With tokens,
+# each slot is read through a window of the connection that asked for it: two viewers with tokens
+# for different movies read byte-exact while slots are evicted under them, and a raw client reads
+# neither the other movie's slots nor a slot it read before once another movie's segment is in it.
 source "$(dirname "$0")/vod_test_lib.sh"
 media=$work/media
 mkdir -p "$media"
@@ -83,8 +86,10 @@ fusermount3 -u "$mnt"
 pass "vod-proxy Range, rdmasrc (test-480p-60s.mp4) and vod-mount (movie2.bin): byte-identical"
 stop_server
 
-step "the test hook evicts the newest slot every 300 ms while a client reads: delivered byte-exact, segments read again"
-start_server "$media" --cache-size 8M --segment-size 1M --cache-grace 0 --cache-read-deadline 1000 --test-evict-every 300
+# Every 700 ms: a period that divides the 1.5 s quarantine (300 ms did) evicts each fill at the tick
+# after the quarantine that made room for it, faster than an emulated NIC reads a segment.
+step "the test hook evicts the newest slot every 700 ms while a client reads: delivered byte-exact, segments read again"
+start_server "$media" --cache-size 8M --segment-size 1M --cache-grace 0 --cache-read-deadline 1000 --test-evict-every 700
 rereads=0
 for f in movie5.bin test-480p-60s.ts; do
   "$client_bin" get "$(uri "$f")" -o "$work/out" --chunk-kib 128 --log-level info 2> "$work/get.log" || { cat "$work/get.log" >&2; fail "get $f failed"; }
@@ -99,4 +104,39 @@ evicted=$(grep -c "test hook: evicted" "$server_log" || true)
 [[ $evicted -gt 5 ]] || fail "the hook evicted only $evicted slots"
 [[ $rereads -gt 0 ]] || fail "no Read was found evicted under the client ($evicted evictions): the hook did not test the check"
 pass "byte-identical with $evicted forced evictions; the clients found $rereads Reads evicted under them and read them again"
+stop_server
+
+step "with tokens: a window per slot asked for; two viewers of different movies byte-exact while slots are evicted under them"
+keys=$work/keys
+(umask 077; printf '1 %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$keys")
+mint() { "$build/server/vod-token" --secret "$keys" "$@"; }
+ta=$(mint --movie movie1.bin)
+tb=$(mint --movie test-480p-60s.mp4)
+start_server "$media" --cache-size 8M --segment-size 1M --cache-grace 300 --cache-read-deadline 1000 --test-evict-every 700 --auth-secret "$keys"
+grep -q "a memory window per connection" "$server_log" || fail "the server did not turn memory windows on"
+"$client_bin" get "$(uri movie1.bin)?token=$ta" -o "$work/a.out" --chunk-kib 256 --log-level info 2> "$work/a.log" & ga=$!
+"$client_bin" get "$(uri test-480p-60s.mp4)?token=$tb" -o "$work/b.out" --chunk-kib 256 --log-level info 2> "$work/b.log" & gb=$!
+wait "$ga" || { cat "$work/a.log" >&2; fail "get movie1.bin with its token failed"; }
+wait "$gb" || { cat "$work/b.log" >&2; fail "get test-480p-60s.mp4 with its token failed"; }
+cmp "$media/movie1.bin" "$work/a.out" || fail "movie1.bin differs with windows per slot"
+cmp "$media/test-480p-60s.mp4" "$work/b.out" || fail "test-480p-60s.mp4 differs with windows per slot"
+expect "another movie's token" 1 "unauthorized: out of scope" "$client_bin" get "$(uri movie2.bin)?token=$ta" -o "$work/x"
+echo "  movie1.bin: $(grep -o "segment cache: .*" "$work/a.log" | tail -1)"
+echo "  test-480p-60s.mp4: $(grep -o "segment cache: .*" "$work/b.log" | tail -1)"
+pass "both byte-identical through windows over their slots, $(grep -c "test hook: evicted" "$server_log") slots evicted under them"
+stop_server
+
+step "with tokens, a raw client: no arena rkey; another movie's slots, a stolen window, the arena's key and a refilled slot all refused"
+start_server "$media" --cache-size 256K --segment-size 64K --cache-grace 0 --cache-read-deadline 100 --auth-secret "$keys" --log-level debug
+# The arena's key, as if it leaked (the server logs it at debug level): registered for window
+# binding only it has no rkey, so its lkey is the guess, as in vod_auth_test.sh.
+arena_key=$(sed -n "s/.*registered the arena on [^:]*: [0-9]* bytes, 4 regions, slot 0's lkey 0x\([0-9a-f]*\) (window binding only).*/\1/p" "$server_log" | head -n 1)
+[[ -n $arena_key ]] || fail "the server did not log the arena's registration for window binding only"
+"$build/tests/rdma/segment_prober" --host "$addr" --port "$port" --name movie3.bin --file "$media/movie3.bin" --token "$(mint --movie movie3.bin)" \
+  --other movie4.bin --other-file "$media/movie4.bin" --other-token "$(mint --movie movie4.bin)" --mr-rkey "$arena_key" > "$work/prober.out" 2>&1 ||
+  { cat "$work/prober.out"; fail "a raw client read what its token does not grant"; }
+sed 's/^/    /' "$work/prober.out"
+[[ $(grep -c "^ok: .*: refused" "$work/prober.out") -eq 5 ]] || fail "expected 5 Reads refused by the device"
+kill -0 "$server_pid" || fail "the server died"
+pass "other movie refused by the server; stolen, refilled, other-slot, arena-key and out-of-window Reads refused by the device"
 stop_server

@@ -110,6 +110,27 @@ TEST(SegmentCache, ReadAheadFillsTheNextSegmentsAndAFullCacheEvictsWithNewGenera
   EXPECT_LE(rig.cache.slots_in_use(), 4u);
 }
 
+TEST(SegmentCache, TheRefillHookRunsBeforeASlotGetsNewBytesAndAfterItsOldEntryWentAbsent) {
+  TempFile t(8 * (64u << 10), 4);
+  Rig rig(2);
+  auto file = std::make_shared<CachedFile>(1, t.path.string(), t.bytes.size(), rig.cache.layout());
+  std::vector<std::uint32_t> refilled;
+  rig.cache.on_refill([&](std::uint32_t slot) {
+    for (std::uint32_t s = 0; s < file->segments(); ++s) {
+      const auto e = table_entry(*file, s);
+      EXPECT_FALSE(e.resident() && e.slot == slot) << "segment " << s << " is still published in slot " << slot << " as it is refilled";
+    }
+    refilled.push_back(slot);
+  });
+  for (std::uint32_t s = 0; s < 6; ++s) {
+    bool done = false;
+    rig.cache.request(file, s, 0, [&](proto::SegmentStatus st, const proto::SegmentEntry&) { done = st == proto::SegmentStatus::ok; });
+    rig.run_until([&] { return done; });
+    ASSERT_TRUE(done) << "segment " << s;
+  }
+  EXPECT_EQ(refilled.size(), 6u) << "once per fill, first fills included";
+}
+
 TEST(SegmentCache, AFileThatShrankIsADiskErrorNotGarbage) {
   TempFile t(4 * (64u << 10), 3);
   Rig rig(4);

@@ -35,7 +35,11 @@ struct SegmentReader::Movie {
   std::chrono::milliseconds deadline{0};
   std::vector<std::uint64_t> words;   // each segment's entry as last seen (0: absent or unknown)
   std::vector<std::uint32_t> rkeys;   // a slot's rkey from a notification; 0: the arena's
-  std::vector<std::chrono::steady_clock::time_point> answered;  // when a request for it was last answered
+  // When the request a notification answered was sent (with windows: its rkey is used for Reads
+  // posted within `lease` of it, proto::window_use_ms).
+  std::vector<std::chrono::steady_clock::time_point> answered;
+  bool windowed = false;  // the arena has no rkey: each slot is read through the window its answer names
+  std::chrono::milliseconds lease{0};  // windowed: as above; otherwise the grace time
   std::vector<std::uint32_t> waiting_table;  // parts posted before the table landed
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> parked;  // absent segment -> its parts
   std::unordered_set<std::uint32_t> asked;  // segments with a request unsent or unanswered
@@ -90,6 +94,7 @@ void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::Regio
   m->table = table;
   m->index = movie_index;
   m->size = size;
+  m->windowed = arena.rkey == 0;
   m->table_bytes.resize(table.length);
   m->table_mr = rdma::register_memory(ep_.pd.get(), m->table_bytes.data(), m->table_bytes.size(), rdma::read_sink_access(ep_.limits),
                                       "a segment table");
@@ -158,12 +163,13 @@ void SegmentReader::dispatch(std::uint32_t i) {
   if (m.entered != p.segment) {  // a new segment: keep it and the next ones resident
     m.entered = p.segment;
     ask(p.movie, p.segment, kAhead);
-  } else if (m.header.grace_ms &&
-             std::chrono::steady_clock::now() - m.answered[p.segment] > std::chrono::milliseconds(m.header.grace_ms / 2)) {
+  } else if (m.lease.count() && std::chrono::steady_clock::now() - m.answered[p.segment] > m.lease / 2) {
     // Still on it after half the grace time (a slow reader of a long segment): asked again, so
-    // that it stays among the most recently requested and is not evicted under the reader.
+    // that it stays among the most recently requested and is not evicted under the reader (and,
+    // with windows, so that a fresh lease on its window arrives before this one ends).
     ask(p.movie, p.segment, kAhead);
   }
+  if (m.windowed && std::chrono::steady_clock::now() - m.answered[p.segment] > m.lease) m.words[p.segment] = 0;  // its lease is over
   const std::uint64_t word = m.words.at(p.segment);
   if (!resident(word)) {
     m.parked[p.segment].push_back(i);
@@ -208,6 +214,7 @@ void SegmentReader::send_requests() {
       return;
     }
     free_sends_.pop_back();
+    r.sent = std::chrono::steady_clock::now();
     unanswered_.emplace(id, std::move(r));
     ++stats_.requests;
   }
@@ -241,12 +248,15 @@ std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {
       std::memcpy(&be, memory_.data() + std::size_t{id.index} * 8, 8);
       const std::uint64_t now_word = be64toh(be);
       const bool late = std::chrono::steady_clock::now() - p.posted > p.movie->deadline;
+      const bool gone = now_word != p.word;
       --in_flight_;
-      // Fewer parts at once after a late one (each waited behind the others), one more after each
-      // in time: a slow path still completes parts within the deadline instead of retrying for ever.
-      window_ = late ? std::max(1u, window_ / 2) : std::min(window_ + 1, std::max(1u, read_room_ / 2));
+      // Fewer parts at once after a late one or one whose segment went (each check is fenced behind
+      // every Read before it, so it samples the entry only once all of them have landed), one more
+      // after each in time: a slow path, or slots evicted as fast as they are filled, still
+      // completes parts instead of retrying for ever.
+      window_ = late || gone ? std::max(1u, window_ / 2) : std::min(window_ + 1, std::max(1u, read_room_ / 2));
       release_throttled();
-      if (now_word == p.word && !late) {
+      if (!gone && !late) {
         finish(id.index, true, {});
         return {};
       }
@@ -255,7 +265,9 @@ std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {
       auto entry = proto::unpack_segment_entry(now_word);
       if (!entry) return "segment table entry does not decode: " + entry.error().message;
       Movie& m = *p.movie;
-      if (generation_of(now_word) >= generation_of(m.words[p.segment])) m.words[p.segment] = entry->resident() ? now_word : 0;
+      // With windows only an answer names a slot with its rkey: the segment is asked for again.
+      if (m.windowed) m.words[p.segment] = 0;
+      else if (generation_of(now_word) >= generation_of(m.words[p.segment])) m.words[p.segment] = entry->resident() ? now_word : 0;
       dispatch(id.index);
       return {};
     }
@@ -296,7 +308,9 @@ std::string SegmentReader::on_table(std::uint32_t index, bool) {
   m.words.resize(entries->size());
   m.rkeys.assign(entries->size(), 0);
   m.answered.assign(entries->size(), {});
-  for (std::size_t s = 0; s < entries->size(); ++s) m.words[s] = (*entries)[s].resident() ? proto::pack((*entries)[s]) : 0;
+  m.lease = std::chrono::milliseconds(m.windowed ? proto::window_use_ms(header->grace_ms, header->read_deadline_ms) : header->grace_ms);
+  // With windows a resident entry says nothing this connection can read: its answers will.
+  for (std::size_t s = 0; s < entries->size(); ++s) m.words[s] = (*entries)[s].resident() && !m.windowed ? proto::pack((*entries)[s]) : 0;
   credits_ = std::min<std::uint16_t>(kMaxCredits, header->request_credits);
   m.state = Movie::State::ready;
   // Parts posted before the table landed hold movie offsets: split and placed now.
@@ -330,8 +344,8 @@ std::string SegmentReader::on_notify(std::uint32_t index) {
     if (generation_of(n->entry) >= generation_of(m.words[r.segment])) {
       m.words[r.segment] = n->entry;
       m.rkeys[r.segment] = n->rkey;
+      m.answered[r.segment] = r.sent;
     }
-    m.answered[r.segment] = std::chrono::steady_clock::now();
     auto parked = m.parked.extract(r.segment);
     if (!parked.empty())
       for (std::uint32_t i : parked.mapped()) dispatch(i);

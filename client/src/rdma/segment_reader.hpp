@@ -10,6 +10,12 @@
 // grows, so the segment sat in that slot for the whole data Read. Otherwise its bytes are dropped
 // and the part goes again (with the new word, or after asking for the segment).
 //
+// With memory windows (a server with tokens: the accept gives the arena no rkey) a slot is read only
+// through the window rkey of the answer to a request for its segment, and only within the lease
+// that answer gives (proto::window_use_ms from when the request was sent): a resident entry in the
+// table, or an answer whose lease is over, makes the reader ask again, and it asks again at half
+// the lease while it still reads the segment.
+//
 // A part whose segment is absent waits for it: a SegmentRequest Send (at most `credits` unanswered)
 // makes the server fault it in and answer with its word. Entering a segment sends one request for it
 // with read-ahead, so that the server keeps the viewer's current and next segments resident (least
@@ -139,6 +145,7 @@ class SegmentReader {
     std::shared_ptr<Movie> movie;
     std::uint32_t segment;
     std::uint16_t ahead;
+    std::chrono::steady_clock::time_point sent{};
   };
   std::deque<Request> unsent_;
   std::unordered_map<std::uint32_t, Request> unanswered_;  // by request id

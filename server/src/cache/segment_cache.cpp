@@ -120,6 +120,7 @@ void SegmentCache::make_progress() {
 void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_point) {
   auto node = waiting_.extract(key);
   Fault& f = node.mapped();
+  if (refill_hook_) refill_hook_(slot);  // no window over the slot outlives what it held
   slot_files_[slot] = f.file;
   CachedFile& file = *f.file;
   std::uint8_t* dest = arena_.data() + std::uint64_t{slot} * options_.segment_size;
@@ -157,6 +158,9 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
     return make_progress();
   }
   stats_.disk_bytes += want;
+  // A short last segment: the rest of its slot holds zeros, not what an earlier occupant (another
+  // movie, perhaps) left there, for a device that bounds a window by the region under it.
+  if (want < options_.segment_size) std::memset(arena_.data() + std::uint64_t{slot} * options_.segment_size + want, 0, options_.segment_size - want);
   slots_.filled(slot, now);
   last_filled_ = slot;
   const proto::SegmentEntry entry = file.publish(key.segment, slot);

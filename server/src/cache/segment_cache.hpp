@@ -68,6 +68,9 @@ class SegmentCache {
   void request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer);
   // A test hook: evicts the most recently filled resident slot now, grace or not.
   void evict_one_for_test();
+  // Called with a slot just before a segment is read into it (its quarantine over): with tokens,
+  // every window over the slot is freed there (windows/slot_windows.hpp).
+  void on_refill(std::function<void(std::uint32_t slot)> hook) { refill_hook_ = std::move(hook); }
 
   const CacheStats& stats() const noexcept { return stats_; }
   std::uint32_t slots() const noexcept { return slots_.size(); }
@@ -106,6 +109,7 @@ class SegmentCache {
   std::unordered_map<SegmentKey, std::pair<std::uint32_t, Fault>, KeyHash> filling_;  // slot, fault
   std::unordered_map<SegmentKey, Fault, KeyHash> waiting_;  // no free slot yet
   std::deque<SegmentKey> waiting_order_;
+  std::function<void(std::uint32_t)> refill_hook_;
   std::uint32_t last_filled_ = 0;
   CacheStats stats_;
 };

@@ -17,7 +17,7 @@ constexpr std::size_t kSlot = proto::kSegmentMessageMax;
 }
 
 SegmentChannel::SegmentChannel(cache::SegmentCache& cache, std::shared_ptr<CatalogRegistration> catalog, ibv_pd* pd, ibv_qp* qp,
-                               std::uint32_t owner, std::string peer, ChannelStats& stats)
+                               std::uint32_t owner, std::string peer, ChannelStats& stats, std::optional<SlotAccess> access)
     : cache_(cache),
       catalog_(std::move(catalog)),
       qp_(qp),
@@ -26,9 +26,14 @@ SegmentChannel::SegmentChannel(cache::SegmentCache& cache, std::shared_ptr<Catal
       stats_(stats),
       credits_(cache.options().request_credits),
       buffers_((recv_depth(credits_) + send_depth(credits_)) * kSlot),
+      access_(std::move(access)),
       self_(std::make_shared<SegmentChannel*>(this)) {
   mr_ = rdma::register_memory(pd, buffers_.data(), buffers_.mapped_length(), IBV_ACCESS_LOCAL_WRITE, "segment message buffers for " + peer_);
-  for (std::uint32_t i = 0; i < send_depth(credits_); ++i) free_sends_.push_back(send_depth(credits_) - 1 - i);
+  if (access_) {
+    const auto layout = cache_.layout();
+    windows_.emplace(access_->watchers, pd, catalog_->device->rkeys, access_->max_windows, windows::window_keep(layout.grace_ms, layout.read_deadline_ms));
+  }
+  for (std::uint32_t i = 0; i < send_depth(credits_) - 1; ++i) free_sends_.push_back(send_depth(credits_) - 2 - i);
   for (std::uint32_t i = 0; i < recv_depth(credits_); ++i) post_recv(i);
 }
 
@@ -38,6 +43,8 @@ void SegmentChannel::close() noexcept {
   closed_ = true;
   *self_ = nullptr;
   queued_.clear();
+  lease_wait_.cancel();
+  if (windows_) windows_->clear();  // their rkeys read nothing from now on
 }
 
 void SegmentChannel::post_recv(std::uint32_t slot) {
@@ -47,6 +54,15 @@ void SegmentChannel::post_recv(std::uint32_t slot) {
 
 std::string SegmentChannel::on_completion(const ibv_wc& wc, std::uint8_t kind, std::uint32_t index) {
   if (closed_) return {};
+  if (kind == kSlotBind) {
+    binding_ = false;
+    const bool ok = wc.status == IBV_WC_SUCCESS;
+    if (windows_) windows_->bind_done(index, ok, std::chrono::steady_clock::now());
+    if (wc.status == IBV_WC_WR_FLUSH_ERR) return {};
+    if (!ok) return std::string("binding a memory window over cache slot ") + std::to_string(index) + " failed: " + ibv_wc_status_str(wc.status);
+    post_sends();
+    return {};
+  }
   if (kind == kSend) {
     if (wc.status == IBV_WC_WR_FLUSH_ERR) return {};
     if (wc.status != IBV_WC_SUCCESS) return std::string("a segment notification Send failed: ") + ibv_wc_status_str(wc.status);
@@ -84,35 +100,108 @@ void SegmentChannel::handle(const proto::SegmentRequest& r) {
   const auto& movies = catalog_->movies;
   if (r.movie_index >= movies.size() || !movies[r.movie_index]->movie->cached) {
     n.status = proto::SegmentStatus::unknown_movie;
-    return answer(n);
+    return answer({n, nullptr});
   }
-  std::weak_ptr<SegmentChannel*> weak = self_;
-  cache_.request(movies[r.movie_index]->movie->cached, r.segment, std::min(r.ahead, kMaxAhead),
-                 [weak, n](proto::SegmentStatus status, const proto::SegmentEntry& entry) mutable {
-                   auto self = weak.lock();
-                   if (!self || !*self) return;  // the connection went meanwhile
-                   n.status = status;
-                   if (status == proto::SegmentStatus::ok) {
-                     n.entry = proto::pack(entry);
-                     n.rkey = (*self)->catalog_->device->arena->rkey;
-                   }
-                   (*self)->answer(n);
-                 });
+  if (access_ && r.movie_index != access_->movie_index) {
+    // Its windows are for the movie its token was checked for: another movie's segments share
+    // the arena, and this connection reads none of them.
+    if (stats_.refused++ < 16) log::warn("auth", peer_ + ": refused segment " + std::to_string(r.segment) + " of catalog entry " +
+                                                     std::to_string(r.movie_index) + ": its grant is for another movie");
+    n.status = proto::SegmentStatus::refused;
+    return answer({n, nullptr});
+  }
+  ask_cache(movies[r.movie_index]->movie->cached, n, std::min(r.ahead, kMaxAhead));
 }
 
-void SegmentChannel::answer(const proto::SegmentNotify& n) {
+void SegmentChannel::ask_cache(std::shared_ptr<cache::CachedFile> file, proto::SegmentNotify n, std::uint16_t ahead) {
+  std::weak_ptr<SegmentChannel*> weak = self_;
+  cache_.request(file, n.segment, ahead, [weak, n, file](proto::SegmentStatus status, const proto::SegmentEntry& entry) mutable {
+    auto self = weak.lock();
+    if (!self || !*self) return;  // the connection went meanwhile
+    n.status = status;
+    if (status == proto::SegmentStatus::ok) {
+      n.entry = proto::pack(entry);
+      if (!(*self)->windows_) n.rkey = (*self)->catalog_->device->arena->rkey;  // with windows: its window's, as it goes out
+    }
+    (*self)->answer({n, status == proto::SegmentStatus::ok ? std::move(file) : nullptr});
+  });
+}
+
+void SegmentChannel::answer(Answer a) {
   if (closed_) return;
   // A client keeps at most `credits` requests unanswered; a hostile one that sends more gets its
   // answers as send buffers free up, and never more queued than one per receive posted since.
   if (queued_.size() >= 4u * credits_) return;
-  queued_.push_back(n);
+  queued_.push_back(std::move(a));
   post_sends();
 }
 
+SegmentChannel::Front SegmentChannel::ready_front() {
+  Answer& a = queued_.front();
+  if (!windows_ || a.notify.status != proto::SegmentStatus::ok || a.ready) return Front::send;
+  const auto now = std::chrono::steady_clock::now();
+  if (proto::pack(a.file->entry(a.notify.segment)) != a.notify.entry) {
+    // The segment left that slot since it was found there: no window over what the slot holds
+    // now. Asked for again; the answer comes when it is resident.
+    Answer stale = std::move(a);
+    queued_.pop_front();
+    ask_cache(std::move(stale.file), stale.notify, 0);
+    return Front::again;
+  }
+  const std::uint32_t slot = static_cast<std::uint32_t>(a.notify.entry & proto::kMaxSlot);
+  if (auto rkey = windows_->bound(slot, now)) {
+    a.notify.rkey = *rkey;
+    a.ready = true;
+    return Front::send;
+  }
+  if (binding_) return Front::wait;
+  std::optional<windows::SlotWindows::ToBind> bind;
+  try {
+    bind = windows_->make(slot, now);
+  } catch (const rdma::RdmaError& e) {
+    log::error("auth", peer_ + ": no memory window for cache slot " + std::to_string(slot) + ": " + e.what() + "; refusing the segment");
+    a.notify.status = proto::SegmentStatus::refused;
+    a.notify.entry = 0;
+    return Front::send;
+  }
+  if (!bind) {  // max_windows held, every one still leased: the first lease's end is soon
+    if (!lease_wait_.armed())
+      if (auto at = windows_->expiry()) lease_wait_ = access_->reactor.at(*at, [this] { post_sends(); });
+    return Front::wait;
+  }
+  // Exactly the segment's bytes in the slot, over the slot's own region (registrations.hpp); past
+  // a last segment's end its slot holds zeros (SegmentCache::filled).
+  ibv_mr* region = catalog_->device->arena_slots.at(slot).get();
+  ibv_send_wr wr{};
+  wr.wr_id = rdma::WorkId{owner_, kSlotBind, slot}.pack();
+  wr.opcode = IBV_WR_BIND_MW;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.bind_mw.mw = bind->mw;
+  wr.bind_mw.rkey = bind->rkey;
+  wr.bind_mw.bind_info.mr = region;
+  wr.bind_mw.bind_info.addr = reinterpret_cast<std::uint64_t>(region->addr);
+  wr.bind_mw.bind_info.length = a.file->segment_length(a.notify.segment);
+  wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+  ibv_send_wr* bad = nullptr;
+  if (int err = ibv_post_send(qp_, &wr, &bad)) {
+    log::warn("auth", peer_ + ": ibv_post_send of a window bind over cache slot " + std::to_string(slot) + " failed: " + std::strerror(err));
+    windows_->bind_done(slot, false, now);
+    queued_.clear();
+    return Front::wait;
+  }
+  ++stats_.slot_binds;
+  binding_ = true;
+  return Front::wait;
+}
+
 void SegmentChannel::post_sends() {
-  while (!queued_.empty() && !free_sends_.empty()) {
+  lease_wait_.cancel();
+  while (!closed_ && !queued_.empty() && !free_sends_.empty()) {
+    const Front front = ready_front();
+    if (front == Front::wait) return;
+    if (front == Front::again) continue;
     const std::uint32_t slot = free_sends_.back();
-    const auto bytes = proto::encode(queued_.front());
+    const auto bytes = proto::encode(queued_.front().notify);
     std::uint8_t* at = buffers_.data() + (recv_depth(credits_) + slot) * kSlot;
     std::memcpy(at, bytes.data(), bytes.size());
     if (int err = rdma::post_send(qp_, rdma::WorkId{owner_, kSend, slot}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {

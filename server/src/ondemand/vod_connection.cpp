@@ -49,7 +49,9 @@ void VodConnection::send_accept() {
   }
   accept_data_.clear();
   binding_.reset();
-  cq_.reset();  // its binds have completed (the signalled last one after the others), and nothing more is posted
+  // Its binds have completed (the signalled last one after the others); without a segment channel
+  // nothing more is posted.
+  if (!channel_) cq_.reset();
   transport_.accepted(*this);
 }
 
@@ -67,7 +69,7 @@ void VodConnection::on_completion(const ibv_wc& wc, rdma::WorkId wid) {
     drained_ = true;  // its transport reaps it after this poll
     return;
   }
-  if ((wid.kind == SegmentChannel::kRecv || wid.kind == SegmentChannel::kSend) && channel_) {
+  if ((wid.kind == SegmentChannel::kRecv || wid.kind == SegmentChannel::kSend || wid.kind == SegmentChannel::kSlotBind) && channel_) {
     if (state_ == State::draining || state_ == State::gone) return;
     const std::string why = channel_->on_completion(wc, wid.kind, wid.index);
     if (!why.empty()) {

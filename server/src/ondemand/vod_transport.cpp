@@ -60,30 +60,40 @@ void VodTransport::accept(cm::Accepting a) {
   } else {
     if (binding_ >= kMaxBinding) throw std::runtime_error(std::to_string(binding_) + " clients are binding windows already");
     // Room in the hub's CQ for everything its QP may complete: the binds (or a failed bind and the
-    // flushes after it) and a drain marker.
-    constexpr std::uint32_t kSends = 4, kRecvs = 1;  // the binds (catalog, movie, index), a marker
-    c->cq_ = rdma::CqShare(hub, id->verbs, kSends + kRecvs);
+    // flushes after it) and a drain marker; with a segment cache, its requests' receives, its
+    // notifications and a slot window's bind too.
+    const std::uint16_t credits = ctx_.cache ? ctx_.cache->options().request_credits : 0;
+    const std::uint32_t sends = 4 + (ctx_.cache ? SegmentChannel::send_depth(credits) : 0);  // catalog, movie (or table), index; a marker
+    const std::uint32_t recvs = ctx_.cache ? SegmentChannel::recv_depth(credits) : 1;
+    c->cq_ = rdma::CqShare(hub, id->verbs, sends + recvs);
     attr.send_cq = c->cq_.cq();
     attr.recv_cq = c->cq_.cq();
-    attr.cap.max_send_wr = kSends;
-    attr.cap.max_recv_wr = kRecvs;
+    attr.cap.max_send_wr = sends;
+    attr.cap.max_recv_wr = recvs;
     c->own_qp_ = rdma::create_qp(device.pd.get(), attr);
     c->hub_owner_ = rdma::HubOwner(hub, [raw = c.get()](const ibv_wc& wc, rdma::WorkId wid) { raw->on_completion(wc, wid); });
     c->verbs_.emplace(id, device.pd.get(), c->own_qp_.get());
     c->windows_.emplace(*c->verbs_, device.rkeys);
-    // Exactly what this client was granted: the catalog, and its movie with its index.
+    // Exactly what this client was granted: the catalog, and its movie (a cached one: its segment
+    // table; its slots through a window each, as it asks for them) with its index.
     std::vector<windows::WindowSpan> spans{{a.catalog->mr.get(), accept.catalog}};
-    if (a.admit.kind == Admit::Kind::movie) {
-      const MovieRegistration& m = *a.catalog->movies.at(a.admit.entry);
-      spans.push_back({m.movie_mr.get(), accept.movie});
-      spans.push_back({m.index_mr.get(), accept.index});
+    const MovieRegistration* m = a.admit.kind == Admit::Kind::movie ? a.catalog->movies.at(a.admit.entry).get() : nullptr;
+    if (m) {
+      if (m->movie->cached) spans.push_back({m->table_mr.get(), accept.segments});
+      else spans.push_back({m->movie_mr.get(), accept.movie});
+      spans.push_back({m->index_mr.get(), accept.index});
     }
     // The QP to RTS and the binds posted; if that throws, the connection goes with this frame.
     const auto regions = c->windows_->start(spans, a.depth, 7, rdma::WorkId{c->hub_owner_.id(), windows::kBindKind, 0}.pack());
     accept.catalog = regions[0];
-    if (regions.size() == 3) {
-      accept.movie = regions[1];
+    if (m) {
+      (m->movie->cached ? accept.segments : accept.movie) = regions[1];
       accept.index = regions[2];
+    }
+    if (ctx_.cache) {  // receives posted now that the QP is up, before the accept
+      const std::uint32_t movie = m ? a.admit.entry : proto::kNoMovie;
+      c->channel_.emplace(*ctx_.cache, a.catalog, device.pd.get(), c->own_qp_.get(), c->hub_owner_.id(), a.peer, channel_stats_,
+                          SlotAccess{ctx_.reactor, *ctx_.slot_watchers, movie, kMaxSlotWindows});
     }
     c->state_ = State::binding;
     c->binding_ = Counted(binding_);

@@ -82,6 +82,14 @@ Decoded<SegmentTableHeader> decode_segment_table_header(Bytes buf, std::uint64_t
 // The entries after a decoded header, `count` words from `buf` (which starts at the first entry).
 Decoded<std::vector<SegmentEntry>> decode_segment_entries(Bytes buf, std::uint32_t count, std::uint32_t max_slot);
 
+// With tokens the accept gives the arena no rkey (rkey 0): a client reads a slot only through the
+// window rkey that answered its request for the segment in it, and only with Reads it posts within
+// this many milliseconds of sending that request: the grace time, and at least a quarter of the
+// read deadline (so that with no grace the Reads that waited for the answer still go out).
+constexpr std::uint32_t window_use_ms(std::uint32_t grace_ms, std::uint32_t read_deadline_ms) noexcept {
+  return grace_ms > read_deadline_ms / 4 ? grace_ms : read_deadline_ms / 4;
+}
+
 // Offset of segment `segment`'s entry in the table region.
 constexpr std::uint64_t segment_entry_offset(std::uint32_t segment) noexcept {
   return kSegmentTableHeaderSize + std::uint64_t{segment} * kSegmentEntrySize;

@@ -25,6 +25,7 @@ struct DeviceLimits {
   // non-zero max_mw. rxe has them; siw has none.
   bool type2_windows = false;
   std::uint32_t max_mw = 0;
+  std::uint32_t max_mr = 0;  // memory regions on the device
 };
 
 DeviceLimits query_limits(ibv_context* ctx, std::uint8_t port_num);

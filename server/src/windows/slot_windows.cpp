@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "windows/slot_windows.hpp"
+
+#include <algorithm>
+
+namespace vod::server::windows {
+
+SlotWindows::~SlotWindows() { clear(); }
+
+void SlotWindows::clear() noexcept {
+  for (auto& [slot, w] : windows_) watchers_.unwatch(slot, *this);
+  windows_.clear();  // ibv_dealloc_mw each: its rkey fails from now on
+}
+
+void SlotWindows::slot_refilling(std::uint32_t slot) noexcept { windows_.erase(slot); }
+
+std::optional<std::uint32_t> SlotWindows::bound(std::uint32_t slot, Clock::time_point now) {
+  auto it = windows_.find(slot);
+  if (it == windows_.end() || !it->second.bound) return std::nullopt;
+  it->second.keep_until = std::max(it->second.keep_until, now + keep_);
+  return it->second.rkey;
+}
+
+std::optional<SlotWindows::ToBind> SlotWindows::make(std::uint32_t slot, Clock::time_point now) {
+  if (windows_.count(slot)) windows_.erase(slot);  // a bind that failed or is stale: replaced
+  if (windows_.size() >= cap_) {
+    // The window whose lease ended first goes, if any has; one still leased never does.
+    auto oldest = windows_.end();
+    for (auto it = windows_.begin(); it != windows_.end(); ++it)
+      if (it->second.bound && it->second.keep_until <= now && (oldest == windows_.end() || it->second.keep_until < oldest->second.keep_until))
+        oldest = it;
+    if (oldest == windows_.end()) return std::nullopt;
+    watchers_.unwatch(oldest->first, *this);
+    windows_.erase(oldest);
+  }
+  Window w;
+  w.mw = rdma::alloc_type2_window(pd_);
+  w.rkey = rkeys_.next(w.mw->rkey);
+  w.keep_until = now + keep_;
+  ToBind out{w.mw.get(), w.rkey};
+  windows_.emplace(slot, std::move(w));
+  watchers_.watch(slot, *this);
+  return out;
+}
+
+bool SlotWindows::bind_done(std::uint32_t slot, bool ok, Clock::time_point now) {
+  auto it = windows_.find(slot);
+  if (it == windows_.end()) return false;
+  if (!ok) {
+    watchers_.unwatch(slot, *this);
+    windows_.erase(it);
+    return false;
+  }
+  it->second.bound = true;
+  it->second.keep_until = now + keep_;
+  return true;
+}
+
+std::optional<Clock::time_point> SlotWindows::expiry() const {
+  std::optional<Clock::time_point> first;
+  for (const auto& [slot, w] : windows_)
+    if (w.bound && (!first || w.keep_until < *first)) first = w.keep_until;
+  return first;
+}
+
+}  // namespace vod::server::windows

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// One connection's memory windows over segment cache slots, with tokens (docs/segment-cache.md,
+// "With tokens"): the arena is registered for window binding only, so a client reads a slot through
+// a type-2 window bound to its own QP over exactly that slot, handed out in the notification that
+// answered its request for the segment in it. A token for movie A gets windows over slots holding
+// A's segments and nothing else.
+//
+// Each window is kept until its slot is refilled (SlotWatchers) or, when the connection holds `cap`
+// of them, until its lease is over (window_keep): a window a client may still use is never freed
+// under it.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <optional>
+#include <unordered_map>
+
+#include "vod/rdma/handles.hpp"
+#include "windows/rkey_history.hpp"
+#include "windows/slot_watchers.hpp"
+
+namespace vod::server::windows {
+
+class SlotWindows final : public SlotWatchers::Holder {
+ public:
+  SlotWindows(SlotWatchers& watchers, ibv_pd* pd, RkeyHistory& rkeys, std::size_t cap, Clock::duration keep) noexcept
+      : watchers_(watchers), pd_(pd), rkeys_(rkeys), cap_(cap), keep_(keep) {}
+  ~SlotWindows();
+  SlotWindows(const SlotWindows&) = delete;
+  SlotWindows& operator=(const SlotWindows&) = delete;
+
+  // The rkey of the bound window over `slot`, its lease renewed from `now`; nullopt when there is
+  // none (or its bind has not completed).
+  std::optional<std::uint32_t> bound(std::uint32_t slot, Clock::time_point now);
+  // A new window for `slot`, to bind (the caller posts the bind and calls bind_done): the window
+  // and the rkey to bind it with. Nullopt when `cap` windows are held and none of their leases is
+  // over: expiry() says when one will be. Throws RdmaError when the device has no window to give.
+  struct ToBind {
+    ibv_mw* mw;
+    std::uint32_t rkey;
+  };
+  std::optional<ToBind> make(std::uint32_t slot, Clock::time_point now);
+  // The bind of `slot`'s window completed: usable (and its lease starts) when `ok`, else freed.
+  // False when the window went meanwhile (its slot is being refilled).
+  bool bind_done(std::uint32_t slot, bool ok, Clock::time_point now);
+  // When the earliest lease ends (for a caller waiting on the cap).
+  std::optional<Clock::time_point> expiry() const;
+  // Frees every window: their rkeys read nothing from now on.
+  void clear() noexcept;
+  std::size_t size() const noexcept { return windows_.size(); }
+
+  void slot_refilling(std::uint32_t slot) noexcept override;
+
+ private:
+  struct Window {
+    rdma::MemoryWindow mw;
+    std::uint32_t rkey = 0;
+    bool bound = false;
+    Clock::time_point keep_until{};
+  };
+  SlotWatchers& watchers_;
+  ibv_pd* pd_;
+  RkeyHistory& rkeys_;
+  std::size_t cap_;
+  Clock::duration keep_;
+  std::unordered_map<std::uint32_t, Window> windows_;  // by slot
+};
+
+}  // namespace vod::server::windows
