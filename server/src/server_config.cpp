@@ -160,9 +160,6 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
     if (c.cache_size / c.segment_size > (1u << 24)) throw std::invalid_argument("--cache-size holds more than 2^24 segments: raise --segment-size");
     if (c.cache_read_deadline_ms < 100 || c.cache_read_deadline_ms > 60000) throw std::invalid_argument("--cache-read-deadline must be 100..60000 ms");
     if (c.cache_grace_ms > 600000) throw std::invalid_argument("--cache-grace must be at most 600000 ms");
-    if (c.no_rdma) throw std::invalid_argument("--cache-size serves movies by RDMA Read: it does not go with --no-rdma");
-    // Not yet: the UDP side sends from movies in memory.
-    if (c.udp_port) throw std::invalid_argument("--cache-size does not serve Write-Record over UDP yet: run the UDP side without --cache-size");
   } else if (!c.pin.empty() || c.pin_budget) {
     throw std::invalid_argument("--pin and --pin-budget choose what stays out of the segment cache: give --cache-size too");
   }

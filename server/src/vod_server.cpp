@@ -94,7 +94,7 @@ VodServer::VodServer(ServerConfig config)
       o.test_drop = udp::parse_test_drop(config_.udp_test_drop);
       log::warn("udp", "--udp-test-drop " + config_.udp_test_drop + ": dropping datagrams on purpose (a test hook)");
     }
-    udp_ = std::make_unique<udp::UdpService>(o);
+    udp_ = std::make_unique<udp::UdpService>(o, cache_.get());
     udp_in_loop_.push_back(reactor_.add(udp_->socket_fd(), [this] {
       udp_->on_readable();
       udp_served_ = true;

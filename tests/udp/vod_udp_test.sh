@@ -14,6 +14,7 @@
 #     more addresses keep asking for 16 MiB at 10 Gbit/s; an honest get during it and one after
 #     it are byte-exact within 10 s each, and the server's anonymous memory grows by less than 50 MB
 #   - the server's rate limit holds (--udp-max-rate), errors and exit statuses of the client
+#   - a segment cache smaller than the library (--cache-size, no RDMA): every movie byte-exact, play --start 30
 set -euo pipefail
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 media_src=${VOD_TEST_MEDIA_DIR:-$build/test-media}
@@ -168,3 +169,17 @@ rc=0; "$client_bin" get "$(uri nope.ts)" -o "$work/x" "${C[@]}" 2> "$work/err" |
 rc=0; "$client_bin" list rdma://127.0.0.1 --transport udp --udp-port 9 2> "$work/err" || rc=$?
 [[ $rc == 4 ]] && grep -q "nothing listens" "$work/err" || fail "no server: exit $rc: $(cat "$work/err")"
 pass "unknown movie: exit 3 listing what exists; no server: exit 4, 'nothing listens'"
+
+step "a segment cache smaller than the library, no RDMA: every movie byte-exact over UDP, play decodes, seeks by the lazy index"
+kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+start_server --cache-size 2M --segment-size 256K --cache-grace 100 --cache-read-deadline 500 --state-dir "$work/state"
+grep -q "segment cache: 8 slots of 256 KiB" "$work/server.log" || fail "no segment cache: $(grep cache "$work/server.log" | head -3)"
+for f in one.bin odd.bin big.bin test-480p-60s.ts test-480p-60s.mkv; do
+  "$client_bin" get "$(uri "$f")" -o "$work/cached-$f" -q "${C[@]}" || fail "get $f from the cache exited $?"
+  cmp "$media/$f" "$work/cached-$f" || fail "$f from the cache differs"
+done
+for _ in $(seq 100); do grep -q "index of test-480p-60s.ts ready" "$work/server.log" && break; sleep 0.1; done
+"$client_bin" play "$(uri test-480p-60s.ts)" --unpaced --start 30 "${C[@]}" > "$work/cached30.ts"
+first=$(ffprobe -v error -select_streams v:0 -show_entries frame=key_frame -of csv=p=0 "$work/cached30.ts" 2>/dev/null | sed -n 1p | tr -d ,)
+[[ $first == 1 ]] || fail "play --start 30 from the cache does not start at a keyframe"
+pass "5 movies (20 MiB and more through a 2 MiB cache) byte-identical over UDP; --start 30 from a keyframe"

@@ -191,7 +191,7 @@ std::shared_ptr<UdpRegions> regions() {
   r->generation = 3;
   r->catalog.assign(5000, 1);
   static const std::vector<std::uint8_t> movie(100'000, 2);
-  r->movies[proto::name_hash("m.ts")] = {movie, {}, nullptr};
+  r->movies[proto::name_hash("m.ts")] = {movie, {}, nullptr, nullptr};
   return r;
 }
 

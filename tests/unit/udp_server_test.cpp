@@ -18,12 +18,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cache/segment_cache.hpp"
 #include "udp/cookie_jar.hpp"
 #include "udp/udp_service.hpp"
 #include "vod/protocol/name_hash.hpp"
@@ -142,7 +145,7 @@ struct Fixture : ::testing::Test {
     e.movie = {0, movie.size(), 0};
     c.entries.push_back(e);
     r->catalog = udp_catalog(c);
-    r->movies[proto::name_hash("m.ts")] = {movie, index, nullptr};
+    r->movies[proto::name_hash("m.ts")] = {movie, index, nullptr, nullptr};
     service->publish(r);
   }
   proto::Cookie handshake(Peer& p) {
@@ -593,6 +596,90 @@ TEST(CookieJar, ValidForItsWindowAndTheNextOnlyAndOnlyForItsAddress) {
   EXPECT_FALSE(jar.valid(c, a, 6000 + 2 * CookieJar::kWindowSeconds));
   EXPECT_FALSE(jar.valid(c, b, 6000)) << "another port is another address";
   EXPECT_FALSE(CookieJar().valid(c, a, 6000)) << "another server's secret";
+}
+
+// A movie in the segment cache (issue 31): its ranges go out from the slots its segments are in,
+// faulted in from disk as the job reaches them, a datagram never crossing a segment's end; with a
+// cache of fewer slots than the movie has segments, every byte still arrives as on disk.
+TEST(UdpFromTheCache, ARangeAcrossSegmentsOfAMovieLargerThanTheCacheArrivesByteExact) {
+  const auto path = std::filesystem::temp_directory_path() / ("vod-udp-cache-" + std::to_string(getpid()));
+  std::vector<std::uint8_t> bytes(300'000);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 13 + (i >> 11));
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  loop::Reactor reactor;
+  cache::SegmentCache cache(reactor, {3 * (64u << 10), 64u << 10, std::chrono::milliseconds(0), std::chrono::milliseconds(100), 8, 4});
+  auto file = std::make_shared<cache::CachedFile>(1, path.string(), bytes.size(), cache.layout());
+  UdpOptions o;
+  o.bind = "127.0.0.1";
+  o.port = 0;
+  o.max_payload = 1400;
+  UdpService service(o, &cache);
+  auto r = std::make_shared<UdpRegions>();
+  r->generation = 5;
+  proto::Catalog c{5, {}};
+  proto::CatalogEntry e;
+  e.name = "m.ts";
+  e.size = bytes.size();
+  e.movie = {0, bytes.size(), 0};
+  c.entries.push_back(e);
+  r->catalog = udp_catalog(c);
+  r->movies[proto::name_hash("m.ts")] = {{}, {}, nullptr, file};
+  service.publish(r);
+  Peer p(service.port());
+  // The service and the cache's disk completions, from one loop as vod-server runs them.
+  auto run_both = [&](int ms) {
+    const auto end = Clock::now() + std::chrono::milliseconds(ms);
+    while (Clock::now() < end) {
+      reactor.run_once(std::chrono::milliseconds(0));
+      pollfd fds[2] = {{service.socket_fd(), POLLIN, 0}, {service.timer_fd(), POLLIN, 0}};
+      if (poll(fds, 2, 1) > 0) {
+        if (fds[0].revents & POLLIN) service.on_readable();
+        if (fds[1].revents & POLLIN) service.on_timer();
+      }
+      p.drain();
+    }
+  };
+  p.send(proto::encode(proto::WriteRecordHello{77}));
+  run_both(50);
+  proto::Cookie cookie{};
+  for (const auto& d : p.take())
+    if (auto k = proto::decode_write_record_cookie(d)) cookie = k->cookie;
+  proto::WriteRecordRequest q;
+  q.session_id = 9;
+  q.epoch = 1;
+  q.record_seq = 1;
+  q.cookie = cookie;
+  q.region = proto::WriteRecordRegion::movie;
+  q.selector = proto::name_hash("m.ts");
+  q.catalog_generation = 5;
+  q.offset = 1'000;
+  q.length = 298'000;  // segments 0..4 of five, through three slots
+  q.buffer_length = 1 << 20;
+  q.max_payload = 1400;
+  q.rate_bps = 400'000'000;
+  p.send(proto::encode(q));
+  std::vector<std::uint8_t> got(q.length);
+  std::uint64_t arrived = 0;
+  bool crossed = false;
+  for (int round = 0; round < 100 && arrived < q.length; ++round) {
+    run_both(50);
+    for (const auto& d : p.take()) {
+      auto w = proto::decode_write_record_data(d, 1 << 20);
+      if (!w) continue;
+      ASSERT_LE(w->record_offset + w->payload.size(), q.length);
+      const std::uint64_t at = q.offset + w->record_offset;
+      EXPECT_EQ(at / (64u << 10), (at + w->payload.size() - 1) / (64u << 10)) << "a datagram crossed a segment's end at " << at;
+      crossed |= w->payload.size() < 1400 && w->record_offset + w->payload.size() < q.length;
+      std::memcpy(got.data() + w->record_offset, w->payload.data(), w->payload.size());
+      arrived += w->payload.size();
+    }
+  }
+  std::filesystem::remove(path);
+  ASSERT_EQ(arrived, q.length);
+  EXPECT_EQ(0, std::memcmp(got.data(), bytes.data() + q.offset, q.length));
+  EXPECT_TRUE(crossed) << "a segment's end cut a datagram short";
+  EXPECT_GT(cache.stats().evictions, 0u) << "five segments through three slots";
+  EXPECT_EQ(cache.stats().disk_errors, 0u);
 }
 
 }  // namespace

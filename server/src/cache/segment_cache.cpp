@@ -182,6 +182,13 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
   make_progress();
 }
 
+std::span<const std::uint8_t> SegmentCache::resident_bytes(const CachedFile& file, std::uint32_t segment, Clock::time_point now) {
+  auto it = resident_.find(SegmentKey{file.id(), segment});
+  if (it == resident_.end()) return {};
+  slots_.touch(it->second, now);
+  return {arena_.data() + std::uint64_t{it->second} * options_.segment_size, file.segment_length(segment)};
+}
+
 void SegmentCache::evicted(const SlotTable::Eviction& e) {
   resident_.erase(e.key);
   if (auto file = std::move(slot_files_[e.slot])) file->publish(e.key.segment, std::nullopt);

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -66,6 +67,10 @@ class SegmentCache {
   // Makes segment `segment` of `file` resident and calls `answer` (now, or once read); makes the
   // next `ahead` segments resident too, without an answer.
   void request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer);
+  // The bytes of `segment` of `file` in its slot when it is resident now (a use, as a request is:
+  // it counts for eviction and grace), else empty. For the server's own senders (Write-Record over
+  // UDP), which check it again before every send in the same turn of the loop.
+  std::span<const std::uint8_t> resident_bytes(const CachedFile& file, std::uint32_t segment, Clock::time_point now);
   // A test hook: evicts the most recently filled resident slot now, grace or not.
   void evict_one_for_test();
   // Called with a slot just before a segment is read into it (its quarantine over): with tokens,

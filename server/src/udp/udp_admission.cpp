@@ -34,6 +34,7 @@ UdpDecision admit_udp(const proto::WriteRecordRequest& r, const std::shared_ptr<
                                                            rate_text(static_cast<double>(limits.min_rate_bps)));
   UdpJob job;
   std::span<const std::uint8_t> region;
+  job.payload = std::min(r.max_payload, limits.max_payload);
   switch (r.region) {
     case proto::WriteRecordRegion::catalog:
       region = regions.catalog;
@@ -50,13 +51,21 @@ UdpDecision admit_udp(const proto::WriteRecordRequest& r, const std::shared_ptr<
       }
       region = r.region == proto::WriteRecordRegion::movie ? m->second.bytes : m->second.index;
       job.owner = m->second.owner;
+      if (r.region == proto::WriteRecordRegion::movie && m->second.cached) {  // its bytes come from the cache's slots
+        const std::uint64_t size = m->second.cached->size();
+        if (r.offset >= size || r.length > size - r.offset)
+          return error(proto::RejectCode::malformed_request, "range past the end of the " + std::to_string(size) + "-byte region");
+        job.cached = m->second.cached;
+        job.offset = r.offset;
+        job.length = r.length;
+        return job;
+      }
       break;
     }
   }
   if (r.offset >= region.size() || r.length > region.size() - r.offset)
     return error(proto::RejectCode::malformed_request, "range past the end of the " + std::to_string(region.size()) + "-byte region");
   job.bytes = region.subspan(static_cast<std::size_t>(r.offset), static_cast<std::size_t>(r.length));
-  job.payload = std::min(r.max_payload, limits.max_payload);
   return job;
 }
 

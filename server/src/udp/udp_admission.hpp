@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "cache/cached_file.hpp"
 #include "vod/defaults.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/write_record.hpp"
@@ -26,9 +27,10 @@ struct UdpRegions {
   std::uint32_t generation = 0;
   std::vector<std::uint8_t> catalog;
   struct Movie {
-    std::span<const std::uint8_t> bytes;
+    std::span<const std::uint8_t> bytes;  // empty for a movie in the segment cache
     std::span<const std::uint8_t> index;
     std::shared_ptr<const void> owner;  // keeps both alive while a job sends from them
+    std::shared_ptr<cache::CachedFile> cached;  // a movie in the segment cache: its segments
   };
   std::unordered_map<std::uint64_t, Movie> movies;
   std::unordered_map<std::uint64_t, std::string> live;  // live channels: listed, not served over UDP
@@ -48,9 +50,15 @@ struct UdpLimits {
 
 // What to send for an admitted request.
 struct UdpJob {
-  std::span<const std::uint8_t> bytes;  // the requested range
+  std::span<const std::uint8_t> bytes;  // the requested range (empty for a movie in the segment cache)
   std::shared_ptr<const void> owner;    // keeps `bytes` alive: the movie, or the catalog generation
   std::uint32_t payload = 0;            // bytes per datagram
+  // A movie served from the segment cache: the requested range of it, sent from the slots its
+  // segments are in as the job goes (UdpService faults them in).
+  std::shared_ptr<cache::CachedFile> cached;
+  std::uint64_t offset = 0, length = 0;
+
+  std::uint64_t size() const noexcept { return cached ? length : bytes.size(); }
 };
 
 using UdpDecision = std::variant<UdpJob, proto::WriteRecordError>;

@@ -13,7 +13,7 @@ std::shared_ptr<const UdpRegions> udp_regions(const Library& library, const std:
   catalog.generation = library.generation;
   for (const auto& m : library.movies) {
     catalog.entries.push_back(catalog_entry(*m, {0, m->size(), 0}, {0, m->index_bytes.length(), 0}));
-    r->movies[proto::name_hash(m->name)] = {m->bytes.bytes(), m->index_bytes.bytes(), m};
+    r->movies[proto::name_hash(m->name)] = {m->bytes.bytes(), m->index_bytes.bytes(), m, m->cached};
   }
   for (const auto& e : live) {
     catalog.entries.push_back(e);

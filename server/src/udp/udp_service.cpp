@@ -189,8 +189,8 @@ struct UdpService::Scratch {
   std::vector<std::shared_ptr<const void>> keep;
 };
 
-UdpService::UdpService(const UdpOptions& o)
-    : options_(validated(o)), pre_cookie_(o.pre_cookie_slots, random_hash_key(), o.pre_cookie, Clock::now()),
+UdpService::UdpService(const UdpOptions& o, cache::SegmentCache* cache)
+    : options_(validated(o)), cache_(cache), self_(std::make_shared<UdpService*>(this)), pre_cookie_(o.pre_cookie_slots, random_hash_key(), o.pre_cookie, Clock::now()),
       clients_(64, AddressHasher{random_hash_key()}), ready_(kQuantum),
       total_(o.max_rate_bps / 8, std::max(256e3, burst_for(o.max_rate_bps / 8, o.max_payload)), Clock::now()), hellos_total_(20000, 20000, Clock::now()),
       scratch_(std::make_unique<Scratch>()) {
@@ -474,6 +474,7 @@ void UdpService::on_request(proto::Bytes b, const Endpoint& from, const AddressK
   j.deadline = job_deadline(now, r->length, rate * 8, options_.job_life);
   j.ordinal = repair ? 0 : jobs_admitted_++;
   j.repair = repair;
+  j.request_size = b.size();
   c->earliest_deadline = std::min(c->earliest_deadline, j.deadline);
   s->jobs.push_back(std::move(j));
   ++c->jobs;
@@ -544,12 +545,59 @@ UdpService::Session* UdpService::sendable(Client& c, Clock::time_point now) {
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t i = (c.next_session + k) % n;
     Session& s = c.sessions[i];
-    if (!s.jobs.empty() && s.pace.available(now) >= wire_bytes(s.jobs.front().data.payload)) {
-      c.next_session = i;
-      return &s;
+    if (s.jobs.empty() || s.pace.available(now) < wire_bytes(s.jobs.front().data.payload)) continue;
+    Job& j = s.jobs.front();
+    if (j.data.cached) {
+      const Ready r = ready_bytes(c, j, now);
+      if (r.failed) {  // the disk failed it: the client hears why, and the job goes
+        send_error(j.to, c.key, j.request_size,
+                   {s.id, j.epoch, j.record_seq, proto::RejectCode::internal_error, "the server could not read that range from its disk"}, now);
+        s.jobs.erase(s.jobs.begin());
+        --c.jobs;
+        --jobs_;
+        continue;
+      }
+      if (r.bytes.empty()) continue;  // its segment is being read in
     }
+    c.next_session = i;
+    return &s;
   }
   return nullptr;
+}
+
+UdpService::Ready UdpService::ready_bytes(const Client& c, Job& j, Clock::time_point now) {
+  if (!j.data.cached) return {j.data.bytes.subspan(static_cast<std::size_t>(j.sent)), false};
+  if (j.fault && !j.fault->done) return {};
+  if (j.fault && j.fault->status != proto::SegmentStatus::ok) return {{}, true};
+  const std::uint64_t at = j.data.offset + j.sent, segment_size = cache_->options().segment_size;
+  const auto segment = static_cast<std::uint32_t>(at / segment_size);
+  // Checked at every train, and sent in the same turn of the loop: a slot holding the segment now
+  // is not refilled before the datagrams have left (sendmsg copies them).
+  const auto whole = cache_->resident_bytes(*j.data.cached, segment, now);
+  if (!whole.empty()) {
+    j.fault.reset();
+    const std::uint64_t in = at - std::uint64_t{segment} * segment_size;
+    return {whole.subspan(static_cast<std::size_t>(in), static_cast<std::size_t>(std::min<std::uint64_t>(whole.size() - in, j.data.length - j.sent))), false};
+  }
+  j.fault = std::make_shared<Job::Fault>();
+  std::weak_ptr<Job::Fault> fault = j.fault;
+  std::weak_ptr<UdpService*> self = self_;
+  const AddressKey key = c.key;
+  // The next segments too, as a viewer's read-ahead: a paced range finds them in.
+  cache_->request(j.data.cached, segment, 2, [fault, self, key](proto::SegmentStatus status, const proto::SegmentEntry&) {
+    if (auto f = fault.lock()) {
+      f->done = true;
+      f->status = status;
+    }
+    auto s = self.lock();
+    if (!s || !*s) return;
+    UdpService& u = **s;
+    auto it = u.clients_.find(key);
+    if (it == u.clients_.end() || it->second.jobs == 0) return;
+    u.enqueue(it->second);
+    u.arm_timer(Clock::now());  // the pump runs from the loop, not from inside the cache
+  });
+  return {};
 }
 
 UdpService::Clock::time_point UdpService::wake_time(Client& c, Clock::time_point now) {
@@ -567,8 +615,9 @@ UdpService::Clock::time_point UdpService::wake_time(Client& c, Clock::time_point
   for (Session& s : c.sessions) {
     if (s.jobs.empty()) continue;
     const Job& j = s.jobs.front();
+    if (j.fault && !j.fault->done) continue;  // woken when its segment is in
     const double train = wire_bytes(j.data.payload) *
-                         static_cast<double>(datagrams_per_send(j.data.payload, std::numeric_limits<double>::max(), j.data.bytes.size() - j.sent, gso));
+                         static_cast<double>(datagrams_per_send(j.data.payload, std::numeric_limits<double>::max(), j.data.size() - j.sent, gso));
     at = std::min(at, s.pace.when(train, now));
     largest = std::max(largest, train);
   }
@@ -631,15 +680,18 @@ void UdpService::pump(Clock::time_point now) {
         server_wait_ = wire;  // the server's rate: the turn goes on when total_ allows
         break;
       }
-      const std::uint64_t size = j.data.bytes.size();
+      const std::uint64_t size = j.data.size();
+      // What can go now: the rest of the range, or of the cached segment it is in (sendable()
+      // found it resident): a train never crosses a segment's end, where a datagram may be short.
+      const std::span<const std::uint8_t> ready = ready_bytes(c, j, now).bytes;
       const std::size_t count =
-          datagrams_per_send(j.data.payload, std::min({allowance, total, c.bucket.available(now), s->pace.available(now)}), size - j.sent, gso);
+          datagrams_per_send(j.data.payload, std::min({allowance, total, c.bucket.available(now), s->pace.available(now)}), ready.size(), gso);
       Scratch::Train& t = x.trains[batch];
       t.segments = count;
       t.to = j.to;
       std::uint64_t at = j.sent;
       for (std::size_t k = 0; k < count; ++k) {
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(j.data.payload, size - at));
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(j.data.payload, j.sent + ready.size() - at));
         proto::WriteRecordData d;
         d.session_id = s->id;
         d.epoch = j.epoch;
@@ -648,7 +700,7 @@ void UdpService::pump(Clock::time_point now) {
         d.record_offset = at;
         d.buffer_offset = j.buffer_offset;
         d.flags = at + n == size ? proto::kRecordLastDatagram : 0;
-        d.payload = j.data.bytes.subspan(static_cast<std::size_t>(at), n);
+        d.payload = ready.subspan(static_cast<std::size_t>(at - j.sent), n);
         t.headers[k] = proto::data_header(d);
         t.iov[2 * k] = {&t.headers[k], kHeader};
         t.iov[2 * k + 1] = {const_cast<std::uint8_t*>(d.payload.data()), n};  // sendmsg reads, never writes

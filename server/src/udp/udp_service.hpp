@@ -43,6 +43,7 @@
 #include "udp/cookie_jar.hpp"
 #include "udp/fair_queue.hpp"
 #include "udp/token_bucket.hpp"
+#include "cache/segment_cache.hpp"
 #include "udp/udp_admission.hpp"
 #include "vod/defaults.hpp"
 #include "vod/unique_fd.hpp"
@@ -95,7 +96,8 @@ class UdpService {
 
   // Throws std::invalid_argument for options out of range, std::runtime_error when the socket
   // cannot be had.
-  explicit UdpService(const UdpOptions& options);
+  // `cache`: the segment cache that cached movies' ranges are sent from (null: none).
+  explicit UdpService(const UdpOptions& options, cache::SegmentCache* cache = nullptr);
   ~UdpService();
   UdpService(const UdpService&) = delete;
   UdpService& operator=(const UdpService&) = delete;
@@ -135,6 +137,13 @@ class UdpService {
     std::uint64_t sent = 0;
     std::uint64_t ordinal = 0;  // records first asked for before it (the test hook counts by it)
     bool repair = false;        // asks again for a record asked for before (the test hook spares it)
+    std::size_t request_size = 0;  // of the request it answers: an error sent for it is no larger
+    // A cached movie's range: the segment at `sent` is being faulted in (answered: done).
+    struct Fault {
+      bool done = false;
+      proto::SegmentStatus status = proto::SegmentStatus::ok;
+    };
+    std::shared_ptr<Fault> fault;
   };
   struct Session {             // a client's session id, from one port of the address
     std::uint32_t id = 0;
@@ -183,6 +192,14 @@ class UdpService {
   // The first of the address's sessions (round robin) whose pacing allows its front job's next
   // datagram now; null if none.
   Session* sendable(Client& c, Clock::time_point now);
+  // What of the job's range can be sent now: the rest of it, or for a cached movie the rest of the
+  // segment at `sent` when that is resident (else empty: it is faulted in, and the address woken
+  // when it is). `failed` when the disk could not give it.
+  struct Ready {
+    std::span<const std::uint8_t> bytes;
+    bool failed = false;
+  };
+  Ready ready_bytes(const Client& c, Job& j, Clock::time_point now);
   Clock::time_point wake_time(Client& c, Clock::time_point now);
   void wake_sleepers(Clock::time_point now);
   void sweep_idle(Clock::time_point now);
@@ -192,6 +209,8 @@ class UdpService {
   double wire_bytes(std::uint32_t payload) const noexcept;
 
   UdpOptions options_;
+  cache::SegmentCache* cache_;
+  std::shared_ptr<UdpService*> self_;  // the cache's answers hold it weakly: null once this is gone
   UniqueFd fd_;
   UniqueFd timer_;
   Clock::time_point armed_ = Clock::time_point::max();  // what timer_ is set to (max: disarmed)
