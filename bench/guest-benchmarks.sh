@@ -185,4 +185,21 @@ live_ts=${VOD_LIVE_TS:-$media/live.ts}
 "$(dirname "${BASH_SOURCE[0]}")/auth-benchmarks.sh" "$mode" "$media" "$movie" "$out"
 # vod-mount: sequential reads and first frame through the file system, against get, proxy and nginx.
 "$(dirname "${BASH_SOURCE[0]}")/mount-benchmarks.sh" "$mode" "$media" "$movie" "$out"
+# The segment cache against nginx on a library four times the cache: on the guest's own disk when
+# softroce-run gave it one (run-benchmarks.sh does), else on copies of the movie here (not cold).
+cache_lib=${VOD_DISK_DIR:-}
+if [[ -z $cache_lib ]]; then
+  cache_lib=$work/cache-library
+  mkdir -p "$cache_lib"
+  copies=40; [[ $mode == smoke ]] && copies=6
+  for i in $(seq -w 1 "$copies"); do cp "$media/$movie" "$cache_lib/movie-$i.${movie##*.}"; done
+fi
+# Viewers: the in-time section's capacity rule, the largest N of the sweep whose total bitrate is
+# within 0.9 x what N readers at full speed got.
+cache_n=1
+for n in $sweep_n; do
+  fs=$(awk -F'\t' -v k="vod_$n" '$1 == "fullspeed_mbps" && $2 == k { print $3 }' "$results" | tail -n 1)
+  awk -v n="$n" -v r="$rate" -v f="${fs:-0}" 'BEGIN { exit !(n * r <= 0.9 * f) }' && cache_n=$n
+done
+"$(dirname "${BASH_SOURCE[0]}")/cache-benchmarks.sh" "$mode" "$cache_lib" "$cache_n" "$out"
 echo "results in $out"

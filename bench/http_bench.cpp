@@ -6,6 +6,8 @@
 //
 //   http-bench --host 192.0.2.1 --port 8081 --path /movie.ts --clients N --duration S
 //              --pattern sequential|jump:S --rate MBPS [--chunk-kib 256] [--startup 1] [--lead 0.5]
+//   --path repeated, with --zipf S: each viewer picks a movie by Zipf's law (the first the most
+//   popular), as vod-client bench --zipf does; without --zipf they take the paths in turn.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "vod/client/stats.hpp"
+#include "vod/zipf.hpp"
 
 namespace po = boost::program_options;
 using Clock = std::chrono::steady_clock;
@@ -33,7 +36,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Options {
-  std::string host = "127.0.0.1", path;
+  std::string host = "127.0.0.1";
+  std::vector<std::string> paths;
+  double zipf = 0;
   unsigned port = 80, clients = 1;
   double duration = 10, rate_mbps = 8.7, startup = 1.0, lead = 0.5, jump = 0;
   std::size_t chunk = 256 * 1024;
@@ -59,13 +64,13 @@ int connect_to(const Options& o) {
 
 // One request on a keep-alive connection. Returns the body length (or -1), and the moment the
 // first o.first body bytes (or the whole body, if shorter) had arrived in `first_byte`.
-long long request(int fd, const Options& o, const char* method, std::uint64_t from, std::uint64_t to, std::vector<char>& buf,
-                  Clock::time_point& first_byte, std::uint64_t* total_size) {
+long long request(int fd, const Options& o, const std::string& path, const char* method, std::uint64_t from, std::uint64_t to,
+                  std::vector<char>& buf, Clock::time_point& first_byte, std::uint64_t* total_size) {
   char req[512];
   const int n = from == UINT64_MAX
-                    ? std::snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: %s\r\n\r\n", method, o.path.c_str(), o.host.c_str())
+                    ? std::snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: %s\r\n\r\n", method, path.c_str(), o.host.c_str())
                     : std::snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: %s\r\nRange: bytes=%llu-%llu\r\n\r\n", method,
-                                    o.path.c_str(), o.host.c_str(), static_cast<unsigned long long>(from), static_cast<unsigned long long>(to));
+                                    path.c_str(), o.host.c_str(), static_cast<unsigned long long>(from), static_cast<unsigned long long>(to));
   if (write(fd, req, static_cast<std::size_t>(n)) != n) return -1;
   std::string head;
   char c;
@@ -76,7 +81,7 @@ long long request(int fd, const Options& o, const char* method, std::uint64_t fr
   // Only a 200 or 206 carries the movie: an error page must not count as data.
   if (head.compare(0, 9, "HTTP/1.1 ") != 0 || (head.compare(9, 3, "200") != 0 && head.compare(9, 3, "206") != 0)) {
     static std::atomic<bool> said{false};
-    if (!said.exchange(true)) std::fprintf(stderr, "http-bench: %s answered: %s\n", o.path.c_str(), head.substr(0, head.find('\r')).c_str());
+    if (!said.exchange(true)) std::fprintf(stderr, "http-bench: %s answered: %s\n", path.c_str(), head.substr(0, head.find('\r')).c_str());
     return -1;
   }
   const auto cl = head.find("Content-Length: ");
@@ -103,7 +108,8 @@ int main(int argc, char** argv) {
   std::size_t chunk_kib = 256, first_kib = 16;
   po::options_description d("http-bench: paced HTTP viewers with Range requests (the nginx peer of vod-client bench)");
   d.add_options()("help,h", "show this help")("host", po::value(&o.host)->default_value(o.host), "server IPv4 address")(
-      "port", po::value(&o.port)->default_value(o.port), "server port")("path", po::value(&o.path)->required(), "movie path, e.g. /movie.ts")(
+      "port", po::value(&o.port)->default_value(o.port), "server port")("path", po::value(&o.paths)->required()->composing(), "movie path, e.g. /movie.ts (repeatable)")(
+      "zipf", po::value(&o.zipf)->default_value(o.zipf), "with several --path: each viewer picks one by Zipf's law with this exponent; 0: in turn")(
       "clients", po::value(&o.clients)->default_value(o.clients), "viewers, one connection and thread each")(
       "duration", po::value(&o.duration)->default_value(o.duration), "seconds")("pattern", po::value(&pattern)->default_value(pattern),
                                                                                "sequential or jump:SECONDS")(
@@ -128,25 +134,34 @@ int main(int argc, char** argv) {
   o.chunk = chunk_kib * 1024;
   if (pattern.rfind("jump:", 0) == 0) o.jump = std::atof(pattern.c_str() + 5);
 
-  std::uint64_t size = 0;
-  {
+  std::vector<std::uint64_t> sizes;
+  for (const std::string& path : o.paths) {
     const int fd = connect_to(o);
     std::vector<char> buf(1);
     Clock::time_point t;
-    if (fd < 0 || request(fd, o, "HEAD", UINT64_MAX, 0, buf, t, &size) < 0 || size == 0) {
-      std::fprintf(stderr, "http-bench: cannot HEAD http://%s:%u%s\n", o.host.c_str(), o.port, o.path.c_str());
+    std::uint64_t size = 0;
+    if (fd < 0 || request(fd, o, path, "HEAD", UINT64_MAX, 0, buf, t, &size) < 0 || size == 0) {
+      std::fprintf(stderr, "http-bench: cannot HEAD http://%s:%u%s\n", o.host.c_str(), o.port, path.c_str());
       return 1;
     }
     close(fd);
+    sizes.push_back(size);
   }
+  // Which movie each viewer watches, drawn before the threads start (one generator, as vod-client's).
+  std::vector<std::size_t> watch(o.clients);
+  std::mt19937_64 chooser(1);
+  for (unsigned i = 0; i < o.clients; ++i)
+    watch[i] = o.zipf > 0 ? vod::zipf_rank(o.paths.size(), o.zipf, std::uniform_real_distribution<double>(0, 1)(chooser)) : i % o.paths.size();
   std::mutex lock;
-  vod::client::LatencySamples seek_latency, startup_latency;  // exact, as vod-client bench's
+  vod::client::LatencySamples seek_latency, startup_latency, after_connect_latency;  // exact, as vod-client bench's
   std::atomic<std::uint64_t> in_time{0}, late{0}, bytes{0}, viewers_late{0}, errors{0};
   const auto start = Clock::now(), end = start + secs(o.duration);
   std::vector<std::thread> threads;
   for (unsigned i = 0; i < o.clients; ++i) {
     threads.emplace_back([&, i] {
       std::mt19937_64 random(1000 + i);
+      const std::string& path = o.paths[watch[i]];
+      const std::uint64_t size = sizes[watch[i]];
       std::vector<char> buf(o.chunk);
       const auto connect_start = Clock::now();
       int fd = connect_to(o);
@@ -177,7 +192,7 @@ int main(int argc, char** argv) {
         if (pos >= size) pos = 0;
         if (awaiting_first) seek_started = now;  // latency runs from the request
         Clock::time_point first_byte;
-        const long long n = request(fd, o, "GET", pos, std::min(pos + o.chunk, size) - 1, buf, first_byte, nullptr);
+        const long long n = request(fd, o, path, "GET", pos, std::min(pos + o.chunk, size) - 1, buf, first_byte, nullptr);
         if (n < 0) {
           ++errors;
           close(fd);
@@ -191,8 +206,12 @@ int main(int argc, char** argv) {
           std::lock_guard<std::mutex> g(lock);
           // Startup counts the TCP connect too, as the RDMA side counts its rdma_cm connect.
           const auto connect_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(connected - connect_start).count());
-          if (first_ever) startup_latency.record(us + connect_us);
-          else seek_latency.record(us);
+          if (first_ever) {
+            startup_latency.record(us + connect_us);
+            after_connect_latency.record(us);
+          } else {
+            seek_latency.record(us);
+          }
           awaiting_first = first_ever = false;
         }
         if (done <= due) ++in_time;
@@ -208,12 +227,13 @@ int main(int argc, char** argv) {
   for (auto& t : threads) t.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   std::printf("BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%llu goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu "
-              "startup_p50_us=%llu startup_p99_us=%llu errors=%llu seeks=%llu\n",
+              "startup_p50_us=%llu startup_p99_us=%llu after_connect_p50_us=%llu after_connect_p99_us=%llu errors=%llu seeks=%llu\n",
               o.clients, elapsed, static_cast<unsigned long long>(in_time.load()), static_cast<unsigned long long>(late.load()),
               static_cast<unsigned long long>(viewers_late.load()), static_cast<double>(bytes.load()) * 8 / elapsed / 1e6,
               static_cast<unsigned long long>(seek_latency.percentile(0.5)), static_cast<unsigned long long>(seek_latency.percentile(0.99)),
               static_cast<unsigned long long>(startup_latency.percentile(0.5)),
-              static_cast<unsigned long long>(startup_latency.percentile(0.99)), static_cast<unsigned long long>(errors.load()),
+              static_cast<unsigned long long>(startup_latency.percentile(0.99)), static_cast<unsigned long long>(after_connect_latency.percentile(0.5)),
+              static_cast<unsigned long long>(after_connect_latency.percentile(0.99)), static_cast<unsigned long long>(errors.load()),
               static_cast<unsigned long long>(seek_latency.count()));
   return errors.load() > 0 && in_time.load() == 0 ? 1 : 0;
 }

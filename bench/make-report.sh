@@ -348,6 +348,8 @@ $("$(dirname "${BASH_SOURCE[0]}")/mount-report.sh" "$in")
 
 $("$(dirname "${BASH_SOURCE[0]}")/auth-report.sh" "$in")
 
+$("$(dirname "${BASH_SOURCE[0]}")/cache-report.sh" "$in")
+
 ## Raw numbers
 
 results.tsv:

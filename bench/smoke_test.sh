@@ -11,7 +11,7 @@ trap 'rm -rf "$out"' EXIT
 VOD_BUILD_DIR=$build VOD_LIVE_TS=$build/test-media/test-480p-60s.ts "$here/guest-benchmarks.sh" smoke "$build/test-media" "$out/results" test-480p-60s.ts
 mkdir -p "$out/report"
 "$here/make-report.sh" "$out/results" "$out/report" . > "$out/report/benchmarks.md"
-for section in "## 1. The limit" "## 2. Goodput" "## 3. Server CPU" "## 4. Seek latency" "## 5. Startup" "## 5b. In time up to capacity" "## 6. Scale" "## Targets" "## 7. Live" "## 8. Write-Record" "## 9. vod-mount" "## 10. Access control"; do
+for section in "## 1. The limit" "## 2. Goodput" "## 3. Server CPU" "## 4. Seek latency" "## 5. Startup" "## 5b. In time up to capacity" "## 6. Scale" "## Targets" "## 7. Live" "## 8. Write-Record" "## 9. vod-mount" "## 10. Access control" "## 11. The segment cache"; do
   grep -q "^$section" "$out/report/benchmarks.md" || { echo "FAIL: the report lacks '$section'"; exit 1; }
 done
 for key in ib_read_bw goodput_mbytes_per_s read_latency_16k_gap0ms read_latency_16k_gap50ms read_latency_16k_gap50_busyms seek_1client scale_rss_kib fullspeed_mbps startup_zap; do
@@ -31,6 +31,11 @@ grep -qP '^udp_loss_exact\t1\tyes$' "$out/results/results.tsv" || { echo "FAIL: 
 for key in mount_read_mbps mount_first_frame_s; do
   grep -qP "^$key\t\S+\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key"; grep ^mount "$out/results/results.tsv"; exit 1; }
 done
+for key in cache_vod cache_nginx cache_vod_startup_after_connect_us cache_nginx_startup_after_connect_us cache_vod_cold_get cache_nginx_cold_get; do
+  grep -qP "^$key\t\S+\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key"; grep ^cache "$out/results/results.tsv"; exit 1; }
+done
+awk -F'\t' '$1 == "cache_vod" && $2 == "in_time" && $3 > 0 { ok = 1 } END { exit !ok }' "$out/results/results.tsv" ||
+  { echo "FAIL: the segment cache's viewers got no chunk"; grep ^cache "$out/results/results.tsv"; exit 1; }
 for key in auth_connects_per_s auth_startup_p50_us auth_window_bind_p50_us; do
   grep -qP "^$key\t\S+\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key"; grep ^auth "$out/results/results.tsv"; exit 1; }
 done

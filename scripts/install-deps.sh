@@ -33,6 +33,8 @@ packages=(
   clang libclang-rt-14-dev llvm
   # Soft-RoCE guest: QEMU/TCG, busybox initramfs, module tools
   qemu-system-x86 busybox-static kmod cpio iproute2 zstd xz-utils
+  # the benchmarks' disk of the guest's own: an ext4 image filled by mkfs.ext4 -d
+  e2fsprogs
   # players and peers used by tests and benchmarks (srt-tools: the loss-recovery peer of Write-Record)
   curl nginx-light gnuplot-nox bc srt-tools
   # VLC for the proxy test (cvlc runs as a non-root user; setpriv is in util-linux)

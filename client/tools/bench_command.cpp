@@ -23,6 +23,7 @@
 
 #include "commands.hpp"
 #include "progress_bar.hpp"
+#include "vod/zipf.hpp"
 #include "vod/client/live_session.hpp"
 #include "vod/log.hpp"
 
@@ -97,6 +98,7 @@ int run_bench(const std::vector<std::string>& args) {
   double duration = 10, rate_mbps = 0, startup = 1.0, lead = 0.5;
   std::string pattern = "sequential";
   unsigned seed = 1;
+  double zipf = 0;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   po::options_description opts("bench");
   opts.add_options()("clients", po::value(&clients)->default_value(clients), "simulated viewers, one connection each")(
@@ -105,7 +107,9 @@ int run_bench(const std::vector<std::string>& args) {
       "rate", po::value(&rate_mbps)->default_value(0), "Mbit/s per viewer; 0 = each movie's bitrate")(
       "startup", po::value(&startup)->default_value(startup), "seconds a player allows before its first chunk is due, after a start or jump")(
       "lead", po::value(&lead)->default_value(lead), "seconds ahead of need a viewer asks for its next chunk")(
-      "seed", po::value(&seed)->default_value(seed), "random seed for jump positions")(
+      "seed", po::value(&seed)->default_value(seed), "random seed for jump positions (and --zipf choices)")(
+      "zipf", po::value(&zipf)->default_value(zipf), "with the catalog's movies (no NAME): each viewer picks one by Zipf's law with this exponent "
+                                                    "(the catalog's first movie the most popular); 0: in turn")(
       "threads", po::value(&threads)->default_value(threads), "threads driving the viewers, each on its own completion queue (at most one per viewer)");
   unsigned credits = LiveOptions{}.credits;
   opts.add_options()("credits", po::value(&credits)->default_value(credits), "--pattern live: notifications each viewer lets the server send ahead");
@@ -201,12 +205,13 @@ int run_bench(const std::vector<std::string>& args) {
     g.connect_us.record(static_cast<std::uint64_t>(v.session->startup().connect.count()));
     g.describe_us.record(static_cast<std::uint64_t>(v.session->startup().describe.count()));
   };
+  std::mt19937_64 chooser(seed);  // --zipf: which movie each viewer watches
   const auto connect_start = Clock::now();
   for (unsigned i = 0; i < clients; ++i) {
     Viewer& v = viewers[i];
     Group& g = groups[i % threads];
     v.uri = uri;
-    v.uri.movie = movies[i % movies.size()];
+    v.uri.movie = movies[zipf > 0 ? zipf_rank(movies.size(), zipf, std::uniform_real_distribution<double>(0, 1)(chooser)) : i % movies.size()];
     open_viewer(g, v);
     g.viewers.push_back(&v);
     v.size = v.session->size();
@@ -360,12 +365,13 @@ int run_bench(const std::vector<std::string>& args) {
               static_cast<unsigned long long>(seek_latency_us.percentile(0.99)));
   std::printf("  reads: %s\n", total.summary().c_str());
   // One machine-readable line for the benchmark scripts.
-  std::printf("BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%u goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu startup_p50_us=%llu startup_p99_us=%llu connect_p50_us=%llu describe_p50_us=%llu after_connect_p50_us=%llu read_p50_us=%llu read_p99_us=%llu reconnects=%llu bench_cpu_s=%.3f seeks=%llu\n",
+  std::printf("BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%u goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu startup_p50_us=%llu startup_p99_us=%llu connect_p50_us=%llu describe_p50_us=%llu after_connect_p50_us=%llu after_connect_p99_us=%llu read_p50_us=%llu read_p99_us=%llu reconnects=%llu bench_cpu_s=%.3f seeks=%llu\n",
               clients, elapsed, static_cast<unsigned long long>(in_time), static_cast<unsigned long long>(late), viewers_late, goodput,
               static_cast<unsigned long long>(seek_latency_us.percentile(0.5)), static_cast<unsigned long long>(seek_latency_us.percentile(0.99)),
               static_cast<unsigned long long>(startup_latency_us.percentile(0.5)), static_cast<unsigned long long>(startup_latency_us.percentile(0.99)),
               static_cast<unsigned long long>(connect_latency_us.percentile(0.5)), static_cast<unsigned long long>(describe_latency_us.percentile(0.5)),
-              static_cast<unsigned long long>(after_connect_latency_us.percentile(0.5)), static_cast<unsigned long long>(total.read_latency_us.percentile(0.5)), static_cast<unsigned long long>(total.read_latency_us.percentile(0.99)),
+              static_cast<unsigned long long>(after_connect_latency_us.percentile(0.5)), static_cast<unsigned long long>(after_connect_latency_us.percentile(0.99)),
+              static_cast<unsigned long long>(total.read_latency_us.percentile(0.5)), static_cast<unsigned long long>(total.read_latency_us.percentile(0.99)),
               static_cast<unsigned long long>(total.reconnects), process_cpu_seconds(),
               static_cast<unsigned long long>(seek_latency_us.count()));
   std::fflush(stdout);  // before the viewers disconnect: the benchmark reads the server's steady state up to here
