@@ -5,6 +5,8 @@
 #   open      no authorization
 #   windows   --auth-secret: a token checked per connect, a memory window per connection bound to its QP
 #   shared    --auth-secret --no-memory-windows: the token, and the shared regions' rkeys
+#   cache, cache_windows   a segment cache of 16 MiB (1 MiB segments), without and with tokens (a
+#             window bound per cache slot a connection asks for)
 # For each: connects per second (vod-client bench opens N sessions one after another: rdma_cm
 # connect, catalog and index reads) and the startup latency to the first chunk (p50), the server's
 # CPU while its viewers stream (the data path: nothing to do in every mode), and with windows the
@@ -34,11 +36,15 @@ record auth clients "$clients"
 
 echo "== 10. access control: connects per second and startup with and without tokens and windows ($clients viewers)"
 port=7495
-for config in open windows shared; do
+# With a segment cache smaller than the movie (its slots are read through a window per slot a
+# connection asked for, bound as it asks: docs/segment-cache.md), the same pair again.
+for config in open windows shared cache cache_windows; do
   args=() query=
   case $config in
     windows) args=(--auth-secret "$work/keys") query="?token=$token" ;;
     shared) args=(--auth-secret "$work/keys" --no-memory-windows) query="?token=$token" ;;
+    cache) args=(--cache-size 16M --segment-size 1M --state-dir "") ;;
+    cache_windows) args=(--cache-size 16M --segment-size 1M --state-dir "" --auth-secret "$work/keys") query="?token=$token" ;;
   esac
   port=$((port + 1))
   "$build/server/vod-server" --media-dir "$media" --bind "$addr" --port "$port" "${args[@]}" 2> "$work/$config.log" &

@@ -21,8 +21,8 @@ results=$out/results.tsv
 record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$results"; echo "  $1 $2 = $3"; }
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }
 case $mode in
-  full) run_secs=30 starts=10 ;;
-  quick) run_secs=15 starts=8 ;;
+  full) run_secs=120 starts=10 ;;
+  quick) run_secs=60 starts=8 ;;
   smoke) run_secs=3 starts=2 ;;
   *) echo "mode must be full, quick or smoke" >&2; exit 2 ;;
 esac
@@ -36,7 +36,7 @@ drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 # Bytes read from the library's block device so far (0 when it is not on one: 9p, tmpfs).
 device=$(lsblk -no PKNAME "$(findmnt -no SOURCE --target "$lib")" 2>/dev/null || true)
 [[ -z $device ]] && device=$(basename "$(findmnt -no SOURCE --target "$lib")")
-disk_bytes() { [[ -r /sys/block/$device/stat ]] && awk '{ print $3 * 512 }' "/sys/block/$device/stat" || echo 0; }
+disk_bytes() { [[ -r /sys/block/$device/stat ]] && awk '{ printf "%.0f\n", $3 * 512 }' "/sys/block/$device/stat" || echo 0; }
 
 mapfile -t movies < <(cd "$lib" && ls | grep -E '\.(ts|mp4|mkv)$' | sort)
 (( ${#movies[@]} >= starts + 2 )) || { echo "cache-benchmarks: $lib holds ${#movies[@]} movies, too few" >&2; exit 2; }
@@ -66,20 +66,24 @@ record cache_limit disk_mbytes_per_s "$(cd "$lib" && du -bc "${movies[@]: -3}" |
 
 # ---------------------------------------------------------------- vod-server
 port=7520 metrics=9520
+# One movie pinned whole in memory (beside the cache), as without a cache: its startup is the
+# in-memory path's, in the same conditions (a fresh process per start, as every start here).
+pinned=${movies[-$((starts + 2))]}
 server_args=(--media-dir "$lib" --bind "$addr" --port "$port" --cache-size "$cache" --segment-size "$segment" --state-dir "$work/state"
-  --max-clients 5000 --metrics-port "$metrics" --metrics-bind "$addr")
+  --max-clients 5000 --metrics-port "$metrics" --metrics-bind "$addr" --pin "$pinned")
 start_server() {
   "$build/server/vod-server" "${server_args[@]}" 2> "$work/server.log" &
   server=$!; pids+=("$server")
   for _ in $(seq 600); do grep -q 'listening on' "$work/server.log" && return; sleep 0.1; done
   echo "cache-benchmarks: vod-server did not start: $(tail -3 "$work/server.log")" >&2; exit 1
 }
-metric() { curl -s "http://$addr:$metrics/metrics" | awk -v m="$1" '$1 == m { printf "%d", $2 }'; }
+metric() { curl -s "http://$addr:$metrics/metrics" | awk -v m="$1" '$1 == m { printf "%.0f", $2 }'; }
 # The keyframe indexes first (an MPEG-TS index reads the whole file), kept in the state directory:
 # what a restarted server finds, and not part of what is measured.
+# (The pinned movie is indexed as it is loaded; the others after the server listens.) At most 20 min.
 started=$(date +%s.%N)
 start_server
-for _ in $(seq 6000); do [[ $(grep -c "index of .* ready" "$work/server.log") -ge ${#movies[@]} ]] && break; sleep 0.1; done
+until [[ $(grep -c "index of .* ready" "$work/server.log") -ge $(( ${#movies[@]} - 1 )) ]] || (( $(date +%s) - ${started%.*} > 1200 )); do sleep 1; done
 record cache_setup index_build_s "$(echo "$(date +%s.%N) - $started" | bc)"
 kill "$server"; wait "$server" 2>/dev/null || true
 drop_caches
@@ -87,9 +91,10 @@ start_server
 # Cold: movies nobody has read since the page cache was dropped (the last ones: the Zipf run's
 # least popular), each opened once by its own viewer; then the same again, now resident.
 cold_movies=("${movies[@]: -$starts}")
-for phase in cold resident; do
-  samples=()
-  for m in "${cold_movies[@]}"; do
+for phase in cold resident pinned; do
+  samples=() list=("${cold_movies[@]}")
+  [[ $phase == pinned ]] && list=($(for _ in "${cold_movies[@]}"; do echo "$pinned"; done))
+  for m in "${list[@]}"; do
     line=$("$build/client/vod-client" bench "rdma://$addr:$port/$m" --clients 1 --duration 1 --pattern sequential --rate "$rate" 2> /dev/null | grep '^BENCH')
     samples+=("$(field after_connect_p50_us "$line")")
   done
@@ -103,12 +108,15 @@ t0=$(date +%s.%N)
 "$build/client/vod-client" get "rdma://$addr:$port/$goodput_movie" -o /dev/null --quiet --chunk-kib 1024 --depth 16
 record cache_vod_cold_get mbytes_per_s "$(echo "scale=1; $(stat -c %s "$lib/$goodput_movie") / ($(date +%s.%N) - $t0) / 1000000" | bc)"
 # The viewers: Zipf's law over the catalog (its first movie the most popular), a jump every 10 s.
-r0=$(metric vod_server_cache_requests_total) h0=$(metric vod_server_cache_hits_total) d0=$(metric vod_server_cache_disk_read_bytes_total)
+# Segments asked for (by a request, or as its read-ahead): resident (hits), or read from disk
+# (misses when asked for, read-ahead fills when not yet).
+asked() { echo $(( $(metric vod_server_cache_hits_total) + $(metric vod_server_cache_misses_total) + $(metric vod_server_cache_readahead_fills_total) )); }
+r0=$(asked) h0=$(metric vod_server_cache_hits_total) d0=$(metric vod_server_cache_disk_read_bytes_total)
 b0=$(disk_bytes) c0=$(ticks "$server")
 line=$("$build/client/vod-client" bench "rdma://$addr:$port" --zipf 1 --clients "$viewers" --duration "$run_secs" --pattern jump:10 --rate "$rate" \
   --chunk-kib 256 --readahead-seconds 2 --readahead-kib 4096 --depth 8 2> "$work/bench.err" | grep '^BENCH')
 c1=$(ticks "$server") b1=$(disk_bytes)
-r1=$(metric vod_server_cache_requests_total) h1=$(metric vod_server_cache_hits_total) d1=$(metric vod_server_cache_disk_read_bytes_total)
+r1=$(asked) h1=$(metric vod_server_cache_hits_total) d1=$(metric vod_server_cache_disk_read_bytes_total)
 served=$(awk -v g="$(field goodput_mbps "$line")" -v s="$(field seconds "$line")" 'BEGIN { printf "%d", g * 1e6 / 8 * s }')
 record cache_vod in_time "$(field in_time "$line")"
 record cache_vod late "$(field late "$line")"
@@ -134,6 +142,7 @@ fi
 record cache_nginx memory_limit_mib "$limit"
 start_nginx_peer "$work/nginx" "$addr" 8090 "$lib"
 pids+=("$nginx_master")
+for _ in $(seq 300); do curl -s -o /dev/null -I "http://$addr:8090/${movies[0]}" && break; sleep 0.1; done  # a loaded guest starts it slowly
 [[ -n $cgroup ]] && echo $$ > /sys/fs/cgroup/cgroup.procs
 nginx_procs() { echo "$nginx_master $(pgrep -P "$nginx_master" | tr '\n' ' ')"; }
 for phase in cold resident; do
