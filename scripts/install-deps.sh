@@ -44,34 +44,50 @@ packages=(
   procps
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
-    missing+=("$p")
+# siw (software iWARP) for the Soft-RoCE guest, where this host has no RDMA device of its own (the
+# guest is used only then): Debian's kernel is built without it, so tests/softroce/guest-boot builds
+# it from linux-source-6.1 against the headers of the guest's kernel (the one linux-image-amd64 names).
+# Natively nothing of this is needed.
+has_rdma_device() { [[ -n $(ls /sys/class/infiniband 2>/dev/null) ]]; }
+guest_kernel() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }'; }
+
+install_missing() {  # install_missing PACKAGE...: what is not installed yet, with one apt run
+  local p missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: missing packages (${missing[*]}) and not root; run as root or install them" >&2
+    exit 1
   fi
-done
+  echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # Daemons among these packages (nginx, prometheus) must not start on installation: tests start
+  # their own, on their own ports. A policy-rc.d that says no (invoke-rc.d(8)), unless one exists.
+  policy=  # global: the EXIT trap reads it
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\n# installed by rdma-vod install-deps.sh for the length of one apt-get run\nexit 101\n' > "$policy"
+    chmod 755 "$policy"
+    trap 'rm -f "$policy"' EXIT
+  fi
+  apt-get update -q
+  # dpkg's --force-unsafe-io: no fsync per unpacked file, for the several hundred packages of a fresh
+  # machine. The price: after a power loss during this install, packages may need 'apt-get install --reinstall'.
+  apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-unsafe-io "${missing[@]}"
+  [[ -n $policy ]] && rm -f "$policy"
+  trap - EXIT
+}
 
-if ((${#missing[@]} == 0)); then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+install_missing "${packages[@]}"
+if ! has_rdma_device; then
+  kpkg=$(guest_kernel)
+  if [[ -z $kpkg && $(id -u) -eq 0 ]]; then apt-get update -q >/dev/null; kpkg=$(guest_kernel); fi
+  if [[ -n $kpkg ]]; then
+    install_missing linux-source-6.1 "${kpkg/linux-image-/linux-headers-}"
+  else
+    echo "install-deps: cannot resolve the guest's kernel (apt-cache depends linux-image-amd64): the guest will have no siw" >&2
+  fi
 fi
-
-if [[ $(id -u) -ne 0 ]]; then
-  echo "install-deps: missing packages (${missing[*]}) and not root; run as root or install them" >&2
-  exit 1
-fi
-
-echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-# Daemons among these packages (nginx, prometheus) must not start on installation: tests start
-# their own, on their own ports. A policy-rc.d that says no (invoke-rc.d(8)), unless one exists.
-policy=/usr/sbin/policy-rc.d
-if [[ ! -e $policy ]]; then
-  printf '#!/bin/sh\n# installed by rdma-vod install-deps.sh for the length of one apt-get run\nexit 101\n' > "$policy"
-  chmod 755 "$policy"
-  trap 'rm -f "$policy"' EXIT
-fi
-apt-get update -q
-# dpkg's --force-unsafe-io: no fsync per unpacked file, for the several hundred packages of a fresh
-# machine. The price: after a power loss during this install, packages may need 'apt-get install --reinstall'.
-apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-unsafe-io "${missing[@]}"
+echo "install-deps: all ${#packages[@]} packages present"

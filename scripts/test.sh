@@ -42,7 +42,8 @@ ctest --preset sanitize -L 'unit|media|fuzz' -j "$jobs"
 stage "fuzz report (executions per target, edges covered per decoder)"
 tests/fuzz/report.sh . build-sanitize/tests/fuzz-stats
 
-stage "RDMA tests on real rdma-core (Soft-RoCE)"
-tests/softroce/softroce-run --timeout 1800 -- ctest --preset default -L rdma -j 2  # two at a time; the RUN_SERIAL ones alone
+stage "RDMA tests on real rdma-core (Soft-RoCE, and siw for the rdma-iwarp label)"
+# One guest boot with both software devices: -L rdma matches rdma-iwarp too.
+tests/softroce/softroce-run --device both --timeout 1800 -- ctest --preset default -L rdma -j 2  # two at a time; the RUN_SERIAL ones alone
 
 stage "all tests passed"

@@ -237,7 +237,12 @@ void Connector::create_qp_and_connect() {
   param.responder_resources = 0;  // nobody reads from a client
   param.retry_count = 7;
   param.rnr_retry_count = 7;
-  if (rdma_connect(ep.id.get(), &param) != 0) throw_errno("rdma_connect", ep.limits.name, "connecting to " + target_);
+  if (rdma_connect(ep.id.get(), &param) != 0) {
+    // iWARP connects over TCP inside rdma_connect: nobody listening is its ECONNREFUSED, not a
+    // REJECTED event as on IB and RoCE. The same failure, said the same way.
+    if (errno == ECONNREFUSED) throw ConnectRejected(step_text() + ": nothing listens there (connection refused)", kIbCmRejInvalidServiceId, {});
+    throw_errno("rdma_connect", ep.limits.name, "connecting to " + target_);
+  }
   trace::mark("rdma_connect returned");
   if (o.while_connecting) {
     o.while_connecting(ep);

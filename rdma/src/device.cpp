@@ -59,6 +59,8 @@ int read_sink_access(const DeviceLimits& local) noexcept {
   return IBV_ACCESS_LOCAL_WRITE | (local.iwarp ? IBV_ACCESS_REMOTE_WRITE : 0);
 }
 
+bool fences_reads(const DeviceLimits& local) noexcept { return !local.iwarp; }
+
 void require_device() {
   int count = 0;
   ibv_device** list = ibv_get_device_list(&count);

@@ -69,7 +69,18 @@ VerbsQueuePair create_qp(ibv_pd* pd, ibv_qp_init_attr& attr) {
 }
 
 QueuePair::QueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr& attr) {
-  if (rdma_create_qp(id, pd, &attr) != 0) throw_errno("rdma_create_qp", device_name(id->verbs), "creating an RC QP");
+  errno = 0;
+  if (rdma_create_qp(id, pd, &attr) != 0) {
+    // A provider may fail without saying why (errno 0). siw in Linux 6.1 does so once a process has
+    // mapped its 143rd queue on the device (SIW_UOBJ_MAX_KEY of siw-abi.h): about 70 QPs at once.
+    if (errno == 0)
+      throw RdmaError("rdma_create_qp", EAGAIN, device_name(id->verbs),
+                      "creating an RC QP: the provider gave no reason" +
+                          std::string(device_name(id->verbs).rfind("siw", 0) == 0
+                                          ? " (siw maps at most 143 queues per process and device, about 70 QPs at once: fewer connections per process)"
+                                          : ""));
+    throw_errno("rdma_create_qp", device_name(id->verbs), "creating an RC QP");
+  }
   id_ = id;
 }
 

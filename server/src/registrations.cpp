@@ -11,8 +11,8 @@
 
 namespace vod::server {
 
-Device::Device(ibv_context* ctx, std::uint8_t port, bool use_windows)
-    : context(ctx), limits(rdma::query_limits(ctx, port)), windows(use_windows), pd(rdma::alloc_pd(ctx)) {}
+Device::Device(ibv_context* ctx, std::uint8_t port, windows::Isolation mode)
+    : context(ctx), limits(rdma::query_limits(ctx, port)), isolation(mode), pd(rdma::alloc_pd(ctx)) {}
 
 namespace {
 std::string hex_rkey(std::uint32_t rkey) {
@@ -32,8 +32,8 @@ proto::RegionDescriptor MovieRegistration::movie_region() const noexcept {
   return describe(movie_mr.get(), movie->size());
 }
 proto::RegionDescriptor Device::arena_region() const noexcept {
-  // With windows no rkey: its slots are read through windows, one per slot asked for.
-  return {arena_addr, arena_length, arena ? arena->rkey : 0};
+  // Isolated, no rkey: its slots are read through what each client gets per slot it asks for.
+  return {arena_addr, arena_length, arena && !isolated() ? arena->rkey : 0};
 }
 proto::RegionDescriptor MovieRegistration::segments_region() const noexcept {
   return movie->cached ? describe(table_mr.get(), movie->cached->table_length()) : proto::RegionDescriptor{};
@@ -114,15 +114,15 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
       // For the operator's eyes only (debug level): with windows, no client ever learns this rkey.
       if (m->movie_mr)
         log::debug("server", "registered movie " + movie->name + " on " + device->limits.name + ": " + std::to_string(movie->size()) +
-                                 " bytes, lkey " + hex_rkey(m->movie_mr->lkey) + " rkey " + hex_rkey(m->movie_mr->rkey) + (device->windows ? " (window binding only)" : " (remote read)"));
+                                 " bytes, lkey " + hex_rkey(m->movie_mr->lkey) + " rkey " + hex_rkey(m->movie_mr->rkey) + (device->binds_windows() ? " (window binding only)" : device->own_pds() ? " (no remote access: each client registers its own)" : " (remote read)"));
     }
     reg->catalog.entries.push_back(catalog_entry(*movie, m->movie_region(), m->index_region(), m->segments_region()));
     reg->movies.push_back(std::move(m));
   }
   for (const auto& e : extra) reg->catalog.entries.push_back(e);
-  // With windows the shared catalog must not publish rkeys that would bypass them: a client
-  // connects for each movie (or channel) and gets rkeys of its own in the accept.
-  if (device->windows)
+  // With windows or a PD per client the shared catalog must not publish rkeys that would bypass
+  // them: a client connects for each movie (or channel) and gets rkeys of its own in the accept.
+  if (device->isolated())
     for (auto& e : reg->catalog.entries) {
       e.movie.rkey = 0;
       e.index.rkey = 0;

@@ -14,6 +14,7 @@
 
 #include "host_buffer.hpp"
 #include "movie_library.hpp"
+#include "windows/isolation.hpp"
 #include "windows/rkey_history.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/private_data.hpp"
@@ -27,9 +28,11 @@ struct MovieRegistration;
 struct Device {
   ibv_context* context = nullptr;  // owned by librdmacm (rdma_get_devices)
   rdma::DeviceLimits limits;
-  // Memory windows per connection (windows/window_binding.hpp): the regions are registered for
-  // binding only, the catalog lists no rkeys, and each VoD or catalog client gets windows on its QP.
-  bool windows = false;
+  // With tokens, how a connection is kept to what it was granted (windows/isolation.hpp). With
+  // windows the regions are registered for binding only and each client gets windows on its QP; with
+  // pd each client registers what it was granted on a PD of its own; either way the catalog lists
+  // no rkeys.
+  windows::Isolation isolation = windows::Isolation::none;
   rdma::ProtectionDomain pd;  // the device's CQ is the server's CompletionHub's, shared by every QP
   windows::RkeyHistory rkeys;  // window rkeys handed out lately, never handed out again soon
   // The segment cache's arena (--cache-size), registered once on this device: REMOTE_READ, as
@@ -46,9 +49,13 @@ struct Device {
   // Registrations still alive for some generation, so a rescan reuses them.
   std::map<const LoadedMovie*, std::weak_ptr<MovieRegistration>> movies;
 
-  Device(ibv_context* ctx, std::uint8_t port, bool use_windows);
-  // The access the shared regions are registered with: remote Read, or window binding only.
-  int region_access() const noexcept { return windows ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_READ; }
+  Device(ibv_context* ctx, std::uint8_t port, windows::Isolation isolation);
+  bool binds_windows() const noexcept { return isolation == windows::Isolation::windows; }
+  bool own_pds() const noexcept { return isolation == windows::Isolation::pd; }
+  bool isolated() const noexcept { return binds_windows() || own_pds(); }
+  // The access the shared regions are registered with: remote Read, window binding only, or (each
+  // client with its own PD) none from the network.
+  int region_access() const noexcept { return binds_windows() ? IBV_ACCESS_MW_BIND : own_pds() ? 0 : IBV_ACCESS_REMOTE_READ; }
 };
 
 struct MovieRegistration {

@@ -2,6 +2,7 @@
 #include "server_config.hpp"
 
 #include "udp/udp_service.hpp"
+#include "windows/isolation.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -41,7 +42,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   ServerConfig c;
   unsigned port = c.port;
   unsigned udp_port = c.udp_port;
-  std::string config_file, cache_size, segment_size = "4M", pin_budget = "0";
+  std::string config_file, cache_size, segment_size = "4M", pin_budget = "0", isolation_memory = "8G";
   po::options_description general("vod-server: serves every file of a directory from registered memory; clients read it by one-sided RDMA Read\n\n"
                                   "usage: vod-server --media-dir DIR [options]\n\noptions");
   general.add_options()
@@ -54,8 +55,13 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("device", po::value(&c.device)->default_value(c.device), "serve only on this RDMA device (e.g. mlx5_0, rxe0); empty = all")
       ("auth-secret", po::value(&c.auth_secret), "FILE of 'ID HEX' keys: every connection needs an access token made with one (vod-token); "
                                                 "SIGHUP re-reads it (docs/security.md)")
-      ("no-memory-windows", po::bool_switch(&c.no_memory_windows), "with --auth-secret: hand out the shared regions' rkeys instead of a memory window "
-                                                                   "per connection bound to its QP (weaker: docs/security.md)")
+      ("isolation", po::value(&c.isolation)->default_value(c.isolation), "with --auth-secret: how a connection is kept to what its token granted: "
+                                                                         "auto (the strongest each device can do), windows (a memory window per "
+                                                                         "connection), pd (a protection domain per connection, for iWARP), or shared "
+                                                                         "(the shared regions' rkeys, weaker: docs/security.md)")
+      ("isolation-memory", po::value(&isolation_memory)->default_value(isolation_memory), "with --isolation pd: memory all connections' own "
+                                                                                          "registrations may pin at once (e.g. 8G); beyond it a connect is refused")
+      ("no-memory-windows", po::bool_switch(&c.no_memory_windows), "the same as --isolation shared")
       ("revoked", po::value(&c.revoked), "FILE of 'key N', 'token HEX' and 'client ADDR' lines: refused, and disconnected when SIGHUP re-reads it")
       ("connect-rate", po::value(&c.connect_rate)->default_value(c.connect_rate), "connect requests per second one client address may make (0: no limit); "
                                                                                  "more are rejected as 'rate limited'")
@@ -154,6 +160,12 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
     throw std::invalid_argument("--segment-size must be a power of two from 64K to 1G");
   c.segment_size = static_cast<std::uint32_t>(seg);
   c.pin_budget = parse_size(pin_budget, "--pin-budget");
+  c.isolation_memory = parse_size(isolation_memory, "--isolation-memory");
+  (void)windows::parse_isolation(c.isolation);  // refused now, with the choices, not at the first device
+  if (c.no_memory_windows) {
+    if (c.isolation != "auto" && c.isolation != "shared") throw std::invalid_argument("--no-memory-windows is --isolation shared: not with --isolation " + c.isolation);
+    c.isolation = "shared";
+  }
   if (c.cache_size) {
     if (c.cache_size < c.segment_size)
       throw std::invalid_argument("--cache-size must hold at least one segment (--segment-size " + segment_size + ")");

@@ -28,9 +28,13 @@ struct ServerConfig {
   std::uint16_t metrics_port = 0;          // Prometheus /metrics over HTTP; 0: off
   std::string metrics_bind = "127.0.0.1";  // where /metrics listens, when on
   std::string auth_secret;                 // keys file: every connect needs a token (docs/security.md); empty: off
-  // With --auth-secret: bind a memory window per connection on devices that have type-2 windows
-  // (docs/security.md). This turns that off: the shared MRs' rkeys, a documented weaker mode.
+  // With --auth-secret: how each connection is kept to what its token granted (windows/isolation.hpp,
+  // docs/security.md): auto, windows, pd or shared. --no-memory-windows is --isolation shared.
+  std::string isolation = "auto";
   bool no_memory_windows = false;
+  // --isolation pd: the memory all connections' own registrations may pin at once; a connect beyond
+  // it is refused (server full), saying so.
+  std::uint64_t isolation_memory = 8ull << 30;
   std::string revoked;                     // revocation file (keys, tokens, clients), re-read on SIGHUP; empty: none
   double connect_rate = 0;                 // RDMA connects per second per client address; 0: no limit
   double connect_burst = 10;               // connects an idle address may make at once

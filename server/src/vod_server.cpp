@@ -8,6 +8,7 @@
 #include "udp/udp_regions.hpp"
 #include "vod/log.hpp"
 #include "vod/rdma/error.hpp"
+#include "windows/isolation.hpp"
 #include "windows/rdma_window_verbs.hpp"
 
 namespace vod::server {
@@ -51,11 +52,12 @@ VodServer::VodServer(ServerConfig config)
     : config_(std::move(config)),
       source_limits_({config_.connect_rate, config_.connect_burst, config_.max_per_source}),
       cache_(make_cache(reactor_, config_)),
+      pinned_(config_.isolation_memory),
       completions_(reactor_, hub_),
       channels_(reactor_, live_channels(config_), live_options(config_)),
-      live_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }}, channels_),
+      live_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, &pinned_}, channels_),
       vod_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, [this] { counts_changed_ = true; }, cache_.get(),
-            cache_ ? &slot_watchers_.emplace(cache_->slots()) : nullptr}) {
+            cache_ ? &slot_watchers_.emplace(cache_->slots()) : nullptr, &pinned_}) {
   if (cache_) cache_->on_refill([this](std::uint32_t slot) { slot_watchers_->refilling(slot); });
   if (!config_.auth_secret.empty()) load_auth_keys();
   if (!config_.revoked.empty()) load_revocations();
@@ -195,19 +197,14 @@ void VodServer::open_devices() {
     names += (names.empty() ? "" : ", ") + name;
     if (!config_.device.empty() && name != config_.device) continue;
     const std::uint8_t port = listener_->id()->port_num ? listener_->id()->port_num : 1;
-    // Windows go with authorization: they bound what a token grants to the client's own QP.
-    const bool want_windows = !config_.auth_secret.empty() && !config_.no_memory_windows;
+    // With tokens, each device keeps every connection to what its token granted, as strongly as it
+    // can (windows, else a PD per connection), or as --isolation says.
     const rdma::DeviceLimits limits = rdma::query_limits(ctx, port);
-    const bool windows = want_windows && limits.type2_windows && !limits.iwarp;
-    if (want_windows && !windows)
-      log::warn("auth", "device " + name + (limits.iwarp ? " is iWARP (its QPs reach RTS inside the accept, too late to bind a window first)"
-                                                          : " has no type-2 memory windows") +
-                            ": serving the shared regions' rkeys instead, the weaker mode: a client that learns an rkey can read that region "
-                            "from any connection until the server restarts (docs/security.md)");
-    if (want_windows && windows) log::info("auth", "device " + name + ": a memory window per connection, bound to its QP (max_mw " + std::to_string(limits.max_mw) + ")");
-    if (!want_windows && !config_.auth_secret.empty())
-      log::warn("auth", "--no-memory-windows: serving the shared regions' rkeys, the weaker mode (docs/security.md)");
-    auto device = std::make_shared<Device>(ctx, port, windows);
+    const auto isolation = windows::choose_isolation(windows::parse_isolation(config_.isolation), !config_.auth_secret.empty(),
+                                                     limits.type2_windows, limits.iwarp, name);
+    if (isolation.mode == windows::Isolation::shared) log::warn("auth", isolation.why);
+    else if (isolation.mode != windows::Isolation::none) log::info("auth", isolation.why);
+    auto device = std::make_shared<Device>(ctx, port, isolation.mode);
     if (cache_) register_arena(*device);
     device_ports_[ctx] = port;
     log::info("server", "device " + name + (device->limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " +
@@ -227,12 +224,14 @@ void VodServer::open_devices() {
 }
 
 void VodServer::register_arena(Device& device) {
-  // Once per device, REMOTE_READ as movies are; with windows, slot by slot and for binding only.
+  // Once per device, REMOTE_READ as movies are; with windows, slot by slot and for binding only;
+  // with a PD per client not at all (each registers the slots it asks for on its own PD).
   const std::uint64_t length = cache_->arena_length(), slot = cache_->options().segment_size;
   device.arena_addr = reinterpret_cast<std::uint64_t>(cache_->arena().data());
   device.arena_length = length;
   std::uint32_t lkey = 0;
-  if (!device.windows) {
+  if (device.own_pds()) return;
+  if (!device.binds_windows()) {
     device.arena = rdma::register_memory(device.pd.get(), cache_->arena().data(), length, IBV_ACCESS_REMOTE_READ, "the segment cache's arena");
     lkey = device.arena->lkey;
   } else {
@@ -249,7 +248,7 @@ void VodServer::register_arena(Device& device) {
   char keys[32];
   std::snprintf(keys, sizeof keys, "lkey 0x%x", lkey);
   log::debug("cache", "registered the arena on " + device.limits.name + ": " + std::to_string(length) + " bytes, " +
-                          (device.windows ? std::to_string(cache_->slots()) + " regions, slot 0's " + keys + " (window binding only)"
+                          (device.binds_windows() ? std::to_string(cache_->slots()) + " regions, slot 0's " + keys + " (window binding only)"
                                           : std::string(keys) + " (remote read)"));
 }
 

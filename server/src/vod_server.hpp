@@ -86,6 +86,7 @@ class VodServer {
   // With --cache-size: before the devices (whose MRs cover its arena) and the connections.
   std::unique_ptr<cache::SegmentCache> cache_;
   std::optional<windows::SlotWatchers> slot_watchers_;  // with a cache: windows over its slots (tokens), freed at a refill
+  windows::PinnedBudget pinned_;  // --isolation pd: what connections' own registrations pin (--isolation-memory)
   std::optional<cache::IndexStore> index_store_;    // with a cache: --state-dir
   std::unique_ptr<cache::LazyIndexer> indexer_;     // with a cache: indexes built after start
   Library library_;

@@ -17,6 +17,8 @@
 #     address is refused as 'source limit' (code 12)
 #   - rdmasrc (uri with ?token=) byte-exact, vod-proxy --server rdma://host?token= serving a movie
 #     byte-exact, and without a token the proxy's pages answer 502 with the reason
+#   - --isolation pd (a protection domain per connection, what iWARP gets): the same hostile reader's
+#     probes refused while an honest viewer reads byte-exact
 source "$(dirname "$0")/vod_test_lib.sh"
 media=$work/media
 mkdir -p "$media"
@@ -114,8 +116,8 @@ step "a live viewer with windows: its ring, header and catalog through windows o
 cam=$(mint --live cam)
 "$client_bin" get "$(uri live/cam)?token=$cam" -o "$work/cam.ts" --duration 3 2> "$work/cam.log" || fail "live with a token: $(tail -n 2 "$work/cam.log")"
 grep -q "accepted for 'cam' after binding 3 memory windows" "$server_log" || fail "the live viewer did not get windows"
-frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$work/cam.ts" | grep -m 1 .)
-[[ ${frames:-0} -ge 25 ]] || fail "the live recording decodes to only ${frames:-0} frames"
+frames=$(video_frames "$work/cam.ts")
+[[ ${frames:-0} -ge 25 ]] || fail "the live recording ($(stat -c %s "$work/cam.ts") bytes) decodes to only ${frames:-0} frames: $(ffprobe -v error -count_frames "$work/cam.ts" 2>&1 | tail -n 3)"
 expect "a movie token for a live channel" 1 "out of scope" "$client_bin" get "$(uri live/cam)?token=$a" -o "$work/x" --duration 1
 pass "a live viewer read 3 s through its windows ($frames frames decode); a movie token does not open the channel"
 
@@ -231,7 +233,7 @@ pass "rdmasrc and vod-proxy carry the token; the proxy without one says why (502
 
 step "fallback without memory windows (--no-memory-windows): documented as weaker"
 crash_and_restart_server "$media" --auth-secret "$keys" --no-memory-windows
-grep -q "no-memory-windows: serving the shared regions' rkeys, the weaker mode" "$server_log" || fail "the server does not warn about the weaker mode"
+grep -q "WARN auth: device .*: --isolation shared: the shared regions' rkeys, the weaker mode" "$server_log" || fail "the server does not warn about the weaker mode"
 "$client_bin" get "$(with premium-a.bin "$t_all")" -o "$work/fb.out" -q && cmp "$media/premium-a.bin" "$work/fb.out" || fail "get without windows"
 "$build/tests/rdma/hostile_reader" --host "$addr" --port "$port" --name premium-b.bin --token "$t_all" --file "$media/premium-b.bin" \
   --fallback > "$work/fallback.out" 2>&1 || { cat "$work/fallback.out"; fail "the fallback did not behave as documented"; }
@@ -288,3 +290,18 @@ for i in 1 2; do "$client_bin" get "$(with free.bin "$all")" -o "$work/free2.out
 stop_server
 echo "# nothing revoked" > "$revoked"
 pass "8 failed setups (live and movie) left no connection counted; SIGHUP revocation afterwards is safe; the server exits 0"
+
+step "--isolation pd on rxe (as iWARP gets it): the same hostile reader, a protection domain per connection"
+start_server "$media" --auth-secret "$keys" --isolation pd --log-level debug
+grep -q "a protection domain per connection, with a registration" "$server_log" || fail "the server did not take --isolation pd"
+pd_rkey=$(sed -n 's/.*registered movie premium-b.bin on [^:]*: [0-9]* bytes, lkey 0x\([0-9a-f]*\) rkey 0x[0-9a-f]* .*/\1/p' "$server_log" | head -n 1)
+"$client_bin" play "$(with premium-a.bin "$all")" --rate 0.4 --burst 0 > "$work/pd-honest.out" 2> "$work/pd-honest.err" &
+honest=$!
+"$build/tests/rdma/hostile_reader" --host "$addr" --port "$port" --name premium-b.bin --token "$all" --file "$media/premium-b.bin" \
+  --mr-rkey "$pd_rkey" > "$work/hostile-pd.out" 2>&1 || { cat "$work/hostile-pd.out"; fail "a hostile read was not refused with --isolation pd"; }
+sed 's/^/    /' "$work/hostile-pd.out"
+[[ $(grep -c "^refused: " "$work/hostile-pd.out") -eq 5 ]] || fail "expected 5 refused probes with --isolation pd"
+wait "$honest" || fail "the honest viewer with --isolation pd: $(tail -n 2 "$work/pd-honest.err")"
+cmp "$media/premium-a.bin" "$work/pd-honest.out" || fail "the honest viewer's bytes differ with --isolation pd"
+stop_server
+pass "with --isolation pd on rxe: stolen, wrong, shared-region, out-of-bounds and reused rkeys refused; the honest viewer byte-exact"

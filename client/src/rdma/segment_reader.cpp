@@ -189,7 +189,7 @@ void SegmentReader::dispatch(std::uint32_t i) {
   ++stats_.parts;
   batch_.add(rdma::WorkId{owner_, kData, i}.pack(), p.dest, p.length, p.lkey, m.arena.addr + slot * m.header.segment_size + p.offset, rkey);
   batch_.add(rdma::WorkId{owner_, kCheck, i}.pack(), memory_.data() + std::size_t{i} * 8, 8, mr_->lkey,
-             m.table.addr + proto::segment_entry_offset(p.segment), m.table.rkey, /*fence=*/true);
+             m.table.addr + proto::segment_entry_offset(p.segment), m.table.rkey, rdma::fences_reads(ep_.limits));
 }
 
 void SegmentReader::ask(const std::shared_ptr<Movie>& m, std::uint32_t segment, std::uint16_t ahead) {

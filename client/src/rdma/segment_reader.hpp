@@ -4,11 +4,15 @@
 //
 // A fetch of the movie is split at segment boundaries into parts. A part whose segment the reader
 // believes resident (its last word of the segment's entry) goes out as two Reads in one batch: the
-// bytes from the slot, then the entry again, fenced (IBV_SEND_FENCE: it samples the entry only after
-// the data Read has completed). The part is delivered only when the re-read word equals the word it
-// was posted with and the check completed within the server's Read deadline: a generation only
-// grows, so the segment sat in that slot for the whole data Read. Otherwise its bytes are dropped
-// and the part goes again (with the new word, or after asking for the segment).
+// bytes from the slot, then the entry again, fenced where the device allows it (IBV_SEND_FENCE: it
+// samples the entry only after the data Read has completed; siw refuses a fenced Read, so not on
+// iWARP). The part is delivered only when the re-read word equals the word it was posted with and
+// the check completed within the server's Read deadline. The deadline alone is enough: Reads on a
+// QP complete in order, so the data Read sampled the slot before the check completed, that is
+// within the deadline of posting; the entry was still valid when the check sampled it, after the
+// posting; and the server refills a slot only once its entry has been invalid for longer than the
+// deadline. So the segment sat in that slot for the whole data Read. Otherwise its bytes are
+// dropped and the part goes again (with the new word, or after asking for the segment).
 //
 // With memory windows (a server with tokens: the accept gives the arena no rkey) a slot is read only
 // through the window rkey of the answer to a request for its segment, and only within the lease

@@ -68,6 +68,9 @@ void Admitter::on_connect_request(rdma::CmEvent& event) {
   const std::uint8_t depth = rdma::server_responder_resources(catalog.device->limits, event.conn().responder_resources);
   try {
     transport->accept(Accepting{owned, event.conn(), current->second, yes, peer, depth, std::move(grant)});
+  } catch (const SetupRefused& e) {
+    log::warn("server", "refused " + peer + ": " + e.what());
+    return refuse(event, peer, e.code, e.what());
   } catch (const std::exception& e) {  // whatever it made is gone again; the id is still ours
     log::error("server", "cannot set up the connection from " + peer + ": " + e.what());
     return refuse(event, peer, proto::RejectCode::internal_error, "the server could not set up the connection");

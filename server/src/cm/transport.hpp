@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "admission.hpp"
@@ -31,11 +32,19 @@ struct Accepting {
   auth::Grant grant;                              // counted against its address; goes with the connection
 };
 
+// Thrown by a transport that refuses a connection it could set up only by breaking a promise (its
+// isolation, a limit): the connect is rejected with this code and reason, not internal_error.
+struct SetupRefused : std::runtime_error {
+  proto::RejectCode code;
+  SetupRefused(proto::RejectCode c, const std::string& reason) : std::runtime_error(reason), code(c) {}
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
   // Sets the connection up and answers it (or starts to: a window binding answers on completion).
-  // Throws std::exception when it cannot: the caller rejects with internal_error.
+  // Throws SetupRefused to reject with a reason, any other std::exception when it cannot: the
+  // caller rejects with internal_error.
   virtual void accept(Accepting a) = 0;
   virtual std::size_t connections() const noexcept = 0;
   // Cuts off every connection for which `why` gives a reason (revocation), logging it.

@@ -95,7 +95,7 @@ void LiveTransport::accept(cm::Accepting a) {
   c.catalog = catalog;
   c.channel = index;
   c.since = std::chrono::steady_clock::now();
-  if (device.windows) {
+  if (device.binds_windows()) {
     // Windows over exactly the ring, the header and the catalog, bound to this viewer's own QP;
     // the accept goes out when the binds complete (finish_accept).
     Viewer::WindowPlan plan{{{regions.ring.get(), accept.movie}, {regions.header.get(), accept.index}, {catalog->mr.get(), accept.catalog}},
@@ -107,6 +107,16 @@ void LiveTransport::accept(cm::Accepting a) {
     accept.catalog = w[2];
     c.accept_data = proto::encode(accept);
     c.depth = depth;
+  } else if (device.own_pds()) {
+    // Its own PD with exactly the ring, the header and the catalog registered, and its QP there.
+    Viewer::OwnPdPlan plan{ctx_.pinned, {{regions.ring->addr, e.size}, {regions.header->addr, sizeof(proto::WireLiveHeader)},
+                                         {catalog->bytes.data(), catalog->bytes.length()}}};
+    c.viewer = std::make_unique<Viewer>(id.get(), device.pd.get(), device.limits, hub_, depths_, peer, e.name, nullptr, &plan);
+    const auto& own = c.viewer->window_regions();
+    accept.movie = own[0];
+    accept.index = own[1];
+    accept.catalog = own[2];
+    rdma::accept(id.get(), proto::encode(accept), depth, kRnrRetry);
   } else {
     c.viewer = std::make_unique<Viewer>(id.get(), device.pd.get(), device.limits, hub_, depths_, peer, e.name);
     rdma::accept(id.get(), proto::encode(accept), depth, kRnrRetry);

@@ -41,6 +41,7 @@ class LiveTransport final : public cm::Transport {
     cm::Routes& routes;
     ServerMetrics& metrics;
     std::function<std::size_t()> clients;  // every transport's connections, for log lines
+    windows::PinnedBudget* pinned = nullptr;  // --isolation pd: what viewers' own registrations may pin
   };
   LiveTransport(Context context, Channels& channels, Viewer::Depths depths = {});
   ~LiveTransport() override;

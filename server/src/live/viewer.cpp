@@ -28,8 +28,13 @@ const char* to_string(Viewer::State s) noexcept {
 }
 
 Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths,
-               std::string peer, std::string channel, const WindowPlan* windows)
+               std::string peer, std::string channel, const WindowPlan* windows, const OwnPdPlan* own)
     : id_(id), hub_(hub), depths_(depths), peer_(std::move(peer)), channel_(std::move(channel)) {
+  if (own) {
+    own_pd_.emplace(id->verbs, *own->budget, own->spans);
+    pd = own_pd_->pd();
+    window_regions_ = own_pd_->regions();
+  }
   const std::uint32_t max_wr = std::max(limits.max_qp_wr, 4u);
   depths_.send = std::clamp(depths_.send, 4u, max_wr);
   depths_.recv = std::clamp(depths_.recv, 1u, max_wr);
@@ -39,8 +44,8 @@ Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdm
   mr_ = rdma::register_memory(pd, buffers_.data(), buffers_.length(), IBV_ACCESS_LOCAL_WRITE, "live message buffers for " + peer_);
   const std::uint32_t binds = windows ? static_cast<std::uint32_t>(windows->spans.size()) : 0;
   const std::uint32_t entries = depths_.send + depths_.recv + binds;
-  ibv_cq* cq = hub.reserve(id->verbs, entries);
-  cq_share_.reset(new CqShare{&hub, id->verbs, entries});
+  cq_share_ = rdma::CqShare(hub, id->verbs, entries);
+  ibv_cq* cq = cq_share_.cq();
   ibv_qp_init_attr attr{};
   attr.send_cq = cq;
   attr.recv_cq = cq;
@@ -194,6 +199,7 @@ void Viewer::begin_drain(const std::string& why) {
   state_ = State::draining;
   drain_started_ = std::chrono::steady_clock::now();
   if (binding_) binding_->invalidate();  // its windows' rkeys fail from now on
+  if (own_pd_) own_pd_->invalidate();    // so do its own registrations
   // In the error state every outstanding work request completes as a flush. Receives always
   // complete, so they are counted; Sends are signaled only now and then, so a signaled marker
   // posted after the transition completes last on its queue. (A disconnect may have moved the QP

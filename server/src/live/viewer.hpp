@@ -39,10 +39,12 @@
 #include "live/channel.hpp"
 #include "live/channel_view.hpp"
 #include "live/notify_planner.hpp"
+#include "windows/connection_pd.hpp"
 #include "windows/rdma_window_verbs.hpp"
 #include "windows/window_binding.hpp"
 #include "vod/protocol/live_messages.hpp"
 #include "vod/rdma/completion_hub.hpp"
+#include "vod/rdma/cq_share.hpp"
 #include "vod/rdma/device.hpp"
 #include "vod/rdma/handles.hpp"
 
@@ -68,6 +70,13 @@ class Viewer {
     std::uint8_t rnr_retry = 7;
   };
 
+  // With a PD per connection (--isolation pd): the memory the viewer's own PD registers (ring,
+  // header, catalog), its QP and message buffers on that PD too.
+  struct OwnPdPlan {
+    windows::PinnedBudget* budget = nullptr;
+    std::vector<windows::ConnectionPd::Span> spans;
+  };
+
   struct Depths {
     std::uint32_t send = 64;   // notifications in flight at most (capped by max_qp_wr)
     std::uint32_t recv = 8;    // credit messages the server has receives posted for
@@ -77,8 +86,10 @@ class Viewer {
   // Creates the QP on `hub`'s CQ for the id's device, registers the message buffers and posts the
   // receives: call before rdma_accept. With `windows`, the QP is the viewer's own, brought to RTS,
   // and the windows' binds are posted (state binding). Throws RdmaError.
+  // With `own`, `pd` is unused: the viewer's own PD holds everything of it. Throws
+  // cm::SetupRefused when that PD's registrations cannot be had (windows/connection_pd.hpp).
   Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths,
-         std::string peer, std::string channel, const WindowPlan* windows = nullptr);
+         std::string peer, std::string channel, const WindowPlan* windows = nullptr, const OwnPdPlan* own = nullptr);
   Viewer(const Viewer&) = delete;
   Viewer& operator=(const Viewer&) = delete;
   ~Viewer();
@@ -91,7 +102,8 @@ class Viewer {
   void begin_drain(const std::string& why);
 
   State state() const noexcept { return state_; }
-  // With windows: the regions with their windows' rkeys, in the plan's order.
+  // With windows: the regions with their windows' rkeys, in the plan's order; with its own PD, the
+  // regions registered there, in the plan's order.
   const std::vector<proto::RegionDescriptor>& window_regions() const noexcept { return window_regions_; }
   // True once, when the binds have completed: the accept may go out now.
   bool take_bound() noexcept { return std::exchange(bound_, false); }
@@ -119,16 +131,11 @@ class Viewer {
   Depths depths_;
   std::string peer_, channel_;
   std::uint32_t owner_ = 0;
-  // Declared in creation order; destroyed in reverse: QP, CQ share, MR, buffer.
+  // Declared in creation order; destroyed in reverse: QP, CQ share, MR, buffer, and last its own PD.
+  std::optional<windows::ConnectionPd> own_pd_;
   HostBuffer buffers_;  // send slots, then receive slots; local access only
   rdma::MemoryRegion mr_;
-  struct CqShare {
-    rdma::CompletionHub* hub;
-    ibv_context* context;
-    std::uint32_t entries;
-    ~CqShare() { hub->release(context, entries); }
-  };
-  std::unique_ptr<CqShare> cq_share_;
+  rdma::CqShare cq_share_;
   rdma::QueuePair qp_;           // without windows
   rdma::VerbsQueuePair own_qp_;  // with windows
   // With windows: the same state machine as a VoD connection's (bring-up, binds, the signalled

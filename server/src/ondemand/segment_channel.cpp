@@ -31,7 +31,8 @@ SegmentChannel::SegmentChannel(cache::SegmentCache& cache, std::shared_ptr<Catal
   mr_ = rdma::register_memory(pd, buffers_.data(), buffers_.mapped_length(), IBV_ACCESS_LOCAL_WRITE, "segment message buffers for " + peer_);
   if (access_) {
     const auto layout = cache_.layout();
-    windows_.emplace(access_->watchers, pd, catalog_->device->rkeys, access_->max_windows, windows::window_keep(layout.grace_ms, layout.read_deadline_ms));
+    windows_.emplace(access_->watchers, pd, catalog_->device->rkeys, access_->max_windows, windows::window_keep(layout.grace_ms, layout.read_deadline_ms),
+                     access_->own_pd ? windows::SlotWindows::Kind::region : windows::SlotWindows::Kind::window);
   }
   for (std::uint32_t i = 0; i < send_depth(credits_) - 1; ++i) free_sends_.push_back(send_depth(credits_) - 2 - i);
   for (std::uint32_t i = 0; i < recv_depth(credits_); ++i) post_recv(i);
@@ -50,9 +51,11 @@ void SegmentChannel::close() noexcept {
 void SegmentChannel::post_recv(std::uint32_t slot) {
   if (int err = rdma::post_recv(qp_, rdma::WorkId{owner_, kRecv, slot}.pack(), buffers_.data() + slot * kSlot, static_cast<std::uint32_t>(kSlot), mr_->lkey))
     rdma::throw_error("ibv_post_recv", err, peer_, "posting a receive for segment requests");
+  ++outstanding_;
 }
 
 std::string SegmentChannel::on_completion(const ibv_wc& wc, std::uint8_t kind, std::uint32_t index) {
+  if (outstanding_ > 0) --outstanding_;
   if (closed_) return {};
   if (kind == kSlotBind) {
     binding_ = false;
@@ -156,8 +159,10 @@ SegmentChannel::Front SegmentChannel::ready_front() {
   }
   if (binding_) return Front::wait;
   std::optional<windows::SlotWindows::ToBind> bind;
+  const std::uint64_t segment_size = cache_.options().segment_size;
+  const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(catalog_->device->arena_addr) + std::uint64_t{slot} * segment_size;
   try {
-    bind = windows_->make(slot, now);
+    bind = windows_->make(slot, at, a.file->segment_length(a.notify.segment), now);
   } catch (const rdma::RdmaError& e) {
     log::error("auth", peer_ + ": no memory window for cache slot " + std::to_string(slot) + ": " + e.what() + "; refusing the segment");
     a.notify.status = proto::SegmentStatus::refused;
@@ -166,8 +171,13 @@ SegmentChannel::Front SegmentChannel::ready_front() {
   }
   if (!bind) {  // max_windows held, every one still leased: the first lease's end is soon
     if (!lease_wait_.armed())
-      if (auto at = windows_->expiry()) lease_wait_ = access_->reactor.at(*at, [this] { post_sends(); });
+      if (auto when = windows_->expiry()) lease_wait_ = access_->reactor.at(*when, [this] { post_sends(); });
     return Front::wait;
+  }
+  if (!bind->mw) {  // a registration on the connection's own PD: usable now
+    a.notify.rkey = bind->rkey;
+    a.ready = true;
+    return Front::send;
   }
   // Exactly the segment's bytes in the slot, over the slot's own region (registrations.hpp); past
   // a last segment's end its slot holds zeros (SegmentCache::filled).
@@ -190,6 +200,7 @@ SegmentChannel::Front SegmentChannel::ready_front() {
     return Front::wait;
   }
   ++stats_.slot_binds;
+  ++outstanding_;
   binding_ = true;
   return Front::wait;
 }
@@ -209,6 +220,7 @@ void SegmentChannel::post_sends() {
       queued_.clear();
       return;
     }
+    ++outstanding_;
     free_sends_.pop_back();
     queued_.pop_front();
     ++stats_.notifications;

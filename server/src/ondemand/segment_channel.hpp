@@ -46,6 +46,7 @@ struct SlotAccess {
   windows::SlotWatchers& watchers;
   std::uint32_t movie_index = 0;     // the one catalog entry its grant covers (kNoMovie: none)
   std::size_t max_windows = 256;
+  bool own_pd = false;               // --isolation pd: slots are registered on the connection's own PD (the channel's `pd`), not bound
 };
 
 class SegmentChannel {
@@ -73,6 +74,11 @@ class SegmentChannel {
   std::string on_completion(const ibv_wc& wc, std::uint8_t kind, std::uint32_t index);
   // The connection is going: answers that arrive later are dropped, and its slot windows are freed.
   void close() noexcept;
+  // Work requests posted on the QP whose completions have not arrived yet. Every completion of
+  // this channel's kinds, flushes included, is passed to on_completion (closed or not), so once
+  // the QP is in the error state this reaches 0 exactly when all of them have been flushed: the
+  // drain needs no marker Send, which siw never completes on a QP in the error state.
+  std::uint32_t outstanding() const noexcept { return outstanding_; }
 
  private:
   struct Answer {
@@ -110,6 +116,7 @@ class SegmentChannel {
   loop::Reactor::Timer lease_wait_;          // max_windows held: until the first lease ends
   std::shared_ptr<SegmentChannel*> self_;    // answers hold it weakly: null once closed
   bool closed_ = false;
+  std::uint32_t outstanding_ = 0;            // posted work requests not completed yet
 };
 
 }  // namespace vod::server::ondemand

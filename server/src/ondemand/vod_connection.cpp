@@ -58,6 +58,7 @@ void VodConnection::send_accept() {
 void VodConnection::disconnect() noexcept {
   if (channel_) channel_->close();
   if (windows_) windows_->invalidate();  // their rkeys fail from now on, before any message
+  if (own_pd_) own_pd_->invalidate();
   if (own_qp_) rdma::move_to_error(own_qp_.get());
   rdma_disconnect(id_.get());  // an rdma_cm QP goes to error here; the last CM event destroys the rest
 }
@@ -70,7 +71,11 @@ void VodConnection::on_completion(const ibv_wc& wc, rdma::WorkId wid) {
     return;
   }
   if ((wid.kind == SegmentChannel::kRecv || wid.kind == SegmentChannel::kSend || wid.kind == SegmentChannel::kSlotBind) && channel_) {
-    if (state_ == State::draining || state_ == State::gone) return;
+    if (state_ == State::draining || state_ == State::gone) {
+      channel_->on_completion(wc, wid.kind, wid.index);  // closed: it only counts the flush
+      if (!windows_ && channel_->outstanding() == 0) drained_ = true;
+      return;
+    }
     const std::string why = channel_->on_completion(wc, wid.kind, wid.index);
     if (!why.empty()) {
       log::warn("server", peer_ + ": " + why + "; disconnecting it");

@@ -30,6 +30,7 @@
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/cq_share.hpp"
 #include "vod/rdma/handles.hpp"
+#include "windows/connection_pd.hpp"
 #include "windows/rdma_window_verbs.hpp"
 #include "windows/window_binding.hpp"
 
@@ -79,6 +80,7 @@ class VodConnection final : public cm::CmEndpoint {
   std::shared_ptr<CatalogRegistration> catalog_;
   rdma::CmIdHandle id_;
   cm::Routes::Route route_;
+  std::optional<windows::ConnectionPd> own_pd_;     // --isolation pd: its PD and its own registrations, after its QP
   rdma::CqShare cq_;                                 // with windows: room for its binds (and a drain marker)
   rdma::QueuePair qp_;                               // without windows: rdma_cm's
   rdma::VerbsQueuePair own_qp_;                      // with windows: its own

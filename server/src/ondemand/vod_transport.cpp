@@ -32,29 +32,52 @@ void VodTransport::accept(cm::Accepting a) {
   attr.qp_type = IBV_QPT_RC;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
-  if (!device.windows && ctx_.cache) {
-    // With a segment cache: its requests' receives, its notifications and a drain marker, on the
-    // hub's CQ with room reserved for all of them; receives posted before the accept.
-    const std::uint16_t credits = ctx_.cache->options().request_credits;
-    const std::uint32_t sends = SegmentChannel::send_depth(credits) + 1, recvs = SegmentChannel::recv_depth(credits);
-    c->cq_ = rdma::CqShare(hub, id->verbs, sends + recvs);
-    attr.send_cq = c->cq_.cq();
-    attr.recv_cq = c->cq_.cq();
-    attr.cap.max_send_wr = sends;
-    attr.cap.max_recv_wr = recvs;
-    c->qp_ = rdma::QueuePair(id, device.pd.get(), attr);
-    c->hub_owner_ = rdma::HubOwner(hub, [raw = c.get()](const ibv_wc& wc, rdma::WorkId wid) { raw->on_completion(wc, wid); });
-    c->channel_.emplace(*ctx_.cache, a.catalog, device.pd.get(), c->qp_.get(), c->hub_owner_.id(), a.peer, channel_stats_);
-    rdma::accept(id, proto::encode(accept), a.depth);
-    c->state_ = State::accepting;
-  } else if (!device.windows) {
-    // The hub's CQ, with nothing reserved on it: the server posts nothing on this QP (Reads are
-    // answered by the responder), so nothing of it ever completes.
-    attr.send_cq = hub.reserve(id->verbs, 0);
-    attr.recv_cq = attr.send_cq;
-    attr.cap.max_send_wr = 1;
-    attr.cap.max_recv_wr = 1;
-    c->qp_ = rdma::QueuePair(id, device.pd.get(), attr);
+  const MovieRegistration* m = a.admit.kind == Admit::Kind::movie ? a.catalog->movies.at(a.admit.entry).get() : nullptr;
+  if (!device.binds_windows()) {
+    ibv_pd* pd = device.pd.get();
+    if (device.own_pds()) {
+      // Its own PD, with a registration of exactly what it was granted: the catalog, and its movie
+      // (a cached one: its segment table; its slots as it asks for them) with its index. Its QP is
+      // rdma_cm's on that PD, so that an iWARP device brings it to RTS inside the accept.
+      std::vector<windows::ConnectionPd::Span> spans{{a.catalog->bytes.data(), a.catalog->bytes.length()}};
+      if (m) {
+        if (m->movie->cached) spans.push_back({m->movie->cached->table().data(), m->movie->cached->table_length()});
+        else spans.push_back({m->movie->bytes.data(), m->movie->size()});
+        spans.push_back({m->movie->index_bytes.data(), m->movie->index_bytes.length()});
+      }
+      c->own_pd_.emplace(id->verbs, *ctx_.pinned, spans);  // throws cm::SetupRefused with the reason
+      pd = c->own_pd_->pd();
+      const auto& regions = c->own_pd_->regions();
+      accept.catalog = regions[0];
+      if (m) {
+        (m->movie->cached ? accept.segments : accept.movie) = regions[1];
+        accept.index = regions[2];
+      }
+    }
+    if (ctx_.cache) {
+      // With a segment cache: its requests' receives, its notifications and a drain marker, on the
+      // hub's CQ with room reserved for all of them; receives posted before the accept.
+      const std::uint16_t credits = ctx_.cache->options().request_credits;
+      const std::uint32_t sends = SegmentChannel::send_depth(credits) + 1, recvs = SegmentChannel::recv_depth(credits);
+      c->cq_ = rdma::CqShare(hub, id->verbs, sends + recvs);
+      attr.send_cq = c->cq_.cq();
+      attr.recv_cq = c->cq_.cq();
+      attr.cap.max_send_wr = sends;
+      attr.cap.max_recv_wr = recvs;
+      c->qp_ = rdma::QueuePair(id, pd, attr);
+      c->hub_owner_ = rdma::HubOwner(hub, [raw = c.get()](const ibv_wc& wc, rdma::WorkId wid) { raw->on_completion(wc, wid); });
+      std::optional<SlotAccess> access;
+      if (device.own_pds()) access.emplace(SlotAccess{ctx_.reactor, *ctx_.slot_watchers, m ? a.admit.entry : proto::kNoMovie, kMaxSlotWindows, true});
+      c->channel_.emplace(*ctx_.cache, a.catalog, pd, c->qp_.get(), c->hub_owner_.id(), a.peer, channel_stats_, std::move(access));
+    } else {
+      // The hub's CQ, with nothing reserved on it: the server posts nothing on this QP (Reads are
+      // answered by the responder), so nothing of it ever completes.
+      attr.send_cq = hub.reserve(id->verbs, 0);
+      attr.recv_cq = attr.send_cq;
+      attr.cap.max_send_wr = 1;
+      attr.cap.max_recv_wr = 1;
+      c->qp_ = rdma::QueuePair(id, pd, attr);
+    }
     rdma::accept(id, proto::encode(accept), a.depth);
     c->state_ = State::accepting;
   } else {
@@ -77,7 +100,6 @@ void VodTransport::accept(cm::Accepting a) {
     // Exactly what this client was granted: the catalog, and its movie (a cached one: its segment
     // table; its slots through a window each, as it asks for them) with its index.
     std::vector<windows::WindowSpan> spans{{a.catalog->mr.get(), accept.catalog}};
-    const MovieRegistration* m = a.admit.kind == Admit::Kind::movie ? a.catalog->movies.at(a.admit.entry).get() : nullptr;
     if (m) {
       if (m->movie->cached) spans.push_back({m->table_mr.get(), accept.segments});
       else spans.push_back({m->movie_mr.get(), accept.movie});
@@ -142,18 +164,27 @@ void VodTransport::destroy(VodConnection& c) {
   gone->binding_.reset();
   gone->route_.reset();
   if (gone->channel_) gone->channel_->close();
+  if (gone->own_pd_) gone->own_pd_->invalidate();
   if (!gone->qp() || !gone->cq_.entries()) return;  // nothing of its QP can complete any more: it goes now
-  // Drain before destroy: windows freed, QP in the error state, then a signalled marker Send, which
-  // completes (as a flush) after every work request posted before it. Its room in the CQ stays until then.
+  // Drain before destroy: windows freed, QP in the error state, and every work request posted on
+  // it completed (as a flush) before its room in the CQ is given back.
   if (gone->windows_) gone->windows_->invalidate();
   rdma::move_to_error(gone->qp());
   gone->drain_started_ = std::chrono::steady_clock::now();
-  ibv_send_wr marker{};
-  marker.wr_id = rdma::WorkId{gone->hub_owner_.id(), VodConnection::kDrainKind, 0}.pack();
-  marker.opcode = IBV_WR_SEND;
-  marker.send_flags = IBV_SEND_SIGNALED;
-  ibv_send_wr* bad = nullptr;
-  if (ibv_post_send(gone->qp(), &marker, &bad) != 0) gone->drained_ = true;  // nothing can arrive for it
+  if (gone->channel_ && !gone->windows_) {
+    // Counted: a segment channel knows what it posted (SegmentChannel::outstanding). No marker
+    // Send: siw's user QPs flush what they hold on entering the error state, but never complete a
+    // Send posted after it.
+    gone->drained_ = gone->channel_->outstanding() == 0;
+  } else {
+    // A signalled marker Send, which completes (as a flush) after every work request posted before it.
+    ibv_send_wr marker{};
+    marker.wr_id = rdma::WorkId{gone->hub_owner_.id(), VodConnection::kDrainKind, 0}.pack();
+    marker.opcode = IBV_WR_SEND;
+    marker.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    if (ibv_post_send(gone->qp(), &marker, &bad) != 0) gone->drained_ = true;  // nothing can arrive for it
+  }
   failed_.push_back(std::move(gone));
   if (!reap_timer_.armed()) reap_timer_ = ctx_.reactor.at(std::chrono::steady_clock::now() + kReapEvery, [this] { reap_failed(); });
 }

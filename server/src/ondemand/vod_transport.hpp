@@ -19,6 +19,7 @@
 #include "loop/reactor.hpp"
 #include "metrics/server_metrics.hpp"
 #include "ondemand/vod_connection.hpp"
+#include "windows/connection_pd.hpp"
 #include "windows/slot_watchers.hpp"
 
 namespace vod::server::ondemand {
@@ -41,6 +42,7 @@ class VodTransport final : public cm::Transport {
     std::function<void()> changed;         // the counts changed outside a CM event (an accept after a bind)
     cache::SegmentCache* cache = nullptr;  // with --cache-size: every connection gets a SegmentChannel
     windows::SlotWatchers* slot_watchers = nullptr;  // with a cache: who holds windows over which slot
+    windows::PinnedBudget* pinned = nullptr;         // --isolation pd: what connections' own registrations may pin
   };
   // Windows over cache slots one connection holds at most (with tokens): a sequential reader holds
   // about window_keep() of segments; at the cap, an answer waits for the first lease to end.

@@ -21,7 +21,7 @@ std::optional<std::uint32_t> SlotWindows::bound(std::uint32_t slot, Clock::time_
   return it->second.rkey;
 }
 
-std::optional<SlotWindows::ToBind> SlotWindows::make(std::uint32_t slot, Clock::time_point now) {
+std::optional<SlotWindows::ToBind> SlotWindows::make(std::uint32_t slot, const void* addr, std::uint64_t length, Clock::time_point now) {
   if (windows_.count(slot)) windows_.erase(slot);  // a bind that failed or is stale: replaced
   if (windows_.size() >= cap_) {
     // The window whose lease ended first goes, if any has; one still leased never does.
@@ -34,8 +34,14 @@ std::optional<SlotWindows::ToBind> SlotWindows::make(std::uint32_t slot, Clock::
     windows_.erase(oldest);
   }
   Window w;
-  w.mw = rdma::alloc_type2_window(pd_);
-  w.rkey = rkeys_.next(w.mw->rkey);
+  if (kind_ == Kind::region) {
+    w.mr = rdma::register_memory(pd_, const_cast<void*>(addr), length, IBV_ACCESS_REMOTE_READ, "a cache slot on a connection's own PD");
+    w.rkey = w.mr->rkey;
+    w.bound = true;
+  } else {
+    w.mw = rdma::alloc_type2_window(pd_);
+    w.rkey = rkeys_.next(w.mw->rkey);
+  }
   w.keep_until = now + keep_;
   ToBind out{w.mw.get(), w.rkey};
   windows_.emplace(slot, std::move(w));

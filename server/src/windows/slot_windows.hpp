@@ -8,6 +8,10 @@
 // Each window is kept until its slot is refilled (SlotWatchers) or, when the connection holds `cap`
 // of them, until its lease is over (window_keep): a window a client may still use is never freed
 // under it.
+//
+// With a PD per connection (--isolation pd, for iWARP, whose QPs cannot bind a window before the
+// accept) the same set holds registrations instead: each exactly one segment's bytes in its slot, on
+// the connection's own PD, usable at once (no bind) and deregistered where a window would be freed.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -23,8 +27,9 @@ namespace vod::server::windows {
 
 class SlotWindows final : public SlotWatchers::Holder {
  public:
-  SlotWindows(SlotWatchers& watchers, ibv_pd* pd, RkeyHistory& rkeys, std::size_t cap, Clock::duration keep) noexcept
-      : watchers_(watchers), pd_(pd), rkeys_(rkeys), cap_(cap), keep_(keep) {}
+  enum class Kind { window, region };
+  SlotWindows(SlotWatchers& watchers, ibv_pd* pd, RkeyHistory& rkeys, std::size_t cap, Clock::duration keep, Kind kind = Kind::window) noexcept
+      : watchers_(watchers), pd_(pd), rkeys_(rkeys), cap_(cap), keep_(keep), kind_(kind) {}
   ~SlotWindows();
   SlotWindows(const SlotWindows&) = delete;
   SlotWindows& operator=(const SlotWindows&) = delete;
@@ -32,14 +37,15 @@ class SlotWindows final : public SlotWatchers::Holder {
   // The rkey of the bound window over `slot`, its lease renewed from `now`; nullopt when there is
   // none (or its bind has not completed).
   std::optional<std::uint32_t> bound(std::uint32_t slot, Clock::time_point now);
-  // A new window for `slot`, to bind (the caller posts the bind and calls bind_done): the window
-  // and the rkey to bind it with. Nullopt when `cap` windows are held and none of their leases is
-  // over: expiry() says when one will be. Throws RdmaError when the device has no window to give.
+  // A new window for `slot`, over `length` bytes at `addr`, to bind (the caller posts the bind and
+  // calls bind_done): the window and the rkey to bind it with. A region is registered here and
+  // usable at once (mw null). Nullopt when `cap` are held and none of their leases is over:
+  // expiry() says when one will be. Throws RdmaError when the device has no window (or region) to give.
   struct ToBind {
     ibv_mw* mw;
     std::uint32_t rkey;
   };
-  std::optional<ToBind> make(std::uint32_t slot, Clock::time_point now);
+  std::optional<ToBind> make(std::uint32_t slot, const void* addr, std::uint64_t length, Clock::time_point now);
   // The bind of `slot`'s window completed: usable (and its lease starts) when `ok`, else freed.
   // False when the window went meanwhile (its slot is being refilled).
   bool bind_done(std::uint32_t slot, bool ok, Clock::time_point now);
@@ -54,6 +60,7 @@ class SlotWindows final : public SlotWatchers::Holder {
  private:
   struct Window {
     rdma::MemoryWindow mw;
+    rdma::MemoryRegion mr;  // Kind::region
     std::uint32_t rkey = 0;
     bool bound = false;
     Clock::time_point keep_until{};
@@ -63,6 +70,7 @@ class SlotWindows final : public SlotWatchers::Holder {
   RkeyHistory& rkeys_;
   std::size_t cap_;
   Clock::duration keep_;
+  Kind kind_;
   std::unordered_map<std::uint32_t, Window> windows_;  // by slot
 };
 

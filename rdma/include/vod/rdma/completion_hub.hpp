@@ -57,12 +57,14 @@ class CompletionHub {
   // From now on completions tagged with `owner` are dropped (counted in dropped()).
   void remove_owner(std::uint32_t owner) noexcept;
 
-  // The CQ of device `ctx`, created with its completion channel on first use, with room for
-  // `entries` more outstanding completions (a QP's send plus receive depth): it grows with
-  // ibv_resize_cq up to the device's max_cqe. Throws RdmaError when the device cannot hold them.
+  // A CQ of device `ctx` with room for `entries` more outstanding completions (a QP's send plus
+  // receive depth), created with the device's completion channel on first use. A full CQ grows with
+  // ibv_resize_cq up to the device's max_cqe; where the device cannot resize (siw), or the CQ is at
+  // max_cqe, another CQ on the same channel takes the new QPs. Throws RdmaError when the device
+  // cannot hold them.
   ibv_cq* reserve(ibv_context* ctx, std::uint32_t entries);
-  // A QP that reserved `entries` on ctx's CQ is gone.
-  void release(ibv_context* ctx, std::uint32_t entries) noexcept;
+  // A QP that reserved `entries` on `cq` is gone.
+  void release(ibv_cq* cq, std::uint32_t entries) noexcept;
 
   // Polls every CQ and runs the handlers; returns how many completions were handled (at most
   // `max`). Handlers may post work and add or remove owners, their own included (a connection that
@@ -81,12 +83,16 @@ class CompletionHub {
   std::size_t owners() const noexcept { return handlers_.size(); }
 
  private:
-  struct Device {
-    CompletionChannel channel;  // declared first: destroyed after the CQ that uses it
+  struct Cq {
     CompletionQueue cq;
     std::uint32_t capacity = 0;
     std::uint32_t reserved = 0;
+  };
+  struct Device {
+    CompletionChannel channel;  // declared first: destroyed after the CQs that use it
+    std::vector<Cq> cqs;        // the last takes new QPs; a full one that cannot grow is kept until the end
     std::uint32_t max_cqe = 0;
+    bool resizes = true;        // false once the device said it cannot (siw)
   };
   std::map<ibv_context*, Device> devices_;
   std::unordered_map<std::uint32_t, std::shared_ptr<const Handler>> handlers_;  // shared: held while it runs

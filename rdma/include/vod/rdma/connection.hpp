@@ -78,7 +78,7 @@ struct ClientEndpoint {
     CqShare(const CqShare&) = delete;
     CqShare& operator=(const CqShare&) = delete;
     ~CqShare() {
-      if (hub) hub->release(context, entries);
+      if (hub) hub->release(cq, entries);
     }
   } cq;
   QueuePair qp;

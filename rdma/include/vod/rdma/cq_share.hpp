@@ -21,14 +21,13 @@ class CqShare {
   // Reserves `entries` on ctx's CQ of `hub` (creating it on first use); throws RdmaError when the
   // device cannot hold them.
   CqShare(CompletionHub& hub, ibv_context* ctx, std::uint32_t entries)
-      : hub_(&hub), context_(ctx), entries_(entries), cq_(hub.reserve(ctx, entries)) {}
+      : hub_(&hub), entries_(entries), cq_(hub.reserve(ctx, entries)) {}
   CqShare(CqShare&& o) noexcept
-      : hub_(std::exchange(o.hub_, nullptr)), context_(o.context_), entries_(o.entries_), cq_(std::exchange(o.cq_, nullptr)) {}
+      : hub_(std::exchange(o.hub_, nullptr)), entries_(o.entries_), cq_(std::exchange(o.cq_, nullptr)) {}
   CqShare& operator=(CqShare&& o) noexcept {
     if (this != &o) {
       reset();
       hub_ = std::exchange(o.hub_, nullptr);
-      context_ = o.context_;
       entries_ = o.entries_;
       cq_ = std::exchange(o.cq_, nullptr);
     }
@@ -41,13 +40,12 @@ class CqShare {
   ibv_cq* cq() const noexcept { return cq_; }
   std::uint32_t entries() const noexcept { return hub_ ? entries_ : 0; }
   void reset() noexcept {
-    if (hub_) std::exchange(hub_, nullptr)->release(context_, entries_);
+    if (hub_) std::exchange(hub_, nullptr)->release(cq_, entries_);
     cq_ = nullptr;
   }
 
  private:
   CompletionHub* hub_ = nullptr;
-  ibv_context* context_ = nullptr;
   std::uint32_t entries_ = 0;
   ibv_cq* cq_ = nullptr;
 };

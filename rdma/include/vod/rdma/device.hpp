@@ -43,6 +43,12 @@ std::uint8_t server_responder_resources(const DeviceLimits& local, std::uint8_t 
 // where the sink of a Read is the target of the peer's RDMA Write (rdma_cm and iWARP specs).
 int read_sink_access(const DeviceLimits& local) noexcept;
 
+// Whether a Read may carry IBV_SEND_FENCE (start only after every earlier Read on the QP has
+// completed). siw refuses a fenced Read outright ("cannot fence read": the work request fails and
+// the connection is torn down), so on iWARP devices a Read goes unfenced; callers must then not
+// depend on the fence for correctness, only use it as an extra where it exists.
+bool fences_reads(const DeviceLimits& local) noexcept;
+
 // Throws NoDeviceError when ibv_get_device_list finds no device.
 void require_device();
 
