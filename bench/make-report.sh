@@ -350,6 +350,8 @@ $("$(dirname "${BASH_SOURCE[0]}")/auth-report.sh" "$in")
 
 $("$(dirname "${BASH_SOURCE[0]}")/cache-report.sh" "$in")
 
+$("$(dirname "${BASH_SOURCE[0]}")/iwarp-report.sh" "$in")
+
 ## Raw numbers
 
 results.tsv:

@@ -38,7 +38,7 @@ if [[ $mode != smoke ]]; then
   rm -rf "$staging"
   disk=(--disk "$image")
 fi
-tests/softroce/softroce-run --timeout 3000 --memory 6144 "${disk[@]}" -- env VOD_BUILD_DIR=build UDP_PHASES="$phases" bench/guest-benchmarks.sh "$mode" "$media" "$out"
+tests/softroce/softroce-run --timeout 3600 --memory 6144 --device both "${disk[@]}" -- env VOD_BUILD_DIR=build UDP_PHASES="$phases" bench/guest-benchmarks.sh "$mode" "$media" "$out"
 [[ $mode == smoke ]] || rm -f "$image"
 if [[ $mode != smoke ]]; then
   # UDP needs no RDMA: the sender CPU comparison (vod-server, VLC RTP, nginx) on this host's own

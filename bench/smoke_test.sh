@@ -14,6 +14,14 @@ mkdir -p "$out/report"
 for section in "## 1. The limit" "## 2. Goodput" "## 3. Server CPU" "## 4. Seek latency" "## 5. Startup" "## 5b. In time up to capacity" "## 6. Scale" "## Targets" "## 7. Live" "## 8. Write-Record" "## 9. vod-mount" "## 10. Access control" "## 11. The segment cache"; do
   grep -q "^$section" "$out/report/benchmarks.md" || { echo "FAIL: the report lacks '$section'"; exit 1; }
 done
+if [[ -n ${VOD_IWARP_ADDR:-} ]]; then  # siw in this session: section 12 ran, on both devices
+  grep -q "^## 12. iWARP" "$out/report/benchmarks.md" || { echo "FAIL: the report lacks '## 12. iWARP'"; exit 1; }
+  for key in iwarp_ib_read_bw_mbytes_per_s iwarp_goodput_mbytes_per_s iwarp_seek_p50_us iwarp_cold_start_p50_us iwarp_connects_per_s; do
+    for dev in rxe siw; do
+      grep -qP "^$key\t${dev}\S*\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no $dev figure for $key"; grep ^iwarp "$out/results/results.tsv"; exit 1; }
+    done
+  done
+fi
 for key in ib_read_bw goodput_mbytes_per_s read_latency_16k_gap0ms read_latency_16k_gap50ms read_latency_16k_gap50_busyms seek_1client scale_rss_kib fullspeed_mbps startup_zap; do
   grep -qP "^$key\t\S+\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key"; cat "$out/results/results.tsv"; exit 1; }
 done

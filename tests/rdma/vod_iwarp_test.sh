@@ -5,7 +5,8 @@
 # private data is MPA's, QPs reach RTS only inside the accept, and there are no memory windows, so
 # with tokens each connection gets a protection domain of its own (--isolation auto picks pd).
 #   - VoD: get byte-exact (a raw file and a TS), the VCR suite, a kill -9 and restart under a reader
-#   - live: viewers record a channel from a keyframe, decodable; a slow one (2 credits) skips
+#   - live: viewers record a channel from a keyframe, decodable; a steady one never skips, one stopped
+#     (SIGSTOP) for longer than the ring skips forward and says so
 #   - vod-proxy (HTTP Range), rdmasrc and vod-mount byte-exact
 #   - tokens with a PD per connection: a hostile raw-verbs reader's stolen, wrong, shared-region,
 #     out-of-bounds and reused rkeys refused on its own QP while honest viewers stream byte-exact; the
@@ -52,24 +53,37 @@ grep -q "reconnected" "$work/restart.err" || fail "the reader did not reconnect:
 pass "get, $(grep -c '^\[       OK' "$work/vcr.log") VCR cases, and a kill -9 restart under a reader, byte-exact on siw"
 stop_server
 unset VOD_TEST_PORT
-start_server "$media" --live "cam=file:$media/test-480p-60s.ts"
+start_server "$media" --live "cam=file:$media/test-480p-60s.ts" --live-buffer 3
 
-step "live on iWARP: two viewers record 'cam' from a keyframe; a slow one skips"
-"$client_bin" get "$(uri live/cam)" -o "$work/live1.ts" --duration 6 --log-level info 2> "$work/live1.log" &
+step "live on iWARP: two viewers record 'cam' from a keyframe; a stopped one skips forward"
+stat_of() { sed -n "s/^LIVE .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
+"$client_bin" get "$(uri live/cam)" -o "$work/live1.ts" --duration 10 --log-level info 2> "$work/live1.log" &
 l1=$!
-"$client_bin" get "$(uri live/cam)" -o "$work/live2.ts" --duration 6 --credits 2 --log-level info 2> "$work/live2.log" &
+"$client_bin" get "$(uri live/cam)" -o "$work/live2.ts" --duration 10 --credits 2 --log-level info 2> "$work/live2.log" &
 l2=$!
+sleep 3
+kill -STOP "$l2"
+sleep 5  # longer than the ring's 3 s
+kill -CONT "$l2"
 wait "$l1" || fail "live viewer on siw: $(tail -n 3 "$work/live1.log")"
-wait "$l2" || fail "the 2-credit live viewer on siw: $(tail -n 3 "$work/live2.log")"
+wait "$l2" || fail "the stopped live viewer on siw: $(tail -n 3 "$work/live2.log")"
 for v in live1 live2; do
   first=$(ffprobe -v error -select_streams v:0 -show_entries frame=key_frame -of csv=p=0 "$work/$v.ts" 2>/dev/null | sed -n 1p | tr -d ,)
   [[ $first == 1 ]] || fail "$v does not start on a keyframe"
   errors=$(ffmpeg -v error -i "$work/$v.ts" -f null - 2>&1 | grep -vc "^$" || true)
   frames=$(video_frames "$work/$v.ts")
   [[ ${frames:-0} -gt 50 ]] || fail "$v decoded $frames frames"
-  echo "  $v: $frames frames, $errors decoder messages"
+  echo "  $v: $frames frames, $errors decoder messages, $(stat_of "$work/$v.log" skips) skips"
 done
-pass "two live recordings on siw start on a keyframe and decode"
+[[ $(stat_of "$work/live1.log" skips) == 0 ]] || fail "the steady viewer on siw skipped: $(grep ^LIVE "$work/live1.log")"
+[[ $(ffmpeg -v error -i "$work/live1.ts" -f null - 2>&1 | grep -vc "^$" || true) == 0 ]] || fail "the steady viewer's recording does not decode cleanly on siw"
+skips=$(stat_of "$work/live2.log" skips)
+[[ ${skips:-0} -ge 1 ]] || fail "the stopped viewer on siw did not skip forward: $(grep ^LIVE "$work/live2.log")"
+grep -q 'discontinuity at output byte' "$work/live2.log" || fail "the stopped viewer on siw did not report its skip"
+# Only the frames its skips cut short may fail to decode: at most one error per stream and skip.
+errors=$(ffprobe -v error -show_entries frame=key_frame -of csv=p=0 "$work/live2.ts" 2>&1 > /dev/null | grep -c . || true)
+((errors <= 2 * skips)) || fail "the stopped viewer's recording on siw has $errors decode errors for $skips skip(s)"
+pass "two live recordings on siw start on a keyframe and decode; the steady one never skips, the stopped one skipped $skips time(s)"
 
 step "vod-proxy, rdmasrc and vod-mount on iWARP"
 http_port=$((port + 2000))
