@@ -191,6 +191,7 @@ cache_lib=${VOD_DISK_DIR:-}
 if [[ -z $cache_lib ]]; then
   cache_lib=$work/cache-library
   mkdir -p "$cache_lib"
+  chmod o+x "$work"  # nginx's worker (www-data) must reach the library: mktemp -d makes $work 0700
   copies=40; [[ $mode == smoke ]] && copies=6
   for i in $(seq -w 1 "$copies"); do cp "$media/$movie" "$cache_lib/movie-$i.${movie##*.}"; done
 fi

@@ -26,7 +26,7 @@ bench_field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }
 case $mode in
   full) ib_iters=400 seek_secs=30 zap_secs=20 fresh_n=20 jumpers=25 run_secs=20 clients=30 secs=8 ;;  # siw: ~70 QPs per process
   quick) ib_iters=200 seek_secs=15 zap_secs=8 fresh_n=10 jumpers=25 run_secs=10 clients=20 secs=4 ;;
-  smoke) ib_iters=40 seek_secs=3 zap_secs=2 fresh_n=2 jumpers=3 run_secs=3 clients=3 secs=2 ;;
+  smoke) ib_iters=20 seek_secs=2 zap_secs=2 fresh_n=1 jumpers=2 run_secs=2 clients=2 secs=1 ;;
   *) echo "mode must be full, quick or smoke" >&2; exit 2 ;;
 esac
 work=$(mktemp -d)
