@@ -66,23 +66,7 @@ kill -0 "$server_pid" || fail "the server died"
 pass "garbage and an over-long read-ahead dropped and counted; unknown entry and segment answered as such; segment 0 read raw, byte-exact"
 
 step "every client through libvodclient: vod-proxy (HTTP Range), rdmasrc and vod-mount read cached movies byte-exact"
-http_port=$((port + 2000))
-"$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http_port" --chunk-kib 128 2> "$work/proxy.log" &
-proxy_pid=$!
-cleanup_hooks+=("kill $proxy_pid 2>/dev/null")
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http_port/" && break; sleep 0.1; done
-curl -s -r 3000000-6999999 -o "$work/range" "http://127.0.0.1:$http_port/movies/movie3.bin" || fail "curl through vod-proxy failed: $(tail -3 "$work/proxy.log")"
-dd if="$media/movie3.bin" iflag=skip_bytes,count_bytes skip=3000000 count=4000000 status=none | cmp - "$work/range" ||
-  fail "vod-proxy's Range 3000000-6999999 of movie3.bin differs"
-kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
-GST_PLUGIN_PATH=$build/client/gst gst-launch-1.0 -q rdmasrc uri="$(uri test-480p-60s.mp4)" ! filesink location="$work/gst.mp4" > "$work/gst.log" 2>&1 ||
-  fail "rdmasrc failed: $(tail -3 "$work/gst.log")"
-cmp "$media/test-480p-60s.mp4" "$work/gst.mp4" || fail "rdmasrc delivered other bytes than test-480p-60s.mp4"
-mnt=$(mktemp -d /tmp/vod-mnt.XXXXXX)
-cleanup_hooks+=("fusermount3 -u -z $mnt 2>/dev/null; rmdir $mnt")
-"$build/mount/vod-mount" "$(uri)" "$mnt" --log-file "$work/mount.log" || fail "vod-mount exited $?"
-cmp "$media/movie2.bin" "$mnt/movie2.bin" || fail "movie2.bin through vod-mount differs"
-fusermount3 -u "$mnt"
+clients_byte_exact movie3.bin 3000000 6999999 movie2.bin --chunk-kib 128
 pass "vod-proxy Range, rdmasrc (test-480p-60s.mp4) and vod-mount (movie2.bin): byte-identical"
 stop_server
 
@@ -90,8 +74,12 @@ stop_server
 # after the quarantine that made room for it, faster than an emulated NIC reads a segment.
 step "the test hook evicts the newest slot every 700 ms while a client reads: delivered byte-exact, segments read again"
 start_server "$media" --cache-size 8M --segment-size 1M --cache-grace 0 --cache-read-deadline 1000 --test-evict-every 700
-rereads=0
-for f in movie5.bin test-480p-60s.ts; do
+rereads=0 gets=0
+# Two gets at least; more (five at most) until one of them met an eviction under a Read: how soon
+# that happens depends on how fast the emulated NIC reads beside the other test that CI runs.
+for f in movie5.bin test-480p-60s.ts movie4.bin movie3.bin movie2.bin; do
+  [[ $gets -ge 2 && $rereads -gt 0 ]] && break
+  gets=$((gets + 1))
   "$client_bin" get "$(uri "$f")" -o "$work/out" --chunk-kib 128 --log-level info 2> "$work/get.log" || { cat "$work/get.log" >&2; fail "get $f failed"; }
   cmp "$media/$f" "$work/out" || fail "$f differs with evictions under the reader"
   grep -q "reconnecting" "$work/get.log" && fail "the client reconnected: $(grep reconnecting "$work/get.log")"
