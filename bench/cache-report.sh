@@ -4,14 +4,10 @@
 # from cache-benchmarks.sh's rows in results.tsv. Prints nothing when that part did not run.
 set -euo pipefail
 in=$1
-r() { awk -F'\t' -v s="$1" -v k="$2" '$1 == s && $2 == k { print $3 }' "$in/results.tsv" | tail -n 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/report-lib.sh"
 [[ -n $(r cache_setup movies) ]] || exit 0
-ms() { awk -v us="$1" 'BEGIN { if (us == "") print "n/a"; else printf "%.1f", us / 1000 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + b == 0) print "n/a"; else printf "%.2f%%", 100 * a / (a + b) }'; }
 per_gb() { awk -v c="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.3f", c / (b / 1e9) }'; }
-# met X OP GOAL: yes when the figure X (not n/a) satisfies X OP GOAL.
-met() { awk -v x="$1" -v g="$3" -v op="$2" 'BEGIN { ok = x != "n/a" && x != "" && (op == "<=" ? x + 0 <= g + 0 : x + 0 >= g + 0); print ok ? "yes" : "no" }'; }
 cold=$(r cache_setup cold_disk)
 disk=$(r cache_limit disk_mbytes_per_s)
 # The link's limit: ib_read_bw at the largest size section 1 measured, in MB/s.

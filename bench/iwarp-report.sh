@@ -4,11 +4,8 @@
 # iwarp-benchmarks.sh's rows in results.tsv. Prints nothing when that part did not run.
 set -euo pipefail
 in=$1
-r() { awk -F'\t' -v s="$1" -v k="$2" '$1 == s && $2 == k { print $3 }' "$in/results.tsv" | tail -n 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/report-lib.sh"
 [[ -n $(r iwarp clients) ]] || exit 0
-ms() { awk -v us="$1" 'BEGIN { if (us == "") print "n/a"; else printf "%.1f", us / 1000 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'; }
-met() { awk -v x="$1" -v g="$2" 'BEGIN { print (x != "n/a" && x != "" && x + 0 >= g + 0) ? "yes" : "no" }'; }
 mib() { awk -v k="$1" 'BEGIN { if (k == "") print "n/a"; else printf "%.1f", k / 1024 }'; }
 row() {  # row DEVICE
   local d=$1
@@ -62,7 +59,7 @@ is registered at the accept, and each slot as the connection asks for it.
 
 | goal | measured | goal | met |
 |------|---------:|-----:|-----|
-| goodput ≥ 0.9 × ib_read_bw on siw (1 client) | $siw_goodput | ≥ 0.9 | $(met "$siw_goodput" 0.9) |
-| connects/s with isolation (pd) ÷ without (shared), siw | $siw_iso | ≥ 0.8 | $(met "$siw_iso" 0.8) |
-| connects/s with isolation (pd) ÷ without (shared), rxe | $rxe_iso | ≥ 0.8 | $(met "$rxe_iso" 0.8) |
+| goodput ≥ 0.9 × ib_read_bw on siw (1 client) | $siw_goodput | ≥ 0.9 | $(met "$siw_goodput" ">=" 0.9) |
+| connects/s with isolation (pd) ÷ without (shared), siw | $siw_iso | ≥ 0.8 | $(met "$siw_iso" ">=" 0.8) |
+| connects/s with isolation (pd) ÷ without (shared), rxe | $rxe_iso | ≥ 0.8 | $(met "$rxe_iso" ">=" 0.8) |
 MD

@@ -51,6 +51,9 @@ packages=(
 has_rdma_device() { [[ -n $(ls /sys/class/infiniband 2>/dev/null) ]]; }
 guest_kernel() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }'; }
 
+apt_updated=
+apt_update_once() { [[ -n $apt_updated ]] || { apt-get update -q; apt_updated=1; }; }
+
 install_missing() {  # install_missing PACKAGE...: what is not installed yet, with one apt run
   local p missing=()
   for p in "$@"; do
@@ -72,7 +75,7 @@ install_missing() {  # install_missing PACKAGE...: what is not installed yet, wi
     chmod 755 "$policy"
     trap 'rm -f "$policy"' EXIT
   fi
-  apt-get update -q
+  apt_update_once
   # dpkg's --force-unsafe-io: no fsync per unpacked file, for the several hundred packages of a fresh
   # machine. The price: after a power loss during this install, packages may need 'apt-get install --reinstall'.
   apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-unsafe-io "${missing[@]}"
@@ -83,7 +86,7 @@ install_missing() {  # install_missing PACKAGE...: what is not installed yet, wi
 install_missing "${packages[@]}"
 if ! has_rdma_device; then
   kpkg=$(guest_kernel)
-  if [[ -z $kpkg && $(id -u) -eq 0 ]]; then apt-get update -q >/dev/null; kpkg=$(guest_kernel); fi
+  if [[ -z $kpkg && $(id -u) -eq 0 ]]; then apt_update_once >/dev/null; kpkg=$(guest_kernel); fi
   if [[ -n $kpkg ]]; then
     install_missing linux-source-6.1 "${kpkg/linux-image-/linux-headers-}"
   else

@@ -5,14 +5,15 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "vod/log.hpp"
 #include "vod/rdma/error.hpp"
 
 namespace vod::server {
 
-Device::Device(ibv_context* ctx, std::uint8_t port, windows::Isolation mode)
-    : context(ctx), limits(rdma::query_limits(ctx, port)), isolation(mode), pd(rdma::alloc_pd(ctx)) {}
+Device::Device(ibv_context* ctx, rdma::DeviceLimits device_limits, windows::Isolation mode)
+    : context(ctx), limits(std::move(device_limits)), isolation(mode), pd(rdma::alloc_pd(ctx)) {}
 
 namespace {
 std::string hex_rkey(std::uint32_t rkey) {

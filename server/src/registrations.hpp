@@ -49,7 +49,8 @@ struct Device {
   // Registrations still alive for some generation, so a rescan reuses them.
   std::map<const LoadedMovie*, std::weak_ptr<MovieRegistration>> movies;
 
-  Device(ibv_context* ctx, std::uint8_t port, windows::Isolation isolation);
+  // `limits`: the device's, as open_devices queried them to choose its isolation.
+  Device(ibv_context* ctx, rdma::DeviceLimits limits, windows::Isolation isolation);
   bool binds_windows() const noexcept { return isolation == windows::Isolation::windows; }
   bool own_pds() const noexcept { return isolation == windows::Isolation::pd; }
   bool isolated() const noexcept { return binds_windows() || own_pds(); }

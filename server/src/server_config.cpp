@@ -43,6 +43,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   unsigned port = c.port;
   unsigned udp_port = c.udp_port;
   std::string config_file, cache_size, segment_size = "4M", pin_budget = "0", isolation_memory = "8G";
+  bool no_memory_windows = false;  // the old name of --isolation shared
   po::options_description general("vod-server: serves every file of a directory from registered memory; clients read it by one-sided RDMA Read\n\n"
                                   "usage: vod-server --media-dir DIR [options]\n\noptions");
   general.add_options()
@@ -61,7 +62,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
                                                                          "(the shared regions' rkeys, weaker: docs/security.md)")
       ("isolation-memory", po::value(&isolation_memory)->default_value(isolation_memory), "with --isolation pd: memory all connections' own "
                                                                                           "registrations may pin at once (e.g. 8G); beyond it a connect is refused")
-      ("no-memory-windows", po::bool_switch(&c.no_memory_windows), "the same as --isolation shared")
+      ("no-memory-windows", po::bool_switch(&no_memory_windows), "the same as --isolation shared")
       ("revoked", po::value(&c.revoked), "FILE of 'key N', 'token HEX' and 'client ADDR' lines: refused, and disconnected when SIGHUP re-reads it")
       ("connect-rate", po::value(&c.connect_rate)->default_value(c.connect_rate), "connect requests per second one client address may make (0: no limit); "
                                                                                  "more are rejected as 'rate limited'")
@@ -162,7 +163,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   c.pin_budget = parse_size(pin_budget, "--pin-budget");
   c.isolation_memory = parse_size(isolation_memory, "--isolation-memory");
   (void)windows::parse_isolation(c.isolation);  // refused now, with the choices, not at the first device
-  if (c.no_memory_windows) {
+  if (no_memory_windows) {
     if (c.isolation != "auto" && c.isolation != "shared") throw std::invalid_argument("--no-memory-windows is --isolation shared: not with --isolation " + c.isolation);
     c.isolation = "shared";
   }

@@ -31,7 +31,6 @@ struct ServerConfig {
   // With --auth-secret: how each connection is kept to what its token granted (windows/isolation.hpp,
   // docs/security.md): auto, windows, pd or shared. --no-memory-windows is --isolation shared.
   std::string isolation = "auto";
-  bool no_memory_windows = false;
   // --isolation pd: the memory all connections' own registrations may pin at once; a connect beyond
   // it is refused (server full), saying so.
   std::uint64_t isolation_memory = 8ull << 30;

@@ -204,7 +204,7 @@ void VodServer::open_devices() {
                                                      limits.type2_windows, limits.iwarp, name);
     if (isolation.mode == windows::Isolation::shared) log::warn("auth", isolation.why);
     else if (isolation.mode != windows::Isolation::none) log::info("auth", isolation.why);
-    auto device = std::make_shared<Device>(ctx, port, isolation.mode);
+    auto device = std::make_shared<Device>(ctx, limits, isolation.mode);
     if (cache_) register_arena(*device);
     device_ports_[ctx] = port;
     log::info("server", "device " + name + (device->limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " +

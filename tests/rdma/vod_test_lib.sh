@@ -85,3 +85,27 @@ expect() {  # expect LABEL EXIT PATTERN COMMAND...: exit status and output must 
   grep -q -- "$pattern" <<< "$out" || fail "$label: output lacks '$pattern'"
   pass "$label"
 }
+
+# clients_byte_exact RANGE_FILE FIRST LAST MOUNT_FILE [vod-proxy options...]: every client on
+# libvodclient against the server at $(uri): vod-proxy's Range FIRST-LAST of RANGE_FILE, rdmasrc's
+# test-480p-60s.mp4 and MOUNT_FILE read through vod-mount, each byte-identical to $media's copy.
+clients_byte_exact() {
+  local range_file=$1 first=$2 last=$3 mount_file=$4; shift 4
+  local http_port=$((port + 2000)) proxy_pid mnt
+  "$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http_port" "$@" 2> "$work/proxy.log" &
+  proxy_pid=$!
+  cleanup_hooks+=("kill $proxy_pid 2>/dev/null")
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http_port/" && break; sleep 0.1; done
+  curl -s -r "$first-$last" -o "$work/range" "http://127.0.0.1:$http_port/movies/$range_file" || fail "curl through vod-proxy failed: $(tail -3 "$work/proxy.log")"
+  dd if="$media/$range_file" iflag=skip_bytes,count_bytes skip="$first" count=$((last - first + 1)) status=none | cmp - "$work/range" ||
+    fail "vod-proxy's Range $first-$last of $range_file differs"
+  kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+  GST_PLUGIN_PATH=$build/client/gst gst-launch-1.0 -q rdmasrc uri="$(uri test-480p-60s.mp4)" ! filesink location="$work/gst.mp4" > "$work/gst.log" 2>&1 ||
+    fail "rdmasrc failed: $(tail -3 "$work/gst.log")"
+  cmp "$media/test-480p-60s.mp4" "$work/gst.mp4" || fail "rdmasrc delivered other bytes than test-480p-60s.mp4"
+  mnt=$(mktemp -d /tmp/vod-mnt.XXXXXX)
+  cleanup_hooks+=("fusermount3 -u -z $mnt 2>/dev/null; rmdir $mnt")
+  "$build/mount/vod-mount" "$(uri)" "$mnt" --log-file "$work/mount.log" || fail "vod-mount exited $?"
+  cmp "$media/$mount_file" "$mnt/$mount_file" || fail "$mount_file through vod-mount differs"
+  fusermount3 -u "$mnt"
+}

@@ -73,7 +73,7 @@ void VodConnection::on_completion(const ibv_wc& wc, rdma::WorkId wid) {
   if ((wid.kind == SegmentChannel::kRecv || wid.kind == SegmentChannel::kSend || wid.kind == SegmentChannel::kSlotBind) && channel_) {
     if (state_ == State::draining || state_ == State::gone) {
       channel_->on_completion(wc, wid.kind, wid.index);  // closed: it only counts the flush
-      if (!windows_ && channel_->outstanding() == 0) drained_ = true;
+      drained_ = drained_ || counted_drain();
       return;
     }
     const std::string why = channel_->on_completion(wc, wid.kind, wid.index);

@@ -97,7 +97,10 @@ class VodConnection final : public cm::CmEndpoint {
   std::chrono::steady_clock::time_point since_;
   std::uint8_t depth_ = 0;
   std::vector<std::uint8_t> accept_data_;  // while binding: the accept to send
-  bool drained_ = false;                   // failed: the drain marker's completion arrived
+  bool drained_ = false;                   // failed: the drain marker's completion arrived, or counted_drain()
+  // Drained by count, without a marker: a segment channel alone on the QP (no connection windows),
+  // all of whose posted work requests have completed (SegmentChannel::outstanding).
+  bool counted_drain() const noexcept { return channel_ && !windows_ && channel_->outstanding() == 0; }
   std::chrono::steady_clock::time_point drain_started_{};
 };
 

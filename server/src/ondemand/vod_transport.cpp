@@ -175,7 +175,7 @@ void VodTransport::destroy(VodConnection& c) {
     // Counted: a segment channel knows what it posted (SegmentChannel::outstanding). No marker
     // Send: siw's user QPs flush what they hold on entering the error state, but never complete a
     // Send posted after it.
-    gone->drained_ = gone->channel_->outstanding() == 0;
+    gone->drained_ = gone->counted_drain();
   } else {
     // A signalled marker Send, which completes (as a flush) after every work request posted before it.
     ibv_send_wr marker{};

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "windows/connection_pd.hpp"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "cm/transport.hpp"
 #include "vod/rdma/device.hpp"
+#include "vod/rdma/error.hpp"
+#include "vod/rdma/handles.hpp"
 
 namespace vod::server::windows {
 
@@ -47,15 +46,14 @@ ConnectionPd::ConnectionPd(ibv_context* ctx, PinnedBudget& budget, std::span<con
       regions_.push_back({});
       continue;
     }
-    ibv_mr* mr = ibv_reg_mr(pd_.get(), const_cast<void*>(s.addr), s.length, IBV_ACCESS_REMOTE_READ);
-    if (!mr) {
-      const int err = errno;
-      throw cm::SetupRefused(proto::RejectCode::internal_error,
-                             "cannot isolate the connection: registering " + mib(s.length) + " on its own protection domain failed (" +
-                                 std::strerror(err) + (err == ENOMEM || err == EPERM ? "; is RLIMIT_MEMLOCK too small?" : "") + ")");
+    try {
+      // It says which call failed with which errno, and names RLIMIT_MEMLOCK when that is the cause.
+      mrs_.push_back(rdma::register_memory(pd_.get(), const_cast<void*>(s.addr), s.length, IBV_ACCESS_REMOTE_READ,
+                                           mib(s.length) + " on a connection's own protection domain"));
+    } catch (const rdma::RdmaError& e) {
+      throw cm::SetupRefused(proto::RejectCode::internal_error, std::string("cannot isolate the connection: ") + e.what());
     }
-    mrs_.emplace_back(mr);
-    regions_.push_back({reinterpret_cast<std::uint64_t>(s.addr), s.length, mr->rkey});
+    regions_.push_back({reinterpret_cast<std::uint64_t>(s.addr), s.length, mrs_.back()->rkey});
   }
 }
 

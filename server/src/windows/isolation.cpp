@@ -5,16 +5,6 @@
 
 namespace vod::server::windows {
 
-const char* to_string(Isolation i) noexcept {
-  switch (i) {
-    case Isolation::none: return "none";
-    case Isolation::shared: return "shared";
-    case Isolation::windows: return "windows";
-    case Isolation::pd: return "pd";
-  }
-  return "?";
-}
-
 IsolationRequest parse_isolation(const std::string& text) {
   if (text == "auto") return IsolationRequest::automatic;
   if (text == "windows") return IsolationRequest::windows;

@@ -17,7 +17,6 @@
 namespace vod::server::windows {
 
 enum class Isolation { none, shared, windows, pd };
-const char* to_string(Isolation i) noexcept;
 
 // --isolation: auto (the strongest the device can do), or one mode by name.
 enum class IsolationRequest { automatic, windows, pd, shared };
