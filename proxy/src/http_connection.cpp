@@ -17,6 +17,7 @@ HttpConnection::HttpConnection(tcp::socket socket, const Services& services, con
       metrics_(services.metrics),
       pages_(services.pages),
       thumbnails_(services.thumbnails),
+      hls_(services.hls),
       hosts_(services.hosts),
       live_hubs_(services.live),
       limits_(limits),
@@ -140,6 +141,7 @@ void HttpConnection::on_request(beast::error_code ec) {
   }
   if (a.close) keep_alive_ = false;
   if (a.plan.thumbnail) return respond_with_picture(std::move(a.plan), method, a.generation);
+  if (a.plan.hls) return respond_with_playlist(std::move(a.plan), method, a.generation);
   respond(std::move(a.plan), method);
 }
 
@@ -156,6 +158,14 @@ void HttpConnection::respond_with_picture(Plan plan, const std::string& method, 
       plan.headers = {{"Content-Type", "image/jpeg"}, {"Cache-Control", "no-cache"}, {"X-Thumbnail", "placeholder: " + picture->note}};
     }
     self->respond(std::move(plan), method);
+  });
+}
+
+void HttpConnection::respond_with_playlist(Plan plan, const std::string& method, std::uint32_t generation) {
+  // The movie's index and codecs are fetched (or found) off this thread; the connection waits without reading.
+  const std::string name = plan.hls->name;
+  hls_.get(name, generation, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const hls::MovieFacts> facts) mutable {
+    self->respond(hls_plan(std::move(plan), *facts), method);
   });
 }
 

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "connection_slots.hpp"
+#include "hls_facts.hpp"
 #include "host_allow_list.hpp"
 #include "live_hub.hpp"
 #include "proxy_metrics.hpp"
@@ -54,6 +55,7 @@ struct Services {
   ProxyMetrics& metrics;
   const WebPages& pages;
   ThumbnailService& thumbnails;
+  HlsFacts& hls;
   const HostAllowList& hosts;
   LiveHubs& live;
 };
@@ -81,6 +83,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void on_request(boost::beast::error_code ec);
   void respond(Plan plan, const std::string& method);
   void respond_with_picture(Plan plan, const std::string& method, std::uint32_t generation);
+  void respond_with_playlist(Plan plan, const std::string& method, std::uint32_t generation);
   void allocate_blocks();
   void release_blocks() noexcept;
   void fill_blocks();
@@ -101,6 +104,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   ProxyMetrics& metrics_;
   const WebPages& pages_;
   ThumbnailService& thumbnails_;
+  HlsFacts& hls_;
   const HostAllowList& hosts_;
   LiveHubs& live_hubs_;
   ConnectionLimits limits_;

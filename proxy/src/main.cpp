@@ -126,6 +126,11 @@ int main(int argc, char** argv) {
   if (!config->udp_group.empty()) pictures.multicast = pool.multicast_options();
   pictures.picture.width = config->thumbnail_width;
   proxy::ThumbnailService thumbnails(io, pictures);
+  proxy::HlsSettings hls_settings;
+  hls_settings.server = server;
+  hls_settings.session = pictures.session;
+  hls_settings.target_us = static_cast<std::uint64_t>(config->hls_segment_seconds * 1e6);
+  proxy::HlsFacts hls(io, hls_settings);
   proxy::LiveHubSettings live_settings;
   live_settings.backlog_bytes = std::size_t{config->live_buffer_kib} * 1024;
   live_settings.read_bytes = std::size_t{config->chunk_kib} * 1024;
@@ -142,7 +147,7 @@ int main(int argc, char** argv) {
   log::info("proxy", "answering requests for Host " + names + " (and 127.0.0.0/8; more with --allow-host)");
   std::unique_ptr<proxy::Listener> listener;
   try {
-    listener = std::make_unique<proxy::Listener>(io, at, proxy::Services{pool, metrics, *pages, thumbnails, *hosts, live}, limits,
+    listener = std::make_unique<proxy::Listener>(io, at, proxy::Services{pool, metrics, *pages, thumbnails, hls, *hosts, live}, limits,
                                                  config->max_connections);
   } catch (const boost::system::system_error& e) {
     log::error("proxy", "cannot listen on " + config->listen + ": " + e.code().message());

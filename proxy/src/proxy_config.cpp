@@ -42,6 +42,8 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("udp-group", po::value(&c.udp_group), "with --transport udp: the multicast GROUP[:PORT] the server sends live channels to (its --live-multicast)")
       ("web-dir", po::value(&c.web_dir), "the web pages' directory (catalog.html, watch.html, static/); default: <prefix>/share/rdma-vod/web")
       ("thumbnail-width", po::value(&c.thumbnail_width)->default_value(c.thumbnail_width), "width of the pages' pictures in pixels (64..1920)")
+      ("hls-segment-seconds", po::value(&c.hls_segment_seconds)->default_value(c.hls_segment_seconds),
+       "HLS: cut movies into segments of about this many seconds, at keyframes (1..60)")
       ("udp-interface", po::value(&c.udp_interface), "with --udp-group: the IPv4 address (IPv6: name) of the interface to join the group on");
   po::variables_map vm;
   try {
@@ -69,6 +71,7 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   if (c.depth == 0) throw std::invalid_argument("--depth must be at least 1");
   if (c.transport != "rdma" && c.transport != "udp") throw std::invalid_argument("--transport must be rdma or udp");
   if (c.thumbnail_width < 64 || c.thumbnail_width > 1920) throw std::invalid_argument("--thumbnail-width must be 64..1920");
+  if (!(c.hls_segment_seconds >= 1 && c.hls_segment_seconds <= 60)) throw std::invalid_argument("--hls-segment-seconds must be 1..60");
   if (c.udp_port == 0 || c.udp_port > 65535) throw std::invalid_argument("--udp-port must be 1..65535");
   if (c.max_connections == 0) throw std::invalid_argument("--max-connections must be at least 1");
   if (c.header_timeout == 0 || c.header_timeout > 3600) throw std::invalid_argument("--header-timeout must be 1..3600 seconds");

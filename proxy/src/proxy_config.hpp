@@ -34,6 +34,7 @@ struct ProxyConfig {
   std::string udp_interface;
   std::string web_dir;                  // empty: WebPages::default_dir()
   unsigned thumbnail_width = 320;
+  double hls_segment_seconds = 4;  // the target duration HLS segments are cut to, at keyframes
 };
 
 // Returns nullopt after --help; throws std::invalid_argument naming the bad option.

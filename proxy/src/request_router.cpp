@@ -25,6 +25,7 @@ const char* reason(unsigned status) {
     case 416: return "Range Not Satisfiable";
     case 421: return "Misdirected Request";
     case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
     case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";
     default: return "Error";
@@ -191,7 +192,55 @@ Plan picture(const std::string& path, const Site& site) {
   return p;
 }
 
+// /hls/NAME/index.m3u8 (media playlist) or /hls/NAME/master.m3u8 (multivariant).
+Plan hls_request(const std::string& path, const Site& site) {
+  const std::string rest = path.substr(5);
+  const auto slash = rest.find('/');
+  const std::string file = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  if (rest.rfind("live/", 0) == 0)
+    return error_plan(501, "HLS of live channels is not built yet; play /live/" + rest.substr(5, rest.find('/', 5) - 5) + " as MPEG-TS");
+  if (file != "index.m3u8" && file != "master.m3u8")
+    return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
+  auto found = named_entry(rest.substr(0, slash), site.catalog);
+  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
+  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
+  if (is_live(e)) return error_plan(404, "'" + e.name + "' is a live channel: its playlist would be /hls/live/" + client::percent_encode(e.name) + "/index.m3u8");
+  if (e.container != "mpegts")
+    return error_plan(501, "HLS of " + (e.container.empty() ? std::string("non-media") : e.container) +
+                               " movies (fMP4 segments remuxed on the fly) is not built yet; only MPEG-TS movies have playlists. Play " +
+                               media_path(e) + " progressively");
+  Plan p;
+  p.headers = {{"Content-Type", "application/vnd.apple.mpegurl"}, {"Cache-Control", "max-age=30"}, {"ETag", etag_for(site.catalog, e)}};
+  HlsWant w;
+  w.kind = file == "index.m3u8" ? HlsWant::Kind::media : HlsWant::Kind::multivariant;
+  w.name = e.name;
+  w.movie_uri = media_path(e);
+  w.bitrate_bps = e.bitrate_bps;
+  w.width = e.width;
+  w.height = e.height;
+  p.hls = std::move(w);
+  return p;
+}
+
 }  // namespace
+
+Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
+  const HlsWant want = *p.hls;
+  p.hls.reset();
+  if (!facts.error.empty()) {
+    Plan e = error_plan(facts.retry ? 503 : 404, facts.error);
+    if (facts.retry) e.headers.emplace_back("Retry-After", "2");
+    e.send_body = p.send_body;
+    return e;
+  }
+  if (want.kind == HlsWant::Kind::media) {
+    p.text = hls::ts_media_playlist(facts.segments, want.movie_uri, facts.ts_init);
+  } else {
+    hls::Variant v{"index.m3u8", facts.codecs, hls::peak_bandwidth(facts.segments, want.bitrate_bps), want.bitrate_bps, want.width, want.height};
+    p.text = hls::multivariant_playlist(v);
+  }
+  return p;
+}
 
 const std::string* Plan::header(const std::string& name) const noexcept {
   for (const auto& [k, v] : headers)
@@ -241,6 +290,7 @@ Plan route(const Request& r, const Site& site) {
   else if (auto s = static_plan(r, site.pages)) return *s;
   else if (path == "/catalog.json") p = catalog_json(catalog, site.stale);
   else if (path == "/playlist.m3u") p = playlist(catalog, host);
+  else if (path.rfind("/hls/", 0) == 0) p = hls_request(path, site);
   else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
     const bool live = path[1] == 'l';
     const auto decoded = client::percent_decode(path.substr(live ? 6 : 8));

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "hls_playlist.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "web_pages.hpp"
 
@@ -32,6 +33,15 @@ struct ThumbnailWant {
   bool operator<(const ThumbnailWant& o) const { return std::tie(name, strip_frame, live) < std::tie(o.name, o.strip_frame, o.live); }
 };
 
+// An HLS playlist of a movie: made once the movie's facts are at hand (HlsFacts), by hls_plan().
+struct HlsWant {
+  enum class Kind { media, multivariant } kind = Kind::media;
+  std::string name;
+  std::string movie_uri;  // the segments' URI: /movies/NAME, percent-encoded
+  std::uint64_t bitrate_bps = 0;
+  unsigned width = 0, height = 0;
+};
+
 struct Plan {
   unsigned status = 200;
   std::vector<std::pair<std::string, std::string>> headers;  // Content-Length is added by the sender
@@ -40,6 +50,7 @@ struct Plan {
   std::uint64_t offset = 0, length = 0;
   std::string live;        // set when the body is a live channel: endless, chunked, no Content-Length
   std::optional<ThumbnailWant> thumbnail;  // set when the body is a picture still to be made
+  std::optional<HlsWant> hls;              // set when the body is a playlist still to be made
   bool send_body = true;   // false for HEAD and 304: headers only (Content-Length still describes it)
 
   std::uint64_t body_length() const noexcept { return movie.empty() ? text.size() : length; }
@@ -59,6 +70,10 @@ struct Site {
 };
 
 Plan route(const Request& request, const Site& site);
+
+// The answer to an HLS request once its movie's facts are known: the playlist, or an error saying
+// why there is none (503 with Retry-After while the server builds the index or is away).
+Plan hls_plan(Plan want, const hls::MovieFacts& facts);
 
 // The pages' own files (/static/...), which need no catalog: served while the server is away too.
 // nullopt for any other path.

@@ -142,17 +142,27 @@ std::string WebPages::watch_page(const proto::Catalog& catalog, const proto::Cat
   mst::data d = describe(e, catalog.generation);
   d.set("absolute_url", "http://" + host + media_path(e));
   const bool has_media = !e.video_codec.empty() || !e.audio_codec.empty();
-  if (!is_live(e) && e.container != "mpegts" && has_media) {
+  if (!is_live(e) && has_media) {
     d.set("playable", mst::data(true));
+    // Browsers do not play a bare MPEG-TS in <video>: a TS movie plays as HLS, its segments byte
+    // ranges of the same file (/hls/NAME/master.m3u8). Other containers play progressively.
+    const bool hls = e.container == "mpegts";
+    if (hls) {
+      d.set("player_url", "/hls/" + client::percent_encode(e.name) + "/master.m3u8");
+      d.set("player_mime", std::string("application/vnd.apple.mpegurl"));
+    } else {
+      d.set("player_url", media_path(e));
+      d.set("player_mime", e.mime_type.empty() ? std::string("application/octet-stream") : e.mime_type);
+    }
     if (start_seconds) {
       char t[32];
-      std::snprintf(t, sizeof t, "#t=%.3f", *start_seconds);
-      d.set("fragment", std::string(t));
+      std::snprintf(t, sizeof t, "%.3f", *start_seconds);
+      d.set("start", std::string(t));  // watch.js seeks there: a media fragment (#t=) is not honoured for HLS
+      if (!hls) d.set("fragment", "#t=" + std::string(t));
     }
   } else {
-    d.set("why_not", is_live(e) ? std::string("a live MPEG-TS channel")
-                                : e.container == "mpegts" ? std::string("MPEG-TS (video/mp2t) files")
-                                                          : std::string("this file: it is not audio or video that libavformat recognises"));
+    d.set("why_not", is_live(e) ? std::string("a live MPEG-TS channel (its HLS playlist is not built yet)")
+                                : std::string("this file: it is not audio or video that libavformat recognises"));
   }
   if (!is_live(e) && e.duration_us > 0 && !e.video_codec.empty()) {
     mst::data strip{mst::data::type::list};

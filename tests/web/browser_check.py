@@ -3,7 +3,7 @@
 # vod-proxy's pages in headless Chromium (Debian's chromium and chromium-driver, driven by Debian's
 # python3-selenium): the catalog shows every movie with a picture that loaded, names are shown
 # literally, the watch page plays an H.264 MP4 past 3 s without an error, a seek to 30 s becomes
-# playable near 30 s and plays on, and an MPEG-TS movie gets the note instead of a player.
+# playable near 30 s and plays on, and so does an MPEG-TS movie, through its HLS playlist.
 # Screenshots of the pages go to the artifact directory.
 #
 # usage: browser_check.py BASE_URL ARTIFACT_DIR MP4_NAME TS_NAME EXACT_NAME...
@@ -109,46 +109,48 @@ try:
     driver.save_screenshot(f"{artifacts}/catalog.png")
     print(f"PASS: catalog page: {len(cards)} movies, every picture loaded (widths {sorted(set(widths))}), names literal")
 
-    # --- the watch page of the MP4
-    driver.get(page_url("watch", mp4))
+    def play_and_seek(name, kind, shot):
+        """The watch page of `name` plays past 3 s without an error, a seek to 30 s becomes playable
+        near 30 s and plays on. Returns the <video>'s source."""
+        driver.get(page_url("watch", name))
+        video = driver.find_element(By.ID, "player")
+        driver.execute_script("window.vodErrors = []; arguments[0].addEventListener('error', () => window.vodErrors.push('error'));", video)
+        driver.execute_script("arguments[0].muted = true; arguments[0].play().catch(e => window.vodErrors.push(String(e)));", video)
+        wait_for(f"the {kind} plays past 3 s", lambda: driver.execute_script("return arguments[0].currentTime", video) > 3.0, 60)
+        state = driver.execute_script("return {error: arguments[0].error && arguments[0].error.message, errors: window.vodErrors,"
+                                      " note: document.getElementById('cannot-play').hidden, src: arguments[0].currentSrc}", video)
+        if state["error"] or state["errors"] or not state["note"]:
+            fail(f"the {kind} played with errors: {state}")
+        wait_for("the timeline strip's pictures load", lambda: all(driver.execute_script(
+            "return [...document.querySelectorAll('.strip img')].map(i => i.complete && i.naturalWidth > 0)")), 90)
+        strip = len(driver.find_elements(By.CSS_SELECTOR, ".strip img"))
+        driver.save_screenshot(f"{artifacts}/{shot}.png")
+        print(f"PASS: watch page: the {kind} ({state['src']}) played past 3 s without an error; {strip} strip pictures loaded")
+        # A seek to 30 s: the browser's own Range requests (progressive), or the segment holding 30 s (HLS)
+        driver.execute_script("arguments[0].currentTime = 30;", video)
+        wait_for(f"the {kind}: after the seek, readyState >= 3 near 30 s", lambda: driver.execute_script(
+            "const v = arguments[0]; return !v.seeking && v.readyState >= 3 && v.currentTime >= 29.5 && v.currentTime < 33;", video), 60)
+        wait_for(f"the {kind}: playback goes on after the seek (past 32 s)", lambda: driver.execute_script(
+            "return arguments[0].currentTime", video) > 32.0, 60)
+        if driver.execute_script("return arguments[0].error || window.vodErrors.length", video):
+            fail(f"the {kind}: an error after the seek")
+        driver.save_screenshot(f"{artifacts}/{shot}-after-seek.png")
+        print(f"PASS: the {kind}: seek to 30 s: readyState >= 3 near 30 s, then played on to "
+              f"{driver.execute_script('return arguments[0].currentTime', video):.1f} s")
+        return state["src"]
+
+    play_and_seek(mp4, "MP4", "watch")
+    # --- an MPEG-TS movie plays as HLS: its segments are byte ranges of the same file
+    src = play_and_seek(ts, "MPEG-TS movie", "watch-ts")
+    if "/hls/" not in src or not src.endswith("/master.m3u8"):
+        fail(f"the MPEG-TS movie did not play from its HLS playlist: {src}")
+    # --- ?t=40 starts there (watch.js: a media fragment is not honoured for HLS)
+    driver.get(page_url("watch", ts) + "?t=40")
     video = driver.find_element(By.ID, "player")
-    driver.execute_script("window.vodErrors = []; arguments[0].addEventListener('error', () => window.vodErrors.push('error'));", video)
-    driver.execute_script("arguments[0].muted = true; arguments[0].play().catch(e => window.vodErrors.push(String(e)));", video)
-    wait_for("the MP4 plays past 3 s", lambda: driver.execute_script("return arguments[0].currentTime", video) > 3.0, 60)
-    state = driver.execute_script("return {error: arguments[0].error && arguments[0].error.message, errors: window.vodErrors,"
-                                  " note: document.getElementById('cannot-play').hidden}", video)
-    if state["error"] or state["errors"] or not state["note"]:
-        fail(f"the MP4 played with errors: {state}")
-    strip = driver.execute_script(
-        "return [...document.querySelectorAll('.strip img')].map(i => i.complete && i.naturalWidth > 0)")
-    wait_for("the timeline strip's pictures load", lambda: all(driver.execute_script(
-        "return [...document.querySelectorAll('.strip img')].map(i => i.complete && i.naturalWidth > 0)")), 90)
-    driver.save_screenshot(f"{artifacts}/watch.png")
-    print(f"PASS: watch page: the MP4 played past 3 s without an error; {len(strip)} strip pictures loaded")
-
-    # --- a seek to 30 s: the browser's own Range requests
-    driver.execute_script("arguments[0].currentTime = 30;", video)
-    wait_for("after the seek, readyState >= 3 near 30 s", lambda: driver.execute_script(
-        "const v = arguments[0]; return !v.seeking && v.readyState >= 3 && v.currentTime >= 29.5 && v.currentTime < 33;", video), 60)
-    wait_for("playback goes on after the seek (past 32 s)", lambda: driver.execute_script(
-        "return arguments[0].currentTime", video) > 32.0, 60)
-    if driver.execute_script("return arguments[0].error || window.vodErrors.length", video):
-        fail("an error after the seek")
-    driver.save_screenshot(f"{artifacts}/watch-after-seek.png")
-    print(f"PASS: seek to 30 s: readyState >= 3 near 30 s, then played on to "
-          f"{driver.execute_script('return arguments[0].currentTime', video):.1f} s")
-
-    # --- the watch page of an MPEG-TS movie: the note and the URL for VLC, no player
-    driver.get(page_url("watch", ts))
-    if driver.find_elements(By.TAG_NAME, "video"):
-        fail("the MPEG-TS watch page offers a <video> the browser cannot play")
-    note = driver.find_element(By.ID, "cannot-play")
-    if not note.is_displayed() or "MPEG-TS" not in note.text or "/movies/" not in note.text:
-        fail(f"the MPEG-TS note is missing or unclear: {note.text!r}")
-    wait_for("the MPEG-TS poster loads", lambda: driver.execute_script(
-        "const i = document.querySelector('img.poster'); return i.complete && i.naturalWidth > 0"), 60)
-    driver.save_screenshot(f"{artifacts}/watch-ts.png")
-    print("PASS: MPEG-TS watch page: the note with the URL for VLC, the poster, no <video>")
+    driver.execute_script("arguments[0].muted = true; arguments[0].play().catch(() => {});", video)
+    wait_for("?t=40 starts the HLS movie near 40 s", lambda: driver.execute_script(
+        "const v = arguments[0]; return v.readyState >= 3 && v.currentTime >= 39.5 && v.currentTime < 44;", video), 60)
+    print("PASS: ?t=40 starts the MPEG-TS movie near 40 s")
 finally:
     driver.quit()
     chromedriver.kill()

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The watch page's only script: show the note when this browser cannot play the movie, and seek
-// from the timeline strip without reloading the page (without script, its links reload at ?t=).
+// The watch page's only script: show the note when this browser cannot play the movie (an MPEG-TS
+// movie plays as HLS, which not every browser has), start at ?t=, and seek from the timeline strip
+// without reloading the page (without script, its links reload at ?t=).
 'use strict';
 const video = document.getElementById('player');
 if (video) {
@@ -8,6 +9,9 @@ if (video) {
   const cannotPlay = () => { note.hidden = false; };
   if (video.canPlayType(video.dataset.mime) === '') cannotPlay();
   video.addEventListener('error', cannotPlay);
+  if (video.dataset.start) {
+    video.addEventListener('loadedmetadata', () => { video.currentTime = Number(video.dataset.start); }, { once: true });
+  }
   for (const link of document.querySelectorAll('.strip a')) {
     link.addEventListener('click', (event) => {
       event.preventDefault();

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "hls_playlist.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace vod::proxy::hls {
+
+namespace {
+
+std::string seconds_text(std::uint64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(us) / 1e6);
+  return buf;
+}
+
+unsigned rounded_seconds(std::uint64_t us) { return static_cast<unsigned>((us + 500'000) / 1'000'000); }
+
+}  // namespace
+
+std::vector<Segment> cut_segments(const proto::KeyframeIndex& index, std::uint64_t movie_size, std::uint64_t duration_us,
+                                  std::uint64_t target_us) {
+  std::vector<proto::Keyframe> k;
+  for (const auto& e : index.entries) {
+    if (e.offset >= movie_size) break;
+    if (!k.empty() && (e.offset <= k.back().offset || e.time_us <= k.back().time_us)) continue;
+    k.push_back(e);
+  }
+  std::vector<Segment> out;
+  if (k.empty()) return out;
+  target_us = std::max<std::uint64_t>(target_us, 1);
+  // A keyframe a little past the target still ends the segment (NTSC's 1.001 s GOPs make 4.004 s
+  // segments of a 4 s target, not 3.003 s), as long as the duration still rounds to the target.
+  const std::uint64_t reach = target_us + std::min<std::uint64_t>(target_us / 8, 499'000);
+  std::size_t i = 0;
+  while (i < k.size()) {
+    const proto::Keyframe& start = k[i];
+    std::size_t j = i + 1;
+    while (j < k.size() && k[j].time_us - start.time_us <= reach) ++j;
+    const std::size_t next = std::max(j - 1, i + 1);
+    const bool to_the_end = next >= k.size() || (duration_us > start.time_us && duration_us - start.time_us <= reach);
+    Segment s;
+    s.start_us = start.time_us;
+    if (!to_the_end) {
+      s.bytes = {start.offset, k[next].offset - start.offset};
+      s.duration_us = k[next].time_us - start.time_us;
+      out.push_back(s);
+      i = next;
+      continue;
+    }
+    s.bytes = {start.offset, movie_size - start.offset};
+    if (duration_us > start.time_us) {
+      s.duration_us = duration_us - start.time_us;
+    } else if (!out.empty()) {
+      // No duration past this keyframe: the bytes at the movie's average rate so far.
+      const double us_per_byte = static_cast<double>(start.time_us - out.front().start_us) / static_cast<double>(start.offset - out.front().bytes.offset);
+      s.duration_us = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(us_per_byte * static_cast<double>(s.bytes.length)));
+    } else {
+      s.duration_us = target_us;
+    }
+    out.push_back(s);
+    break;
+  }
+  return out;
+}
+
+unsigned target_duration(const std::vector<Segment>& segments) {
+  unsigned t = 1;
+  for (const auto& s : segments) t = std::max(t, rounded_seconds(s.duration_us));
+  return t;
+}
+
+std::optional<ByteSpan> ts_init_range(std::span<const std::uint8_t> head) {
+  constexpr std::size_t kPacket = 188;
+  constexpr unsigned kNullPid = 0x1fff, kLastTablePid = 0x1f;
+  std::optional<unsigned> pmt_pid;
+  std::size_t pmt_left = 0;  // bytes of a PMT section still to come in later packets
+  for (std::size_t off = 0; off + kPacket <= head.size(); off += kPacket) {
+    const auto p = head.subspan(off, kPacket);
+    if (p[0] != 0x47) return std::nullopt;
+    const unsigned pid = ((p[1] & 0x1fu) << 8) | p[2];
+    const bool unit_start = p[1] & 0x40;
+    const unsigned control = (p[3] >> 4) & 3u;  // 1 payload, 2 adaptation only, 3 both
+    std::size_t at = 4;
+    if (control == 2 || control == 3) at += 1 + p[4];
+    const bool payload = (control == 1 || control == 3) && at < kPacket;
+    if (pid == kNullPid) continue;
+    if (pmt_pid && pid == *pmt_pid) {
+      if (!payload) continue;
+      std::size_t have = kPacket - at;
+      if (pmt_left == 0) {
+        if (!unit_start) continue;  // the end of a section that began before the PAT: not ours
+        at += 1 + p[at];            // pointer_field
+        if (at + 3 > kPacket || p[at] != 0x02) return std::nullopt;  // table_id 2: a PMT section
+        pmt_left = 3 + (((p[at + 1] & 0x0fu) << 8) | p[at + 2]);
+        have = kPacket - at;
+      }
+      if (pmt_left <= have) return ByteSpan{0, off + kPacket};
+      pmt_left -= have;
+      continue;
+    }
+    if (pid == 0 && !pmt_pid) {
+      if (!payload || !unit_start) return std::nullopt;
+      at += 1 + p[at];
+      if (at + 8 > kPacket || p[at] != 0x00) return std::nullopt;  // table_id 0: a PAT section
+      const std::size_t section_end = std::min<std::size_t>(kPacket, at + 3 + (((p[at + 1] & 0x0fu) << 8) | p[at + 2]));
+      // Programs from byte 8 of the section up to its CRC: the first that is not the NIT's (number 0).
+      const std::size_t programs_end = section_end >= at + 12 ? section_end - 4 : at + 8;
+      for (std::size_t q = at + 8; q + 4 <= programs_end; q += 4) {
+        const unsigned number = (static_cast<unsigned>(p[q]) << 8) | p[q + 1];
+        if (number == 0) continue;
+        pmt_pid = ((p[q + 2] & 0x1fu) << 8) | p[q + 3];
+        break;
+      }
+      if (!pmt_pid || *pmt_pid <= kLastTablePid || *pmt_pid == kNullPid) return std::nullopt;
+      continue;
+    }
+    if (pid <= kLastTablePid) continue;  // another table (SDT, NIT, EIT...): no media
+    return std::nullopt;                 // media (or the unknown) before the tables were whole
+  }
+  return std::nullopt;
+}
+
+std::string ts_media_playlist(const std::vector<Segment>& segments, const std::string& movie_uri, const std::optional<ByteSpan>& init) {
+  // Version 4 for EXT-X-BYTERANGE; 6 for EXT-X-MAP in a playlist that is not I-frames only (RFC 8216, 7).
+  std::string b = "#EXTM3U\n#EXT-X-VERSION:" + std::string(init ? "6" : "4") + "\n#EXT-X-TARGETDURATION:" + std::to_string(target_duration(segments)) +
+                  "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+  if (init) b += "#EXT-X-MAP:URI=\"" + movie_uri + "\",BYTERANGE=\"" + std::to_string(init->length) + "@" + std::to_string(init->offset) + "\"\n";
+  for (const auto& s : segments)
+    b += "#EXTINF:" + seconds_text(s.duration_us) + ",\n#EXT-X-BYTERANGE:" + std::to_string(s.bytes.length) + "@" + std::to_string(s.bytes.offset) +
+         "\n" + movie_uri + "\n";
+  return b + "#EXT-X-ENDLIST\n";
+}
+
+std::uint64_t peak_bandwidth(const std::vector<Segment>& segments, std::uint64_t fallback) {
+  std::uint64_t peak = 0;
+  for (const auto& s : segments)
+    if (s.duration_us) peak = std::max(peak, static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.bytes.length) * 8e6 / static_cast<double>(s.duration_us))));
+  return peak ? peak : fallback;
+}
+
+std::string multivariant_playlist(const Variant& v) {
+  std::string b = "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=" + std::to_string(std::max<std::uint64_t>(v.bandwidth, 1));
+  if (v.average_bandwidth) b += ",AVERAGE-BANDWIDTH=" + std::to_string(v.average_bandwidth);
+  if (!v.codecs.empty()) b += ",CODECS=\"" + v.codecs + "\"";
+  if (v.width && v.height) b += ",RESOLUTION=" + std::to_string(v.width) + "x" + std::to_string(v.height);
+  return b + "\n" + v.uri + "\n";
+}
+
+std::optional<std::string> avc_codec(unsigned profile_idc, unsigned constraint_flags, unsigned level_idc) {
+  if (profile_idc == 0 || profile_idc > 255 || constraint_flags > 255 || level_idc == 0 || level_idc > 255) return std::nullopt;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "avc1.%02x%02x%02x", profile_idc, constraint_flags, level_idc);
+  return buf;
+}
+
+std::optional<std::string> aac_codec(unsigned object_type) {
+  if (object_type == 0 || object_type > 45) return std::nullopt;
+  return "mp4a.40." + std::to_string(object_type);
+}
+
+}  // namespace vod::proxy::hls

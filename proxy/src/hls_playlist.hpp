@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// HLS playlists of a movie (RFC 8216), made from its catalog entry and its keyframe index alone:
+// no movie byte is read to cut segments. Pure functions, table-tested (tests/unit/hls_playlist_test.cpp);
+// the proxy's HTTP path fills them in once the index and the stream facts are at hand.
+//
+// An MPEG-TS movie is served as it is: every segment is a byte range of /movies/NAME that starts at
+// a keyframe (EXT-X-BYTERANGE), so a segment is answered by the Range path, one-sided Reads and no
+// copy. A segment cut at a keyframe holds no PAT or PMT of its own, so the playlist's EXT-X-MAP
+// names the range of the file's leading tables (ts_init_range).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vod/protocol/catalog_layout.hpp"
+#include "vod/protocol/keyframe_index_layout.hpp"
+
+namespace vod::proxy::hls {
+
+// A byte range of the movie: `length` bytes from `offset`.
+struct ByteSpan {
+  std::uint64_t offset = 0, length = 0;
+  bool operator==(const ByteSpan&) const = default;
+};
+
+struct Segment {
+  ByteSpan bytes;
+  std::uint64_t start_us = 0;     // presentation time of its first keyframe, from the movie's start
+  std::uint64_t duration_us = 0;
+  bool operator==(const Segment&) const = default;
+};
+
+// Cuts a movie into segments at keyframes. Each segment starts at a keyframe and runs to the last
+// keyframe not later than `target_us` after its start (a GOP longer than the target makes one
+// longer segment: a segment never starts between keyframes). The last runs to the end of the movie,
+// its duration up to `duration_us`. The bytes before the first keyframe are in no segment (they are
+// the container's header: ts_init_range). Keyframes that do not move forward in both time and
+// offset are skipped, so a hostile index yields fewer segments, never overlapping ones. Empty when
+// the index has no usable keyframe.
+std::vector<Segment> cut_segments(const proto::KeyframeIndex& index, std::uint64_t movie_size, std::uint64_t duration_us,
+                                  std::uint64_t target_us);
+
+// EXT-X-TARGETDURATION: every segment's duration, rounded to the nearest second, is at most this
+// (RFC 8216, 4.3.3.1); at least 1.
+unsigned target_duration(const std::vector<Segment>& segments);
+
+// The range [0, end) of an MPEG-TS file's leading tables: the packets from the start through the
+// first PAT and the PMT it names, when every packet up to there is a table (PSI/SI) or a null packet,
+// so that the range holds no media. nullopt when `head` (the file's first bytes) does not start with
+// such a run: then the playlist has no EXT-X-MAP, and a player finds the tables in the segments if
+// the muxer repeats them. Never reads past `head`; hostile bytes only shorten the answer.
+std::optional<ByteSpan> ts_init_range(std::span<const std::uint8_t> head);
+
+// What a movie's playlists are made from (HlsFacts fetches it once per movie and catalog generation).
+struct MovieFacts {
+  std::vector<Segment> segments;
+  std::optional<ByteSpan> ts_init;  // MPEG-TS: the leading PAT/PMT
+  std::string codecs;               // RFC 6381, e.g. "avc1.64001e,mp4a.40.2"; "" when not known
+  std::string error;                // set when the facts could not be had: why
+  bool retry = false;               // the error may pass (the index is being built, the server is away)
+};
+
+// The media playlist of a TS movie served by byte ranges of `movie_uri`.
+std::string ts_media_playlist(const std::vector<Segment>& segments, const std::string& movie_uri, const std::optional<ByteSpan>& init);
+
+// What a multivariant playlist says of the one variant: RFC 6381 codecs ("avc1.64001f,mp4a.40.2"),
+// the peak bit rate of its segments (bits per second) and the average over the movie.
+struct Variant {
+  std::string uri;
+  std::string codecs;  // empty: not known (the attribute is left out)
+  std::uint64_t bandwidth = 0, average_bandwidth = 0;
+  unsigned width = 0, height = 0;
+};
+std::string multivariant_playlist(const Variant& v);
+
+// The peak segment bit rate (BANDWIDTH): the largest bytes × 8 / duration over the segments, or
+// `fallback` when there are none.
+std::uint64_t peak_bandwidth(const std::vector<Segment>& segments, std::uint64_t fallback);
+
+// RFC 6381 codec strings from codec parameters (ISO/IEC 14496-15 and 14496-3): H.264's profile_idc,
+// constraint flags and level_idc from its SPS; AAC's audio object type. nullopt when not enough is known.
+std::optional<std::string> avc_codec(unsigned profile_idc, unsigned constraint_flags, unsigned level_idc);
+std::optional<std::string> aac_codec(unsigned object_type);
+
+}  // namespace vod::proxy::hls

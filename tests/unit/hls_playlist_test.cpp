@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The HLS deciders of vod-proxy (proxy/src/hls_playlist.hpp): segments cut at keyframes, the TS
+// init range, the playlists' text and the RFC 6381 codec strings, as tables.
+#include <gtest/gtest.h>
+
+#include "hls_playlist.hpp"
+#include "ts_packets.hpp"
+
+namespace vod::proxy::hls {
+namespace {
+
+proto::KeyframeIndex index_of(std::vector<std::pair<std::uint64_t, std::uint64_t>> keyframes) {  // (seconds × 10, offset)
+  proto::KeyframeIndex i;
+  for (auto [t, off] : keyframes) i.entries.push_back({t * 100'000, off});
+  return i;
+}
+
+struct CutCase {
+  const char* what;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> keyframes;
+  std::uint64_t size, duration_ds, target_ds;  // tenths of a second
+  std::vector<Segment> want;                    // start and duration in tenths below
+};
+
+Segment seg(std::uint64_t off, std::uint64_t len, std::uint64_t start_ds, std::uint64_t dur_ds) {
+  return Segment{{off, len}, start_ds * 100'000, dur_ds * 100'000};
+}
+
+TEST(HlsCut, Table) {
+  const std::vector<CutCase> cases = {
+      {"GOPs of 2 s into 4 s segments", {{0, 564}, {20, 1000}, {40, 2000}, {60, 3000}, {80, 4000}}, 5000, 100, 40,
+       {seg(564, 1436, 0, 40), seg(2000, 2000, 40, 40), seg(4000, 1000, 80, 20)}},
+      {"the rest within the target goes whole to the end", {{0, 0}, {20, 1000}, {40, 2000}, {50, 2500}}, 3000, 70, 40,
+       {seg(0, 2000, 0, 40), seg(2000, 1000, 40, 30)}},
+      {"a GOP longer than the target is one segment", {{0, 100}, {100, 900}, {120, 1000}}, 1200, 130, 40,
+       {seg(100, 800, 0, 100), seg(900, 300, 100, 30)}},
+      {"keyframes that go back in time or offset are skipped", {{0, 100}, {20, 500}, {10, 600}, {30, 400}, {60, 900}}, 1000, 80, 40,
+       {seg(100, 400, 0, 20), seg(500, 400, 20, 40), seg(900, 100, 60, 20)}},
+      {"keyframes at or past the end are dropped", {{0, 0}, {50, 600}, {90, 1000}}, 1000, 100, 40,
+       {seg(0, 600, 0, 50), seg(600, 400, 50, 50)}},
+      {"no keyframe, no segment", {}, 1000, 100, 40, {}},
+      {"unknown duration: the last at the average rate", {{0, 0}, {40, 1000}, {80, 2000}}, 2500, 0, 40,
+       {seg(0, 1000, 0, 40), seg(1000, 1000, 40, 40), seg(2000, 500, 80, 20)}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_EQ(cut_segments(index_of(c.keyframes), c.size, c.duration_ds * 100'000, c.target_ds * 100'000), c.want);
+  }
+}
+
+TEST(HlsCut, SegmentsTileTheMovieFromTheFirstKeyframe) {
+  proto::KeyframeIndex index;
+  for (std::uint64_t k = 0; k < 100; ++k) index.entries.push_back({k * 1'001'000 + 33'000, 376 + k * 7919});
+  const std::uint64_t size = 376 + 100 * 7919;
+  const auto segments = cut_segments(index, size, 100'200'000, 4'000'000);
+  ASSERT_FALSE(segments.empty());
+  std::uint64_t at = 376;
+  for (const auto& s : segments) {
+    EXPECT_EQ(s.bytes.offset, at);
+    EXPECT_GT(s.bytes.length, 0u);
+    at += s.bytes.length;
+  }
+  EXPECT_EQ(at, size);
+  EXPECT_EQ(target_duration(segments), 4u);
+}
+
+TEST(HlsTarget, RoundsEachDurationToTheNearestSecond) {
+  EXPECT_EQ(target_duration({}), 1u);
+  EXPECT_EQ(target_duration({seg(0, 1, 0, 44)}), 4u);
+  EXPECT_EQ(target_duration({seg(0, 1, 0, 45), seg(1, 1, 45, 20)}), 5u);
+  EXPECT_EQ(target_duration({seg(0, 1, 0, 101)}), 10u);
+}
+
+std::vector<std::uint8_t> bytes_of(std::initializer_list<test::Packet> packets) {
+  std::vector<std::uint8_t> out;
+  for (const auto& p : packets) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+TEST(HlsTsInit, Table) {
+  const auto sdt = test::packet(0x11, true, test::section(0x42, {0, 1, 0xff}));
+  const auto null = test::packet(0x1fff, false, {});
+  const auto video = test::packet(0x100, true, test::pes(900, {0, 0, 1, 0x65}));
+  struct Case {
+    const char* what;
+    std::vector<std::uint8_t> head;
+    std::optional<ByteSpan> want;
+  };
+  const std::vector<Case> cases = {
+      {"SDT, PAT, PMT, then video (ffmpeg's order)", bytes_of({sdt, test::pat(), test::pmt(0x1b), video}), ByteSpan{0, 3 * 188}},
+      {"PAT, null, PMT", bytes_of({test::pat(), null, test::pmt(0x1b), video}), ByteSpan{0, 3 * 188}},
+      {"media before the PMT: no map", bytes_of({test::pat(), video, test::pmt(0x1b)}), std::nullopt},
+      {"no PAT: no map", bytes_of({test::pmt(0x1b), video}), std::nullopt},
+      {"the PMT after the head's end", bytes_of({test::pat()}), std::nullopt},
+      {"lost sync", [&] { auto b = bytes_of({test::pat(), test::pmt(0x1b)}); b[188] = 0; return b; }(), std::nullopt},
+      {"empty", {}, std::nullopt},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_EQ(ts_init_range(c.head), c.want);
+  }
+}
+
+TEST(HlsTsInit, APatNamingATablePidOrNoProgramGivesNoMap) {
+  const auto pat_to = [](std::vector<std::uint8_t> programs) { return test::packet(0, true, test::section(0x00, programs)); };
+  EXPECT_EQ(ts_init_range(bytes_of({pat_to({0x00, 0x00, 0xe0, 0x10})})), std::nullopt);  // only the NIT
+  EXPECT_EQ(ts_init_range(bytes_of({pat_to({0x00, 0x01, 0xe0, 0x11})})), std::nullopt);  // the PMT on the SDT's PID
+  EXPECT_EQ(ts_init_range(bytes_of({pat_to({})})), std::nullopt);
+}
+
+TEST(HlsPlaylist, TsMediaPlaylistByRanges) {
+  const std::vector<Segment> segments = {seg(564, 1436, 0, 40), seg(2000, 1000, 40, 21)};
+  EXPECT_EQ(ts_media_playlist(segments, "/movies/a%20b.ts", ByteSpan{0, 564}),
+            "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n"
+            "#EXT-X-MAP:URI=\"/movies/a%20b.ts\",BYTERANGE=\"564@0\"\n"
+            "#EXTINF:4.000,\n#EXT-X-BYTERANGE:1436@564\n/movies/a%20b.ts\n"
+            "#EXTINF:2.100,\n#EXT-X-BYTERANGE:1000@2000\n/movies/a%20b.ts\n#EXT-X-ENDLIST\n");
+  const std::string without = ts_media_playlist(segments, "/movies/x.ts", std::nullopt);
+  EXPECT_NE(without.find("#EXT-X-VERSION:4\n"), std::string::npos);
+  EXPECT_EQ(without.find("EXT-X-MAP"), std::string::npos);
+}
+
+TEST(HlsPlaylist, Multivariant) {
+  EXPECT_EQ(multivariant_playlist({"index.m3u8", "avc1.64001e,mp4a.40.2", 1500000, 1000000, 854, 480}),
+            "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1500000,AVERAGE-BANDWIDTH=1000000,CODECS=\"avc1.64001e,mp4a.40.2\","
+            "RESOLUTION=854x480\nindex.m3u8\n");
+  EXPECT_EQ(multivariant_playlist({"index.m3u8", "", 0, 0, 0, 0}), "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1\nindex.m3u8\n");
+}
+
+TEST(HlsPlaylist, PeakBandwidthIsTheBusiestSegment) {
+  EXPECT_EQ(peak_bandwidth({seg(0, 1000, 0, 10), seg(1000, 3000, 10, 10)}, 7), 24000u);
+  EXPECT_EQ(peak_bandwidth({}, 7), 7u);
+}
+
+TEST(HlsCodecs, Rfc6381Strings) {
+  EXPECT_EQ(avc_codec(100, 0, 30), "avc1.64001e");
+  EXPECT_EQ(avc_codec(66, 0xc0, 31), "avc1.42c01f");
+  EXPECT_EQ(avc_codec(0, 0, 30), std::nullopt);
+  EXPECT_EQ(avc_codec(100, 0, 0), std::nullopt);
+  EXPECT_EQ(aac_codec(2), "mp4a.40.2");
+  EXPECT_EQ(aac_codec(5), "mp4a.40.5");
+  EXPECT_EQ(aac_codec(0), std::nullopt);
+}
+
+}  // namespace
+}  // namespace vod::proxy::hls
