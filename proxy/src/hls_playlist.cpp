@@ -55,7 +55,8 @@ std::vector<Segment> cut_segments(const proto::KeyframeIndex& index, std::uint64
     } else if (!out.empty()) {
       // No duration past this keyframe: the bytes at the movie's average rate so far.
       const double us_per_byte = static_cast<double>(start.time_us - out.front().start_us) / static_cast<double>(start.offset - out.front().bytes.offset);
-      s.duration_us = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(us_per_byte * static_cast<double>(s.bytes.length)));
+      const double estimate = std::min(us_per_byte * static_cast<double>(s.bytes.length), 1e15);  // a hostile index: at most 30 years
+      s.duration_us = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(estimate));
     } else {
       s.duration_us = target_us;
     }
@@ -136,7 +137,10 @@ std::string ts_media_playlist(const std::vector<Segment>& segments, const std::s
 std::uint64_t peak_bandwidth(const std::vector<Segment>& segments, std::uint64_t fallback) {
   std::uint64_t peak = 0;
   for (const auto& s : segments)
-    if (s.duration_us) peak = std::max(peak, static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.bytes.length) * 8e6 / static_cast<double>(s.duration_us))));
+    if (s.duration_us) {
+      const double bps = std::ceil(static_cast<double>(s.bytes.length) * 8e6 / static_cast<double>(s.duration_us));
+      peak = std::max(peak, static_cast<std::uint64_t>(std::min(bps, 1e15)));
+    }
   return peak ? peak : fallback;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "host_allow_list.hpp"
 
+#include <cctype>
+
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
 #include <boost/asio/ip/address.hpp>
 #include <stdexcept>
@@ -141,6 +143,17 @@ Plan host_refusal(HostVerdict verdict, std::string_view host) {
   return error_plan(421, "vod-proxy does not answer to the name '" + name +
                              "' (a web page elsewhere could be reading it through DNS rebinding); if that is how you reach the proxy, "
                              "start it with --allow-host " + name);
+}
+
+const char* invalid_cors_origin(const std::string& o) {
+  const bool http = o.rfind("http://", 0) == 0, https = o.rfind("https://", 0) == 0;
+  if (!http && !https) return "it must start with http:// or https://";
+  const std::string rest = o.substr(http ? 7 : 8);
+  if (rest.empty()) return "it has no host";
+  for (const char c : rest)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' || c == '[' || c == ']'))
+      return "it may hold only scheme://host[:port], without a path, a trailing slash or a wildcard (list each origin)";
+  return nullptr;
 }
 
 }  // namespace vod::proxy

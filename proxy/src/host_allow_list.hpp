@@ -60,4 +60,8 @@ HostVerdict check_host(unsigned http_version, std::size_t host_lines, std::strin
 // Host, 421 for a name not allowed, each saying what to do.
 Plan host_refusal(HostVerdict verdict, std::string_view host);
 
+// Why ORIGIN cannot be a --cors-origin (it must be scheme://host[:port] of http or https, as a
+// browser sends it in Origin), or nullptr when it can.
+const char* invalid_cors_origin(const std::string& origin);
+
 }  // namespace vod::proxy

@@ -18,6 +18,7 @@ HttpConnection::HttpConnection(tcp::socket socket, const Services& services, con
       pages_(services.pages),
       thumbnails_(services.thumbnails),
       hls_(services.hls),
+      cors_origins_(services.cors_origins),
       hosts_(services.hosts),
       live_hubs_(services.live),
       limits_(limits),
@@ -131,7 +132,7 @@ void HttpConnection::on_request(beast::error_code ec) {
   const std::string method(req.method_string());
   const RequestContext context{hosts_, pages_, default_host_, pool_.server(), [this]() -> const proto::Catalog& { return pool_.catalog(); },
                                [this] { return metrics_.render(pool_.figures(), thumbnails_.figures()); },
-                               [this] { return pool_.catalog_staleness(); }};
+                               [this] { return pool_.catalog_staleness(); }, &cors_origins_};
   RequestAnswer a;
   try {
     a = answer(req, context);

@@ -56,6 +56,7 @@ struct Services {
   const WebPages& pages;
   ThumbnailService& thumbnails;
   HlsFacts& hls;
+  const std::vector<std::string>& cors_origins;
   const HostAllowList& hosts;
   LiveHubs& live;
 };
@@ -105,6 +106,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   const WebPages& pages_;
   ThumbnailService& thumbnails_;
   HlsFacts& hls_;
+  const std::vector<std::string>& cors_origins_;
   const HostAllowList& hosts_;
   LiveHubs& live_hubs_;
   ConnectionLimits limits_;

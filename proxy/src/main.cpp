@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   log::info("proxy", "answering requests for Host " + names + " (and 127.0.0.0/8; more with --allow-host)");
   std::unique_ptr<proxy::Listener> listener;
   try {
-    listener = std::make_unique<proxy::Listener>(io, at, proxy::Services{pool, metrics, *pages, thumbnails, hls, *hosts, live}, limits,
+    listener = std::make_unique<proxy::Listener>(io, at, proxy::Services{pool, metrics, *pages, thumbnails, hls, config->cors_origins, *hosts, live}, limits,
                                                  config->max_connections);
   } catch (const boost::system::system_error& e) {
     log::error("proxy", "cannot listen on " + config->listen + ": " + e.code().message());

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "proxy_config.hpp"
 
+#include "host_allow_list.hpp"
+
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <iostream>
@@ -30,6 +32,9 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("header-timeout", po::value(&c.header_timeout)->default_value(c.header_timeout),
        "seconds for a whole request header to arrive, from the connection's start or, kept alive, from the request's first byte (408 beyond)")
       ("idle-timeout", po::value(&c.idle_timeout)->default_value(c.idle_timeout), "seconds a kept-alive connection may wait for its next request before it is closed")
+      ("cors-origin", po::value(&c.cors_origins)->composing(),
+       "ORIGIN (scheme://host[:port]): let pages of ORIGIN read the proxy's responses, e.g. a player on another site (repeatable); "
+       "off by default")
       ("allow-host", po::value(&c.allow_hosts)->composing(),
        "NAME: answer requests whose Host is NAME too (repeatable); by default only localhost, 127.0.0.1, [::1] and the --listen address "
        "(with a wildcard --listen, also this host's addresses and hostname): other names get 421 (DNS rebinding protection)")
@@ -71,6 +76,8 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   if (c.depth == 0) throw std::invalid_argument("--depth must be at least 1");
   if (c.transport != "rdma" && c.transport != "udp") throw std::invalid_argument("--transport must be rdma or udp");
   if (c.thumbnail_width < 64 || c.thumbnail_width > 1920) throw std::invalid_argument("--thumbnail-width must be 64..1920");
+  for (const auto& o : c.cors_origins)
+    if (const char* why = invalid_cors_origin(o)) throw std::invalid_argument("--cors-origin '" + o + "': " + why);
   if (!(c.hls_segment_seconds >= 1 && c.hls_segment_seconds <= 60)) throw std::invalid_argument("--hls-segment-seconds must be 1..60");
   if (c.udp_port == 0 || c.udp_port > 65535) throw std::invalid_argument("--udp-port must be 1..65535");
   if (c.max_connections == 0) throw std::invalid_argument("--max-connections must be at least 1");

@@ -19,10 +19,45 @@ Request request_of(const HttpRequest& req) {
   return r;
 }
 
+namespace {
+
+bool cors_allows(const RequestContext& context, const std::string& origin) {
+  if (!context.cors_origins || origin.empty()) return false;
+  for (const auto& o : *context.cors_origins)
+    if (o == origin) return true;
+  return false;
+}
+
+// The headers that let a page of an allowed origin read this response (the Range path's too).
+void add_cors(Plan& p, const RequestContext& context, const std::string& origin) {
+  if (!context.cors_origins || context.cors_origins->empty()) return;
+  p.headers.emplace_back("Vary", "Origin");  // a cache must not hand one origin's answer to another
+  if (!cors_allows(context, origin)) return;
+  p.headers.emplace_back("Access-Control-Allow-Origin", origin);
+  p.headers.emplace_back("Access-Control-Expose-Headers", "Content-Length, Content-Range, Accept-Ranges, ETag");
+}
+
+}  // namespace
+
 RequestAnswer answer(const HttpRequest& req, const RequestContext& context) {
+  RequestAnswer a = answer_unshared(req, context);
+  add_cors(a.plan, context, std::string(req[http::field::origin]));
+  return a;
+}
+
+RequestAnswer answer_unshared(const HttpRequest& req, const RequestContext& context) {
   const Request r = request_of(req);
   const HostVerdict host = check_host(req.version(), req.count(http::field::host), r.host, context.hosts);
   if (host != HostVerdict::allowed) return {host_refusal(host, r.host), 0, true};
+  if (r.method == "OPTIONS" && cors_allows(context, std::string(req[http::field::origin]))) {
+    // A CORS preflight from an allowed origin (a player's Range request may need one).
+    Plan p;
+    p.status = 204;
+    p.send_body = false;
+    p.headers = {{"Access-Control-Allow-Methods", "GET, HEAD"}, {"Access-Control-Allow-Headers", "Range, If-Range, If-None-Match"},
+                 {"Access-Control-Max-Age", "600"}};
+    return {std::move(p), 0, false};
+  }
   const std::string path = r.target.substr(0, r.target.find('?'));
   if (path == "/metrics") return {metrics_plan(r.method, r.method == "GET" || r.method == "HEAD" ? context.metrics() : ""), 0, false};
   if (auto p = static_plan(r, context.pages)) return {std::move(*p), 0, false};

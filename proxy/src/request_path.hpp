@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "host_allow_list.hpp"
 #include "request_router.hpp"
@@ -32,7 +33,10 @@ struct RequestContext {
   std::function<std::string()> metrics;
   // Why the catalog is stale (the server has not answered its last read), or nullopt.
   std::function<std::optional<std::string>()> stale = [] { return std::optional<std::string>(); };
+  // --cors-origin: the origins allowed to read responses (null or empty: CORS is off).
+  const std::vector<std::string>* cors_origins = nullptr;
 };
+
 
 struct RequestAnswer {
   Plan plan;
@@ -43,6 +47,8 @@ struct RequestAnswer {
 // Throws only what route() or the pages throw on a bug (the fuzzer treats that as a failure; the
 // connection answers 500).
 RequestAnswer answer(const HttpRequest& req, const RequestContext& context);
+// answer() before the CORS headers (which answer() adds to every answer when --cors-origin is set).
+RequestAnswer answer_unshared(const HttpRequest& req, const RequestContext& context);
 
 // The parser's limits, shared by the connection and the fuzzer: a header of at most
 // `header_bytes`, and no body (GET and HEAD carry none).

@@ -230,6 +230,8 @@ Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
   if (!facts.error.empty()) {
     Plan e = error_plan(facts.retry ? 503 : 404, facts.error);
     if (facts.retry) e.headers.emplace_back("Retry-After", "2");
+    for (const auto& h : p.headers)  // CORS, set for the request, holds for its error too
+      if (h.first == "Vary" || h.first.rfind("Access-Control-", 0) == 0) e.headers.push_back(h);
     e.send_body = p.send_body;
     return e;
   }

@@ -6,6 +6,7 @@
 #include "byte_range.hpp"
 #include "connection_slots.hpp"
 #include "host_allow_list.hpp"
+#include "request_path.hpp"
 #include "request_router.hpp"
 #include "vod/client/uri.hpp"
 #include "web_pages.hpp"
@@ -281,16 +282,105 @@ TEST(Pages, WatchPageForEachKind) {
   for (std::size_t at = p.text.find("/strip/"); at != std::string::npos; at = p.text.find("/strip/", at + 1)) ++frames;
   EXPECT_EQ(frames, kStripFrames);
   EXPECT_NE(p.text.find("/strip/7/%3Cx%3E.mp4?g=4"), std::string::npos);
-  // MPEG-TS: no <video>, the note, the poster and the URL for VLC.
-  p = get("/watch/a%20b.ts");
-  EXPECT_EQ(p.text.find("<video"), std::string::npos);
-  EXPECT_NE(p.text.find("Browsers cannot play MPEG-TS"), std::string::npos);
+  // MPEG-TS: a <video> on its HLS playlist (browsers play no bare TS), ?t= for the script (no
+  // fragment), and the file's own URL for VLC.
+  p = get("/watch/a%20b.ts?t=30");
+  EXPECT_NE(p.text.find("src=\"/hls/a%20b.ts/master.m3u8\" data-mime=\"application/vnd.apple.mpegurl\" data-start=\"30.000\""), std::string::npos)
+      << p.text;
   EXPECT_NE(p.text.find("<code>http://127.0.0.1:8080/movies/a%20b.ts</code>"), std::string::npos);
+  // A live channel: no player yet, the note.
+  p = get("/watch/cam%201");
+  EXPECT_EQ(p.text.find("<video"), std::string::npos);
+  EXPECT_NE(p.text.find("Browsers cannot play a live MPEG-TS channel"), std::string::npos);
   // Bad times and names.
   EXPECT_EQ(get("/watch/%3Cx%3E.mp4?t=abc").status, 400u);
   EXPECT_EQ(get("/watch/%3Cx%3E.mp4?t=-1").status, 400u);
   EXPECT_EQ(get("/watch/nope").status, 404u);
   EXPECT_EQ(get("/watch/..").status, 400u);
+}
+
+TEST(Router, HlsPlaylistsOfTsMoviesWaitForTheirFacts) {
+  Plan p = get("/hls/a%20b.ts/index.m3u8");
+  ASSERT_TRUE(p.hls);
+  EXPECT_EQ(p.hls->kind, HlsWant::Kind::media);
+  EXPECT_EQ(p.hls->name, "a b.ts");
+  EXPECT_EQ(p.hls->movie_uri, "/movies/a%20b.ts");
+  EXPECT_EQ(*p.header("Content-Type"), "application/vnd.apple.mpegurl");
+  hls::MovieFacts facts;
+  facts.segments = {{{188, 400}, 0, 4'000'000}, {{588, 412}, 4'000'000, 2'000'000}};
+  facts.ts_init = hls::ByteSpan{0, 188};
+  facts.codecs = "avc1.64001e";
+  const Plan media = hls_plan(p, facts);
+  EXPECT_EQ(media.status, 200u);
+  EXPECT_FALSE(media.hls);
+  EXPECT_NE(media.text.find("#EXT-X-MAP:URI=\"/movies/a%20b.ts\",BYTERANGE=\"188@0\"\n"), std::string::npos) << media.text;
+  EXPECT_NE(media.text.find("#EXT-X-BYTERANGE:412@588\n/movies/a%20b.ts\n#EXT-X-ENDLIST\n"), std::string::npos) << media.text;
+  Plan m = get("/hls/a%20b.ts/master.m3u8");
+  ASSERT_TRUE(m.hls);
+  const Plan master = hls_plan(m, facts);
+  EXPECT_NE(master.text.find("BANDWIDTH=1648,"), std::string::npos) << master.text;  // 412 B in 2 s
+  EXPECT_NE(master.text.find("CODECS=\"avc1.64001e\""), std::string::npos);
+  EXPECT_TRUE(master.text.ends_with("\nindex.m3u8\n"));
+  // Facts that could not be had: 503 with Retry-After while they may come, 404 when they cannot.
+  facts.error = "the server is still building the keyframe index";
+  facts.retry = true;
+  const Plan later = hls_plan(p, facts);
+  EXPECT_EQ(later.status, 503u);
+  EXPECT_NE(later.header("Retry-After"), nullptr);
+  facts.retry = false;
+  EXPECT_EQ(hls_plan(p, facts).status, 404u);
+}
+
+TEST(Router, HlsRefusalsSayWhy) {
+  const Plan mp4 = get("/hls/%3Cx%3E.mp4/index.m3u8");
+  EXPECT_EQ(mp4.status, 501u);
+  EXPECT_NE(mp4.text.find("/movies/%3Cx%3E.mp4"), std::string::npos) << mp4.text;
+  EXPECT_EQ(get("/hls/live/cam%201/index.m3u8").status, 501u);
+  EXPECT_EQ(get("/hls/cam%201/index.m3u8").status, 404u);  // a channel under the movies' path
+  EXPECT_EQ(get("/hls/nope.ts/index.m3u8").status, 404u);
+  EXPECT_EQ(get("/hls/a%20b.ts/other.m3u8").status, 404u);
+  EXPECT_EQ(get("/hls/a%20b.ts").status, 404u);
+  EXPECT_EQ(get("/hls/..%2Fx/index.m3u8").status, 400u);
+  EXPECT_EQ(get("/hls/a%20b.ts/index.m3u8", "", "POST").status, 405u);
+  EXPECT_FALSE(get("/hls/a%20b.ts/index.m3u8", "", "HEAD").send_body);
+}
+
+TEST(Cors, OffByDefaultAndExactlyTheListedOrigins) {
+  EXPECT_EQ(invalid_cors_origin("https://player.example"), nullptr);
+  EXPECT_EQ(invalid_cors_origin("http://[::1]:8080"), nullptr);
+  EXPECT_NE(invalid_cors_origin("*"), nullptr);
+  EXPECT_NE(invalid_cors_origin("https://player.example/"), nullptr);
+  EXPECT_NE(invalid_cors_origin("ftp://x"), nullptr);
+  EXPECT_NE(invalid_cors_origin("https://"), nullptr);
+
+  const HostAllowList hosts = allowed_hosts_for("127.0.0.1", {}, {}, "");
+  const proto::Catalog c = catalog();
+  const std::vector<std::string> origins = {"https://player.example"};
+  auto ask = [&](const std::string& method, const std::string& origin, const std::vector<std::string>* allowed) {
+    HttpRequest req{boost::beast::http::string_to_verb(method), "/movies/a%20b.ts", 11};
+    req.set(boost::beast::http::field::host, "127.0.0.1:8080");
+    if (!origin.empty()) req.set(boost::beast::http::field::origin, origin);
+    RequestContext context{hosts, pages(), "127.0.0.1:8080", "rdma://10.0.0.1", [&]() -> const proto::Catalog& { return c; },
+                           [] { return std::string(); }};
+    context.cors_origins = allowed;
+    return answer(req, context).plan;
+  };
+  Plan p = ask("GET", "https://player.example", nullptr);  // off: no CORS header at all
+  EXPECT_EQ(p.header("Access-Control-Allow-Origin"), nullptr);
+  EXPECT_EQ(p.header("Vary"), nullptr);
+  p = ask("GET", "https://player.example", &origins);
+  ASSERT_NE(p.header("Access-Control-Allow-Origin"), nullptr);
+  EXPECT_EQ(*p.header("Access-Control-Allow-Origin"), "https://player.example");
+  EXPECT_NE(p.header("Access-Control-Expose-Headers")->find("Content-Range"), std::string::npos);
+  EXPECT_EQ(*p.header("Vary"), "Origin");
+  p = ask("GET", "https://attacker.example", &origins);
+  EXPECT_EQ(p.header("Access-Control-Allow-Origin"), nullptr);
+  EXPECT_EQ(*p.header("Vary"), "Origin");
+  p = ask("OPTIONS", "https://player.example", &origins);  // the preflight
+  EXPECT_EQ(p.status, 204u);
+  EXPECT_NE(p.header("Access-Control-Allow-Headers")->find("Range"), std::string::npos);
+  EXPECT_EQ(ask("OPTIONS", "https://attacker.example", &origins).status, 405u);
+  EXPECT_EQ(ask("OPTIONS", "", nullptr).status, 405u);
 }
 
 TEST(Pages, PicturesAndStaticFiles) {

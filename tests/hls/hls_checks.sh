@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# HLS checks on a running vod-proxy, shared by the native test (tests/hls/vod_hls_test.sh, over UDP)
+# and the RDMA one (tests/rdma/vod_proxy_test.sh, in the guest). Source it; the caller defines
+# fail() and pass().
+hls_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# hls_check_ts_movie BASE FILE WORK: the TS movie FILE (its local copy; the proxy serves it under its
+# base name) through /hls/NAME/:
+#   - master.m3u8 and index.m3u8 pass check_playlist.py; CODECS agrees with ffprobe on the file
+#   - EXT-X-MAP is the file's leading PAT/PMT; the map and the segments tile the file; every segment
+#     fetched by its range is byte-exact
+#   - ffmpeg decodes every video and audio frame of the playlist without an error, as many as of the file
+#   - ffmpeg -ss 30 -t 3 -f framemd5 on the playlist: the video frames equal those of the file
+hls_check_ts_movie() {
+  local base=$1 file=$2 work=$3 name url
+  name=$(basename "$file")
+  url=$base/hls/$(/usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$name")
+  curl -sf -D "$work/master.h" -o "$work/master.m3u8" "$url/master.m3u8" || fail "GET $url/master.m3u8 failed"
+  grep -qi '^Content-Type: application/vnd.apple.mpegurl' "$work/master.h" || fail "master.m3u8 is not application/vnd.apple.mpegurl"
+  grep -qi '^Cache-Control: max-age=' "$work/master.h" || fail "a VoD playlist without a max-age"
+  /usr/bin/python3 "$hls_here/check_playlist.py" "$work/master.m3u8" "$name/master.m3u8" || fail "the multivariant playlist breaks RFC 8216"
+  curl -sf -o "$work/index.m3u8" "$url/index.m3u8" || fail "GET $url/index.m3u8 failed"
+  /usr/bin/python3 "$hls_here/check_playlist.py" "$work/index.m3u8" "$name/index.m3u8" || fail "the media playlist breaks RFC 8216"
+
+  # CODECS: avc1.PPCCLL from the SPS and mp4a.40.2 for AAC-LC, as ffprobe sees the file.
+  local profile level want
+  # (a TS lists its streams under its program too: the first line is the stream's)
+  IFS=, read -r profile level <<< "$(ffprobe -v error -select_streams v:0 -show_entries stream=profile,level -of csv=p=0 "$file" | sed -n 1p)"
+  case $profile in High) want=avc1.64;; Main) want=avc1.4d;; *Baseline*) want=avc1.42;; *) fail "unexpected H.264 profile $profile";; esac
+  want=$want..$(printf '%02x' "$level")
+  grep -qE "CODECS=\"$want,mp4a\\.40\\.2\"" "$work/master.m3u8" || fail "CODECS is not $want,mp4a.40.2 ($profile, level $level): $(cat "$work/master.m3u8")"
+  local w h
+  IFS=, read -r w h <<< "$(ffprobe -v error -select_streams v:0 -show_entries stream=width,height -of csv=p=0 "$file" | sed -n 1p)"
+  grep -q "RESOLUTION=${w}x$h" "$work/master.m3u8" || fail "RESOLUTION is not ${w}x$h"
+  want=$(sed -n 's/.*CODECS="\([^"]*\)".*/\1/p' "$work/master.m3u8")
+
+  # The map and the segments tile the file, and each range is byte-exact.
+  local size map_len map_off expect_off=0 n=0 len off
+  size=$(stat -c %s "$file")
+  read -r map_len map_off <<< "$(sed -n 's/^#EXT-X-MAP:.*BYTERANGE="\([0-9]*\)@\([0-9]*\)".*/\1 \2/p' "$work/index.m3u8")"
+  [[ ${map_off:-x} == 0 && ${map_len:-0} -gt 0 ]] || fail "no EXT-X-MAP from byte 0"
+  # The map is tables only: PIDs 0 (PAT), the PMT's, and SI/null packets; no PES.
+  local pids
+  pids=$(/usr/bin/python3 -c 'import sys; b = open(sys.argv[1], "rb").read(int(sys.argv[2]))
+print(" ".join(str(p) for p in sorted({(b[i + 1] & 31) << 8 | b[i + 2] for i in range(0, len(b), 188)})))' "$file" "$map_len")
+  [[ -n $pids ]] || fail "no packet in the map"
+  local pmt
+  pmt=$(ffprobe -v error -show_entries program=pmt_pid -of csv=p=0 "$file" | sed -n "1s/,.*//p")
+  for p in $pids; do [[ $p == 0 || $p == "$pmt" || $p -lt 32 || $p == 8191 ]] || fail "the map holds PID $p, not a table"; done
+  expect_off=$map_len
+  while read -r len off; do
+    [[ $off == "$expect_off" ]] || fail "segment $n starts at $off, not where the last ended ($expect_off)"
+    curl -sf -r "$off-$((off + len - 1))" -o "$work/seg" "$base/movies/$(basename "$url")" || fail "GET segment $n ($len@$off) failed"
+    cmp -s "$work/seg" <(tail -c +"$((off + 1))" "$file" | head -c "$len") || fail "segment $n ($len@$off) is not the file's bytes"
+    expect_off=$((off + len)) n=$((n + 1))
+  done < <(sed -n 's/^#EXT-X-BYTERANGE:\([0-9]*\)@\([0-9]*\)$/\1 \2/p' "$work/index.m3u8")
+  [[ $expect_off == "$size" ]] || fail "the segments end at $expect_off, the file at $size"
+  pass "$name: playlists pass the RFC 8216 checks; CODECS $want ($profile, level $level), RESOLUTION ${w}x$h; map ($map_len B of tables) and $n segments tile the file, byte-exact"
+
+  # ffmpeg decodes it all, as many frames as the file has.
+  local frames_file frames_hls
+  frames_file=$(ffprobe -v error -count_frames -show_entries stream=codec_type,nb_read_frames -of csv=p=0 "$file" | sort -u | tr '\n' ' ')
+  frames_hls=$(ffprobe -v error -count_frames -show_entries stream=codec_type,nb_read_frames -of csv=p=0 "$url/master.m3u8" 2> "$work/ffprobe.err" | sort -u | tr '\n' ' ')
+  [[ $frames_hls == "$frames_file" ]] || fail "ffprobe counts '$frames_hls' through HLS, '$frames_file' in the file"
+  ffmpeg -v error -xerror -i "$url/master.m3u8" -f null - 2> "$work/decode.err" || { cat "$work/decode.err"; fail "ffmpeg failed to decode the playlist"; }
+  [[ -s $work/decode.err ]] && { cat "$work/decode.err"; fail "ffmpeg reported errors decoding the playlist"; }
+  # Seeking: the segment holding 30 s, then the frames from 30 s are the file's.
+  ffmpeg -y -v error -ss 30 -i "$url/index.m3u8" -t 3 -map 0:v -f framemd5 "$work/hls.md5" || fail "ffmpeg -ss 30 on the playlist failed"
+  ffmpeg -y -v error -ss 30 -i "$file" -t 3 -map 0:v -f framemd5 "$work/file.md5" || fail "ffmpeg -ss 30 on the file failed"
+  [[ $(grep -c '^0,' "$work/hls.md5") -ge 70 ]] || fail "ffmpeg -ss 30 -t 3 gave $(grep -c '^0,' "$work/hls.md5") video frames"
+  cmp -s "$work/hls.md5" "$work/file.md5" || { diff "$work/hls.md5" "$work/file.md5" | head; fail "-ss 30 -t 3: the video frames differ from the file's"; }
+  pass "$name: ffmpeg decodes every frame ($frames_hls) with no error; -ss 30 -t 3 gives the file's $(grep -c '^0,' "$work/hls.md5") video frames, md5 for md5"
+}
