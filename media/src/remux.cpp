@@ -5,31 +5,11 @@
 #include <stdexcept>
 
 #include "demuxer.hpp"
+#include "muxer_output.hpp"
 
 namespace vod::media {
 
 namespace {
-
-// The muxer writes through a custom AVIOContext that appends to a vector: avio_open_dyn_buf would
-// cap the result at 2 GiB (it returns an int size).
-struct OutputContext {
-  AVFormatContext* format = nullptr;
-  AVIOContext* io = nullptr;
-  std::vector<std::uint8_t> bytes;
-
-  static int append(void* opaque, std::uint8_t* buf, int size) {
-    auto& v = static_cast<OutputContext*>(opaque)->bytes;
-    v.insert(v.end(), buf, buf + size);
-    return size;
-  }
-  ~OutputContext() {
-    if (io) {
-      av_freep(&io->buffer);
-      avio_context_free(&io);
-    }
-    if (format) avformat_free_context(format);
-  }
-};
 
 [[noreturn]] void fail(const std::string& name, const std::string& what, int err) {
   throw std::runtime_error("remuxing " + name + " to MPEG-TS: " + what + ": " + detail::av_error(err));
@@ -43,8 +23,7 @@ std::vector<std::uint8_t> remux_to_mpegts(std::span<const std::uint8_t> bytes, c
   if (!in.ok()) throw std::runtime_error("remuxing " + name + " to MPEG-TS: " + in.error());
   AVFormatContext* ifmt = in.format();
 
-  OutputContext out;
-  if (int err = avformat_alloc_output_context2(&out.format, nullptr, "mpegts", nullptr); err < 0) fail(name, "no muxer", err);
+  detail::MuxerOutput out("mpegts", "remuxing " + name + " to MPEG-TS");
   std::vector<int> stream_map(ifmt->nb_streams, -1);
   int next = 0;
   for (unsigned i = 0; i < ifmt->nb_streams; ++i) {
@@ -58,14 +37,6 @@ std::vector<std::uint8_t> remux_to_mpegts(std::span<const std::uint8_t> bytes, c
     stream_map[i] = next++;
   }
   if (next == 0) throw std::runtime_error("remuxing " + name + " to MPEG-TS: no audio or video stream");
-  auto* io_buffer = static_cast<unsigned char*>(av_malloc(256 * 1024));
-  out.io = io_buffer ? avio_alloc_context(io_buffer, 256 * 1024, 1, &out, nullptr, &OutputContext::append, nullptr) : nullptr;
-  if (!out.io) {
-    av_free(io_buffer);
-    throw std::runtime_error("remuxing " + name + ": out of memory for the output buffer");
-  }
-  out.format->pb = out.io;
-  out.format->flags |= AVFMT_FLAG_CUSTOM_IO;
   out.bytes.reserve(bytes.size() + bytes.size() / 16);  // TS adds ~4-8% of packet overhead
   // The mpegts muxer inserts h264_mp4toannexb / hevc_mp4toannexb itself, and with them the
   // parameter sets before every keyframe: that is what makes each keyframe an entry point.

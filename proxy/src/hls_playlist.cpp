@@ -134,6 +134,13 @@ std::string ts_media_playlist(const std::vector<Segment>& segments, const std::s
   return b + "#EXT-X-ENDLIST\n";
 }
 
+std::string fmp4_media_playlist(const std::vector<Segment>& segments) {
+  std::string b = "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:" + std::to_string(target_duration(segments)) +
+                  "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-MAP:URI=\"init.mp4\"\n";
+  for (std::size_t i = 0; i < segments.size(); ++i) b += "#EXTINF:" + seconds_text(segments[i].duration_us) + ",\nseg-" + std::to_string(i) + ".m4s\n";
+  return b + "#EXT-X-ENDLIST\n";
+}
+
 std::uint64_t peak_bandwidth(const std::vector<Segment>& segments, std::uint64_t fallback) {
   std::uint64_t peak = 0;
   for (const auto& s : segments)

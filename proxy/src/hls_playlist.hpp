@@ -54,9 +54,10 @@ unsigned target_duration(const std::vector<Segment>& segments);
 // the muxer repeats them. Never reads past `head`; hostile bytes only shorten the answer.
 std::optional<ByteSpan> ts_init_range(std::span<const std::uint8_t> head);
 
-// What a movie's playlists are made from (HlsFacts fetches it once per movie and catalog generation).
+// What a movie's playlists are made from (HlsService fetches it once per movie and catalog generation).
 struct MovieFacts {
   std::vector<Segment> segments;
+  bool fmp4 = false;                // MP4 and Matroska: fMP4 segments remuxed on the fly (init.mp4, seg-N.m4s)
   std::optional<ByteSpan> ts_init;  // MPEG-TS: the leading PAT/PMT
   std::string codecs;               // RFC 6381, e.g. "avc1.64001e,mp4a.40.2"; "" when not known
   std::string error;                // set when the facts could not be had: why
@@ -65,6 +66,10 @@ struct MovieFacts {
 
 // The media playlist of a TS movie served by byte ranges of `movie_uri`.
 std::string ts_media_playlist(const std::vector<Segment>& segments, const std::string& movie_uri, const std::optional<ByteSpan>& init);
+
+// The media playlist of a movie served as fMP4: EXT-X-MAP "init.mp4", segments "seg-N.m4s", both
+// relative to the playlist.
+std::string fmp4_media_playlist(const std::vector<Segment>& segments);
 
 // What a multivariant playlist says of the one variant: RFC 6381 codecs ("avc1.64001f,mp4a.40.2"),
 // the peak bit rate of its segments (bits per second) and the average over the movie.

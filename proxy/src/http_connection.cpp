@@ -163,9 +163,17 @@ void HttpConnection::respond_with_picture(Plan plan, const std::string& method, 
 }
 
 void HttpConnection::respond_with_playlist(Plan plan, const std::string& method, std::uint32_t generation) {
-  // The movie's index and codecs are fetched (or found) off this thread; the connection waits without reading.
-  const std::string name = plan.hls->name;
-  hls_.get(name, generation, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const hls::MovieFacts> facts) mutable {
+  // The movie's index and codecs are fetched, or its fMP4 piece remuxed (or found), off this
+  // thread; the connection waits without reading.
+  const HlsWant want = *plan.hls;
+  if (want.kind == HlsWant::Kind::init || want.kind == HlsWant::Kind::segment) {
+    const std::optional<unsigned> segment = want.kind == HlsWant::Kind::segment ? std::optional<unsigned>(want.segment) : std::nullopt;
+    hls_.piece(want.name, generation, segment, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const HlsPiece> p) mutable {
+      self->respond(hls_piece_plan(std::move(plan), p->bytes, p->error, p->retry), method);
+    });
+    return;
+  }
+  hls_.facts(want.name, generation, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const hls::MovieFacts> facts) mutable {
     self->respond(hls_plan(std::move(plan), *facts), method);
   });
 }

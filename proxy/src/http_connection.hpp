@@ -27,7 +27,7 @@
 #include <string>
 
 #include "connection_slots.hpp"
-#include "hls_facts.hpp"
+#include "hls_service.hpp"
 #include "host_allow_list.hpp"
 #include "live_hub.hpp"
 #include "proxy_metrics.hpp"
@@ -55,7 +55,7 @@ struct Services {
   ProxyMetrics& metrics;
   const WebPages& pages;
   ThumbnailService& thumbnails;
-  HlsFacts& hls;
+  HlsService& hls;
   const std::vector<std::string>& cors_origins;
   const HostAllowList& hosts;
   LiveHubs& live;
@@ -105,7 +105,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   ProxyMetrics& metrics_;
   const WebPages& pages_;
   ThumbnailService& thumbnails_;
-  HlsFacts& hls_;
+  HlsService& hls_;
   const std::vector<std::string>& cors_origins_;
   const HostAllowList& hosts_;
   LiveHubs& live_hubs_;

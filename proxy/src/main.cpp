@@ -130,7 +130,8 @@ int main(int argc, char** argv) {
   hls_settings.server = server;
   hls_settings.session = pictures.session;
   hls_settings.target_us = static_cast<std::uint64_t>(config->hls_segment_seconds * 1e6);
-  proxy::HlsFacts hls(io, hls_settings);
+  hls_settings.cache_bytes = std::size_t{config->hls_cache_mib} << 20;
+  proxy::HlsService hls(io, hls_settings);
   proxy::LiveHubSettings live_settings;
   live_settings.backlog_bytes = std::size_t{config->live_buffer_kib} * 1024;
   live_settings.read_bytes = std::size_t{config->chunk_kib} * 1024;

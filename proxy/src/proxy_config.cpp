@@ -49,6 +49,8 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("thumbnail-width", po::value(&c.thumbnail_width)->default_value(c.thumbnail_width), "width of the pages' pictures in pixels (64..1920)")
       ("hls-segment-seconds", po::value(&c.hls_segment_seconds)->default_value(c.hls_segment_seconds),
        "HLS: cut movies into segments of about this many seconds, at keyframes (1..60)")
+      ("hls-cache-mib", po::value(&c.hls_cache_mib)->default_value(c.hls_cache_mib),
+       "HLS: MiB of fMP4 segments (of MP4 and Matroska movies, remuxed on the fly) kept for the next viewer (0..65536)")
       ("udp-interface", po::value(&c.udp_interface), "with --udp-group: the IPv4 address (IPv6: name) of the interface to join the group on");
   po::variables_map vm;
   try {
@@ -78,6 +80,7 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   if (c.thumbnail_width < 64 || c.thumbnail_width > 1920) throw std::invalid_argument("--thumbnail-width must be 64..1920");
   for (const auto& o : c.cors_origins)
     if (const char* why = invalid_cors_origin(o)) throw std::invalid_argument("--cors-origin '" + o + "': " + why);
+  if (c.hls_cache_mib > 65536) throw std::invalid_argument("--hls-cache-mib must be 0..65536");
   if (!(c.hls_segment_seconds >= 1 && c.hls_segment_seconds <= 60)) throw std::invalid_argument("--hls-segment-seconds must be 1..60");
   if (c.udp_port == 0 || c.udp_port > 65535) throw std::invalid_argument("--udp-port must be 1..65535");
   if (c.max_connections == 0) throw std::invalid_argument("--max-connections must be at least 1");

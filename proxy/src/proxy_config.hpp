@@ -35,7 +35,8 @@ struct ProxyConfig {
   std::string udp_interface;
   std::string web_dir;                  // empty: WebPages::default_dir()
   unsigned thumbnail_width = 320;
-  double hls_segment_seconds = 4;  // the target duration HLS segments are cut to, at keyframes
+  double hls_segment_seconds = 4;
+  unsigned hls_cache_mib = 64;     // fMP4 segments remuxed for HLS, kept for the next viewer  // the target duration HLS segments are cut to, at keyframes
 };
 
 // Returns nullopt after --help; throws std::invalid_argument naming the bad option.

@@ -192,27 +192,44 @@ Plan picture(const std::string& path, const Site& site) {
   return p;
 }
 
-// /hls/NAME/index.m3u8 (media playlist) or /hls/NAME/master.m3u8 (multivariant).
+// "seg-N.m4s" -> N.
+std::optional<unsigned> segment_number(const std::string& file) {
+  if (file.rfind("seg-", 0) != 0 || !file.ends_with(".m4s")) return std::nullopt;
+  const std::string digits = file.substr(4, file.size() - 8);
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos || (digits.size() > 1 && digits[0] == '0'))
+    return std::nullopt;
+  return static_cast<unsigned>(std::stoul(digits));
+}
+
+// /hls/NAME/index.m3u8 (media playlist), /hls/NAME/master.m3u8 (multivariant), and for fMP4 movies
+// /hls/NAME/init.mp4 and /hls/NAME/seg-N.m4s.
 Plan hls_request(const std::string& path, const Site& site) {
   const std::string rest = path.substr(5);
   const auto slash = rest.find('/');
   const std::string file = slash == std::string::npos ? "" : rest.substr(slash + 1);
   if (rest.rfind("live/", 0) == 0)
     return error_plan(501, "HLS of live channels is not built yet; play /live/" + rest.substr(5, rest.find('/', 5) - 5) + " as MPEG-TS");
-  if (file != "index.m3u8" && file != "master.m3u8")
-    return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
+  HlsWant w;
+  if (file == "index.m3u8") w.kind = HlsWant::Kind::media;
+  else if (file == "master.m3u8") w.kind = HlsWant::Kind::multivariant;
+  else if (file == "init.mp4") w.kind = HlsWant::Kind::init;
+  else if (auto n = segment_number(file)) w.kind = HlsWant::Kind::segment, w.segment = *n;
+  else return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
   auto found = named_entry(rest.substr(0, slash), site.catalog);
   if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
   const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
   if (is_live(e)) return error_plan(404, "'" + e.name + "' is a live channel: its playlist would be /hls/live/" + client::percent_encode(e.name) + "/index.m3u8");
-  if (e.container != "mpegts")
-    return error_plan(501, "HLS of " + (e.container.empty() ? std::string("non-media") : e.container) +
-                               " movies (fMP4 segments remuxed on the fly) is not built yet; only MPEG-TS movies have playlists. Play " +
-                               media_path(e) + " progressively");
+  const bool fmp4 = e.container == "mp4" || e.container == "matroska" || e.container == "webm";
+  if (e.container != "mpegts" && !fmp4)
+    return error_plan(404, "'" + e.name + "' is " + (e.container.empty() ? std::string("not media libavformat recognises") : e.container) +
+                               ": HLS is made of MPEG-TS, MP4 and Matroska movies; play " + media_path(e) + " as it is");
+  const bool piece = w.kind == HlsWant::Kind::init || w.kind == HlsWant::Kind::segment;
+  if (piece && !fmp4) return error_plan(404, "'" + e.name + "' is MPEG-TS: its segments are byte ranges of " + media_path(e) + " (see index.m3u8)");
   Plan p;
-  p.headers = {{"Content-Type", "application/vnd.apple.mpegurl"}, {"Cache-Control", "max-age=30"}, {"ETag", etag_for(site.catalog, e)}};
-  HlsWant w;
-  w.kind = file == "index.m3u8" ? HlsWant::Kind::media : HlsWant::Kind::multivariant;
+  // Playlists and pieces change only with the catalog generation (the ETag's).
+  p.headers = {{"Content-Type", piece ? "video/mp4" : "application/vnd.apple.mpegurl"},
+               {"Cache-Control", piece ? "max-age=3600" : "max-age=30"},
+               {"ETag", etag_for(site.catalog, e).insert(1, "hls-" + file + "-")}};
   w.name = e.name;
   w.movie_uri = media_path(e);
   w.bitrate_bps = e.bitrate_bps;
@@ -222,25 +239,35 @@ Plan hls_request(const std::string& path, const Site& site) {
   return p;
 }
 
+// An HLS answer that could not be made: 503 with Retry-After while it may come, 404 when it cannot.
+Plan hls_error(const Plan& want, const std::string& error, bool retry) {
+  Plan e = error_plan(retry ? 503 : 404, error);
+  if (retry) e.headers.emplace_back("Retry-After", "2");
+  for (const auto& h : want.headers)  // CORS, set for the request, holds for its error too
+    if (h.first == "Vary" || h.first.rfind("Access-Control-", 0) == 0) e.headers.push_back(h);
+  e.send_body = want.send_body;
+  return e;
+}
+
 }  // namespace
 
 Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
   const HlsWant want = *p.hls;
   p.hls.reset();
-  if (!facts.error.empty()) {
-    Plan e = error_plan(facts.retry ? 503 : 404, facts.error);
-    if (facts.retry) e.headers.emplace_back("Retry-After", "2");
-    for (const auto& h : p.headers)  // CORS, set for the request, holds for its error too
-      if (h.first == "Vary" || h.first.rfind("Access-Control-", 0) == 0) e.headers.push_back(h);
-    e.send_body = p.send_body;
-    return e;
-  }
+  if (!facts.error.empty()) return hls_error(p, facts.error, facts.retry);
   if (want.kind == HlsWant::Kind::media) {
-    p.text = hls::ts_media_playlist(facts.segments, want.movie_uri, facts.ts_init);
+    p.text = facts.fmp4 ? hls::fmp4_media_playlist(facts.segments) : hls::ts_media_playlist(facts.segments, want.movie_uri, facts.ts_init);
   } else {
     hls::Variant v{"index.m3u8", facts.codecs, hls::peak_bandwidth(facts.segments, want.bitrate_bps), want.bitrate_bps, want.width, want.height};
     p.text = hls::multivariant_playlist(v);
   }
+  return p;
+}
+
+Plan hls_piece_plan(Plan p, const std::string& bytes, const std::string& error, bool retry) {
+  p.hls.reset();
+  if (!error.empty()) return hls_error(p, error, retry);
+  p.text = bytes;
   return p;
 }
 

@@ -33,9 +33,10 @@ struct ThumbnailWant {
   bool operator<(const ThumbnailWant& o) const { return std::tie(name, strip_frame, live) < std::tie(o.name, o.strip_frame, o.live); }
 };
 
-// An HLS playlist of a movie: made once the movie's facts are at hand (HlsFacts), by hls_plan().
+// An HLS playlist of a movie: made once the movie's facts are at hand (HlsService), by hls_plan().
 struct HlsWant {
-  enum class Kind { media, multivariant } kind = Kind::media;
+  enum class Kind { media, multivariant, init, segment } kind = Kind::media;
+  unsigned segment = 0;   // Kind::segment: which (fMP4 movies)
   std::string name;
   std::string movie_uri;  // the segments' URI: /movies/NAME, percent-encoded
   std::uint64_t bitrate_bps = 0;
@@ -71,9 +72,11 @@ struct Site {
 
 Plan route(const Request& request, const Site& site);
 
-// The answer to an HLS request once its movie's facts are known: the playlist, or an error saying
-// why there is none (503 with Retry-After while the server builds the index or is away).
+// The answer to an HLS playlist request once its movie's facts are known: the playlist, or an error
+// saying why there is none (503 with Retry-After while the server builds the index or is away).
 Plan hls_plan(Plan want, const hls::MovieFacts& facts);
+// The answer to an fMP4 piece request (init.mp4, seg-N.m4s) once it is made: its bytes or the error.
+Plan hls_piece_plan(Plan want, const std::string& bytes, const std::string& error, bool retry);
 
 // The pages' own files (/static/...), which need no catalog: served while the server is away too.
 // nullopt for any other path.

@@ -144,21 +144,16 @@ std::string WebPages::watch_page(const proto::Catalog& catalog, const proto::Cat
   const bool has_media = !e.video_codec.empty() || !e.audio_codec.empty();
   if (!is_live(e) && has_media) {
     d.set("playable", mst::data(true));
-    // Browsers do not play a bare MPEG-TS in <video>: a TS movie plays as HLS, its segments byte
-    // ranges of the same file (/hls/NAME/master.m3u8). Other containers play progressively.
-    const bool hls = e.container == "mpegts";
-    if (hls) {
-      d.set("player_url", "/hls/" + client::percent_encode(e.name) + "/master.m3u8");
-      d.set("player_mime", std::string("application/vnd.apple.mpegurl"));
-    } else {
-      d.set("player_url", media_path(e));
-      d.set("player_mime", e.mime_type.empty() ? std::string("application/octet-stream") : e.mime_type);
-    }
+    // The browser's own HLS first (/hls/NAME/master.m3u8: a TS movie's segments are byte ranges of
+    // the file, an MP4's or Matroska's are remuxed to fMP4), then the file itself where the browser
+    // may play it progressively (not MPEG-TS, which no browser plays bare).
+    d.set("hls_url", "/hls/" + client::percent_encode(e.name) + "/master.m3u8");
+    if (e.container != "mpegts") d.set("progressive", mst::data(true));
     if (start_seconds) {
       char t[32];
       std::snprintf(t, sizeof t, "%.3f", *start_seconds);
       d.set("start", std::string(t));  // watch.js seeks there: a media fragment (#t=) is not honoured for HLS
-      if (!hls) d.set("fragment", "#t=" + std::string(t));
+      d.set("fragment", "#t=" + std::string(t));
     }
   } else {
     d.set("why_not", is_live(e) ? std::string("a live MPEG-TS channel (its HLS playlist is not built yet)")

@@ -71,3 +71,45 @@ print(" ".join(str(p) for p in sorted({(b[i + 1] & 31) << 8 | b[i + 2] for i in 
   cmp -s "$work/hls.md5" "$work/file.md5" || { diff "$work/hls.md5" "$work/file.md5" | head; fail "-ss 30 -t 3: the video frames differ from the file's"; }
   pass "$name: ffmpeg decodes every frame ($frames_hls) with no error; -ss 30 -t 3 gives the file's $(grep -c '^0,' "$work/hls.md5") video frames, md5 for md5"
 }
+
+# hls_check_fmp4_movie BASE FILE WORK: the MP4 or Matroska movie FILE through /hls/NAME/, remuxed to fMP4:
+#   - master.m3u8 and index.m3u8 pass check_playlist.py; CODECS agrees with ffprobe on the file
+#   - init.mp4 and every seg-N.m4s in order make one fragmented MP4 whose decoded video frames are
+#     the file's, frame for frame (md5 of each), and whose audio has as many frames
+#   - ffmpeg decodes the playlist without an error
+hls_check_fmp4_movie() {
+  local base=$1 file=$2 work=$3 name url n
+  name=$(basename "$file")
+  url=$base/hls/$(/usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$name")
+  curl -sf -o "$work/master.m3u8" "$url/master.m3u8" || fail "GET $url/master.m3u8 failed"
+  /usr/bin/python3 "$hls_here/check_playlist.py" "$work/master.m3u8" "$name/master.m3u8" || fail "the multivariant playlist breaks RFC 8216"
+  curl -sf -o "$work/index.m3u8" "$url/index.m3u8" || fail "GET $url/index.m3u8 failed"
+  /usr/bin/python3 "$hls_here/check_playlist.py" "$work/index.m3u8" "$name/index.m3u8" || fail "the media playlist breaks RFC 8216"
+  grep -q '^#EXT-X-MAP:URI="init.mp4"$' "$work/index.m3u8" || fail "no EXT-X-MAP of init.mp4"
+  local profile level want
+  IFS=, read -r profile level <<< "$(ffprobe -v error -select_streams v:0 -show_entries stream=profile,level -of csv=p=0 "$file" | sed -n 1p)"
+  want=$(sed -n 's/.*CODECS="\([^"]*\)".*/\1/p' "$work/master.m3u8")
+  [[ $want == avc1.$([[ $profile == High ]] && echo 64 || echo ..)00$(printf '%02x' "$level"),mp4a.40.2 ]] ||
+    fail "CODECS '$want' does not match $profile level $level with AAC-LC"
+  # The pieces, in order, as one file.
+  curl -sf -D "$work/h" -o "$work/fmp4.mp4" "$url/init.mp4" || fail "GET init.mp4 failed"
+  grep -qi '^Content-Type: video/mp4' "$work/h" || fail "init.mp4 is not video/mp4"
+  n=0
+  for seg in $(grep '^seg-' "$work/index.m3u8"); do
+    curl -sf -o "$work/seg" "$url/$seg" || fail "GET $seg failed"
+    cat "$work/seg" >> "$work/fmp4.mp4"
+    n=$((n + 1))
+  done
+  [[ $n -ge 10 ]] || fail "only $n segments"
+  ffmpeg -v error -i "$file" -map 0:v -f framemd5 - 2> /dev/null | awk -F, '/^0,/ { print $6 }' > "$work/file.v"
+  ffmpeg -v error -i "$work/fmp4.mp4" -map 0:v -f framemd5 - 2> "$work/fmp4.err" | awk -F, '/^0,/ { print $6 }' > "$work/fmp4.v"
+  [[ -s $work/fmp4.err ]] && { cat "$work/fmp4.err"; fail "ffmpeg reported errors decoding the fMP4 pieces"; }
+  cmp -s "$work/file.v" "$work/fmp4.v" || fail "the fMP4 pieces decode to $(wc -l < "$work/fmp4.v") video frames, not the file's $(wc -l < "$work/file.v") frame for frame"
+  local audio_file audio_fmp4
+  audio_file=$(ffprobe -v error -select_streams a:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$file" | sed -n 1p)
+  audio_fmp4=$(ffprobe -v error -select_streams a:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$work/fmp4.mp4" | sed -n 1p)
+  [[ $audio_fmp4 == "$audio_file" ]] || fail "the fMP4 pieces hold $audio_fmp4 audio packets, the file $audio_file"
+  ffmpeg -v error -xerror -i "$url/master.m3u8" -f null - 2> "$work/decode.err" || { cat "$work/decode.err"; fail "ffmpeg failed to decode the playlist"; }
+  [[ -s $work/decode.err ]] && { cat "$work/decode.err"; fail "ffmpeg reported errors decoding the playlist"; }
+  pass "$name: playlists pass the RFC 8216 checks, CODECS $want; init.mp4 and $n fMP4 segments decode to the file's $(wc -l < "$work/fmp4.v") video frames (md5 each) and $audio_fmp4 audio packets; ffmpeg plays the playlist without an error"
+}

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # vod-proxy's HLS of movies, natively on loopback (vod-server --no-rdma, vod-proxy --transport udp):
 #   - the playlist checker fails on playlists that break the rules it checks (it can fail)
-#   - the TS movies (one with a name that needs encoding) pass hls_check_ts_movie (tests/hls/hls_checks.sh)
+#   - the TS movies (one with a name that needs encoding) pass hls_check_ts_movie, the MP4, fragmented
+#     MP4 and Matroska movies hls_check_fmp4_movie (tests/hls/hls_checks.sh); a segment asked for again
+#     comes from the cache
 #   - a HEAD, eight clients asking at once during the first fetch, the Host check, CORS off by default
 #     and exactly the --cors-origin origins, and the refusals (MP4, live, unknown, bad name) saying why
 set -Eeuo pipefail
@@ -46,7 +48,9 @@ pass "the checker refuses 8 kinds of broken playlist"
 
 media=$work/media
 mkdir -p "$media"
-cp "$build/test-media/test-480p-60s.ts" "$build/test-media/test-480p-60s.mp4" "$media/"
+cp "$build/test-media/test-480p-60s.ts" "$build/test-media/test-480p-60s.mp4" "$build/test-media/test-480p-60s.mkv" "$media/"
+cp "$build/test-media/test-480p-60s.fragmented.mp4" "$build/test-media/small.webm" "$media/"
+head -c 100000 /dev/urandom > "$media/noise.bin"
 cp "$build/test-media/test-480p-60s.ts" "$media/a movie & more.ts"
 udp=$((30000 + RANDOM % 20000)) http=$((30000 + RANDOM % 20000))
 "$build/server/vod-server" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" --live "cam=file:$media/test-480p-60s.ts" \
@@ -55,7 +59,7 @@ pids+=($!)
 for _ in $(seq 300); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done
 grep -q 'listening on' "$work/server.log" || fail "vod-server did not start"
 "$build/proxy/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" \
-  --cors-origin https://player.example > "$work/proxy.log" 2>&1 &
+  --cors-origin https://player.example --log-level debug > "$work/proxy.log" 2>&1 &
 pids+=($!)
 base=http://127.0.0.1:$http
 for _ in $(seq 100); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
@@ -71,6 +75,15 @@ pass "8 identical answers, one fetch of the index and codecs"
 step "the TS movies"
 hls_check_ts_movie "$base" "$media/test-480p-60s.ts" "$work"
 hls_check_ts_movie "$base" "$media/a movie & more.ts" "$work"
+
+step "the MP4 and Matroska movies, as fMP4"
+hls_check_fmp4_movie "$base" "$media/test-480p-60s.mp4" "$work"
+hls_check_fmp4_movie "$base" "$media/test-480p-60s.mkv" "$work"
+hls_check_fmp4_movie "$base" "$media/test-480p-60s.fragmented.mp4" "$work"
+remuxed=$(grep -c "hls: 'test-480p-60s.mp4' seg-3.m4s: .* remuxed" "$work/proxy.log")
+curl -sf -o /dev/null "$base/hls/test-480p-60s.mp4/seg-3.m4s" || fail "GET seg-3.m4s again failed"
+[[ $(grep -c "hls: 'test-480p-60s.mp4' seg-3.m4s: .* remuxed" "$work/proxy.log") == "$remuxed" ]] || fail "seg-3.m4s was remuxed again, not taken from the cache"
+pass "a segment asked for again comes from the cache"
 
 step "HEAD, Host, CORS and the refusals"
 curl -sfI "$base/hls/test-480p-60s.ts/index.m3u8" > "$work/head" || fail "HEAD failed"
@@ -93,7 +106,9 @@ expect() {  # expect STATUS PATH WORDS: the answer's status, and its text says W
   [[ $code == "$1" ]] || fail "$2 got $code, not $1: $(cat "$work/body")"
   grep -q "$3" "$work/body" || fail "$2: the answer does not say '$3': $(cat "$work/body")"
 }
-expect 501 /hls/test-480p-60s.mp4/index.m3u8 "not built yet"
+expect 404 /hls/test-480p-60s.mp4/seg-15.m4s "15 segments, numbered from 0"
+expect 404 /hls/test-480p-60s.ts/seg-0.m4s "byte ranges"
+expect 404 /hls/noise.bin/index.m3u8 "not media"
 expect 501 /hls/live/cam/index.m3u8 "not built yet"
 expect 404 /hls/nope.ts/index.m3u8 "no movie or live channel 'nope.ts'"
 expect 404 /hls/test-480p-60s.ts/x.m3u8 "master.m3u8"

@@ -274,19 +274,26 @@ TEST(Pages, HostileNamesAreShownLiterally) {
 }
 
 TEST(Pages, WatchPageForEachKind) {
-  // MP4: a <video> on the proxy's own URL, a strip of kStripFrames pictures, ?t= as a media fragment.
+  // MP4: a <video> on its HLS playlist, then the file itself (?t= as a media fragment), a strip of
+  // kStripFrames pictures.
   Plan p = get("/watch/%3Cx%3E.mp4?t=30");
   EXPECT_EQ(p.status, 200u);
-  EXPECT_NE(p.text.find("src=\"/movies/%3Cx%3E.mp4#t=30.000\""), std::string::npos) << p.text;
+  const auto hls_source = p.text.find("<source src=\"/hls/%3Cx%3E.mp4/master.m3u8\" type=\"application/vnd.apple.mpegurl\">");
+  const auto file_source = p.text.find("<source src=\"/movies/%3Cx%3E.mp4#t=30.000\" type=\"video/mp4\">");
+  EXPECT_NE(hls_source, std::string::npos) << p.text;
+  EXPECT_NE(file_source, std::string::npos) << p.text;
+  EXPECT_LT(hls_source, file_source);
+  EXPECT_NE(p.text.find("data-start=\"30.000\""), std::string::npos);
   std::size_t frames = 0;
   for (std::size_t at = p.text.find("/strip/"); at != std::string::npos; at = p.text.find("/strip/", at + 1)) ++frames;
   EXPECT_EQ(frames, kStripFrames);
   EXPECT_NE(p.text.find("/strip/7/%3Cx%3E.mp4?g=4"), std::string::npos);
-  // MPEG-TS: a <video> on its HLS playlist (browsers play no bare TS), ?t= for the script (no
-  // fragment), and the file's own URL for VLC.
+  // MPEG-TS: its HLS playlist only (browsers play no bare TS), ?t= for the script, and the file's
+  // own URL for VLC.
   p = get("/watch/a%20b.ts?t=30");
-  EXPECT_NE(p.text.find("src=\"/hls/a%20b.ts/master.m3u8\" data-mime=\"application/vnd.apple.mpegurl\" data-start=\"30.000\""), std::string::npos)
-      << p.text;
+  EXPECT_NE(p.text.find("<source src=\"/hls/a%20b.ts/master.m3u8\" type=\"application/vnd.apple.mpegurl\">"), std::string::npos) << p.text;
+  EXPECT_EQ(p.text.find("<source src=\"/movies/a%20b.ts"), std::string::npos) << p.text;
+  EXPECT_NE(p.text.find("data-start=\"30.000\""), std::string::npos);
   EXPECT_NE(p.text.find("<code>http://127.0.0.1:8080/movies/a%20b.ts</code>"), std::string::npos);
   // A live channel: no player yet, the note.
   p = get("/watch/cam%201");
@@ -332,9 +339,19 @@ TEST(Router, HlsPlaylistsOfTsMoviesWaitForTheirFacts) {
 }
 
 TEST(Router, HlsRefusalsSayWhy) {
-  const Plan mp4 = get("/hls/%3Cx%3E.mp4/index.m3u8");
-  EXPECT_EQ(mp4.status, 501u);
-  EXPECT_NE(mp4.text.find("/movies/%3Cx%3E.mp4"), std::string::npos) << mp4.text;
+  const Plan mp4 = get("/hls/%3Cx%3E.mp4/seg-3.m4s");
+  ASSERT_TRUE(mp4.hls);
+  EXPECT_EQ(mp4.hls->kind, HlsWant::Kind::segment);
+  EXPECT_EQ(mp4.hls->segment, 3u);
+  EXPECT_EQ(*mp4.header("Content-Type"), "video/mp4");
+  EXPECT_EQ(get("/hls/%3Cx%3E.mp4/init.mp4").hls->kind, HlsWant::Kind::init);
+  EXPECT_EQ(get("/hls/%3Cx%3E.mp4/seg-03.m4s").status, 404u);
+  EXPECT_EQ(get("/hls/%3Cx%3E.mp4/seg-.m4s").status, 404u);
+  EXPECT_EQ(get("/hls/%3Cx%3E.mp4/seg-99999999.m4s").status, 404u);
+  EXPECT_EQ(get("/hls/a%20b.ts/seg-0.m4s").status, 404u);  // a TS movie's segments are ranges of the file
+  const Plan piece = hls_piece_plan(mp4, "moof", "", false);
+  EXPECT_EQ(piece.text, "moof");
+  EXPECT_EQ(hls_piece_plan(mp4, "", "no keyframe", false).status, 404u);
   EXPECT_EQ(get("/hls/live/cam%201/index.m3u8").status, 501u);
   EXPECT_EQ(get("/hls/cam%201/index.m3u8").status, 404u);  // a channel under the movies' path
   EXPECT_EQ(get("/hls/nope.ts/index.m3u8").status, 404u);

@@ -6,7 +6,7 @@
 # playable near 30 s and plays on, and so does an MPEG-TS movie, through its HLS playlist.
 # Screenshots of the pages go to the artifact directory.
 #
-# usage: browser_check.py BASE_URL ARTIFACT_DIR MP4_NAME TS_NAME EXACT_NAME...
+# usage: browser_check.py BASE_URL ARTIFACT_DIR MP4_NAME TS_NAME MKV_NAME EXACT_NAME...
 #   EXACT_NAME: names the catalog page must show, character for character
 import socket
 import subprocess
@@ -19,8 +19,8 @@ from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 
-base, artifacts, mp4, ts = sys.argv[1:5]
-exact_names = sys.argv[5:]
+base, artifacts, mp4, ts, mkv = sys.argv[1:6]
+exact_names = sys.argv[6:]
 
 
 def fail(message):
@@ -139,11 +139,12 @@ try:
               f"{driver.execute_script('return arguments[0].currentTime', video):.1f} s")
         return state["src"]
 
-    play_and_seek(mp4, "MP4", "watch")
-    # --- an MPEG-TS movie plays as HLS: its segments are byte ranges of the same file
-    src = play_and_seek(ts, "MPEG-TS movie", "watch-ts")
-    if "/hls/" not in src or not src.endswith("/master.m3u8"):
-        fail(f"the MPEG-TS movie did not play from its HLS playlist: {src}")
+    # Every movie plays through the browser's own HLS: a TS movie's segments are byte ranges of the
+    # file, an MP4's and a Matroska's fMP4 remuxed on the fly.
+    for name, kind, shot in ((mp4, "MP4", "watch"), (ts, "MPEG-TS movie", "watch-ts"), (mkv, "Matroska movie", "watch-mkv")):
+        src = play_and_seek(name, kind, shot)
+        if "/hls/" not in src or not src.endswith("/master.m3u8"):
+            fail(f"the {kind} did not play from its HLS playlist: {src}")
     # --- ?t=40 starts there (watch.js: a media fragment is not honoured for HLS)
     driver.get(page_url("watch", ts) + "?t=40")
     video = driver.find_element(By.ID, "player")

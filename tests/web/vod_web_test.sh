@@ -6,7 +6,8 @@
 #     is not media get the placeholder, which decodes too, with X-Thumbnail saying why
 #   - a name with <script>, quotes, & and non-ASCII is shown literally (curl and the browser)
 #   - headless Chromium (browser_check.py): every picture on the catalog page loads, the MP4 plays
-#     past 3 s, a seek to 30 s plays on, the MPEG-TS movie too, as HLS (and from ?t=40); screenshots are kept in
+#     past 3 s, a seek to 30 s plays on, and so do the MPEG-TS and Matroska movies, all through the
+#     browser's own HLS (and the TS from ?t=40); screenshots are kept in
 #     $VOD_ARTIFACT_DIR (default <build>/test-artifacts/web)
 set -euo pipefail
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
@@ -90,9 +91,9 @@ grep -qF '<title>&lt;script&gt;alert' "$work/watch.html" || fail "the watch page
 pass "escaped on the catalog and watch pages"
 
 step "headless Chromium"
-timeout 400 /usr/bin/python3 "$here/browser_check.py" "$base" "$artifacts" test-480p-60s.mp4 test-480p-60s.ts \
+timeout 400 /usr/bin/python3 "$here/browser_check.py" "$base" "$artifacts" test-480p-60s.mp4 test-480p-60s.ts test-480p-60s.mkv \
   "$hostile" test-480p-60s.mp4 damaged.mp4 || fail "the browser check failed"
-for shot in catalog watch watch-after-seek watch-ts watch-ts-after-seek; do
+for shot in catalog watch watch-after-seek watch-ts watch-ts-after-seek watch-mkv watch-mkv-after-seek; do
   [[ $(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$artifacts/$shot.png") == png ]] || fail "no screenshot $shot.png"
 done
 pass "screenshots in $artifacts"

@@ -7,7 +7,10 @@ const video = document.getElementById('player');
 if (video) {
   const note = document.getElementById('cannot-play');
   const cannotPlay = () => { note.hidden = false; };
-  if (video.canPlayType(video.dataset.mime) === '') cannotPlay();
+  const sources = [...video.querySelectorAll('source')];
+  if (sources.every((s) => video.canPlayType(s.type) === '')) cannotPlay();
+  // A <source> that fails (e.g. a browser's HLS refusing a stream) moves on to the next; the last one failing means none plays.
+  if (sources.length) sources[sources.length - 1].addEventListener('error', cannotPlay);
   video.addEventListener('error', cannotPlay);
   if (video.dataset.start) {
     video.addEventListener('loadedmetadata', () => { video.currentTime = Number(video.dataset.start); }, { once: true });

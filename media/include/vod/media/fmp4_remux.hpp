@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// HLS segments of an MP4 or Matroska movie as fragmented MP4 (CMAF-style: an init segment, then
+// one moof+mdat per segment), remuxed on the fly with libavformat from the movie's own packets:
+// nothing is re-encoded. Each call opens the movie anew over `read_at` (the container's header,
+// then only the packets of the segment), confined like every open of movie bytes (demuxer.hpp).
+//
+// Segments are cut by presentation time at the movie's keyframes, as the keyframe index gives them
+// (microseconds from the movie's start): video from the keyframe at `start_us` up to the first
+// keyframe at or after `end_us`, in decode order; audio whose presentation time is in
+// [start_us, end_us) (the first segment also takes the audio before its keyframe). Every packet
+// lands in exactly one segment, and every segment's decode times
+// (tfdt) continue the last one's, so a player can play them in order or start at any.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+namespace vod::media {
+
+using ReadBytesAt = std::function<std::size_t(std::uint64_t offset, std::span<std::uint8_t> dest)>;
+
+struct Fmp4Options {
+  std::chrono::milliseconds time_limit{10000};  // for one call, reads included
+  unsigned max_packets = 50000;                 // read for one segment before giving up
+};
+
+class Fmp4Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The init segment: ftyp and a moov with the tracks (the best video and audio streams) and no
+// samples. Throws Fmp4Error saying why (no stream MP4 can carry, a libavformat failure).
+std::vector<std::uint8_t> fmp4_init_segment(std::uint64_t size, const ReadBytesAt& read_at, const Fmp4Options& options = {});
+
+// Media segment `sequence` (0-based): a moof and its mdat. `end_us` of the last segment is past the
+// movie's end. Throws Fmp4Error.
+std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytesAt& read_at, std::uint64_t start_us, std::uint64_t end_us,
+                                             unsigned sequence, const Fmp4Options& options = {});
+
+}  // namespace vod::media

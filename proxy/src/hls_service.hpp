@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// What the proxy's HLS answers are made from, off the I/O thread, on one worker thread with a
+// libvodclient Session of its own (so that this never queues in front of a player's Reads):
+//   - a movie's facts, once per movie and catalog generation: the segments cut from its keyframe
+//     index (read by RDMA from the server, as every client reads it), the range of a TS file's
+//     leading tables (its first 64 KiB) and the codecs of its streams (its codec headers);
+//   - an MP4 or Matroska movie's fMP4 pieces (the init segment, media segments), remuxed on the fly
+//     with libavformat (media/fmp4_remux.hpp) and kept in a cache of at most --hls-cache-mib.
+// Requests for the same thing wait on one job. Bounded: one facts entry per movie of the catalog,
+// the pieces by bytes, least recently used first out.
+#pragma once
+
+#include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+#include <boost/asio.hpp>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "hls_playlist.hpp"
+#include "vod/client/session.hpp"
+
+namespace vod::proxy {
+
+struct HlsSettings {
+  client::Uri server;
+  client::SessionOptions session;
+  std::uint64_t target_us = 4'000'000;      // --hls-segment-seconds
+  std::size_t cache_bytes = 64u << 20;      // --hls-cache-mib: remuxed fMP4 pieces kept
+};
+
+// A remuxed fMP4 piece of a movie: its bytes, or why there are none.
+struct HlsPiece {
+  std::string bytes;
+  std::string error;
+  bool retry = false;  // the error may pass (the server is away)
+};
+
+class HlsService {
+ public:
+  using FactsDone = std::function<void(std::shared_ptr<const hls::MovieFacts>)>;
+  using PieceDone = std::function<void(std::shared_ptr<const HlsPiece>)>;
+
+  HlsService(boost::asio::io_context& io, HlsSettings settings);
+  ~HlsService();  // stops the worker (a job in progress finishes first)
+  HlsService(const HlsService&) = delete;
+  HlsService& operator=(const HlsService&) = delete;
+
+  // On the io thread; `done` runs on the io thread, at once from the cache or when the job ends.
+  void facts(const std::string& name, std::uint32_t generation, FactsDone done);
+  // Piece `segment` of an fMP4 movie (nullopt: its init segment).
+  void piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, PieceDone done);
+
+ private:
+  using FactsKey = std::pair<std::string, std::uint32_t>;  // movie, catalog generation
+  using PieceKey = std::tuple<std::string, std::uint32_t, long>;  // ..., segment (-1: init)
+  void work();
+  void run(std::function<void()> task);  // on the worker
+  client::Session& session_for(const std::string& name, std::uint32_t generation);  // worker only
+  hls::MovieFacts make_facts(const FactsKey& key);                                   // worker only
+  HlsPiece make_piece(const PieceKey& key, std::uint64_t start_us, std::uint64_t end_us);  // worker only
+  void facts_made(const FactsKey& key, hls::MovieFacts facts);
+  void piece_made(const PieceKey& key, HlsPiece piece);
+
+  boost::asio::io_context& io_;
+  HlsSettings settings_;
+  // io thread only
+  std::map<FactsKey, std::shared_ptr<const hls::MovieFacts>> facts_;
+  std::map<FactsKey, std::vector<FactsDone>> facts_waiting_;
+  std::list<PieceKey> lru_;  // most recently used first
+  std::map<PieceKey, std::pair<std::shared_ptr<const HlsPiece>, std::list<PieceKey>::iterator>> pieces_;
+  std::size_t piece_bytes_ = 0;
+  std::map<PieceKey, std::vector<PieceDone>> piece_waiting_;
+  // shared with the worker
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  // worker only
+  std::unique_ptr<client::Session> session_;
+  std::thread worker_;  // last: starts after everything above exists
+};
+
+}  // namespace vod::proxy
