@@ -20,6 +20,9 @@ namespace {
 // Decode times are shifted forward by this much in every segment alike: B-frames give the first
 // packets negative decode times, which a tfdt cannot hold, and the same shift everywhere keeps the
 // segments continuous and audio and video in step.
+// AV_TIME_BASE_Q as a C++ value (the macro is a C compound literal).
+constexpr AVRational kMicroseconds{1, AV_TIME_BASE};
+
 constexpr std::int64_t kShiftUs = 10'000'000;
 
 struct PacketFree {
@@ -85,7 +88,7 @@ struct Remux {
   void write(AVPacket* p) {
     const AVRational in_tb = in.format()->streams[p->stream_index]->time_base;
     const int target = map[static_cast<std::size_t>(p->stream_index)];
-    const std::int64_t shift = av_rescale_q(kShiftUs, AV_TIME_BASE_Q, in_tb);
+    const std::int64_t shift = av_rescale_q(kShiftUs, kMicroseconds, in_tb);
     if (p->dts != AV_NOPTS_VALUE) p->dts += shift;
     if (p->pts != AV_NOPTS_VALUE) p->pts += shift;
     av_packet_rescale_ts(p, in_tb, out.format->streams[target]->time_base);
@@ -114,7 +117,7 @@ std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytes
   // To the keyframe at start_us (the index's own): decoding starts there, in every stream.
   const int seek_stream = r.video >= 0 ? r.video : r.audio;
   const AVRational seek_tb = ifmt->streams[seek_stream]->time_base;
-  if (int err = av_seek_frame(ifmt, seek_stream, av_rescale_q(at(start_us), AV_TIME_BASE_Q, seek_tb), AVSEEK_FLAG_BACKWARD); err < 0)
+  if (int err = av_seek_frame(ifmt, seek_stream, av_rescale_q(at(start_us), kMicroseconds, seek_tb), AVSEEK_FLAG_BACKWARD); err < 0)
     fail("seeking to " + std::to_string(start_us / 1000) + " ms", err);
   std::unique_ptr<AVPacket, PacketFree> p(av_packet_alloc());
   if (!p) throw Fmp4Error("out of memory for a packet");
@@ -126,7 +129,7 @@ std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytes
     if (err == AVERROR_EOF) break;
     if (err < 0) fail(r.in.expired() ? "reading the movie (" + r.in.expiry_text() + ")" : std::string("reading the movie"), err);
     const AVRational tb = ifmt->streams[p->stream_index]->time_base;
-    const std::int64_t pts_us = p->pts == AV_NOPTS_VALUE ? AV_NOPTS_VALUE : av_rescale_q(p->pts, tb, AV_TIME_BASE_Q);
+    const std::int64_t pts_us = p->pts == AV_NOPTS_VALUE ? AV_NOPTS_VALUE : av_rescale_q(p->pts, tb, kMicroseconds);
     if (p->stream_index == r.video && !video_done) {
       const bool key = p->flags & AV_PKT_FLAG_KEY;
       if (!video_started) {
