@@ -203,6 +203,8 @@ for n in $sweep_n; do
   awk -v n="$n" -v r="$rate" -v f="${fs:-0}" 'BEGIN { exit !(n * r <= 0.9 * f) }' && cache_n=$n
 done
 "$(dirname "${BASH_SOURCE[0]}")/cache-benchmarks.sh" "$mode" "$cache_lib" "$cache_n" "$out"
+# HLS from vod-proxy against nginx serving ffmpeg's HLS files of the same movie.
+"$(dirname "${BASH_SOURCE[0]}")/hls-benchmarks.sh" "$mode" "$media" "$movie" "$out"
 # iWARP: siw beside rxe, when the session brought siw up (softroce-run --device both).
 if [[ -n ${VOD_IWARP_ADDR:-} ]]; then
   "$(dirname "${BASH_SOURCE[0]}")/iwarp-benchmarks.sh" "$mode" "$media" "$movie" "$out"

@@ -352,6 +352,8 @@ $("$(dirname "${BASH_SOURCE[0]}")/cache-report.sh" "$in")
 
 $("$(dirname "${BASH_SOURCE[0]}")/iwarp-report.sh" "$in")
 
+$("$(dirname "${BASH_SOURCE[0]}")/hls-report.sh" "$in")
+
 ## Raw numbers
 
 results.tsv:

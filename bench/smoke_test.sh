@@ -11,7 +11,7 @@ trap 'rm -rf "$out"' EXIT
 VOD_BUILD_DIR=$build VOD_LIVE_TS=$build/test-media/test-480p-60s.ts "$here/guest-benchmarks.sh" smoke "$build/test-media" "$out/results" test-480p-60s.ts
 mkdir -p "$out/report"
 "$here/make-report.sh" "$out/results" "$out/report" . > "$out/report/benchmarks.md"
-for section in "## 1. The limit" "## 2. Goodput" "## 3. Server CPU" "## 4. Seek latency" "## 5. Startup" "## 5b. In time up to capacity" "## 6. Scale" "## Targets" "## 7. Live" "## 8. Write-Record" "## 9. vod-mount" "## 10. Access control" "## 11. The segment cache"; do
+for section in "## 1. The limit" "## 2. Goodput" "## 3. Server CPU" "## 4. Seek latency" "## 5. Startup" "## 5b. In time up to capacity" "## 6. Scale" "## Targets" "## 7. Live" "## 8. Write-Record" "## 9. vod-mount" "## 10. Access control" "## 11. The segment cache" "## 13. HLS from vod-proxy"; do
   grep -q "^$section" "$out/report/benchmarks.md" || { echo "FAIL: the report lacks '$section'"; exit 1; }
 done
 if [[ -n ${VOD_IWARP_ADDR:-} ]]; then  # siw in this session: section 12 ran, on both devices
@@ -44,6 +44,12 @@ for key in cache_vod cache_nginx cache_vod_startup_after_connect_us cache_nginx_
 done
 awk -F'\t' '$1 == "cache_vod" && $2 == "in_time" && $3 > 0 { ok = 1 } END { exit !ok }' "$out/results/results.tsv" ||
   { echo "FAIL: the segment cache's viewers got no chunk"; grep ^cache "$out/results/results.tsv"; exit 1; }
+for key in hls_playlist_cold_ms hls_playlist_warm_ms hls_cpu_s_per_gb hls_mbytes_per_s; do
+  for what in ts mkv_cached nginx; do
+    [[ $key == hls_playlist* && $what != ts ]] && continue
+    grep -qP "^$key\t$what\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key $what"; grep ^hls "$out/results/results.tsv"; exit 1; }
+  done
+done
 for key in auth_connects_per_s auth_startup_p50_us auth_window_bind_p50_us; do
   grep -qP "^$key\t\S+\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key"; grep ^auth "$out/results/results.tsv"; exit 1; }
 done

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # HLS checks on a running vod-proxy, shared by the native test (tests/hls/vod_hls_test.sh, over UDP)
 # and the RDMA one (tests/rdma/vod_proxy_test.sh, in the guest). Source it; the caller defines
-# fail() and pass(). HLS_DECODE=0 leaves out the decodes of whole movies (the guest's TCG is slow):
-# packets are still compared one for one, and the 3 s after a seek decoded.
+# fail() and pass(). HLS_DECODE=0 leaves out the reads and decodes of whole TS movies through ffmpeg
+# and the decodes of whole fMP4 ones (the guest's TCG is slow): TS segments are still compared byte
+# for byte, fMP4 packets one for one, and the 3 s after a seek decoded.
 hls_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 HLS_DECODE=${HLS_DECODE:-1}
 
@@ -59,13 +60,13 @@ print(" ".join(str(p) for p in sorted({(b[i + 1] & 31) << 8 | b[i + 2] for i in 
   [[ $expect_off == "$size" ]] || fail "the segments end at $expect_off, the file at $size"
   pass "$name: playlists pass the RFC 8216 checks; CODECS $want ($profile, level $level), RESOLUTION ${w}x$h; map ($map_len B of tables) and $n segments tile the file, byte-exact"
 
-  # ffmpeg reads every packet the file has, and decodes it all.
-  local frames_file frames_hls
-  frames_file=$(ffmpeg -v error -i "$file" -c copy -f framemd5 - | awk -F, '/^[01],/ { print $1 $6 }' | md5sum)
-  frames_hls=$(ffmpeg -v error -i "$url/master.m3u8" -c copy -f framemd5 - | awk -F, '/^[01],/ { print $1 $6 }' | md5sum)
-  [[ $frames_hls == "$frames_file" ]] || fail "the playlist's packets are not the file's, one for one"
-  frames_hls="$(ffmpeg -v error -i "$file" -c copy -f framemd5 - | grep -c '^[01],') packets"
+  # ffmpeg reads every packet the file has, and decodes it all (natively: the segments' bytes are
+  # the file's already, which is what the guest's light run relies on).
+  local frames_file frames_hls="no whole-movie read"
   if [[ $HLS_DECODE == 1 ]]; then
+    frames_file=$(ffmpeg -v error -i "$file" -c copy -f framemd5 - | awk -F, '/^[01],/ { print $1 $6 }' | md5sum)
+    frames_hls=$(ffmpeg -v error -i "$url/master.m3u8" -c copy -f framemd5 - | awk -F, '/^[01],/ { print $1 $6 }' | md5sum)
+    [[ $frames_hls == "$frames_file" ]] || fail "the playlist's packets are not the file's, one for one"
     frames_file=$(ffprobe -v error -count_frames -show_entries stream=codec_type,nb_read_frames -of csv=p=0 "$file" | sort -u | tr '\n' ' ')
     frames_hls=$(ffprobe -v error -count_frames -show_entries stream=codec_type,nb_read_frames -of csv=p=0 "$url/master.m3u8" 2> "$work/ffprobe.err" | sort -u | tr '\n' ' ')
     [[ $frames_hls == "$frames_file" ]] || fail "ffprobe counts '$frames_hls' through HLS, '$frames_file' in the file"
@@ -77,7 +78,7 @@ print(" ".join(str(p) for p in sorted({(b[i + 1] & 31) << 8 | b[i + 2] for i in 
   ffmpeg -y -v error -ss 30 -i "$file" -t 3 -map 0:v -f framemd5 "$work/file.md5" || fail "ffmpeg -ss 30 on the file failed"
   [[ $(grep -c '^0,' "$work/hls.md5") -ge 70 ]] || fail "ffmpeg -ss 30 -t 3 gave $(grep -c '^0,' "$work/hls.md5") video frames"
   cmp -s "$work/hls.md5" "$work/file.md5" || { diff "$work/hls.md5" "$work/file.md5" | head; fail "-ss 30 -t 3: the video frames differ from the file's"; }
-  pass "$name: ffmpeg reads the file's packets one for one ($frames_hls$([[ $HLS_DECODE == 1 ]] && echo ", decoded with no error")); -ss 30 -t 3 gives the file's $(grep -c '^0,' "$work/hls.md5") video frames, md5 for md5"
+  pass "$name: $([[ $HLS_DECODE == 1 ]] && echo "ffmpeg reads the file's packets one for one and decodes every frame with no error ($frames_hls); ")-ss 30 -t 3 gives the file's $(grep -c '^0,' "$work/hls.md5") video frames, md5 for md5"
 }
 
 # hls_check_fmp4_movie BASE FILE WORK: the MP4 or Matroska movie FILE through /hls/NAME/, remuxed to fMP4:
