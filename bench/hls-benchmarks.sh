@@ -71,8 +71,9 @@ curl_config() {
   awk -v origin="$origin" -v dir="$dir" '
     /^#EXT-X-BYTERANGE:/ { split(substr($0, 18), a, "@"); range = a[2] "-" (a[2] + a[1] - 1); next }
     /^#/ || $0 == "" { next }
-    { print "url = \"" (substr($0, 1, 1) == "/" ? origin $0 : dir "/" $0) "\""; if (range != "") print "range = \"" range "\""
-      print "output = \"/dev/null\""; print "next"; range = "" }' "$2"
+    { if (n++) print "next"  # options hold per URL group in curl: each group has its own
+      print "url = \"" (substr($0, 1, 1) == "/" ? origin $0 : dir "/" $0) "\""; if (range != "") print "range = \"" range "\""
+      print "output = \"/dev/null\""; print "silent"; print "write-out = \"%{size_download}\\n\""; range = "" }' "$2"
 }
 # viewers NAME PLAYLIST_URL PROCS...: V viewers fetch every segment at once; the CPU of PROCS and of
 # vod-server per GB they got.
@@ -82,7 +83,7 @@ viewers() {
   curl_config "$url" "$work/$name.m3u8" > "$work/$name.cfg"
   local t0 s0 w0 t1 s1 w1 bytes gets=()
   t0=$(ticks "$@"); s0=$(ticks "$server"); w0=$(date +%s.%N)
-  for v in $(seq "$viewers"); do curl -s -K "$work/$name.cfg" -w '%{size_download}\n' > "$work/$name.$v.sizes" & gets+=($!); done
+  for v in $(seq "$viewers"); do curl -K "$work/$name.cfg" > "$work/$name.$v.sizes" & gets+=($!); done
   wait "${gets[@]}"
   t1=$(ticks "$@"); s1=$(ticks "$server"); w1=$(date +%s.%N)
   bytes=$(cat "$work/$name".*.sizes | awk '{ s += $1 } END { print s + 0 }')

@@ -22,5 +22,6 @@ step "the TS movie: playlists, byte ranges, a seek"
 HLS_DECODE=0 hls_check_ts_movie "$base" "$media/test-480p-60s.ts" "$work"
 step "the Matroska movie: fMP4 remuxed on the fly"
 HLS_DECODE=0 hls_check_fmp4_movie "$base" "$media/test-480p-60s.mkv" "$work"
-grep -q "connect from .*: movie 'test-480p-60s.mkv'" "$server_log" || fail "the proxy never read the MKV movie over RDMA"
+grep -q "hls: 'test-480p-60s.mkv': 15 segments" "$work/proxy.log" || fail "the proxy's log does not show the MKV movie's facts read"
+grep -q "connect from .*: movie" "$server_log" || fail "the proxy never connected to the server for a movie"
 stop_server
