@@ -33,12 +33,14 @@ are fMP4 remuxed on the fly by its first viewers, then served from the cache.
 | served | GB | MB/s | CPU s per GB | vs nginx | vod-server CPU (s) |
 |--------|---:|-----:|-------------:|---------:|-------------------:|
 $(row ts "vod-proxy, TS by byte ranges")
-$(row mkv_cold "vod-proxy, Matroska as fMP4, remuxed")
+$(row mkv_cold "vod-proxy, Matroska as fMP4, first pass (each segment remuxed once)")
 $(row mkv_cached "vod-proxy, Matroska as fMP4, cached")
 $(row nginx "nginx, ffmpeg's HLS files")
 
-No goal was set for these; the figures say what HLS costs beside the files nginx serves. The proxy
-copies each segment from its Read buffer to the socket (zero copy to the consumer is a later issue),
-where nginx sends files with sendfile. Not measured yet: the first frame in Chromium through HLS
+No goal was set for these; the figures say what HLS costs beside the files nginx serves. Cached fMP4
+pieces are written from memory, so the difference between the first and the last rows is the
+proxy's socket writes (each segment copied to the socket, where nginx sends files with sendfile:
+zero copy to the consumer is a later issue) and the difference between the TS and cached rows is its
+Reads (the emulated rxe's work is charged to the reading process). vod-server does nothing per byte. Not measured yet: the first frame in Chromium through HLS
 against progressive MP4 (the browser test runs natively, outside the guest), and live HLS (not built).
 MD
