@@ -7,24 +7,8 @@
 #     comes from the cache
 #   - a HEAD, eight clients asking at once during the first fetch, the Host check, CORS off by default
 #     and exactly the --cors-origin origins, and the refusals (MP4, live, unknown, bad name) saying why
-set -Eeuo pipefail
-build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  local rc=$?
-  kill "${pids[@]}" 2>/dev/null || true
-  if [[ $rc -ne 0 ]]; then
-    for log in server proxy; do [[ -f $work/$log.log ]] && { echo "--- $log log (last 20 lines)"; tail -n 20 "$work/$log.log"; }; done
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'echo "FAIL: line $LINENO: $BASH_COMMAND" >&2' ERR
-step() { echo "--- $*"; }
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$here/native_proxy_lib.sh"
 source "$here/hls_checks.sh"
 
 step "the checker fails on broken playlists"
@@ -52,17 +36,7 @@ cp "$build/test-media/test-480p-60s.ts" "$build/test-media/test-480p-60s.mp4" "$
 cp "$build/test-media/test-480p-60s.fragmented.mp4" "$build/test-media/small.webm" "$media/"
 head -c 100000 /dev/urandom > "$media/noise.bin"
 cp "$build/test-media/test-480p-60s.ts" "$media/a movie & more.ts"
-udp=$((30000 + RANDOM % 20000)) http=$((30000 + RANDOM % 20000))
-"$build/server/vod-server" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" --live "cam=file:$media/test-480p-60s.ts" \
-  2> "$work/server.log" &
-pids+=($!)
-for _ in $(seq 300); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done
-grep -q 'listening on' "$work/server.log" || fail "vod-server did not start"
-"$build/proxy/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" \
-  --cors-origin https://player.example --log-level debug > "$work/proxy.log" 2>&1 &
-pids+=($!)
-base=http://127.0.0.1:$http
-for _ in $(seq 100); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
+start_server_and_proxy "$media" --live "cam=file:$media/test-480p-60s.ts" -- --cors-origin https://player.example --log-level debug
 
 step "eight clients at once ask for a playlist not made yet: one fetch, eight answers"
 curls=()
@@ -113,5 +87,5 @@ expect 501 /hls/live/cam/index.m3u8 "not built yet"
 expect 404 /hls/nope.ts/index.m3u8 "no movie or live channel 'nope.ts'"
 expect 404 /hls/test-480p-60s.ts/x.m3u8 "master.m3u8"
 expect 400 /hls/%2e%2e/index.m3u8 "bad name"
-kill -0 "${pids[1]}" || fail "vod-proxy died"
+kill -0 "$proxy_pid" || fail "vod-proxy died"
 pass "HEAD, 421 for a foreign Host, CORS for --cors-origin only (and its preflight), 501/404/400 saying why"

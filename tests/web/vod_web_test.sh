@@ -9,24 +9,9 @@
 #     past 3 s, a seek to 30 s plays on, and so do the MPEG-TS and Matroska movies, all through the
 #     browser's own HLS (and the TS from ?t=40); screenshots are kept in
 #     $VOD_ARTIFACT_DIR (default <build>/test-artifacts/web)
-set -euo pipefail
-build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/../hls/native_proxy_lib.sh"
 artifacts=${VOD_ARTIFACT_DIR:-$build/test-artifacts/web}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  local rc=$?
-  kill "${pids[@]}" 2>/dev/null || true
-  if [[ $rc -ne 0 ]]; then
-    for log in server proxy; do [[ -f $work/$log.log ]] && { echo "--- $log log (last 20 lines)"; tail -n 20 "$work/$log.log"; }; done
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-step() { echo "--- $*"; }
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
 for tool in /usr/bin/chromium /usr/bin/chromedriver; do [[ -x $tool ]] || fail "$tool is missing: scripts/install-deps.sh installs chromium and chromium-driver"; done
 /usr/bin/python3 -c 'import selenium' 2>/dev/null || fail "Debian's python3-selenium is missing: scripts/install-deps.sh installs it"
 
@@ -43,17 +28,7 @@ size=$(stat -c %s "$media/damaged.mp4")
 [[ $first =~ ^[0-9]+$ ]] || fail "no first video packet in damaged.mp4"
 head -c $((size - first)) /dev/urandom | dd of="$media/damaged.mp4" bs=64k seek="$first" oflag=seek_bytes conv=notrunc status=none
 
-udp=$((30000 + RANDOM % 20000)) http=$((30000 + RANDOM % 20000))
-"$build/server/vod-server" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" 2> "$work/server.log" &
-pids+=($!)
-for _ in $(seq 300); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done
-grep -q 'listening on' "$work/server.log" || fail "vod-server did not start"
-"$build/proxy/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" --thumbnail-width 320 \
-  2> "$work/proxy.log" > "$work/proxy.log" &
-pids+=($!)
-base=http://127.0.0.1:$http
-for _ in $(seq 100); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
-urlname() { /usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
+start_server_and_proxy "$media" -- --thumbnail-width 320
 
 step "every picture decodes with ffprobe"
 pictures=0
@@ -78,7 +53,7 @@ for m in damaged.mp4 noise.bin; do
   [[ $(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$work/p.jpg") == mjpeg ]] || fail "the placeholder for $m does not decode"
   echo "$m: $(grep -i '^X-Thumbnail' "$work/h" | tr -d '\r')"
 done
-kill -0 "${pids[1]}" || fail "vod-proxy died on a damaged movie"
+kill -0 "$proxy_pid" || fail "vod-proxy died on a damaged movie"
 pass "damaged.mp4 and noise.bin get the placeholder, which decodes"
 
 step "names are shown literally"
