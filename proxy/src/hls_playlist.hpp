@@ -64,7 +64,8 @@ struct MovieFacts {
   bool retry = false;               // the error may pass (the index is being built, the server is away)
 };
 
-// The media playlist of a TS movie served by byte ranges of `movie_uri`.
+// The media playlist of a TS movie served by byte ranges of `movie_uri` (vod-proxy: "movie.ts",
+// which is the movie under the playlist's path).
 std::string ts_media_playlist(const std::vector<Segment>& segments, const std::string& movie_uri, const std::optional<ByteSpan>& init);
 
 // The media playlist of a movie served as fMP4: EXT-X-MAP "init.mp4", segments "seg-N.m4s", both

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "request_router.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <variant>
@@ -201,9 +202,20 @@ std::optional<unsigned> segment_number(const std::string& file) {
   return static_cast<unsigned>(std::stoul(digits));
 }
 
-// /hls/NAME/index.m3u8 (media playlist), /hls/NAME/master.m3u8 (multivariant), and for fMP4 movies
-// /hls/NAME/init.mp4 and /hls/NAME/seg-N.m4s.
-Plan hls_request(const std::string& path, const Site& site) {
+// The URI of a TS movie's segments in its playlist: the movie itself, /movies/NAME, when its name
+// ends in an extension players take segments by (ffmpeg's HLS demuxer refuses others, for safety),
+// else /hls/NAME/movie.ts, the same bytes by the same Range path under a name that does.
+std::string ts_segments_uri(const proto::CatalogEntry& e) {
+  std::string lower = e.name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* ext : {".ts", ".mpegts", ".mpg", ".mpeg"})
+    if (lower.ends_with(ext)) return media_path(e);
+  return "movie.ts";
+}
+
+// /hls/NAME/index.m3u8 (media playlist), /hls/NAME/master.m3u8 (multivariant); for TS movies
+// /hls/NAME/movie.ts (the movie, by ranges), for fMP4 ones /hls/NAME/init.mp4 and /hls/NAME/seg-N.m4s.
+Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   const std::string rest = path.substr(5);
   const auto slash = rest.find('/');
   const std::string file = slash == std::string::npos ? "" : rest.substr(slash + 1);
@@ -214,7 +226,7 @@ Plan hls_request(const std::string& path, const Site& site) {
   else if (file == "master.m3u8") w.kind = HlsWant::Kind::multivariant;
   else if (file == "init.mp4") w.kind = HlsWant::Kind::init;
   else if (auto n = segment_number(file)) w.kind = HlsWant::Kind::segment, w.segment = *n;
-  else return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
+  else if (file != "movie.ts") return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
   auto found = named_entry(rest.substr(0, slash), site.catalog);
   if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
   const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
@@ -223,15 +235,21 @@ Plan hls_request(const std::string& path, const Site& site) {
   if (e.container != "mpegts" && !fmp4)
     return error_plan(404, "'" + e.name + "' is " + (e.container.empty() ? std::string("not media libavformat recognises") : e.container) +
                                ": HLS is made of MPEG-TS, MP4 and Matroska movies; play " + media_path(e) + " as it is");
+  // A TS movie's segments: byte ranges of the movie itself, by the Range path, under a name that
+  // ends in .ts whatever the movie's (players such as ffmpeg take segments by their extension).
+  if (file == "movie.ts") {
+    if (fmp4) return error_plan(404, "'" + e.name + "' is " + e.container + ": its segments are init.mp4 and seg-N.m4s (see index.m3u8)");
+    return movie(r, site.catalog, e);
+  }
   const bool piece = w.kind == HlsWant::Kind::init || w.kind == HlsWant::Kind::segment;
-  if (piece && !fmp4) return error_plan(404, "'" + e.name + "' is MPEG-TS: its segments are byte ranges of " + media_path(e) + " (see index.m3u8)");
+  if (piece && !fmp4) return error_plan(404, "'" + e.name + "' is MPEG-TS: its segments are byte ranges of movie.ts (see index.m3u8)");
   Plan p;
   // Playlists and pieces change only with the catalog generation (the ETag's).
   p.headers = {{"Content-Type", piece ? "video/mp4" : "application/vnd.apple.mpegurl"},
                {"Cache-Control", piece ? "max-age=3600" : "max-age=30"},
                {"ETag", etag_for(site.catalog, e).insert(1, "hls-" + file + "-")}};
   w.name = e.name;
-  w.movie_uri = media_path(e);
+  w.movie_uri = ts_segments_uri(e);
   w.bitrate_bps = e.bitrate_bps;
   w.width = e.width;
   w.height = e.height;
@@ -319,7 +337,10 @@ Plan route(const Request& r, const Site& site) {
   else if (auto s = static_plan(r, site.pages)) return *s;
   else if (path == "/catalog.json") p = catalog_json(catalog, site.stale);
   else if (path == "/playlist.m3u") p = playlist(catalog, host);
-  else if (path.rfind("/hls/", 0) == 0) p = hls_request(path, site);
+  else if (path.rfind("/hls/", 0) == 0) {
+    p = hls_request(r, path, site);
+    if (!p.movie.empty()) return p;  // a TS segment: the movie's own Range answer, complete
+  }
   else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
     const bool live = path[1] == 'l';
     const auto decoded = client::percent_decode(path.substr(live ? 6 : 8));

@@ -38,7 +38,7 @@ struct HlsWant {
   enum class Kind { media, multivariant, init, segment } kind = Kind::media;
   unsigned segment = 0;   // Kind::segment: which (fMP4 movies)
   std::string name;
-  std::string movie_uri;  // the segments' URI: /movies/NAME, percent-encoded
+  std::string movie_uri;  // a TS movie's segments: /movies/NAME (percent-encoded), or movie.ts beside the playlist
   std::uint64_t bitrate_bps = 0;
   unsigned width = 0, height = 0;
 };

@@ -42,6 +42,13 @@ hls_check_ts_movie() {
   size=$(stat -c %s "$file")
   read -r map_len map_off <<< "$(sed -n 's/^#EXT-X-MAP:.*BYTERANGE="\([0-9]*\)@\([0-9]*\)".*/\1 \2/p' "$work/index.m3u8")"
   [[ ${map_off:-x} == 0 && ${map_len:-0} -gt 0 ]] || fail "no EXT-X-MAP from byte 0"
+  # The segments are ranges of the movie itself: /movies/NAME when the name ends in .ts, else movie.ts
+  # beside the playlist (ffmpeg takes segments only by a media extension).
+  local segments_uri segments_url
+  case $name in *.ts) segments_uri=/movies/${url##*/};; *) segments_uri=movie.ts;; esac
+  [[ $segments_uri == /* ]] && segments_url=$base$segments_uri || segments_url=$url/$segments_uri
+  grep -q "^#EXT-X-MAP:URI=\"$segments_uri\"," "$work/index.m3u8" || fail "the map is not of $segments_uri"
+  [[ $(grep -vc '^#' "$work/index.m3u8") == $(grep -cxF "$segments_uri" "$work/index.m3u8") ]] || fail "a segment URI other than $segments_uri"
   # The map is tables only: PIDs 0 (PAT), the PMT's, and SI/null packets; no PES.
   local pids
   pids=$(/usr/bin/python3 -c 'import sys; b = open(sys.argv[1], "rb").read(int(sys.argv[2]))
@@ -53,7 +60,7 @@ print(" ".join(str(p) for p in sorted({(b[i + 1] & 31) << 8 | b[i + 2] for i in 
   expect_off=$map_len
   while read -r len off; do
     [[ $off == "$expect_off" ]] || fail "segment $n starts at $off, not where the last ended ($expect_off)"
-    curl -sf -r "$off-$((off + len - 1))" -o "$work/seg" "$base/movies/$(basename "$url")" || fail "GET segment $n ($len@$off) failed"
+    curl -sf -r "$off-$((off + len - 1))" -o "$work/seg" "$segments_url" || fail "GET segment $n ($len@$off) failed"
     cmp -s "$work/seg" <(tail -c +"$((off + 1))" "$file" | head -c "$len") || fail "segment $n ($len@$off) is not the file's bytes"
     expect_off=$((off + len)) n=$((n + 1))
   done < <(sed -n 's/^#EXT-X-BYTERANGE:\([0-9]*\)@\([0-9]*\)$/\1 \2/p' "$work/index.m3u8")

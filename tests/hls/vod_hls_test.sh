@@ -35,7 +35,7 @@ mkdir -p "$media"
 cp "$build/test-media/test-480p-60s.ts" "$build/test-media/test-480p-60s.mp4" "$build/test-media/test-480p-60s.mkv" "$media/"
 cp "$build/test-media/test-480p-60s.fragmented.mp4" "$build/test-media/small.webm" "$media/"
 head -c 100000 /dev/urandom > "$media/noise.bin"
-cp "$build/test-media/test-480p-60s.ts" "$media/a movie & more.ts"
+cp "$build/test-media/test-480p-60s.ts" "$media/a movie & more"  # no extension: the segments' URI is movie.ts all the same
 start_server_and_proxy "$media" --live "cam=file:$media/test-480p-60s.ts" -- --cors-origin https://player.example --log-level debug
 
 step "eight clients at once ask for a playlist not made yet: one fetch, eight answers"
@@ -48,7 +48,7 @@ pass "8 identical answers, one fetch of the index and codecs"
 
 step "the TS movies"
 hls_check_ts_movie "$base" "$media/test-480p-60s.ts" "$work"
-hls_check_ts_movie "$base" "$media/a movie & more.ts" "$work"
+hls_check_ts_movie "$base" "$media/a movie & more" "$work"
 
 step "the MP4 and Matroska movies, as fMP4"
 hls_check_fmp4_movie "$base" "$media/test-480p-60s.mp4" "$work"
@@ -82,6 +82,7 @@ expect() {  # expect STATUS PATH WORDS: the answer's status, and its text says W
 }
 expect 404 /hls/test-480p-60s.mp4/seg-15.m4s "15 segments, numbered from 0"
 expect 404 /hls/test-480p-60s.ts/seg-0.m4s "byte ranges"
+expect 404 /hls/test-480p-60s.mp4/movie.ts "init.mp4 and seg-N.m4s"
 expect 404 /hls/noise.bin/index.m3u8 "not media"
 expect 501 /hls/live/cam/index.m3u8 "not built yet"
 expect 404 /hls/nope.ts/index.m3u8 "no movie or live channel 'nope.ts'"

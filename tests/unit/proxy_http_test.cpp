@@ -311,7 +311,6 @@ TEST(Router, HlsPlaylistsOfTsMoviesWaitForTheirFacts) {
   ASSERT_TRUE(p.hls);
   EXPECT_EQ(p.hls->kind, HlsWant::Kind::media);
   EXPECT_EQ(p.hls->name, "a b.ts");
-  EXPECT_EQ(p.hls->movie_uri, "/movies/a%20b.ts");
   EXPECT_EQ(*p.header("Content-Type"), "application/vnd.apple.mpegurl");
   hls::MovieFacts facts;
   facts.segments = {{{188, 400}, 0, 4'000'000}, {{588, 412}, 4'000'000, 2'000'000}};
@@ -322,6 +321,13 @@ TEST(Router, HlsPlaylistsOfTsMoviesWaitForTheirFacts) {
   EXPECT_FALSE(media.hls);
   EXPECT_NE(media.text.find("#EXT-X-MAP:URI=\"/movies/a%20b.ts\",BYTERANGE=\"188@0\"\n"), std::string::npos) << media.text;
   EXPECT_NE(media.text.find("#EXT-X-BYTERANGE:412@588\n/movies/a%20b.ts\n#EXT-X-ENDLIST\n"), std::string::npos) << media.text;
+  // A name without a media extension: the same movie by the Range path under movie.ts.
+  const Plan range = get("/hls/a%20b.ts/movie.ts", "bytes=188-587");
+  EXPECT_EQ(range.status, 206u);
+  EXPECT_EQ(range.movie, "a b.ts");
+  EXPECT_EQ(range.offset, 188u);
+  EXPECT_EQ(range.length, 400u);
+  EXPECT_EQ(get("/hls/%3Cx%3E.mp4/movie.ts").status, 404u);
   Plan m = get("/hls/a%20b.ts/master.m3u8");
   ASSERT_TRUE(m.hls);
   const Plan master = hls_plan(m, facts);
