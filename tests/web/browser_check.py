@@ -2,88 +2,32 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # vod-proxy's pages in headless Chromium (Debian's chromium and chromium-driver, driven by Debian's
 # python3-selenium): the catalog shows every movie with a picture that loaded, names are shown
-# literally, the watch page plays an H.264 MP4 past 3 s without an error, a seek to 30 s becomes
-# playable near 30 s and plays on, and so does an MPEG-TS movie, through its HLS playlist.
+# literally; the watch pages of an MP4, an MPEG-TS and a Matroska movie play through the browser's
+# own HLS past 3 s without an error, a seek to 30 s becomes playable near 30 s and plays on.
 # Screenshots of the pages go to the artifact directory.
 #
 # usage: browser_check.py BASE_URL ARTIFACT_DIR MP4_NAME TS_NAME MKV_NAME EXACT_NAME...
 #   EXACT_NAME: names the catalog page must show, character for character
-import socket
-import subprocess
+import os
 import sys
-import tempfile
-import time
 import urllib.parse
 
-from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from headless_chromium import Browser, fail, wait_for  # noqa: E402
+
 base, artifacts, mp4, ts, mkv = sys.argv[1:6]
 exact_names = sys.argv[6:]
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def wait_for(what, condition, seconds):
-    """Polls condition() until it is truthy; bounded in time."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    fail(f"{what} (waited {seconds} s)")
 
 
 def page_url(kind, name):
     return f"{base}/{kind}/{urllib.parse.quote(name, safe='')}"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port, process, name):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        if process.poll() is not None:
-            fail(f"{name} exited with status {process.returncode}")
-        return False
-
-
-# Chromium and ChromeDriver are started here and reached at 127.0.0.1 only: left to themselves,
-# Selenium and ChromeDriver connect to "localhost", which a minimal root (no /etc/hosts) cannot
-# resolve. Chromium runs headless as root, with nothing that reaches out to the network (the
-# machine has none), and autoplay allowed so that the test needs no click.
-profile = tempfile.mkdtemp(prefix="vod-chromium-")
-devtools_port, driver_port = free_port(), free_port()
-browser = subprocess.Popen(
-    ["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-     "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-     "--autoplay-policy=no-user-gesture-required", "--window-size=1280,900", f"--user-data-dir={profile}",
-     "--remote-debugging-address=127.0.0.1", f"--remote-debugging-port={devtools_port}", "about:blank"],
-    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-chromedriver = subprocess.Popen(["/usr/bin/chromedriver", f"--port={driver_port}", "--allowed-ips=127.0.0.1"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-try:
-    wait_for("Chromium's DevTools port opens", lambda: listening(devtools_port, browser, "chromium"), 60)
-    wait_for("chromedriver listens", lambda: listening(driver_port, chromedriver, "chromedriver"), 30)
-    options = webdriver.ChromeOptions()
-    options.debugger_address = f"127.0.0.1:{devtools_port}"
-    driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{driver_port}", options=options)
-except BaseException:
-    chromedriver.kill()
-    browser.kill()
-    raise
-driver.set_page_load_timeout(60)
+session = Browser()
+driver = session.driver
 try:
     # --- the catalog page
     driver.get(base + "/")
@@ -153,6 +97,4 @@ try:
         "const v = arguments[0]; return v.readyState >= 3 && v.currentTime >= 39.5 && v.currentTime < 44;", video), 60)
     print("PASS: ?t=40 starts the MPEG-TS movie near 40 s")
 finally:
-    driver.quit()
-    chromedriver.kill()
-    browser.kill()
+    session.close()
