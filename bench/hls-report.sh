@@ -41,6 +41,6 @@ No goal was set for these; the figures say what HLS costs beside the files nginx
 pieces are written from memory, so the difference between the first and the last rows is the
 proxy's socket writes (each segment copied to the socket, where nginx sends files with sendfile:
 zero copy to the consumer is a later issue) and the difference between the TS and cached rows is its
-Reads (the emulated rxe's work is charged to the reading process). vod-server does nothing per byte. Not measured yet: the first frame in Chromium through HLS
-against progressive MP4 (the browser test runs natively, outside the guest), and live HLS (not built).
+Reads (the emulated rxe's work is charged to the reading process). vod-server does nothing per byte. The first frame in Chromium is measured natively (the guest has no
+browser) by bench/browser-benchmarks.sh; live HLS is not built yet.
 MD
