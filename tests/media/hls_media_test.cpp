@@ -4,6 +4,8 @@
 // of, and fMP4 segments whose init and fragments, put together, hold the file's packets one for one.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -94,7 +96,8 @@ TEST_P(Fmp4PerContainer, SegmentsTogetherHoldTheFilesPacketsOneForOne) {
     EXPECT_EQ(std::string(s.begin() + 4, s.begin() + 8), "moof") << "segment " << sequence;
     out.insert(out.end(), s.begin(), s.end());
   }
-  const std::string joined = ::testing::TempDir() + "/fmp4-joined.mp4";
+  // One file per movie and process: ctest runs the containers' cases side by side.
+  const std::string joined = ::testing::TempDir() + "/fmp4-joined-" + std::to_string(getpid()) + "-" + GetParam() + ".mp4";
   std::ofstream(joined, std::ios::binary).write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
   // Video packets byte for byte (their md5, in order); audio as many.
   const std::string packets = " -c copy -f framemd5 - | awk -F, '/^0,/ { print $6 }' | md5sum";
