@@ -7,6 +7,9 @@
 hls_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 HLS_DECODE=${HLS_DECODE:-1}
 
+# hls_url BASE NAME: the movie NAME's HLS directory on the proxy at BASE, the name percent-encoded.
+hls_url() { echo "$1/hls/$(/usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$2")"; }
+
 # hls_check_ts_movie BASE FILE WORK: the TS movie FILE (its local copy; the proxy serves it under its
 # base name) through /hls/NAME/:
 #   - master.m3u8 and index.m3u8 pass check_playlist.py; CODECS agrees with ffprobe on the file
@@ -17,7 +20,7 @@ HLS_DECODE=${HLS_DECODE:-1}
 hls_check_ts_movie() {
   local base=$1 file=$2 work=$3 name url
   name=$(basename "$file")
-  url=$base/hls/$(/usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$name")
+  url=$(hls_url "$base" "$name")
   curl -sf -D "$work/master.h" -o "$work/master.m3u8" "$url/master.m3u8" || fail "GET $url/master.m3u8 failed"
   grep -qi '^Content-Type: application/vnd.apple.mpegurl' "$work/master.h" || fail "master.m3u8 is not application/vnd.apple.mpegurl"
   grep -qi '^Cache-Control: max-age=' "$work/master.h" || fail "a VoD playlist without a max-age"
@@ -96,7 +99,7 @@ print(" ".join(str(p) for p in sorted({(b[i + 1] & 31) << 8 | b[i + 2] for i in 
 hls_check_fmp4_movie() {
   local base=$1 file=$2 work=$3 name url n
   name=$(basename "$file")
-  url=$base/hls/$(/usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$name")
+  url=$(hls_url "$base" "$name")
   curl -sf -o "$work/master.m3u8" "$url/master.m3u8" || fail "GET $url/master.m3u8 failed"
   /usr/bin/python3 "$hls_here/check_playlist.py" "$work/master.m3u8" "$name/master.m3u8" || fail "the multivariant playlist breaks RFC 8216"
   curl -sf -o "$work/index.m3u8" "$url/index.m3u8" || fail "GET $url/index.m3u8 failed"

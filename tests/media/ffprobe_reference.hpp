@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -11,6 +12,13 @@
 #include <vector>
 
 namespace vod::test {
+
+// The generated test medium NAME (ctest sets VOD_TEST_MEDIA_DIR: tests/media/CMakeLists.txt).
+inline std::string media_path(const std::string& name) {
+  const char* d = std::getenv("VOD_TEST_MEDIA_DIR");
+  if (!d) throw std::runtime_error("VOD_TEST_MEDIA_DIR is not set (ctest sets it; see tests/media/CMakeLists.txt)");
+  return std::string(d) + "/" + name;
+}
 
 // Runs a shell command and returns its standard output; throws when it fails.
 inline std::string run(const std::string& command) {

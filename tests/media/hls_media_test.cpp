@@ -19,11 +19,7 @@
 namespace vod::media {
 namespace {
 
-std::string path_of(const std::string& name) {
-  const char* d = std::getenv("VOD_TEST_MEDIA_DIR");
-  if (!d) throw std::runtime_error("VOD_TEST_MEDIA_DIR is not set (ctest sets it; see tests/media/CMakeLists.txt)");
-  return std::string(d) + "/" + name;
-}
+using test::media_path;
 
 ReadBytesAt reader(Bytes bytes) {
   return [bytes](std::uint64_t offset, std::span<std::uint8_t> dest) -> std::size_t {
@@ -52,7 +48,7 @@ TEST(AvcParameters, FromAnAvcCRecordAndFromAnnexB) {
 class CodecsPerContainer : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CodecsPerContainer, AgreeWithFfprobe) {
-  const std::string file = path_of(GetParam());
+  const std::string file = media_path(GetParam());
   MappedFile movie(file);
   const StreamCodecs c = stream_codecs(movie.bytes().size(), reader(movie.bytes()));
   ASSERT_TRUE(c.avc) << c.note;
@@ -80,7 +76,7 @@ class Fmp4PerContainer : public ::testing::TestWithParam<const char*> {};
 
 // Segments of two keyframes each, every one made on its own, then put together behind the init.
 TEST_P(Fmp4PerContainer, SegmentsTogetherHoldTheFilesPacketsOneForOne) {
-  const std::string file = path_of(GetParam());
+  const std::string file = media_path(GetParam());
   MappedFile movie(file);
   const Bytes bytes = movie.bytes();
   const proto::KeyframeIndex index = index_keyframes(bytes, probe(bytes, GetParam()));
@@ -116,7 +112,7 @@ TEST(Fmp4, BadInputIsAnErrorThatSaysWhy) {
   } catch (const Fmp4Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot be opened"), std::string::npos) << e.what();
   }
-  MappedFile movie(path_of("test-480p-60s.mp4"));
+  MappedFile movie(media_path("test-480p-60s.mp4"));
   // Past the movie's end there is no keyframe to start at.
   EXPECT_THROW((void)fmp4_media_segment(movie.bytes().size(), reader(movie.bytes()), 3'600'000'000ull, 3'604'000'000ull, 0), Fmp4Error);
 }

@@ -16,13 +16,7 @@ namespace {
 using test::ffprobe_keyframes;
 using test::ffprobe_start_us;
 
-std::string media_dir() {
-  const char* d = std::getenv("VOD_TEST_MEDIA_DIR");
-  if (!d) throw std::runtime_error("VOD_TEST_MEDIA_DIR is not set (ctest sets it; see tests/media/CMakeLists.txt)");
-  return d;
-}
-
-std::string path_of(const std::string& name) { return media_dir() + "/" + name; }
+using test::media_path;
 
 struct Expectation {
   const char* file;
@@ -39,7 +33,7 @@ class IndexPerContainer : public ::testing::TestWithParam<Expectation> {};
 
 TEST_P(IndexPerContainer, ProbeReportsTheContainer) {
   const Expectation& e = GetParam();
-  MappedFile file(path_of(e.file));
+  MappedFile file(media_path(e.file));
   const MediaInfo info = probe(file.bytes(), e.file);
   EXPECT_TRUE(info.is_media) << info.note;
   EXPECT_EQ(info.container, e.container);
@@ -48,22 +42,22 @@ TEST_P(IndexPerContainer, ProbeReportsTheContainer) {
   EXPECT_EQ(info.audio_codec, e.audio);
   EXPECT_GT(info.width, 0);
   EXPECT_GT(info.height, 0);
-  const double seconds = std::stod(test::run("ffprobe -v error -show_entries format=duration -of csv=p=0 '" + path_of(e.file) + "'"));
+  const double seconds = std::stod(test::run("ffprobe -v error -show_entries format=duration -of csv=p=0 '" + media_path(e.file) + "'"));
   EXPECT_NEAR(static_cast<double>(info.duration_us) / 1e6, seconds, 0.001);
   EXPECT_NEAR(static_cast<double>(info.bitrate_bps), static_cast<double>(file.bytes().size()) * 8 / seconds, 1000.0);
 }
 
 TEST_P(IndexPerContainer, IndexAgreesWithFfprobePackets) {
   const Expectation& e = GetParam();
-  MappedFile file(path_of(e.file));
+  MappedFile file(media_path(e.file));
   const MediaInfo info = probe(file.bytes(), e.file);
   std::vector<std::uint64_t> progress;
   const auto index = index_keyframes(file.bytes(), info, [&](std::uint64_t done, std::uint64_t total) {
     EXPECT_EQ(total, file.bytes().size());
     progress.push_back(done);
   });
-  const auto reference = ffprobe_keyframes(path_of(e.file));
-  const std::int64_t start = ffprobe_start_us(path_of(e.file));
+  const auto reference = ffprobe_keyframes(media_path(e.file));
+  const std::int64_t start = ffprobe_start_us(media_path(e.file));
   ASSERT_GE(reference.size(), 5u);
   ASSERT_EQ(index.entries.size(), reference.size());
   for (std::size_t i = 0; i < reference.size(); ++i) {
@@ -82,10 +76,10 @@ TEST_P(IndexPerContainer, IndexAgreesWithFfprobePackets) {
 
 TEST_P(IndexPerContainer, TimeSeekPicksTheLastKeyframeAtOrBeforeT) {
   const Expectation& e = GetParam();
-  MappedFile file(path_of(e.file));
+  MappedFile file(media_path(e.file));
   const auto index = index_keyframes(file.bytes(), probe(file.bytes(), e.file));
-  const auto reference = ffprobe_keyframes(path_of(e.file));
-  const std::int64_t start = ffprobe_start_us(path_of(e.file));
+  const auto reference = ffprobe_keyframes(media_path(e.file));
+  const std::int64_t start = ffprobe_start_us(media_path(e.file));
   ASSERT_FALSE(reference.empty());
   const std::uint64_t last = static_cast<std::uint64_t>(reference.back().pts_us - start);
   for (std::uint64_t t : {std::uint64_t{0}, std::uint64_t{1'500'000}, std::uint64_t{30'000'000}, last}) {
@@ -114,15 +108,15 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(Probe, FragmentedMp4IsRecognised) {
-  MappedFile fragmented(path_of("test-480p-60s.fragmented.mp4"));
-  MappedFile progressive(path_of("test-480p-60s.mp4"));
+  MappedFile fragmented(media_path("test-480p-60s.fragmented.mp4"));
+  MappedFile progressive(media_path("test-480p-60s.mp4"));
   EXPECT_TRUE(probe(fragmented.bytes(), "f").fragmented);
   EXPECT_FALSE(probe(progressive.bytes(), "p").fragmented);
 }
 
 // Decoding an MPEG-TS from a keyframe's byte offset, with nothing before it, starts at that keyframe.
 TEST(Index, MpegTsOffsetsAreDirectEntryPoints) {
-  const std::string ts = path_of("test-480p-60s.ts");
+  const std::string ts = media_path("test-480p-60s.ts");
   MappedFile file(ts);
   const auto index = index_keyframes(file.bytes(), probe(file.bytes(), "ts"));
   const std::int64_t start = ffprobe_start_us(ts);
@@ -143,7 +137,7 @@ TEST(Index, MpegTsOffsetsAreDirectEntryPoints) {
 }
 
 TEST(Probe, GarbageIsServedAsRawBytesWithANote) {
-  MappedFile file(path_of("garbage.bin"));
+  MappedFile file(media_path("garbage.bin"));
   const MediaInfo info = probe(file.bytes(), "garbage.bin");
   EXPECT_FALSE(info.is_media);
   EXPECT_EQ(info.mime_type, "application/octet-stream");
@@ -153,7 +147,7 @@ TEST(Probe, GarbageIsServedAsRawBytesWithANote) {
 }
 
 TEST(Probe, EmptyFileIsNotMedia) {
-  MappedFile file(path_of("empty.bin"));
+  MappedFile file(media_path("empty.bin"));
   const MediaInfo info = probe(file.bytes(), "empty.bin");
   EXPECT_FALSE(info.is_media);
   EXPECT_NE(info.note.find("the file is empty"), std::string::npos) << info.note;
@@ -163,8 +157,8 @@ TEST(Probe, EmptyFileIsNotMedia) {
 }
 
 TEST(Probe, TruncatedMpegTsIndexesWhatIsThere) {
-  MappedFile whole(path_of("test-480p-60s.ts"));
-  MappedFile cut(path_of("truncated.ts"));
+  MappedFile whole(media_path("test-480p-60s.ts"));
+  MappedFile cut(media_path("truncated.ts"));
   const auto full = index_keyframes(whole.bytes(), probe(whole.bytes(), "whole"));
   const MediaInfo info = probe(cut.bytes(), "truncated.ts");
   ASSERT_TRUE(info.is_media) << info.note;
@@ -178,7 +172,7 @@ TEST(Probe, TruncatedMpegTsIndexesWhatIsThere) {
 }
 
 TEST(Probe, Mp4WithoutItsMoovIsNotMedia) {
-  MappedFile file(path_of("truncated-no-moov.mp4"));
+  MappedFile file(media_path("truncated-no-moov.mp4"));
   const MediaInfo info = probe(file.bytes(), "truncated-no-moov.mp4");
   EXPECT_FALSE(info.is_media);
   EXPECT_NE(info.note.find("truncated-no-moov.mp4"), std::string::npos);
@@ -186,7 +180,7 @@ TEST(Probe, Mp4WithoutItsMoovIsNotMedia) {
 }
 
 TEST(Remux, Mp4BecomesMpegTsWithDirectEntryKeyframes) {
-  MappedFile mp4(path_of("test-480p-60s.mp4"));
+  MappedFile mp4(media_path("test-480p-60s.mp4"));
   const auto ts = remux_to_mpegts(mp4.bytes(), "test-480p-60s.mp4");
   const MediaInfo info = probe(ts, "remuxed");
   EXPECT_EQ(info.container, "mpegts");
@@ -195,7 +189,7 @@ TEST(Remux, Mp4BecomesMpegTsWithDirectEntryKeyframes) {
   EXPECT_NEAR(static_cast<double>(info.duration_us), 60e6, 0.1e6);
   const auto index = index_keyframes(ts, info);
   EXPECT_EQ(index.flags, proto::kIndexDirectEntry);
-  EXPECT_EQ(index.entries.size(), ffprobe_keyframes(path_of("test-480p-60s.mp4")).size());
+  EXPECT_EQ(index.entries.size(), ffprobe_keyframes(media_path("test-480p-60s.mp4")).size());
   // The remuxed bytes decode from a keyframe in the middle, with nothing before it.
   const proto::Keyframe* k = index.at_or_before(30'000'000);
   const std::string tail = ::testing::TempDir() + "/remuxed-tail.ts";
@@ -205,7 +199,7 @@ TEST(Remux, Mp4BecomesMpegTsWithDirectEntryKeyframes) {
 }
 
 TEST(Remux, GarbageIsAClearError) {
-  MappedFile file(path_of("garbage.bin"));
+  MappedFile file(media_path("garbage.bin"));
   try {
     remux_to_mpegts(file.bytes(), "garbage.bin");
     FAIL() << "remuxing garbage succeeded";
@@ -223,7 +217,7 @@ namespace {
 // The live sources' packet scanner on ffmpeg's MPEG-TS: every keyframe ffprobe reports starts at a
 // packet the scanner marks as a random access point, with the same PTS, and no other packet is.
 TEST(TsScannerOnRealMedia, FindsExactlyFfprobesKeyframes) {
-  const std::string file = path_of("test-480p-60s.ts");
+  const std::string file = media_path("test-480p-60s.ts");
   MappedFile ts(file);
   const auto bytes = ts.bytes();
   ASSERT_EQ(bytes.size() % kTsPacketSize, 0u);

@@ -16,11 +16,7 @@
 namespace vod::media {
 namespace {
 
-std::string path_of(const std::string& name) {
-  const char* d = std::getenv("VOD_TEST_MEDIA_DIR");
-  if (!d) throw std::runtime_error("VOD_TEST_MEDIA_DIR is not set (ctest sets it; see tests/media/CMakeLists.txt)");
-  return std::string(d) + "/" + name;
-}
+using test::media_path;
 
 // What ffprobe reads off a JPEG: "codec,width,height".
 std::string ffprobe_image(const std::vector<std::uint8_t>& jpeg) {
@@ -55,7 +51,7 @@ class ThumbnailPerContainer : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ThumbnailPerContainer, DecodesTheKeyframeAtTenPercentReadingOnlyPartOfTheMovie) {
   const Case& c = GetParam();
-  MappedFile file(path_of(c.file));
+  MappedFile file(media_path(c.file));
   const FramePosition at = tenth(file.bytes(), c.file);
   ASSERT_GT(at.time_us, 0u);
   std::uint64_t bytes_read = 0;
@@ -74,7 +70,7 @@ TEST_P(ThumbnailPerContainer, DecodesTheKeyframeAtTenPercentReadingOnlyPartOfThe
   // The decoded frame is the indexed keyframe itself: its time is what ffprobe says of the
   // keyframe packet at that byte offset.
   bool found = false;
-  for (const auto& k : test::ffprobe_keyframes(path_of(c.file)))
+  for (const auto& k : test::ffprobe_keyframes(media_path(c.file)))
     if (k.pos == *at.byte_offset) {
       found = true;
       EXPECT_EQ(t.pts_us, k.pts_us);
@@ -97,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(Containers, ThumbnailPerContainer,
                          });
 
 TEST(Thumbnail, WithoutAPositionTheFirstFrame) {
-  MappedFile file(path_of("test-480p-60s.mp4"));
+  MappedFile file(media_path("test-480p-60s.mp4"));
   const Thumbnail t = make_thumbnail(file.bytes(), std::nullopt);
   EXPECT_EQ(t.pts_us, 0);
   EXPECT_EQ(ffprobe_image(t.jpeg), "mjpeg,320,180");
@@ -105,7 +101,7 @@ TEST(Thumbnail, WithoutAPositionTheFirstFrame) {
 
 TEST(Thumbnail, DamagedPicturesAreAnErrorNotAnImage) {
   // The header intact (moov first), every byte of picture data from the first keyframe on random.
-  MappedFile file(path_of("test-480p-60s.faststart.mp4"));
+  MappedFile file(media_path("test-480p-60s.faststart.mp4"));
   std::vector<std::uint8_t> bytes(file.bytes().begin(), file.bytes().end());
   const MediaInfo info = probe(file.bytes(), "faststart");
   const proto::KeyframeIndex index = index_keyframes(file.bytes(), info);
@@ -121,14 +117,14 @@ TEST(Thumbnail, DamagedPicturesAreAnErrorNotAnImage) {
 }
 
 TEST(Thumbnail, NotMediaAndNoVideoSayWhy) {
-  MappedFile garbage(path_of("garbage.bin"));
+  MappedFile garbage(media_path("garbage.bin"));
   EXPECT_THROW(make_thumbnail(garbage.bytes(), std::nullopt), ThumbnailError);
   const std::vector<std::uint8_t> empty;
   EXPECT_THROW(make_thumbnail(empty, std::nullopt), ThumbnailError);
 }
 
 TEST(Thumbnail, AReadFailureIsReportedWithItsText) {
-  MappedFile file(path_of("test-480p-60s.mp4"));  // moov at the end: the demuxer must read there
+  MappedFile file(media_path("test-480p-60s.mp4"));  // moov at the end: the demuxer must read there
   auto read_at = [&](std::uint64_t offset, std::span<std::uint8_t> dest) -> std::size_t {
     if (offset > file.bytes().size() / 2) throw std::runtime_error("the server went away");
     const std::size_t n = std::min<std::size_t>(dest.size(), file.bytes().size() - offset);
