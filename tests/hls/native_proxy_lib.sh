@@ -3,6 +3,7 @@
 # without RDMA (UDP Write-Record on loopback) and a vod-proxy reading it, in a work directory that
 # goes with the test; their logs' last lines are printed when it fails.
 set -Eeuo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 work=$(mktemp -d)
 pids=()
@@ -29,7 +30,7 @@ start_server_and_proxy() {
   while [[ $# -gt 0 && $1 != -- ]]; do server_args+=("$1"); shift; done
   [[ $# -gt 0 ]] && shift
   proxy_args=("$@")
-  local udp=$((30000 + RANDOM % 20000)) http=$((30000 + RANDOM % 20000))
+  local udp=$(free_port) http=$(free_port)
   "$build/server/vod-server" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" "${server_args[@]}" 2> "$work/server.log" &
   pids+=($!)
   for _ in $(seq 300); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done

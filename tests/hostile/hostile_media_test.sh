@@ -6,6 +6,7 @@
 # real movies beside them. A local HTTP listener stands for the URLs and logs every connection.
 # Natively, with vod-server --no-rdma and the UDP transport (no RDMA needed for the probe).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 media_src=${VOD_TEST_MEDIA_DIR:-$build/test-media}
 work=$(mktemp -d)
@@ -46,7 +47,7 @@ printf '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:4\n#EXTINF:4.0,\n%s/a.t
 printf '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\n%s/variant.m3u8\n' "$url" > "$media/master.mp4"
 printf "ffconcat version 1.0\nfile '%s/c.ts'\nfile '/etc/passwd'\n" "$url" > "$media/concat.mkv"
 
-udp=$((30000 + RANDOM % 20000))
+udp=$(free_port)
 "$build/server/vod-server" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" 2> "$work/server.log" &
 server_pid=$!
 pids+=("$server_pid")

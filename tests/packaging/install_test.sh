@@ -8,6 +8,7 @@
 # dependencies come from dpkg-shlibdeps, and the programs unpacked from it run; dpkg installs,
 # reinstalls (keeping the edited conffile), removes and purges it in an overlay root of its own.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=$(mktemp -d)
@@ -28,7 +29,7 @@ pass "cmake --install: programs, plugin, units, /etc/rdma-vod/vod-server.conf, m
 
 # The installed vod-proxy finds its pages beside itself (<prefix>/share/rdma-vod/web), with no
 # server there at all (over UDP, so no RDMA device is needed).
-port=$((30000 + RANDOM % 20000))
+port=$(free_port)
 env -u VOD_WEB_DIR "$stage/usr/bin/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port 9 --listen "127.0.0.1:$port" \
   > "$work/proxy.log" 2>&1 &
 proxy_pid=$!
@@ -48,7 +49,7 @@ g++ -o "$work/fetch_movie" "$example" $(PKG_CONFIG_PATH=$pc_dir pkg-config --cfl
   { cat "$work/cc.log"; fail "the example does not build against the installed libvodclient"; }
 mkdir "$work/media"
 head -c 3000000 /dev/urandom > "$work/media/clip.bin"
-port=$((30000 + RANDOM % 20000))
+port=$(free_port)
 "$stage/usr/bin/vod-server" --no-rdma --udp-port "$port" --bind 127.0.0.1 --media-dir "$work/media" 2> "$work/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT

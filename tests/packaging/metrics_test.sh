@@ -5,6 +5,7 @@
 # asked, 127.0.0.1 by default, promtool accepts both outputs, values move with the traffic, other
 # paths and methods are refused, and bad settings fail clearly at start.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 command -v promtool > /dev/null || { echo "SKIP: no promtool (Debian's prometheus package; scripts/install-deps.sh installs it)"; exit 77; }
 work=$(mktemp -d)
@@ -19,7 +20,7 @@ lint() { promtool check metrics < "$1" > "$work/promtool.out" 2>&1 || { cat "$wo
 
 mkdir "$work/media"
 head -c 3000000 /dev/urandom > "$work/media/clip.bin"
-base=$((20000 + RANDOM % 20000))
+base=$(free_port)
 udp=$base metrics=$((base + 1)) http=$((base + 2))
 
 # Off by default: no TCP listener at all.

@@ -5,6 +5,7 @@
 # of its movies; RELOADING=1 then READY=1 around a SIGHUP rescan; STOPPING=1 on SIGTERM, exit 0.
 # Natively, over UDP only (--no-rdma): the notifications do not depend on the transport.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 work=$(mktemp -d)
 pids=()
@@ -20,7 +21,7 @@ head -c 100000 /dev/urandom > "$work/media/a.bin"
 "${NOTIFY_LISTENER:?CTest sets NOTIFY_LISTENER}" "$work/notify.sock" 120 > "$work/notify.log" &
 pids+=($!)
 for _ in $(seq 50); do [[ -S $work/notify.sock ]] && break; sleep 0.1; done
-port=$((30000 + RANDOM % 20000))
+port=$(free_port)
 NOTIFY_SOCKET=$work/notify.sock "$build/server/vod-server" --no-rdma --udp-port "$port" --bind 127.0.0.1 --media-dir "$work/media" \
   2> "$work/server.log" &
 server=$!

@@ -20,6 +20,7 @@
 # Before, the open ran on the event loop: with the server stopped and one movie request waiting on
 # it, the proxy answered neither / nor /catalog.json within 5 s.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 work=$(mktemp -d)
 pids=()
@@ -37,15 +38,14 @@ trap cleanup EXIT
 step() { echo "--- $*"; }
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
-free_port() { /usr/bin/python3 -c 'import socket, sys; s = socket.socket(socket.AF_INET, getattr(socket, sys.argv[1])); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' "$1"; }
 
 media=$work/media
 mkdir -p "$media"
 "$build/tests/rdma/make_pattern" $((24 * 1024 * 1024)) 1 "$media/a.bin"
 "$build/tests/rdma/make_pattern" $((3 * 1024 * 1024 + 17)) 2 "$media/b.bin"
 ffmpeg -v error -f lavfi -i "testsrc2=size=160x120:rate=25" -t 4 -c:v libx264 -preset ultrafast -g 25 -pix_fmt yuv420p -f mpegts "$work/cam.ts"
-udp=$(free_port SOCK_DGRAM) http=$(free_port SOCK_STREAM)
-group=239.255.$((RANDOM % 200 + 1)).$((RANDOM % 200 + 1)):$(free_port SOCK_DGRAM)
+udp=$(free_port) http=$(free_port)
+group=239.255.$((RANDOM % 200 + 1)).$((RANDOM % 200 + 1)):$(free_port)
 "$build/server/vod-server" --no-rdma --udp-port "$udp" --udp-client-rate 16 --bind 127.0.0.1 --media-dir "$media" --live "cam=file:$work/cam.ts" \
   --live-multicast "$group" --live-multicast-interface 127.0.0.1 2> "$work/server.log" &
 server_pid=$!

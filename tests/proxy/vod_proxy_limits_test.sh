@@ -14,6 +14,7 @@
 #     gets 503 saying which option to raise, and gets 200 once the idle ones are gone; /metrics
 #     counts the refusals and the timeouts
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 hostile=("/usr/bin/python3" "$here/hostile_http.py")
@@ -31,7 +32,6 @@ trap cleanup EXIT
 step() { echo "--- $*"; }
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
-free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 kv() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<< "$2"; }   # the value of key $1 in a hostile_http.py line
 metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }

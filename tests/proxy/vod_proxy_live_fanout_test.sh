@@ -13,6 +13,7 @@
 #   - the session closes 2 s after the last viewer left; the next viewer opens a new one
 #   - HEAD opens nothing; without --udp-group a /live/ request is a 503 that says so
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=$(mktemp -d)
@@ -29,7 +30,6 @@ trap cleanup EXIT
 step() { echo "--- $*"; }
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
-free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 metric() { curl -s "http://127.0.0.1:$http/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 whole_packets() {  # FILE: cut to whole packets (curl stops mid-packet); fails unless every packet starts with the sync byte
   /usr/bin/python3 - "$1" <<'EOF'

@@ -215,7 +215,7 @@ export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
 t_all=$(mint --all)
 gst-launch-1.0 -q rdmasrc uri="$(with premium-b.bin "$t_all")" ! filesink location="$work/gst.out" || fail "rdmasrc with a token failed"
 cmp "$media/premium-b.bin" "$work/gst.out" || fail "rdmasrc with a token: the output differs"
-http=$((20000 + RANDOM % 20000))
+http=$(free_port)
 "$build/proxy/vod-proxy" --server "$(uri)?token=$t_all" --listen "127.0.0.1:$http" > "$work/proxy.log" 2>&1 &
 proxy=$!
 cleanup_hooks+=("kill $proxy 2>/dev/null")

@@ -11,7 +11,7 @@ media=$work/media
 mkdir -p "$media"
 for f in test-480p-60s.ts test-480p-60s.mkv; do cp "$build/test-media/$f" "$media/"; done
 start_server "$media"
-http_port=$((40000 + RANDOM % 20000))
+http_port=$(free_port)
 base=http://127.0.0.1:$http_port
 "$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http_port" 2> "$work/proxy.log" &
 proxy_pid=$!

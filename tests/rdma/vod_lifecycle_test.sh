@@ -63,7 +63,7 @@ pass "drained, refused, exited 0"
 
 step "50 movie, catalog and live connections come and go; the counts return to 0"
 cp "$build/test-media/test-480p-60s.ts" "$media/"
-metrics_port=$((40000 + RANDOM % 20000))
+metrics_port=$(free_port)
 start_server "$media" --live "cam=file:$media/test-480p-60s.ts" --metrics-port "$metrics_port" --log-level debug
 for round in $(seq 10); do
   batch=()

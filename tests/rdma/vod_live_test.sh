@@ -149,7 +149,7 @@ pass "non-TS input reported ($(grep -o 'not MPEG-TS[^;]*' "$server_log" | head -
 
 step "udp:// input from ffmpeg, and gst: input from videotestsrc"
 stop_server
-udp_port=$((30000 + RANDOM % 20000))
+udp_port=$(free_port)
 gst_pipeline="videotestsrc is-live=true ! video/x-raw,width=320,height=240,framerate=25/1 ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=25 bitrate=500 ! h264parse ! mpegtsmux"
 start_server "$media" --live "cam=udp://$addr:$udp_port" --live "gst=gst:$gst_pipeline" --live-buffer 2 --log-level info
 ffmpeg -hide_banner -loglevel error -nostdin -re -stream_loop -1 -i "$work/loop.ts" -c copy -f mpegts "udp://$addr:$udp_port?pkt_size=1316" &

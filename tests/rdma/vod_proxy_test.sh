@@ -10,9 +10,9 @@ media=$work/media
 mkdir -p "$media"
 for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do cp "$build/test-media/$f" "$media/"; done
 "$build/tests/rdma/make_pattern" $((20 * 1024 * 1024 + 17)) 7 "$media/pattern.bin"
-export VOD_TEST_PORT=$((20000 + RANDOM % 20000))
+export VOD_TEST_PORT=$(free_port)
 start_server "$media" --live "cam=file:$media/test-480p-60s.ts"
-http_port=$((40000 + RANDOM % 20000))
+http_port=$(free_port)
 base=http://127.0.0.1:$http_port
 proxy_log=$work/proxy.log
 "$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http_port" --chunk-kib 128 --reconnect-for 30 2> "$proxy_log" &

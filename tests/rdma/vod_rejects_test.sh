@@ -8,7 +8,7 @@ mkdir -p "$media"
 "$build/tests/rdma/make_pattern" 100000 1 "$media/a.bin"
 "$build/tests/rdma/make_pattern" 200000 2 "$media/b.bin"
 cp "$build/test-media/test-480p-60s.ts" "$media/"
-metrics_port=$((40000 + RANDOM % 20000))
+metrics_port=$(free_port)
 start_server "$media" --max-clients 2 --metrics-port "$metrics_port"
 scrape() { curl -sS -f --max-time 10 "http://127.0.0.1:$metrics_port/metrics" -o "$1" 2> "$work/curl.err" || fail "GET /metrics failed: $(cat "$work/curl.err")"; }
 series() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }  # series FILE NAME{LABELS}

@@ -1,6 +1,7 @@
 # Shell helpers for the vod-server RDMA tests. Source it; it needs VOD_RDMA_ADDR (softroce-run sets it)
 # and VOD_BUILD_DIR (CTest sets it).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 server_bin=$build/server/vod-server

@@ -33,7 +33,7 @@ ip -n "$ns" addr add 198.51.100.2/24 dev vodudp1
 ip -n "$ns" link set vodudp1 up
 ip -n "$ns" link set lo up
 server_addr=198.51.100.1
-udp=$((30000 + RANDOM % 20000))
+udp=$(free_port)
 
 start_udp_server() {
   server_log=$work/udp-server.log

@@ -16,6 +16,7 @@
 #   - the server's rate limit holds (--udp-max-rate), errors and exit statuses of the client
 #   - a segment cache smaller than the library (--cache-size, no RDMA): every movie byte-exact, play --start 30
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 media_src=${VOD_TEST_MEDIA_DIR:-$build/test-media}
 server_bin=$build/server/vod-server client_bin=$build/client/vod-client
@@ -40,7 +41,7 @@ for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do cp "$media_src
 "$build/tests/rdma/make_pattern" $((5 * 1024 * 1024 + 12345)) 3 "$media/odd.bin"
 "$build/tests/rdma/make_pattern" $((20 * 1024 * 1024)) 4 "$media/big.bin"
 
-udp=$((30000 + RANDOM % 20000))
+udp=$(free_port)
 start_server() {
   "$server_bin" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" "$@" 2> "$work/server.log" &
   server_pid=$!
@@ -85,7 +86,7 @@ gst-launch-1.0 -q rdmasrc uri="$(uri test-480p-60s.mkv)" transport=udp udp-port=
 pass "rdmasrc over UDP: filesink byte-exact, Matroska decodes"
 
 step "vod-proxy --transport udp"
-http=$((40000 + RANDOM % 20000))
+http=$(free_port)
 "$build/proxy/vod-proxy" --server rdma://127.0.0.1 --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" 2> "$work/proxy.log" &
 pids+=($!)
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http/" && break; sleep 0.1; done
