@@ -21,6 +21,7 @@ HttpConnection::HttpConnection(tcp::socket socket, const Services& services, con
       cors_origins_(services.cors_origins),
       hosts_(services.hosts),
       live_hubs_(services.live),
+      live_hls_(services.live_hls),
       limits_(limits),
       default_host_(std::move(default_host)),
       slot_(std::move(slot)),
@@ -143,6 +144,7 @@ void HttpConnection::on_request(beast::error_code ec) {
   if (a.close) keep_alive_ = false;
   if (a.plan.thumbnail) return respond_with_picture(std::move(a.plan), method, a.generation);
   if (a.plan.hls) return respond_with_playlist(std::move(a.plan), method, a.generation);
+  if (a.plan.live_hls) return respond_with_live_hls(std::move(a.plan), method);
   respond(std::move(a.plan), method);
 }
 
@@ -175,6 +177,15 @@ void HttpConnection::respond_with_playlist(Plan plan, const std::string& method,
   }
   hls_.facts(want.name, generation, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const hls::MovieFacts> facts) mutable {
     self->respond(hls_plan(std::move(plan), *facts), method);
+  });
+}
+
+void HttpConnection::respond_with_live_hls(Plan plan, const std::string& method) {
+  // The channel's packager answers when it has the playlist, segment or part (a blocking reload
+  // or a preload hint waits for it); the connection waits without reading.
+  const LiveHlsWant want = *plan.live_hls;
+  live_hls_.request(want, peer_, [self = shared_from_this(), plan = std::move(plan), method](LiveHlsReply reply) mutable {
+    self->respond(live_hls_plan(std::move(plan), reply), method);
   });
 }
 

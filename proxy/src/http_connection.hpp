@@ -29,6 +29,7 @@
 #include "connection_slots.hpp"
 #include "hls_service.hpp"
 #include "host_allow_list.hpp"
+#include "live_hls_service.hpp"
 #include "live_hub.hpp"
 #include "proxy_metrics.hpp"
 #include "rdma_pool.hpp"
@@ -59,6 +60,7 @@ struct Services {
   const std::vector<std::string>& cors_origins;
   const HostAllowList& hosts;
   LiveHubs& live;
+  LiveHlsService& live_hls;
 };
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
@@ -85,6 +87,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void respond(Plan plan, const std::string& method);
   void respond_with_picture(Plan plan, const std::string& method, std::uint32_t generation);
   void respond_with_playlist(Plan plan, const std::string& method, std::uint32_t generation);
+  void respond_with_live_hls(Plan plan, const std::string& method);
   void allocate_blocks();
   void release_blocks() noexcept;
   void fill_blocks();
@@ -109,6 +112,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   const std::vector<std::string>& cors_origins_;
   const HostAllowList& hosts_;
   LiveHubs& live_hubs_;
+  LiveHlsService& live_hls_;
   ConnectionLimits limits_;
   std::string default_host_, peer_;
   ConnectionSlots::Slot slot_;  // one of --max-connections, for as long as this connection lives

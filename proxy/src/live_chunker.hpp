@@ -24,10 +24,20 @@
 
 namespace vod::proxy {
 
+// Where a frame of the main stream (video, else audio) begins in a chunk: the HLS packager cuts
+// parts and segments there, and times them by its PTS.
+struct AccessUnitMark {
+  std::size_t at = 0;                  // the offset in the chunk: the frame's first packet, or the PAT/PMT run in front of a keyframe
+  std::optional<std::uint64_t> pts_90k;
+  bool keyframe = false;
+};
+
 struct FanoutChunk {
   std::uint64_t offset = 0;           // in the proxy's numbering of the channel's bytes (0: the first published)
   std::vector<std::uint8_t> bytes;    // whole TS packets
   bool join_point = false;            // a viewer may start here: a keyframe (or its PAT/PMT) or a stream start
+  bool stream_start = false;          // a new stream begins here (the session's first bytes, a discontinuity)
+  std::vector<AccessUnitMark> units;  // the frames that begin in this chunk, in order
   std::uint64_t end() const noexcept { return offset + bytes.size(); }
 };
 using FanoutChunkPtr = std::shared_ptr<const FanoutChunk>;
@@ -59,6 +69,13 @@ class LiveChunker {
   std::uint64_t published_ = 0;
   std::uint64_t scanned_ = 0;                  // whole packets up to here were scanned
   std::deque<std::uint64_t> joins_;            // join points at or after published_, ascending
+  std::deque<std::uint64_t> stream_starts_;    // stream starts at or after published_, ascending
+  struct Unit {
+    std::uint64_t at;
+    std::optional<std::uint64_t> pts_90k;
+    bool keyframe;
+  };
+  std::deque<Unit> units_;                     // frame starts at or after published_, ascending
   std::optional<std::uint64_t> psi_at_;        // a PAT not yet followed by an access unit start of the main stream
   bool stream_start_ = true;                   // the next byte scanned begins a stream
   media::TsScanner scanner_;

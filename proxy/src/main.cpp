@@ -136,6 +136,12 @@ int main(int argc, char** argv) {
   live_settings.backlog_bytes = std::size_t{config->live_buffer_kib} * 1024;
   live_settings.read_bytes = std::size_t{config->chunk_kib} * 1024;
   proxy::LiveHubs live(pool, metrics, live_settings);
+  proxy::LiveHlsServiceSettings live_hls_settings;
+  live_hls_settings.packaging.segment_seconds = config->hls_live_segment_seconds;
+  live_hls_settings.packaging.part_seconds = config->hls_part_seconds;
+  live_hls_settings.packaging.window_segments = config->hls_live_window;
+  live_hls_settings.idle = std::chrono::seconds(config->hls_live_idle);
+  proxy::LiveHlsService live_hls(io, live, live_hls_settings);  // after the hubs: it is a viewer of theirs
   proxy::ConnectionLimits limits;
   limits.header_bytes = config->header_limit;
   limits.chunk_bytes = std::size_t{config->chunk_kib} * 1024;
@@ -148,7 +154,7 @@ int main(int argc, char** argv) {
   log::info("proxy", "answering requests for Host " + names + " (and 127.0.0.0/8; more with --allow-host)");
   std::unique_ptr<proxy::Listener> listener;
   try {
-    listener = std::make_unique<proxy::Listener>(io, at, proxy::Services{pool, metrics, *pages, thumbnails, hls, config->cors_origins, *hosts, live}, limits,
+    listener = std::make_unique<proxy::Listener>(io, at, proxy::Services{pool, metrics, *pages, thumbnails, hls, config->cors_origins, *hosts, live, live_hls}, limits,
                                                  config->max_connections);
   } catch (const boost::system::system_error& e) {
     log::error("proxy", "cannot listen on " + config->listen + ": " + e.code().message());

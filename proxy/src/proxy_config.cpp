@@ -51,6 +51,14 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
        "HLS: cut movies into segments of about this many seconds, at keyframes (1..60)")
       ("hls-cache-mib", po::value(&c.hls_cache_mib)->default_value(c.hls_cache_mib),
        "HLS: MiB of fMP4 segments (of MP4 and Matroska movies, remuxed on the fly) kept for the next viewer (0..65536)")
+      ("hls-live-segment-seconds", po::value(&c.hls_live_segment_seconds)->default_value(c.hls_live_segment_seconds),
+       "LL-HLS of live channels: segments of about this many seconds, at keyframes (1..30)")
+      ("hls-part-seconds", po::value(&c.hls_part_seconds)->default_value(c.hls_part_seconds),
+       "LL-HLS of live channels: the part target in seconds (0.1..2, at most the segment's)")
+      ("hls-live-window", po::value(&c.hls_live_window)->default_value(c.hls_live_window),
+       "LL-HLS of live channels: complete segments kept in the playlist (3..60)")
+      ("hls-live-idle", po::value(&c.hls_live_idle)->default_value(c.hls_live_idle),
+       "LL-HLS of live channels: seconds without a request before a channel's packaging stops (5..3600)")
       ("udp-interface", po::value(&c.udp_interface), "with --udp-group: the IPv4 address (IPv6: name) of the interface to join the group on");
   po::variables_map vm;
   try {
@@ -82,6 +90,11 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
     if (const char* why = invalid_cors_origin(o)) throw std::invalid_argument("--cors-origin '" + o + "': " + why);
   if (c.hls_cache_mib > 65536) throw std::invalid_argument("--hls-cache-mib must be 0..65536");
   if (!(c.hls_segment_seconds >= 1 && c.hls_segment_seconds <= 60)) throw std::invalid_argument("--hls-segment-seconds must be 1..60");
+  if (!(c.hls_live_segment_seconds >= 1 && c.hls_live_segment_seconds <= 30)) throw std::invalid_argument("--hls-live-segment-seconds must be 1..30");
+  if (!(c.hls_part_seconds >= 0.1 && c.hls_part_seconds <= 2 && c.hls_part_seconds <= c.hls_live_segment_seconds))
+    throw std::invalid_argument("--hls-part-seconds must be 0.1..2, and at most --hls-live-segment-seconds");
+  if (c.hls_live_window < 3 || c.hls_live_window > 60) throw std::invalid_argument("--hls-live-window must be 3..60");
+  if (c.hls_live_idle < 5 || c.hls_live_idle > 3600) throw std::invalid_argument("--hls-live-idle must be 5..3600");
   if (c.udp_port == 0 || c.udp_port > 65535) throw std::invalid_argument("--udp-port must be 1..65535");
   if (c.max_connections == 0) throw std::invalid_argument("--max-connections must be at least 1");
   if (c.header_timeout == 0 || c.header_timeout > 3600) throw std::invalid_argument("--header-timeout must be 1..3600 seconds");

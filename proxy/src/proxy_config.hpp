@@ -35,8 +35,12 @@ struct ProxyConfig {
   std::string udp_interface;
   std::string web_dir;                  // empty: WebPages::default_dir()
   unsigned thumbnail_width = 320;
-  double hls_segment_seconds = 4;
-  unsigned hls_cache_mib = 64;     // fMP4 segments remuxed for HLS, kept for the next viewer  // the target duration HLS segments are cut to, at keyframes
+  double hls_segment_seconds = 4;  // the target duration movies' HLS segments are cut to, at keyframes
+  unsigned hls_cache_mib = 64;     // fMP4 segments remuxed for HLS, kept for the next viewer
+  double hls_live_segment_seconds = 2;  // live channels' HLS segments, cut at keyframes
+  double hls_part_seconds = 0.5;        // and their LL-HLS parts
+  unsigned hls_live_window = 6;         // complete segments in a live playlist
+  unsigned hls_live_idle = 30;          // seconds without a request before a channel's packaging stops
 };
 
 // Returns nullopt after --help; throws std::invalid_argument naming the bad option.

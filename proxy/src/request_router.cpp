@@ -193,13 +193,19 @@ Plan picture(const std::string& path, const Site& site) {
   return p;
 }
 
+// A decimal number of at most `digits` digits without a leading zero ("0" itself is one).
+std::optional<std::uint64_t> decimal(const std::string& text, std::size_t digits) {
+  if (text.empty() || text.size() > digits || text.find_first_not_of("0123456789") != std::string::npos || (text.size() > 1 && text[0] == '0'))
+    return std::nullopt;
+  return std::stoull(text);
+}
+
 // "seg-N.m4s" -> N.
 std::optional<unsigned> segment_number(const std::string& file) {
   if (file.rfind("seg-", 0) != 0 || !file.ends_with(".m4s")) return std::nullopt;
-  const std::string digits = file.substr(4, file.size() - 8);
-  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos || (digits.size() > 1 && digits[0] == '0'))
-    return std::nullopt;
-  return static_cast<unsigned>(std::stoul(digits));
+  const auto n = decimal(file.substr(4, file.size() - 8), 6);
+  if (!n) return std::nullopt;
+  return static_cast<unsigned>(*n);
 }
 
 // The URI of a TS movie's segments in its playlist: the movie itself, /movies/NAME, when its name
@@ -213,14 +219,67 @@ std::string ts_segments_uri(const proto::CatalogEntry& e) {
   return "movie.ts";
 }
 
+// /hls/live/NAME/index.m3u8[?_HLS_msn=M[&_HLS_part=P]], /hls/live/NAME/seg-M.ts, /hls/live/NAME/part-M.P.ts.
+Plan live_hls_request(const Request& r, const std::string& rest, const Site& site) {
+  const auto slash = rest.find('/');
+  const std::string file = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  auto found = named_entry(rest.substr(0, slash), site.catalog);
+  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
+  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
+  if (!is_live(e)) return error_plan(404, "'" + e.name + "' is a movie: its playlist is /hls/" + client::percent_encode(e.name) + "/index.m3u8");
+  LiveHlsWant w;
+  w.channel = e.name;
+  const auto numbered = [&](const char* prefix, std::size_t numbers) -> bool {
+    const std::string p(prefix);
+    if (file.rfind(p, 0) != 0 || !file.ends_with(".ts")) return false;
+    const std::string middle = file.substr(p.size(), file.size() - p.size() - 3);
+    const auto dot = middle.find('.');
+    if ((numbers == 1) != (dot == std::string::npos)) return false;
+    const auto msn = decimal(middle.substr(0, dot), 18);
+    if (!msn) return false;
+    w.msn = *msn;
+    if (numbers == 1) return true;
+    const auto part = decimal(middle.substr(dot + 1), 6);
+    if (!part) return false;
+    w.part = static_cast<std::size_t>(*part);
+    return true;
+  };
+  Plan p;
+  if (file == "index.m3u8") {
+    const auto msn = query_value(r.target, "_HLS_msn"), part = query_value(r.target, "_HLS_part");
+    if (!msn || !part) return error_plan(400, "bad percent-encoding in the query");
+    if (!part->empty() && msn->empty()) return error_plan(400, "_HLS_part needs _HLS_msn (rfc8216bis 6.2.5.2)");
+    if (!msn->empty()) {
+      const auto m = decimal(*msn, 18);
+      const auto k = part->empty() ? std::optional<std::uint64_t>(0) : decimal(*part, 6);
+      if (!m || !k) return error_plan(400, "_HLS_msn and _HLS_part are decimal numbers (a media sequence number and a part index)");
+      w.block = LiveHlsPosition{*m, part->empty() ? std::nullopt : std::optional<std::size_t>(static_cast<std::size_t>(*k))};
+    }
+    w.kind = LiveHlsWant::Kind::playlist;
+    // A live playlist changes with every part: never cached. A blocking reload's answer is the
+    // playlist as of that part, which stays true: a cache may keep it briefly (rfc8216bis 6.2.5.2).
+    p.headers = {{"Content-Type", "application/vnd.apple.mpegurl"}, {"Cache-Control", w.block ? "max-age=6" : "no-cache"}};
+  } else if (numbered("seg-", 1)) {
+    w.kind = LiveHlsWant::Kind::segment;
+  } else if (numbered("part-", 2)) {
+    w.kind = LiveHlsWant::Kind::part;
+  } else {
+    return error_plan(404, "a live channel's HLS is /hls/live/NAME/index.m3u8, with its segments seg-N.ts and parts part-N.K.ts");
+  }
+  // Segments and parts never change: their numbers follow the clock, so a URI is never reused.
+  if (w.kind != LiveHlsWant::Kind::playlist) p.headers = {{"Content-Type", "video/mp2t"}, {"Cache-Control", "max-age=60"}};
+  p.live_hls = std::move(w);
+  p.send_body = r.method == "GET";
+  return p;
+}
+
 // /hls/NAME/index.m3u8 (media playlist), /hls/NAME/master.m3u8 (multivariant); for TS movies
 // /hls/NAME/movie.ts (the movie, by ranges), for fMP4 ones /hls/NAME/init.mp4 and /hls/NAME/seg-N.m4s.
 Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   const std::string rest = path.substr(5);
   const auto slash = rest.find('/');
   const std::string file = slash == std::string::npos ? "" : rest.substr(slash + 1);
-  if (rest.rfind("live/", 0) == 0)
-    return error_plan(501, "HLS of live channels is not built yet; play /live/" + rest.substr(5, rest.find('/', 5) - 5) + " as MPEG-TS");
+  if (rest.rfind("live/", 0) == 0) return live_hls_request(r, rest.substr(5), site);
   HlsWant w;
   if (file == "index.m3u8") w.kind = HlsWant::Kind::media;
   else if (file == "master.m3u8") w.kind = HlsWant::Kind::multivariant;
@@ -257,9 +316,10 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   return p;
 }
 
-// An HLS answer that could not be made: 503 with Retry-After while it may come, 404 when it cannot.
-Plan hls_error(const Plan& want, const std::string& error, bool retry) {
-  Plan e = error_plan(retry ? 503 : 404, error);
+// An HLS answer that could not be made: 503 with Retry-After while it may come, 404 when it cannot
+// (or the status given).
+Plan hls_error(const Plan& want, const std::string& error, bool retry, unsigned status = 0) {
+  Plan e = error_plan(status ? status : retry ? 503 : 404, error);
   if (retry) e.headers.emplace_back("Retry-After", "2");
   for (const auto& h : want.headers)  // CORS, set for the request, holds for its error too
     if (h.first == "Vary" || h.first.rfind("Access-Control-", 0) == 0) e.headers.push_back(h);
@@ -279,6 +339,13 @@ Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
     hls::Variant v{"index.m3u8", facts.codecs, hls::peak_bandwidth(facts.segments, want.bitrate_bps), want.bitrate_bps, want.width, want.height};
     p.text = hls::multivariant_playlist(v);
   }
+  return p;
+}
+
+Plan live_hls_plan(Plan p, const LiveHlsReply& reply) {
+  p.live_hls.reset();
+  if (reply.status != 200) return hls_error(p, reply.error, reply.retry, reply.status);
+  p.text = reply.body;
   return p;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hls_playlist.hpp"
+#include "live_hls_packager.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "web_pages.hpp"
 
@@ -52,6 +53,7 @@ struct Plan {
   std::string live;        // set when the body is a live channel: endless, chunked, no Content-Length
   std::optional<ThumbnailWant> thumbnail;  // set when the body is a picture still to be made
   std::optional<HlsWant> hls;              // set when the body is a playlist still to be made
+  std::optional<LiveHlsWant> live_hls;     // set when the body is a live channel's playlist, segment or part (LiveHlsService)
   bool send_body = true;   // false for HEAD and 304: headers only (Content-Length still describes it)
 
   std::uint64_t body_length() const noexcept { return movie.empty() ? text.size() : length; }
@@ -77,6 +79,9 @@ Plan route(const Request& request, const Site& site);
 Plan hls_plan(Plan want, const hls::MovieFacts& facts);
 // The answer to an fMP4 piece request (init.mp4, seg-N.m4s) once it is made: its bytes or the error.
 Plan hls_piece_plan(Plan want, const std::string& bytes, const std::string& error, bool retry);
+
+// The answer to a live channel's HLS request once LiveHlsService has it.
+Plan live_hls_plan(Plan want, const LiveHlsReply& reply);
 
 // The pages' own files (/static/...), which need no catalog: served while the server is away too.
 // nullopt for any other path.

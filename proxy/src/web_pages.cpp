@@ -142,7 +142,11 @@ std::string WebPages::watch_page(const proto::Catalog& catalog, const proto::Cat
   mst::data d = describe(e, catalog.generation);
   d.set("absolute_url", "http://" + host + media_path(e));
   const bool has_media = !e.video_codec.empty() || !e.audio_codec.empty();
-  if (!is_live(e) && has_media) {
+  if (is_live(e)) {
+    // A live channel plays as LL-HLS (LiveHlsService); browsers play no bare MPEG-TS.
+    d.set("playable", mst::data(true));
+    d.set("hls_url", "/hls/live/" + client::percent_encode(e.name) + "/index.m3u8");
+  } else if (has_media) {
     d.set("playable", mst::data(true));
     // The browser's own HLS first (/hls/NAME/master.m3u8: a TS movie's segments are byte ranges of
     // the file, an MP4's or Matroska's are remuxed to fMP4), then the file itself where the browser
@@ -156,8 +160,7 @@ std::string WebPages::watch_page(const proto::Catalog& catalog, const proto::Cat
       d.set("fragment", "#t=" + std::string(t));
     }
   } else {
-    d.set("why_not", is_live(e) ? std::string("a live MPEG-TS channel (its HLS playlist is not built yet)")
-                                : std::string("this file: it is not audio or video that libavformat recognises"));
+    d.set("why_not", std::string("this file: it is not audio or video that libavformat recognises"));
   }
   if (!is_live(e) && e.duration_us > 0 && !e.video_codec.empty()) {
     mst::data strip{mst::data::type::list};

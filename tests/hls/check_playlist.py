@@ -15,6 +15,7 @@ DECIMAL_INTEGER = re.compile(r'^[0-9]{1,20}$')
 FLOAT = re.compile(r'^-?[0-9]+(\.[0-9]+)?$')
 RESOLUTION = re.compile(r'^[0-9]+x[0-9]+$')
 BYTERANGE = re.compile(r'^([0-9]+)(@([0-9]+))?$')
+DATE_TIME = re.compile(r'^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:?[0-9]{2})$')
 
 MEDIA_SEGMENT_TAGS = {"EXTINF", "EXT-X-BYTERANGE", "EXT-X-DISCONTINUITY", "EXT-X-KEY", "EXT-X-MAP", "EXT-X-PROGRAM-DATE-TIME",
                       "EXT-X-DATERANGE", "EXT-X-GAP", "EXT-X-BITRATE", "EXT-X-PART"}
@@ -148,6 +149,21 @@ class Checker:
         durations = []
         first_segment_line = None
         hints = 0
+        segment_parts = []     # (line, duration, independent) of the parts of the segment being read
+
+        def check_parts(parts_of_segment, complete):
+            # rfc8216bis 4.4.4.9: every part but a segment's last, and those INDEPENDENT=YES, lasts at
+            # least 85% of PART-TARGET; a complete segment's parts add up to its EXTINF.
+            if part_target is None:
+                return
+            for n, d, independent in parts_of_segment[:-1]:
+                if not independent and d < 0.85 * part_target - 1e-9:
+                    self.error(n, f"a part of {d} s, not its segment's last, is under 85% of PART-TARGET {part_target} (rfc8216bis 4.4.4.9)")
+            if complete is not None and parts_of_segment:
+                total = sum(d for _, d, _ in parts_of_segment)
+                if abs(total - complete[1]) > 0.05:
+                    self.error(complete[0], f"the segment's parts add up to {total:.3f} s, its EXTINF says {complete[1]}")
+
         for i, l in enumerate(self.lines):
             n = i + 1
             if l == "" or (l.startswith("#") and not l.startswith("#EXT")):
@@ -159,6 +175,8 @@ class Checker:
                     self.error(n, "a URI line without EXTINF before it")
                 else:
                     segments += 1
+                    check_parts(segment_parts, durations[-1] if durations and durations[-1][0] == pending_inf else None)
+                    segment_parts = []
                     if pending_range is not None:
                         length, offset = pending_range
                         if offset is None:
@@ -210,6 +228,14 @@ class Checker:
                     m = BYTERANGE.match(br)
                     if not m or m.group(3) is None:
                         self.error(n, "EXT-X-MAP's BYTERANGE needs <n>@<o> (RFC 8216, 4.3.2.5)")
+            elif tag == "EXT-X-PROGRAM-DATE-TIME":
+                if not DATE_TIME.match(value):
+                    self.error(n, f"EXT-X-PROGRAM-DATE-TIME '{value}' is not an ISO 8601 date and time with a zone")
+            elif tag == "EXT-X-DISCONTINUITY-SEQUENCE":
+                if first_segment_line is not None or segment_parts:
+                    self.error(n, "EXT-X-DISCONTINUITY-SEQUENCE after the first segment (RFC 8216, 4.3.3.3)")
+                if not DECIMAL_INTEGER.match(value):
+                    self.error(n, "EXT-X-DISCONTINUITY-SEQUENCE is not a decimal-integer")
             elif tag == "EXT-X-PLAYLIST-TYPE":
                 if value not in ("VOD", "EVENT"):
                     self.error(n, "EXT-X-PLAYLIST-TYPE must be VOD or EVENT")
@@ -231,8 +257,10 @@ class Checker:
                 self.quoted(n, a, "URI", required=True)
                 if "DURATION" not in a or not FLOAT.match(a["DURATION"]):
                     self.error(n, "EXT-X-PART needs a decimal DURATION")
-                elif part_target is not None and float(a["DURATION"]) > part_target + 1e-9:
-                    self.error(n, f"a part of {a['DURATION']} s exceeds PART-TARGET {part_target}")
+                else:
+                    segment_parts.append((n, float(a["DURATION"]), a.get("INDEPENDENT") == "YES"))
+                    if part_target is not None and float(a["DURATION"]) > part_target + 1e-9:
+                        self.error(n, f"a part of {a['DURATION']} s exceeds PART-TARGET {part_target}")
             elif tag == "EXT-X-PRELOAD-HINT":
                 hints += 1
                 a = self.attributes(n, value)
@@ -241,6 +269,7 @@ class Checker:
                 self.quoted(n, a, "URI", required=True)
         if pending_inf is not None:
             self.error(pending_inf, "EXTINF without a URI line after it")
+        check_parts(segment_parts, None)  # the segment being made: its last part may still be its final one
         if target is None:
             self.error(1, "EXT-X-TARGETDURATION is required (RFC 8216, 4.3.3.1)")
         else:
@@ -265,6 +294,8 @@ class Checker:
                 self.error(1, "EXT-X-SERVER-CONTROL needs PART-HOLD-BACK with parts (rfc8216bis, 4.4.3.8)")
             elif part_target is not None and float(server_control["PART-HOLD-BACK"]) < 3 * part_target - 1e-9:
                 self.error(1, f"PART-HOLD-BACK {server_control['PART-HOLD-BACK']} is less than 3 x PART-TARGET {part_target}")
+            if server_control.get("CAN-BLOCK-RELOAD") != "YES" and not ended:
+                self.error(1, "a live playlist with parts needs CAN-BLOCK-RELOAD=YES (rfc8216bis 4.4.3.8)")
         if "HOLD-BACK" in server_control and target is not None and float(server_control["HOLD-BACK"]) < 3 * target - 1e-9:
             self.error(1, f"HOLD-BACK {server_control['HOLD-BACK']} is less than 3 x EXT-X-TARGETDURATION {target}")
         if hints > 1:

@@ -295,10 +295,10 @@ TEST(Pages, WatchPageForEachKind) {
   EXPECT_EQ(p.text.find("<source src=\"/movies/a%20b.ts"), std::string::npos) << p.text;
   EXPECT_NE(p.text.find("data-start=\"30.000\""), std::string::npos);
   EXPECT_NE(p.text.find("<code>http://127.0.0.1:8080/movies/a%20b.ts</code>"), std::string::npos);
-  // A live channel: no player yet, the note.
+  // A live channel: its LL-HLS playlist, and nothing else (no browser plays bare TS).
   p = get("/watch/cam%201");
-  EXPECT_EQ(p.text.find("<video"), std::string::npos);
-  EXPECT_NE(p.text.find("Browsers cannot play a live MPEG-TS channel"), std::string::npos);
+  EXPECT_NE(p.text.find("<source src=\"/hls/live/cam%201/index.m3u8\" type=\"application/vnd.apple.mpegurl\">"), std::string::npos) << p.text;
+  EXPECT_EQ(p.text.find("<source src=\"/live/"), std::string::npos) << p.text;
   // Bad times and names.
   EXPECT_EQ(get("/watch/%3Cx%3E.mp4?t=abc").status, 400u);
   EXPECT_EQ(get("/watch/%3Cx%3E.mp4?t=-1").status, 400u);
@@ -358,7 +358,6 @@ TEST(Router, HlsRefusalsSayWhy) {
   const Plan piece = hls_piece_plan(mp4, "moof", "", false);
   EXPECT_EQ(piece.text, "moof");
   EXPECT_EQ(hls_piece_plan(mp4, "", "no keyframe", false).status, 404u);
-  EXPECT_EQ(get("/hls/live/cam%201/index.m3u8").status, 501u);
   EXPECT_EQ(get("/hls/cam%201/index.m3u8").status, 404u);  // a channel under the movies' path
   EXPECT_EQ(get("/hls/nope.ts/index.m3u8").status, 404u);
   EXPECT_EQ(get("/hls/a%20b.ts/other.m3u8").status, 404u);
@@ -366,6 +365,54 @@ TEST(Router, HlsRefusalsSayWhy) {
   EXPECT_EQ(get("/hls/..%2Fx/index.m3u8").status, 400u);
   EXPECT_EQ(get("/hls/a%20b.ts/index.m3u8", "", "POST").status, 405u);
   EXPECT_FALSE(get("/hls/a%20b.ts/index.m3u8", "", "HEAD").send_body);
+}
+
+TEST(Router, LiveHlsRequestsGoToTheChannelsPackager) {
+  Plan p = get("/hls/live/cam%201/index.m3u8");
+  ASSERT_TRUE(p.live_hls);
+  EXPECT_EQ(p.live_hls->kind, LiveHlsWant::Kind::playlist);
+  EXPECT_EQ(p.live_hls->channel, "cam 1");
+  EXPECT_FALSE(p.live_hls->block);
+  EXPECT_EQ(*p.header("Content-Type"), "application/vnd.apple.mpegurl");
+  EXPECT_EQ(*p.header("Cache-Control"), "no-cache");  // a live playlist changes with every part
+  // A blocking reload (rfc8216bis 6.2.5.2), with and without a part.
+  p = get("/hls/live/cam%201/index.m3u8?_HLS_msn=900000001&_HLS_part=3");
+  ASSERT_TRUE(p.live_hls && p.live_hls->block);
+  EXPECT_EQ(p.live_hls->block->msn, 900000001u);
+  EXPECT_EQ(p.live_hls->block->part, std::optional<std::size_t>(3));
+  p = get("/hls/live/cam%201/index.m3u8?_HLS_msn=7");
+  ASSERT_TRUE(p.live_hls && p.live_hls->block);
+  EXPECT_FALSE(p.live_hls->block->part);
+  EXPECT_EQ(get("/hls/live/cam%201/index.m3u8?_HLS_part=1").status, 400u);  // a part needs its segment
+  EXPECT_EQ(get("/hls/live/cam%201/index.m3u8?_HLS_msn=x").status, 400u);
+  EXPECT_EQ(get("/hls/live/cam%201/index.m3u8?_HLS_msn=1&_HLS_part=-1").status, 400u);
+  EXPECT_EQ(get("/hls/live/cam%201/index.m3u8?_HLS_msn=99999999999999999999").status, 400u);
+  // Segments and parts.
+  p = get("/hls/live/cam%201/seg-42.ts");
+  ASSERT_TRUE(p.live_hls);
+  EXPECT_EQ(p.live_hls->kind, LiveHlsWant::Kind::segment);
+  EXPECT_EQ(p.live_hls->msn, 42u);
+  EXPECT_EQ(*p.header("Content-Type"), "video/mp2t");
+  p = get("/hls/live/cam%201/part-42.3.ts");
+  ASSERT_TRUE(p.live_hls);
+  EXPECT_EQ(p.live_hls->kind, LiveHlsWant::Kind::part);
+  EXPECT_EQ(p.live_hls->msn, 42u);
+  EXPECT_EQ(p.live_hls->part, 3u);
+  for (const char* bad : {"seg-042.ts", "seg-.ts", "seg-4.2.ts", "part-42.ts", "part-42..ts", "part-42.03.ts", "part-4.2.ts.ts", "seg-1.m4s", "x.m3u8", ""})
+    EXPECT_EQ(get(std::string("/hls/live/cam%201/") + bad).status, 404u) << bad;
+  EXPECT_EQ(get("/hls/live/a%20b.ts/index.m3u8").status, 404u);  // a movie under the channels' path
+  EXPECT_EQ(get("/hls/live/nope/index.m3u8").status, 404u);
+  EXPECT_EQ(get("/hls/live/..%2Fx/index.m3u8").status, 400u);
+  // The service's answer: the body, or its error with the status it chose.
+  Plan want = get("/hls/live/cam%201/seg-42.ts");
+  EXPECT_EQ(live_hls_plan(want, LiveHlsReply{200, "TS", {}, false}).text, "TS");
+  const Plan gone = live_hls_plan(want, LiveHlsReply{404, {}, "segment 42 has left the live window", false});
+  EXPECT_EQ(gone.status, 404u);
+  EXPECT_NE(gone.text.find("left the live window"), std::string::npos);
+  const Plan later = live_hls_plan(want, LiveHlsReply{503, {}, "not made yet", true});
+  EXPECT_EQ(later.status, 503u);
+  EXPECT_NE(later.header("Retry-After"), nullptr);
+  EXPECT_EQ(live_hls_plan(want, LiveHlsReply{400, {}, "too far ahead", false}).status, 400u);
 }
 
 TEST(Cors, OffByDefaultAndExactlyTheListedOrigins) {
