@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::uint64_t kPtsModulo = std::uint64_t{1} << 33;
 constexpr double kPtsHz = 90000.0;
-constexpr double kLargestStep = 10.0;  // seconds: a bigger step of the PTS is a jump, not time passing
+constexpr double kLargestFrame = 1.0;  // seconds: a bigger step between neighbouring frames' PTS is a jump, not a frame
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -35,23 +35,17 @@ std::string date_time(std::chrono::system_clock::time_point t) {
 
 void LiveHlsPackager::Clock::advance(std::uint64_t pts) {
   pts %= kPtsModulo;
-  if (!last_pts) {
-    last_pts = pts;
-    return;
+  if (last_pts) {
+    // The step to this frame's PTS, either way, over a wrap.
+    const std::uint64_t forward = (pts + kPtsModulo - *last_pts) % kPtsModulo;
+    const double step = static_cast<double>(std::min(forward, kPtsModulo - forward)) / kPtsHz;
+    if (step > 0 && step < kLargestFrame) {
+      steps[step_count++ % steps.size()] = step;
+      frame_seconds = *std::min_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(std::min(step_count, steps.size())));
+    }
   }
-  const std::uint64_t forward = (pts + kPtsModulo - *last_pts) % kPtsModulo;
-  const double step = static_cast<double>(forward) / kPtsHz;
-  if (forward == 0) return;
-  if (step < kLargestStep) {
-    now += step;
-    frame_seconds = step;
-    last_pts = pts;
-  } else if (static_cast<double>(kPtsModulo - forward) / kPtsHz < kLargestStep) {
-    return;  // a little back: a B-frame; the clock stays where it is
-  } else {
-    now += frame_seconds;  // the timestamps jumped: count one frame and follow the new ones
-    last_pts = pts;
-  }
+  last_pts = pts;
+  now += frame_seconds;  // the frame before this one has ended
 }
 
 LiveHlsPackager::LiveHlsPackager(LiveHlsSettings settings, std::uint64_t first_msn)

@@ -5,7 +5,7 @@
 // No I/O and no clock of its own: chunks and their arrival time in, playlists and bytes out, so
 // it is table-tested on hand-made chunks (tests/unit/live_hls_packager_test.cpp).
 //
-// Cutting, at frame starts only, timed by the frames' PTS:
+// Cutting, at frame starts only, timed by the frames (Clock):
 //   - a segment begins at a keyframe (with the PAT/PMT in front of it, so it decodes alone) once
 //     the current one has lasted the segment target; a stream start (the session's first bytes,
 //     a source restart, a skip) always begins one, marked EXT-X-DISCONTINUITY;
@@ -17,6 +17,7 @@
 // longer GOP forced longer ones (rounded, as RFC 8216 section 4.3.3.1 asks): it never shrinks.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -111,12 +112,17 @@ class LiveHlsPackager {
   std::uint64_t segments_made() const noexcept { return next_msn_ - first_msn_made_; }
 
  private:
-  // The channel's media time, in seconds, advanced by the frames' PTS: a clock that only moves
-  // forward (B-frames' PTS go back and forth), over PTS wraps, and by one frame over a jump.
+  // The channel's media time, in seconds: one frame's duration per frame. The frames come in
+  // decode order, so with B-frames their PTS go back and forth; a frame's duration is the smallest
+  // step between the PTS of neighbouring frames lately (B1 to B2 in I0 P3 B1 B2). Counting frames
+  // also rides over PTS wraps and jumps. Segments begin at keyframes, so a segment's EXTINF is its
+  // frames' count times that duration: exact for the constant frame rates encoders send live.
   struct Clock {
     double now = 0;
     std::optional<std::uint64_t> last_pts;
-    double frame_seconds = 0;  // the last step between frames, to see a part's end coming
+    double frame_seconds = 0;
+    std::array<double, 32> steps{};  // the latest steps between neighbouring PTS, in seconds
+    std::size_t step_count = 0;
     void advance(std::uint64_t pts_90k);
   };
   struct Cursor {  // the segment and part being made

@@ -6,7 +6,7 @@
 #     MP4 and Matroska movies hls_check_fmp4_movie (tests/hls/hls_checks.sh); a segment asked for again
 #     comes from the cache
 #   - a HEAD, eight clients asking at once during the first fetch, the Host check, CORS off by default
-#     and exactly the --cors-origin origins, and the refusals (MP4, live, unknown, bad name) saying why
+#     and exactly the --cors-origin origins, and the refusals (MP4, live without its session, unknown, bad name) saying why
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/native_proxy_lib.sh"
 source "$here/hls_checks.sh"
@@ -84,9 +84,10 @@ expect 404 /hls/test-480p-60s.mp4/seg-15.m4s "15 segments, numbered from 0"
 expect 404 /hls/test-480p-60s.ts/seg-0.m4s "byte ranges"
 expect 404 /hls/test-480p-60s.mp4/movie.ts "init.mp4 and seg-N.m4s"
 expect 404 /hls/noise.bin/index.m3u8 "not media"
-expect 501 /hls/live/cam/index.m3u8 "not built yet"
+expect 503 /hls/live/cam/index.m3u8 "udp-group"  # live HLS needs the channel's session: here, multicast (tests/hls/live_hls_test.sh)
+expect 404 /hls/live/test-480p-60s.ts/index.m3u8 "is a movie"
 expect 404 /hls/nope.ts/index.m3u8 "no movie or live channel 'nope.ts'"
 expect 404 /hls/test-480p-60s.ts/x.m3u8 "master.m3u8"
 expect 400 /hls/%2e%2e/index.m3u8 "bad name"
 kill -0 "$proxy_pid" || fail "vod-proxy died"
-pass "HEAD, 421 for a foreign Host, CORS for --cors-origin only (and its preflight), 501/404/400 saying why"
+pass "HEAD, 421 for a foreign Host, CORS for --cors-origin only (and its preflight), 503/404/400 saying why"

@@ -187,10 +187,11 @@ TEST(LiveHlsPackager, BFramesAndAWrappingClockKeepDurationsRight) {
   LiveHlsPackager h(LiveHlsSettings{1.0, 0.5, 6});
   // 90 kHz timestamps close to 2^33, in B-frame order (I P B B ...), wrapping mid-stream.
   Channel ch(25, (std::uint64_t{1} << 33) - 50 * kFrame);
+  // Decode order I0 P3 B1 B2 P6 B4 B5 ...: a P-frame is shown after the two B-frames that follow it.
   for (int i = 0; i < 25 * 4; ++i) {
     FanoutChunk c = ch.frame();
-    if (i % 3 == 1) c.units[0].pts_90k = *c.units[0].pts_90k + 2 * kFrame;  // a P-frame shown after the two B-frames that follow it
-    else if (i % 3 != 0) c.units[0].pts_90k = *c.units[0].pts_90k - kFrame;
+    const int k = (i - 1) % 3;
+    if (i > 0) *c.units[0].pts_90k += k == 0 ? 2 * kFrame : std::uint64_t(0) - kFrame;
     *c.units[0].pts_90k %= std::uint64_t{1} << 33;
     h.feed(c, kNow);
   }
