@@ -94,6 +94,9 @@ class LiveHlsPackager {
   // The media playlist of the window; empty while no part is finished.
   std::string playlist() const;
   bool ready() const noexcept { return finished_parts_ > 0; }
+  // A complete segment is in the window: what a player without LL-HLS needs to begin (Chromium's
+  // own HLS never reloads a playlist that has parts only).
+  bool has_segment() const noexcept { return segments_.size() > 1; }
 
   // A complete segment, or a finished part, still in the window; nullopt otherwise.
   std::optional<std::string_view> segment(std::uint64_t msn) const;

@@ -104,7 +104,7 @@ std::optional<LiveHlsReply> LiveHlsChannel::answer(const LiveHlsWant& want) cons
   const LiveHlsPackager& p = packager_;
   switch (want.kind) {
     case LiveHlsWant::Kind::playlist:
-      if (!p.ready()) return std::nullopt;
+      if (!p.ready() || (!want.block && !p.has_segment())) return std::nullopt;
       if (want.block) {
         const LiveHlsPosition& b = *want.block;
         if (b.msn > p.last_msn() + 2)
@@ -139,7 +139,7 @@ void LiveHlsChannel::serve(const LiveHlsWant& want, LiveHlsService::Done done) {
     return;
   }
   // rfc8216bis: a blocking request that cannot be answered in three target durations gets 503.
-  const auto wait = packager_.ready() ? std::chrono::milliseconds(3000 * packager_.target_duration()) : std::chrono::milliseconds(kFirstPartWait);
+  const auto wait = packager_.has_segment() ? std::chrono::milliseconds(3000 * packager_.target_duration()) : std::chrono::milliseconds(kFirstPartWait);
   waiting_.push_back(Waiter{want, std::move(done), std::make_unique<asio::steady_timer>(io_, wait)});
   const auto it = std::prev(waiting_.end());
   it->timer->async_wait([weak = weak_from_this(), it](const boost::system::error_code& ec) {
@@ -161,8 +161,8 @@ void LiveHlsChannel::wake() {
 }
 
 void LiveHlsChannel::expire(std::list<Waiter>::iterator it) {
-  std::string why = packager_.ready() ? "not made within three target durations (" + std::to_string(3 * packager_.target_duration()) + " s)"
-                                      : "the channel made no HLS part within " + std::to_string(kFirstPartWait.count()) + " s of opening";
+  std::string why = packager_.has_segment() ? "not made within three target durations (" + std::to_string(3 * packager_.target_duration()) + " s)"
+                                            : "the channel made no HLS segment within " + std::to_string(kFirstPartWait.count()) + " s of opening";
   asio::post(io_, [done = std::move(it->done), why = "'" + name_ + "': " + why]() mutable { done(failure(503, why, true)); });
   waiting_.erase(it);
 }

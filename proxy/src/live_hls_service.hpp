@@ -3,8 +3,9 @@
 // channel's LiveHub (so the channel's one server session is shared with its MPEG-TS viewers too)
 // that feeds a LiveHlsPackager, and answers playlist, segment and part requests from it.
 //
-//   - A plain playlist request is answered once the first part is made (at most kFirstPartWait
-//     after the channel opens, else 503 with Retry-After).
+//   - A plain playlist request is answered once the first segment is complete (at most
+//     kFirstPartWait after the channel opens, else 503 with Retry-After): a player without LL-HLS
+//     needs one to begin, and Chromium's own HLS never reloads a playlist of parts only.
 //   - A blocking reload (_HLS_msn, _HLS_part; rfc8216bis 6.2.5.2) waits until the playlist holds
 //     that part, or that segment complete; at most three target durations, then 503. A request
 //     for a segment more than two past the newest is refused at once (400), as the draft asks.

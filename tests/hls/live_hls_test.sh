@@ -41,7 +41,7 @@ pids+=("$proxy_pid")
 base=http://127.0.0.1:$http/hls/live/cam
 for _ in $(seq 100); do grep -q 'listening on' "$work/proxy.log" && break; sleep 0.1; done
 
-step "the first playlist, once the channel's first part is made"
+step "the first playlist, once the channel's first segment is complete"
 code=$(curl -s --max-time 20 -D "$work/h0" -o "$work/p0.m3u8" -w '%{http_code} %{time_total}' "$base/index.m3u8" || true)
 if [[ ${code%% *} == 503 ]] && grep -qi multicast "$work/p0.m3u8"; then echo "SKIP: multicast on loopback does not work here: $(cat "$work/p0.m3u8")"; exit 77; fi
 [[ ${code%% *} == 200 ]] || fail "the first playlist: HTTP $code: $(cat "$work/p0.m3u8")"

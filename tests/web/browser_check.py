@@ -96,5 +96,35 @@ try:
     wait_for("?t=40 starts the HLS movie near 40 s", lambda: driver.execute_script(
         "const v = arguments[0]; return v.readyState >= 3 && v.currentTime >= 39.5 && v.currentTime < 44;", video), 60)
     print("PASS: ?t=40 starts the MPEG-TS movie near 40 s")
+    # --- a live channel, by its LL-HLS playlist: it plays past 3 s, close to the live edge
+    live = os.environ.get("VOD_LIVE_CHANNEL")
+    if live:
+        target = float(os.environ.get("VOD_LIVE_TARGET", "2"))
+        driver.get(page_url("watch", live))
+        video = driver.find_element(By.ID, "player")
+        driver.execute_script("window.vodErrors = []; arguments[0].addEventListener('error', () => window.vodErrors.push('error'));", video)
+        driver.execute_script("arguments[0].muted = true; arguments[0].play().catch(e => window.vodErrors.push(String(e)));", video)
+        wait_for("the live channel starts playing", lambda: driver.execute_script(
+            "const v = arguments[0]; return v.readyState >= 3 && !v.paused && v.currentTime > 0;", video), 60)
+        start = driver.execute_script("return arguments[0].currentTime", video)
+        wait_for("the live channel plays 3 s", lambda: driver.execute_script("return arguments[0].currentTime", video) > start + 3.0, 60)
+        state = driver.execute_script(
+            "const v = arguments[0]; return {t: v.currentTime, edge: v.seekable.length ? v.seekable.end(v.seekable.length - 1) : null,"
+            " buffered: v.buffered.length ? v.buffered.end(v.buffered.length - 1) : null, error: v.error && v.error.message,"
+            " errors: window.vodErrors, src: v.currentSrc, duration: v.duration}", video)
+        if state["error"] or state["errors"]:
+            fail(f"the live channel played with errors: {state}")
+        if "/hls/live/" not in state["src"]:
+            fail(f"the live channel did not play from its LL-HLS playlist: {state['src']}")
+        # Chromium's own HLS gives a live stream no seekable range; it fetches each newest segment as
+        # it appears, so the end of what it holds is the newest segment's end.
+        edge = state["edge"] if state["edge"] is not None else state["buffered"]
+        behind = edge - state["t"] if edge is not None else None
+        print(f"    live: position {state['t']:.2f} s, seekable end {state['edge']}, buffered to {state['buffered']}")
+        if behind is None or behind > 2 * target + 1e-6:
+            fail(f"the live channel plays {behind} s behind the newest segment's end, more than 2 target durations ({2 * target} s): {state}")
+        driver.save_screenshot(f"{artifacts}/watch-live.png")
+        print(f"PASS: the live channel ({state['src']}) played 3 s without an error, {behind:.2f} s behind the live edge "
+              f"(at most 2 target durations, {2 * target:.0f} s)")
 finally:
     session.close()
