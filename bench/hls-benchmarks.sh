@@ -9,6 +9,9 @@
 #      vod-proxy for the TS movie (byte ranges of the file by one-sided Reads), for the same movie as
 #      Matroska (fMP4 remuxed on the fly: the first viewer's pass, then from the cache), and nginx
 #      for ffmpeg's HLS files (sendfile); vod-server's CPU beside (the data path is one-sided)
+#   3. a live channel (the movie replayed by the server) as LL-HLS: the time to make its playlist,
+#      and the age of its newest playable part and segment when a player can first have them
+#      (live-hls-age.py)
 # Appends to OUT_DIR/results.tsv (section, key, value).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/nginx-peer.sh"
@@ -42,7 +45,7 @@ record hls movie "$movie"
 record hls viewers "$viewers"
 
 port=7650 http=8650
-"$build/server/vod-server" --media-dir "$lib" --bind "$addr" --port "$port" 2> "$work/server.log" &
+"$build/server/vod-server" --media-dir "$lib" --bind "$addr" --port "$port" --live "cam=file:$lib/copy-1.ts" 2> "$work/server.log" &
 server=$!; pids+=("$server")
 for _ in $(seq 600); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done
 "$build/proxy/vod-proxy" --server "rdma://$addr:$port" --listen "127.0.0.1:$http" 2> "$work/proxy.log" &
@@ -98,3 +101,17 @@ viewers ts "$base/hls/copy-1.ts/index.m3u8" "$proxy"
 viewers mkv_cold "$base/hls/movie.mkv/index.m3u8" "$proxy"
 viewers mkv_cached "$base/hls/movie.mkv/index.m3u8" "$proxy"
 viewers nginx "http://127.0.0.1:8651/index.m3u8" $(nginx_procs)
+
+echo "== 13. HLS: a live channel as LL-HLS, the age of the newest playable part and segment"
+live_seconds=$([[ $mode == full ]] && echo 60 || echo 20)
+"$(dirname "${BASH_SOURCE[0]}")/live-hls-age.py" "$base/hls/live/cam/index.m3u8" "$live_seconds" > "$work/age" || { cat "$work/age"; exit 1; }
+cat "$work/age"
+record hls_live_playlist_ms first "$(awk '$1 == "playlist_first" { print $3 }' "$work/age")"
+record hls_live_playlist_ms warm "$(awk '$1 == "playlist" { print $3 }' "$work/age")"
+for kind in parts segments; do
+  read -r _ n p50 p99 < <(grep "^$kind " "$work/age")
+  [[ $n -gt 0 ]] || { echo "no $kind came in $live_seconds s of the live channel" >&2; exit 1; }
+  record hls_live_age_ms "${kind}_count" "$n"
+  record hls_live_age_ms "${kind}_p50" "$p50"
+  record hls_live_age_ms "${kind}_p99" "$p99"
+done

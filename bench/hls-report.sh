@@ -42,5 +42,28 @@ pieces are written from memory, so the difference between the first and the last
 proxy's socket writes (each segment copied to the socket, where nginx sends files with sendfile:
 zero copy to the consumer is a later issue) and the difference between the TS and cached rows is its
 Reads (the emulated rxe's work is charged to the reading process). vod-server does nothing per byte. The first frame in Chromium is measured natively (the guest has no
-browser) by bench/browser-benchmarks.sh; live HLS is not built yet.
+browser) by bench/browser-benchmarks.sh.
+
+**Live, as LL-HLS.** The server replays $(r hls movie) as a live channel; vod-proxy packages it (2 s
+segments at its keyframes, 0.5 s parts) from its one session of the channel over RDMA.
+bench/live-hls-age.py follows the playlist as an LL-HLS player does (blocking reloads at the
+preload hint) and takes, for each new part and each newly complete segment, its age when the reload
+listing it returned: that time less the wall-clock time of its first frame (the segment's
+EXT-X-PROGRAM-DATE-TIME, stamped when its first byte reached the proxy, plus the parts before it).
+So it is the glass-to-glass age of the newest playable media less the server-to-proxy delivery,
+which section 7 measures (publish stamp to delivery).
+
+| live | measured | goal | met |
+|------|---------:|-----:|:---:|
+| first playlist of the channel (its session opens, its first segment is made) | $(r hls_live_playlist_ms first) ms | | |
+| a playlist again | $(r hls_live_playlist_ms warm) ms | | |
+| LL-HLS: age of the newest part when playable, p50 ($(r hls_live_age_ms parts_count) parts) | $(r hls_live_age_ms parts_p50) ms | < 1500 ms | $(awk -v a="$(r hls_live_age_ms parts_p50)" 'BEGIN { print (a != "" && a < 1500) ? "yes" : "no" }') |
+| LL-HLS: the same, p99 | $(r hls_live_age_ms parts_p99) ms | | |
+| plain HLS: age of the newest segment when playable, p50 ($(r hls_live_age_ms segments_count) segments) | $(r hls_live_age_ms segments_p50) ms | | |
+| plain HLS: the same, p99 | $(r hls_live_age_ms segments_p99) ms | | |
+
+A player adds its hold-back to these: PART-HOLD-BACK (1.5 s, three parts) for LL-HLS, and for a
+player without LL-HLS three target durations (6 s) by RFC 8216's rule; Chromium's own HLS, which
+fetches each newest segment as it appears, played 2.5 s behind the newest segment's end in the web
+test.
 MD

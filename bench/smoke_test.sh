@@ -50,6 +50,12 @@ for key in hls_playlist_cold_ms hls_playlist_warm_ms hls_cpu_s_per_gb hls_mbytes
     grep -qP "^$key\t$what\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key $what"; grep ^hls "$out/results/results.tsv"; exit 1; }
   done
 done
+for what in first warm; do
+  grep -qP "^hls_live_playlist_ms\t$what\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for the live playlist ($what)"; grep ^hls_live "$out/results/results.tsv"; exit 1; }
+done
+for what in parts_p50 parts_p99 segments_p50; do
+  grep -qP "^hls_live_age_ms\t$what\t[0-9]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for the live age ($what)"; grep ^hls_live "$out/results/results.tsv"; exit 1; }
+done
 for key in auth_connects_per_s auth_startup_p50_us auth_window_bind_p50_us; do
   grep -qP "^$key\t\S+\t[0-9.]+$" "$out/results/results.tsv" || { echo "FAIL: no figure for $key"; grep ^auth "$out/results/results.tsv"; exit 1; }
 done

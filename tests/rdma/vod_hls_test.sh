@@ -3,14 +3,16 @@
 # vod-proxy's HLS over RDMA (tests/hls/hls_checks.sh, as the native test runs it over UDP): the TS
 # movie's playlists pass the RFC 8216 checks, its map and byte-range segments tile the file byte for
 # byte, ffmpeg -ss 30 on the playlist gives the file's video frames; the MKV movie's fMP4 pieces hold
-# the file's video packets one for one. Whole-movie decodes are left to the native test (TCG is slow);
-# no real-time player here, so it runs beside other tests.
+# the file's video packets one for one; a live channel (the TS movie replayed) as LL-HLS: its
+# playlists pass the checker, a blocking reload lists the hinted part, a segment is its parts byte for
+# byte, and ffmpeg decodes 4 s of the live playlist without an error. Whole-movie decodes are left to
+# the native tests (TCG is slow); the players' real-time checks too, so it runs beside other tests.
 source "$(dirname "$0")/vod_test_lib.sh"
 source "$(dirname "$0")/../hls/hls_checks.sh"
 media=$work/media
 mkdir -p "$media"
 for f in test-480p-60s.ts test-480p-60s.mkv; do cp "$build/test-media/$f" "$media/"; done
-start_server "$media"
+start_server "$media" --live "cam=file:$media/test-480p-60s.ts"
 http_port=$(free_port)
 base=http://127.0.0.1:$http_port
 "$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http_port" 2> "$work/proxy.log" &
@@ -24,4 +26,29 @@ step "the Matroska movie: fMP4 remuxed on the fly"
 HLS_DECODE=0 hls_check_fmp4_movie "$base" "$media/test-480p-60s.mkv" "$work"
 grep -q "hls: 'test-480p-60s.mkv': 15 segments" "$work/proxy.log" || fail "the proxy's log does not show the MKV movie's facts read"
 grep -q "connect from .*: movie" "$server_log" || fail "the proxy never connected to the server for a movie"
+
+step "a live channel as LL-HLS, over the proxy's one RDMA session of it"
+live=$base/hls/live/cam
+code=$(curl -s --max-time 30 -o "$work/live0.m3u8" -w '%{http_code}' "$live/index.m3u8" || true)
+[[ $code == 200 ]] || fail "the live playlist: HTTP $code: $(cat "$work/live0.m3u8")"
+for i in 1 2 3 4 5 6; do
+  curl -s --max-time 10 -o "$work/live$i.m3u8" "$live/index.m3u8" || fail "live playlist $i"
+  /usr/bin/python3 "$(dirname "$0")/../hls/check_playlist.py" "$work/live$i.m3u8" "live playlist $i" > "$work/check.out" || { cat "$work/check.out"; fail "live playlist $i breaks the rules"; }
+  sleep 0.5
+done
+hint=$(sed -n 's/^#EXT-X-PRELOAD-HINT:TYPE=PART,URI="part-\([0-9]*\)\.\([0-9]*\)\.ts"$/\1 \2/p' "$work/live6.m3u8")
+read -r msn part <<< "$hint"
+[[ -n $msn && -n $part ]] || fail "no preload hint: $(cat "$work/live6.m3u8")"
+curl -s --max-time 20 -o "$work/blocked.m3u8" "$live/index.m3u8?_HLS_msn=$msn&_HLS_part=$part" || fail "the blocking reload"
+grep -q "URI=\"part-$msn.$part.ts\"" "$work/blocked.m3u8" || grep -q "^seg-$msn.ts$" "$work/blocked.m3u8" || fail "the blocking reload lacks part $msn.$part"
+curl -s --max-time 20 -o "$work/done.m3u8" "$live/index.m3u8?_HLS_msn=$msn" || fail "the blocking reload for segment $msn"
+curl -sf --max-time 10 -o "$work/seg.ts" "$live/seg-$msn.ts" || fail "seg-$msn.ts"
+: > "$work/joined.ts"
+for p in $(sed -n "s/^#EXT-X-PART:.*URI=\"\(part-$msn\.[0-9]*\.ts\)\".*/\1/p" "$work/done.m3u8"); do curl -sf --max-time 10 "$live/$p" >> "$work/joined.ts" || fail "$p"; done
+cmp -s "$work/seg.ts" "$work/joined.ts" || fail "seg-$msn.ts differs from its parts joined"
+timeout 120 ffmpeg -v error -i "$live/index.m3u8" -t 4 -f framemd5 "$work/live.md5" 2> "$work/ffmpeg.err" || { cat "$work/ffmpeg.err"; fail "ffmpeg on the live playlist"; }
+[[ ! -s $work/ffmpeg.err ]] || { cat "$work/ffmpeg.err"; fail "ffmpeg reported errors on the live playlist"; }
+frames=$(grep -c '^0,' "$work/live.md5" || true)
+((frames >= 60)) || fail "ffmpeg decoded $frames video frames of 4 s of the live channel"
+pass "6 playlists pass the checker; the reload for part $msn.$part lists it; seg-$msn.ts ($(stat -c %s "$work/seg.ts") bytes) is its parts; ffmpeg decoded $frames frames"
 stop_server
