@@ -45,7 +45,7 @@ record hls movie "$movie"
 record hls viewers "$viewers"
 
 port=7650 http=8650
-"$build/server/vod-server" --media-dir "$lib" --bind "$addr" --port "$port" --live "cam=file:$lib/copy-1.ts" 2> "$work/server.log" &
+"$build/server/vod-server" --media-dir "$lib" --bind "$addr" --port "$port" 2> "$work/server.log" &
 server=$!; pids+=("$server")
 for _ in $(seq 600); do grep -q 'listening on' "$work/server.log" && break; sleep 0.1; done
 "$build/proxy/vod-proxy" --server "rdma://$addr:$port" --listen "127.0.0.1:$http" 2> "$work/proxy.log" &
@@ -103,6 +103,17 @@ viewers mkv_cached "$base/hls/movie.mkv/index.m3u8" "$proxy"
 viewers nginx "http://127.0.0.1:8651/index.m3u8" $(nginx_procs)
 
 echo "== 13. HLS: a live channel as LL-HLS, the age of the newest playable part and segment"
+# A server and a proxy of their own, after the VoD figures: the channel's replay would load the
+# guest's CPU under them.
+kill "$proxy" "$server" 2>/dev/null || true
+wait "$proxy" "$server" 2>/dev/null || true
+"$build/server/vod-server" --bind "$addr" --port "$((port + 1))" --live "cam=file:$lib/copy-1.ts" 2> "$work/live-server.log" &
+pids+=($!)
+for _ in $(seq 600); do grep -q 'listening on' "$work/live-server.log" && break; sleep 0.1; done
+"$build/proxy/vod-proxy" --server "rdma://$addr:$((port + 1))" --listen "127.0.0.1:$((http + 2))" 2> "$work/live-proxy.log" &
+pids+=($!)
+base=http://127.0.0.1:$((http + 2))
+for _ in $(seq 300); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
 live_seconds=$([[ $mode == full ]] && echo 60 || echo 20)
 "$(dirname "${BASH_SOURCE[0]}")/live-hls-age.py" "$base/hls/live/cam/index.m3u8" "$live_seconds" > "$work/age" || { cat "$work/age"; exit 1; }
 cat "$work/age"

@@ -53,6 +53,13 @@ LiveHlsPackager::LiveHlsPackager(LiveHlsSettings settings, std::uint64_t first_m
 
 std::uint64_t LiveHlsPackager::first_msn() const noexcept { return segments_.empty() ? first_msn_made_ : segments_.front().msn; }
 
+bool LiveHlsPackager::holds_back() const noexcept {
+  if (segments_.size() > settings_.window_segments) return true;
+  double complete = 0;
+  for (const auto& s : segments_) complete += s.complete ? s.duration : 0;
+  return complete + 0.25 >= 3.0 * target_duration_;  // a frame's rounding short still counts
+}
+
 std::size_t LiveHlsPackager::bytes() const noexcept {
   std::size_t n = 0;
   for (const auto& s : segments_) n += s.bytes.size();

@@ -94,9 +94,10 @@ class LiveHlsPackager {
   // The media playlist of the window; empty while no part is finished.
   std::string playlist() const;
   bool ready() const noexcept { return finished_parts_ > 0; }
-  // A complete segment is in the window: what a player without LL-HLS needs to begin (Chromium's
-  // own HLS never reloads a playlist that has parts only).
-  bool has_segment() const noexcept { return segments_.size() > 1; }
+  // The window's complete segments last three target durations (the HOLD-BACK a player without
+  // LL-HLS starts behind the end, RFC 8216 6.3.3), or fill the window: what such a player needs to
+  // begin. Chromium's own HLS, given less, never starts playing.
+  bool holds_back() const noexcept;
 
   // A complete segment, or a finished part, still in the window; nullopt otherwise.
   std::optional<std::string_view> segment(std::uint64_t msn) const;

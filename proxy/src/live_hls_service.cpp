@@ -104,7 +104,7 @@ std::optional<LiveHlsReply> LiveHlsChannel::answer(const LiveHlsWant& want) cons
   const LiveHlsPackager& p = packager_;
   switch (want.kind) {
     case LiveHlsWant::Kind::playlist:
-      if (!p.ready() || (!want.block && !p.has_segment())) return std::nullopt;
+      if (!p.ready() || (!want.block && !p.holds_back())) return std::nullopt;
       if (want.block) {
         const LiveHlsPosition& b = *want.block;
         if (b.msn > p.last_msn() + 2)
@@ -139,13 +139,18 @@ void LiveHlsChannel::serve(const LiveHlsWant& want, LiveHlsService::Done done) {
     return;
   }
   // rfc8216bis: a blocking request that cannot be answered in three target durations gets 503.
-  const auto wait = packager_.has_segment() ? std::chrono::milliseconds(3000 * packager_.target_duration()) : std::chrono::milliseconds(kFirstPartWait);
+  const auto wait = packager_.holds_back() ? std::chrono::milliseconds(3000 * packager_.target_duration()) : first_wait();
   waiting_.push_back(Waiter{want, std::move(done), std::make_unique<asio::steady_timer>(io_, wait)});
   const auto it = std::prev(waiting_.end());
   it->timer->async_wait([weak = weak_from_this(), it](const boost::system::error_code& ec) {
     if (ec) return;
     if (auto self = weak.lock()) self->expire(it);
   });
+}
+
+std::chrono::milliseconds LiveHlsChannel::first_wait() const {
+  // The join (up to a GOP), three segments, and the session's open: 10 s and five segment targets.
+  return std::chrono::milliseconds(10000 + static_cast<long>(5000 * settings_.packaging.segment_seconds));
 }
 
 void LiveHlsChannel::wake() {
@@ -161,8 +166,10 @@ void LiveHlsChannel::wake() {
 }
 
 void LiveHlsChannel::expire(std::list<Waiter>::iterator it) {
-  std::string why = packager_.has_segment() ? "not made within three target durations (" + std::to_string(3 * packager_.target_duration()) + " s)"
-                                            : "the channel made no HLS segment within " + std::to_string(kFirstPartWait.count()) + " s of opening";
+  std::string why = packager_.holds_back()
+                        ? "not made within three target durations (" + std::to_string(3 * packager_.target_duration()) + " s)"
+                        : "the channel made less than three target durations of HLS segments within " +
+                              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(first_wait()).count()) + " s of opening";
   asio::post(io_, [done = std::move(it->done), why = "'" + name_ + "': " + why]() mutable { done(failure(503, why, true)); });
   waiting_.erase(it);
 }

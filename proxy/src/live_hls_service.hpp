@@ -3,9 +3,10 @@
 // channel's LiveHub (so the channel's one server session is shared with its MPEG-TS viewers too)
 // that feeds a LiveHlsPackager, and answers playlist, segment and part requests from it.
 //
-//   - A plain playlist request is answered once the first segment is complete (at most
-//     kFirstPartWait after the channel opens, else 503 with Retry-After): a player without LL-HLS
-//     needs one to begin, and Chromium's own HLS never reloads a playlist of parts only.
+//   - A plain playlist request is answered once the window's complete segments last three target
+//     durations (at most first_wait() after the channel opens, else 503 with Retry-After): a
+//     player without LL-HLS starts that far behind the end, and Chromium's own HLS, given less,
+//     never starts. A blocking reload is answered from the first part on.
 //   - A blocking reload (_HLS_msn, _HLS_part; rfc8216bis 6.2.5.2) waits until the playlist holds
 //     that part, or that segment complete; at most three target durations, then 503. A request
 //     for a segment more than two past the newest is refused at once (400), as the draft asks.
@@ -30,8 +31,6 @@
 #include "live_hub.hpp"
 
 namespace vod::proxy {
-
-inline constexpr std::chrono::seconds kFirstPartWait{15};
 
 struct LiveHlsServiceSettings {
   LiveHlsSettings packaging;
@@ -85,6 +84,7 @@ class LiveHlsChannel : public std::enable_shared_from_this<LiveHlsChannel> {
   void wake();
   void expire(std::list<Waiter>::iterator it);
   void touch();
+  std::chrono::milliseconds first_wait() const;
 
   boost::asio::io_context& io_;
   LiveHlsService& service_;

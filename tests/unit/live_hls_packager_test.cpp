@@ -89,7 +89,11 @@ TEST(LiveHlsPackager, SegmentsBeginAtKeyframesAndPartsStayWithinTheTarget) {
     const FanoutChunk c = ch.frame();
     fed += bytes_of(c);
     h.feed(c, kNow);
+    if (i == 25 * 5) {
+      EXPECT_FALSE(h.holds_back()) << "two complete segments: 4 s, under three target durations";
+    }
   }
+  EXPECT_TRUE(h.holds_back()) << "three complete segments: 6 s, what a player without LL-HLS starts behind";
   ASSERT_TRUE(h.ready());
   // 7 s at 2 s segments: 3 complete, the 4th being made; numbered from 1000.
   EXPECT_EQ(h.first_msn(), 1000u);

@@ -3,7 +3,8 @@
 # vod-proxy's pages in headless Chromium (Debian's chromium and chromium-driver, driven by Debian's
 # python3-selenium): the catalog shows every movie with a picture that loaded, names are shown
 # literally; the watch pages of an MP4, an MPEG-TS and a Matroska movie play through the browser's
-# own HLS past 3 s without an error, a seek to 30 s becomes playable near 30 s and plays on.
+# own HLS past 3 s without an error, a seek to 30 s becomes playable near 30 s and plays on; the TS
+# movie and a live channel (VOD_LIVE_CHANNEL) through the vendored hls.js too (?player=hls.js).
 # Screenshots of the pages go to the artifact directory.
 #
 # usage: browser_check.py BASE_URL ARTIFACT_DIR MP4_NAME TS_NAME MKV_NAME EXACT_NAME...
@@ -11,6 +12,7 @@
 import os
 import sys
 import urllib.parse
+import urllib.request
 
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
@@ -53,10 +55,10 @@ try:
     driver.save_screenshot(f"{artifacts}/catalog.png")
     print(f"PASS: catalog page: {len(cards)} movies, every picture loaded (widths {sorted(set(widths))}), names literal")
 
-    def play_and_seek(name, kind, shot):
+    def play_and_seek(name, kind, shot, query=""):
         """The watch page of `name` plays past 3 s without an error, a seek to 30 s becomes playable
         near 30 s and plays on. Returns the <video>'s source."""
-        driver.get(page_url("watch", name))
+        driver.get(page_url("watch", name) + query)
         video = driver.find_element(By.ID, "player")
         driver.execute_script("window.vodErrors = []; arguments[0].addEventListener('error', () => window.vodErrors.push('error'));", video)
         driver.execute_script("arguments[0].muted = true; arguments[0].play().catch(e => window.vodErrors.push(String(e)));", video)
@@ -89,6 +91,10 @@ try:
         src = play_and_seek(name, kind, shot)
         if "/hls/" not in src or not src.endswith("/master.m3u8"):
             fail(f"the {kind} did not play from its HLS playlist: {src}")
+    # --- the vendored hls.js (for browsers without HLS of their own), asked for with ?player=hls.js
+    src = play_and_seek(ts, "MPEG-TS movie through hls.js", "watch-ts-hlsjs", "?player=hls.js")
+    if not src.startswith("blob:") or not driver.execute_script("return !!document.getElementById('player').vodHls"):
+        fail(f"the MPEG-TS movie did not play through hls.js (Media Source Extensions): {src}")
     # --- ?t=40 starts there (watch.js: a media fragment is not honoured for HLS)
     driver.get(page_url("watch", ts) + "?t=40")
     video = driver.find_element(By.ID, "player")
@@ -96,35 +102,48 @@ try:
     wait_for("?t=40 starts the HLS movie near 40 s", lambda: driver.execute_script(
         "const v = arguments[0]; return v.readyState >= 3 && v.currentTime >= 39.5 && v.currentTime < 44;", video), 60)
     print("PASS: ?t=40 starts the MPEG-TS movie near 40 s")
-    # --- a live channel, by its LL-HLS playlist: it plays past 3 s, close to the live edge
+    # --- a live channel, by its LL-HLS playlist: it plays past 3 s, close to the live edge, with the
+    # browser's own HLS and with hls.js in its low-latency mode
     live = os.environ.get("VOD_LIVE_CHANNEL")
     if live:
         target = float(os.environ.get("VOD_LIVE_TARGET", "2"))
-        driver.get(page_url("watch", live))
-        video = driver.find_element(By.ID, "player")
-        driver.execute_script("window.vodErrors = []; arguments[0].addEventListener('error', () => window.vodErrors.push('error'));", video)
-        driver.execute_script("arguments[0].muted = true; arguments[0].play().catch(e => window.vodErrors.push(String(e)));", video)
-        wait_for("the live channel starts playing", lambda: driver.execute_script(
-            "const v = arguments[0]; return v.readyState >= 3 && !v.paused && v.currentTime > 0;", video), 60)
-        start = driver.execute_script("return arguments[0].currentTime", video)
-        wait_for("the live channel plays 3 s", lambda: driver.execute_script("return arguments[0].currentTime", video) > start + 3.0, 60)
-        state = driver.execute_script(
-            "const v = arguments[0]; return {t: v.currentTime, edge: v.seekable.length ? v.seekable.end(v.seekable.length - 1) : null,"
-            " buffered: v.buffered.length ? v.buffered.end(v.buffered.length - 1) : null, error: v.error && v.error.message,"
-            " errors: window.vodErrors, src: v.currentSrc, duration: v.duration}", video)
-        if state["error"] or state["errors"]:
-            fail(f"the live channel played with errors: {state}")
-        if "/hls/live/" not in state["src"]:
-            fail(f"the live channel did not play from its LL-HLS playlist: {state['src']}")
-        # Chromium's own HLS gives a live stream no seekable range; it fetches each newest segment as
-        # it appears, so the end of what it holds is the newest segment's end.
-        edge = state["edge"] if state["edge"] is not None else state["buffered"]
-        behind = edge - state["t"] if edge is not None else None
-        print(f"    live: position {state['t']:.2f} s, seekable end {state['edge']}, buffered to {state['buffered']}")
-        if behind is None or behind > 2 * target + 1e-6:
-            fail(f"the live channel plays {behind} s behind the newest segment's end, more than 2 target durations ({2 * target} s): {state}")
-        driver.save_screenshot(f"{artifacts}/watch-live.png")
-        print(f"PASS: the live channel ({state['src']}) played 3 s without an error, {behind:.2f} s behind the live edge "
-              f"(at most 2 target durations, {2 * target:.0f} s)")
+        for query, player in (("", "the browser's own HLS"), ("?player=hls.js", "hls.js")):
+            driver.get(page_url("watch", live) + query)
+            video = driver.find_element(By.ID, "player")
+            driver.execute_script("window.vodErrors = []; arguments[0].addEventListener('error', () => window.vodErrors.push('error'));", video)
+            driver.execute_script("arguments[0].muted = true; arguments[0].play().catch(e => window.vodErrors.push(String(e)));", video)
+            wait_for(f"the live channel starts playing ({player})", lambda: driver.execute_script(
+                "const v = arguments[0]; return v.readyState >= 3 && !v.paused && v.currentTime > 0;", video), 60)
+            start = driver.execute_script("return arguments[0].currentTime", video)
+            wait_for(f"the live channel plays 3 s ({player})", lambda: driver.execute_script("return arguments[0].currentTime", video) > start + 3.0, 60)
+            if query:  # hls.js catches up with its target latency (PART-HOLD-BACK) by playing faster, after a start further back
+                wait_for(f"hls.js comes within 2 target durations of the live edge", lambda: driver.execute_script(
+                    "const h = arguments[0].vodHls; return h && h.latency > 0 && h.latency <= arguments[1];", video, 2 * target), 30)
+            state = driver.execute_script(
+                "const v = arguments[0]; return {t: v.currentTime, edge: v.seekable.length ? v.seekable.end(v.seekable.length - 1) : null,"
+                " buffered: v.buffered.length ? v.buffered.end(v.buffered.length - 1) : null, error: v.error && v.error.message,"
+                " errors: window.vodErrors, src: v.currentSrc, hlsjs: v.vodHls ? v.vodHls.latency : null}", video)
+            if state["error"] or state["errors"]:
+                fail(f"the live channel played with errors ({player}): {state}")
+            if query:
+                if state["hlsjs"] is None:
+                    fail(f"the live channel did not play through hls.js: {state}")
+                behind = state["hlsjs"]  # hls.js's own estimate: the live edge (newest part's end) less the position
+            else:
+                if "/hls/live/" not in state["src"]:
+                    fail(f"the live channel did not play from its LL-HLS playlist: {state['src']}")
+                # Chromium's own HLS gives a live stream no seekable range; it fetches each newest segment
+                # as it appears, so the end of what it holds is the newest segment's end, and that less
+                # the newest EXTINF its start: the position must be within 2 target durations of it.
+                edge = state["edge"] if state["edge"] is not None else state["buffered"]
+                with urllib.request.urlopen(f"{base}/hls/live/{urllib.parse.quote(live, safe='')}/index.m3u8", timeout=20) as r:
+                    newest = [float(l[8:].split(",")[0]) for l in r.read().decode().splitlines() if l.startswith("#EXTINF:")][-1]
+                behind = edge - newest - state["t"] if edge is not None else None
+            print(f"    live ({player}): position {state['t']:.2f} s, seekable end {state['edge']}, buffered to {state['buffered']}, behind {behind}")
+            if behind is None or behind > 2 * target + 1e-6:
+                fail(f"the live channel plays {behind} s behind the newest media, more than 2 target durations ({2 * target} s), with {player}: {state}")
+            driver.save_screenshot(f"{artifacts}/watch-live{'-hlsjs' if query else ''}.png")
+            print(f"PASS: the live channel played 3 s without an error with {player}, {behind:.2f} s behind the newest {'part' if query else 'segment'} "
+                  f"(at most 2 target durations, {2 * target:.0f} s)")
 finally:
     session.close()
