@@ -26,8 +26,10 @@ LiveHlsService::LiveHlsService(asio::io_context& io, LiveHubs& hubs, LiveHlsServ
 
 LiveHlsService::~LiveHlsService() {
   *alive_ = false;
+  // The io thread has stopped: what waits is dropped here, not answered later (the connections it
+  // holds must go while the pool and the metrics they use still exist).
   auto channels = std::move(channels_);
-  for (auto& [name, channel] : channels) channel->close("the proxy is stopping");
+  for (auto& [name, channel] : channels) channel->close("the proxy is stopping", false);
 }
 
 void LiveHlsService::request(const LiveHlsWant& want, const std::string& peer, Done done) {
@@ -174,7 +176,7 @@ void LiveHlsChannel::expire(std::list<Waiter>::iterator it) {
   waiting_.erase(it);
 }
 
-void LiveHlsChannel::close(const std::string& why) {
+void LiveHlsChannel::close(const std::string& why, bool answer_waiting) {
   if (!error_.empty()) return;
   const auto self = shared_from_this();  // the service forgets it below
   error_ = why;
@@ -184,7 +186,8 @@ void LiveHlsChannel::close(const std::string& why) {
   const std::string summary = std::to_string(packager_.segments_made()) + " segments made, " + std::to_string(requests_) + " requests";
   if (failed) log::warn("hls", "'" + name_ + "': " + why + " (" + summary + ")");
   else log::info("hls", "'" + name_ + "': stopped packaging: " + why + " (" + summary + ")");
-  wake();  // every waiter gets the 503
+  if (answer_waiting) wake();  // every waiter gets the 503
+  else waiting_.clear();
   service_.forget(this);
 }
 

@@ -70,7 +70,8 @@ class LiveHlsChannel : public std::enable_shared_from_this<LiveHlsChannel> {
 
   void open(LiveHubs& hubs, const std::string& peer);
   void serve(const LiveHlsWant& want, LiveHlsService::Done done);
-  void close(const std::string& why);  // answers what waits with 503 and leaves the hub
+  // Leaves the hub; what waits gets a 503 (or, with !answer_waiting, is dropped: the proxy stops).
+  void close(const std::string& why, bool answer_waiting = true);
 
  private:
   struct Waiter {

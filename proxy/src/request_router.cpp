@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "byte_range.hpp"
+#include "route_parts.hpp"
 #include "vod/client/uri.hpp"
 #include "vod/json_text.hpp"
 #include "vod/protocol/name_hash.hpp"
@@ -14,6 +15,11 @@
 namespace vod::proxy {
 
 namespace {
+
+using routing::movie;
+using routing::named_entry;
+using routing::hls_request;
+using routing::query_value;
 
 const char* reason(unsigned status) {
   switch (status) {
@@ -81,6 +87,59 @@ Plan playlist(const proto::Catalog& c, const std::string& host) {
   return page("audio/x-mpegurl", b);
 }
 
+Plan watch(const Request& r, const std::string& path, const Site& site, const std::string& host) {
+  auto found = named_entry(path.substr(7), site.catalog);
+  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
+  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
+  std::optional<double> start;
+  const auto t = query_value(r.target, "t");
+  if (!t) return error_plan(400, "bad percent-encoding in the query");
+  if (!t->empty()) {
+    char* end = nullptr;
+    const double seconds = std::strtod(t->c_str(), &end);
+    if (end == t->c_str() || *end != '\0' || !(seconds >= 0) || seconds > 1e7)
+      return error_plan(400, "t='" + *t + "' is not a time in seconds (e.g. ?t=30)");
+    start = seconds;
+  }
+  return page("text/html; charset=utf-8", site.pages.watch_page(site.catalog, e, host, start));
+}
+
+// /poster/NAME or /strip/K/NAME.
+Plan picture(const std::string& path, const Site& site) {
+  ThumbnailWant want;
+  std::string rest;
+  if (path.rfind("/poster/", 0) == 0) {
+    rest = path.substr(8);
+  } else {
+    const std::string after = path.substr(7);  // "K/NAME"
+    const auto slash = after.find('/');
+    const std::string k = after.substr(0, slash);
+    if (slash == std::string::npos || k.empty() || k.size() > 2 || k.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(k) >= kStripFrames)
+      return error_plan(404, "timeline frames are /strip/K/NAME with K from 0 to " + std::to_string(kStripFrames - 1));
+    want.strip_frame = static_cast<unsigned>(std::stoul(k));
+    rest = after.substr(slash + 1);
+  }
+  auto found = named_entry(rest, site.catalog);
+  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
+  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
+  want.name = e.name;
+  want.live = is_live(e);
+  if (want.live && want.strip_frame) return error_plan(404, "a live channel has no timeline strip; its poster is /poster/" + rest);
+  Plan p;
+  // A movie's pictures change only with the catalog generation (the pages ask with ?g=); a live
+  // channel's is the current picture.
+  p.headers = {{"Content-Type", "image/jpeg"}, {"Cache-Control", want.live ? "no-cache" : "max-age=3600"}};
+  p.thumbnail = std::move(want);
+  return p;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- shared with hls_routes.cpp
+
+namespace routing {
+
 Plan movie(const Request& r, const proto::Catalog& c, const proto::CatalogEntry& e) {
   const std::string etag = etag_for(c, e);
   Plan p;
@@ -146,215 +205,7 @@ std::variant<const proto::CatalogEntry*, Plan> named_entry(const std::string& en
   return e;
 }
 
-Plan watch(const Request& r, const std::string& path, const Site& site, const std::string& host) {
-  auto found = named_entry(path.substr(7), site.catalog);
-  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
-  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
-  std::optional<double> start;
-  const auto t = query_value(r.target, "t");
-  if (!t) return error_plan(400, "bad percent-encoding in the query");
-  if (!t->empty()) {
-    char* end = nullptr;
-    const double seconds = std::strtod(t->c_str(), &end);
-    if (end == t->c_str() || *end != '\0' || !(seconds >= 0) || seconds > 1e7)
-      return error_plan(400, "t='" + *t + "' is not a time in seconds (e.g. ?t=30)");
-    start = seconds;
-  }
-  return page("text/html; charset=utf-8", site.pages.watch_page(site.catalog, e, host, start));
-}
-
-// /poster/NAME or /strip/K/NAME.
-Plan picture(const std::string& path, const Site& site) {
-  ThumbnailWant want;
-  std::string rest;
-  if (path.rfind("/poster/", 0) == 0) {
-    rest = path.substr(8);
-  } else {
-    const std::string after = path.substr(7);  // "K/NAME"
-    const auto slash = after.find('/');
-    const std::string k = after.substr(0, slash);
-    if (slash == std::string::npos || k.empty() || k.size() > 2 || k.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoul(k) >= kStripFrames)
-      return error_plan(404, "timeline frames are /strip/K/NAME with K from 0 to " + std::to_string(kStripFrames - 1));
-    want.strip_frame = static_cast<unsigned>(std::stoul(k));
-    rest = after.substr(slash + 1);
-  }
-  auto found = named_entry(rest, site.catalog);
-  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
-  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
-  want.name = e.name;
-  want.live = is_live(e);
-  if (want.live && want.strip_frame) return error_plan(404, "a live channel has no timeline strip; its poster is /poster/" + rest);
-  Plan p;
-  // A movie's pictures change only with the catalog generation (the pages ask with ?g=); a live
-  // channel's is the current picture.
-  p.headers = {{"Content-Type", "image/jpeg"}, {"Cache-Control", want.live ? "no-cache" : "max-age=3600"}};
-  p.thumbnail = std::move(want);
-  return p;
-}
-
-// A decimal number of at most `digits` digits without a leading zero ("0" itself is one).
-std::optional<std::uint64_t> decimal(const std::string& text, std::size_t digits) {
-  if (text.empty() || text.size() > digits || text.find_first_not_of("0123456789") != std::string::npos || (text.size() > 1 && text[0] == '0'))
-    return std::nullopt;
-  return std::stoull(text);
-}
-
-// "seg-N.m4s" -> N.
-std::optional<unsigned> segment_number(const std::string& file) {
-  if (file.rfind("seg-", 0) != 0 || !file.ends_with(".m4s")) return std::nullopt;
-  const auto n = decimal(file.substr(4, file.size() - 8), 6);
-  if (!n) return std::nullopt;
-  return static_cast<unsigned>(*n);
-}
-
-// The URI of a TS movie's segments in its playlist: the movie itself, /movies/NAME, when its name
-// ends in an extension players take segments by (ffmpeg's HLS demuxer refuses others, for safety),
-// else /hls/NAME/movie.ts, the same bytes by the same Range path under a name that does.
-std::string ts_segments_uri(const proto::CatalogEntry& e) {
-  std::string lower = e.name;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* ext : {".ts", ".mpegts", ".mpg", ".mpeg"})
-    if (lower.ends_with(ext)) return media_path(e);
-  return "movie.ts";
-}
-
-// /hls/live/NAME/index.m3u8[?_HLS_msn=M[&_HLS_part=P]], /hls/live/NAME/seg-M.ts, /hls/live/NAME/part-M.P.ts.
-Plan live_hls_request(const Request& r, const std::string& rest, const Site& site) {
-  const auto slash = rest.find('/');
-  const std::string file = slash == std::string::npos ? "" : rest.substr(slash + 1);
-  auto found = named_entry(rest.substr(0, slash), site.catalog);
-  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
-  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
-  if (!is_live(e)) return error_plan(404, "'" + e.name + "' is a movie: its playlist is /hls/" + client::percent_encode(e.name) + "/index.m3u8");
-  LiveHlsWant w;
-  w.channel = e.name;
-  const auto numbered = [&](const char* prefix, std::size_t numbers) -> bool {
-    const std::string p(prefix);
-    if (file.rfind(p, 0) != 0 || !file.ends_with(".ts")) return false;
-    const std::string middle = file.substr(p.size(), file.size() - p.size() - 3);
-    const auto dot = middle.find('.');
-    if ((numbers == 1) != (dot == std::string::npos)) return false;
-    const auto msn = decimal(middle.substr(0, dot), 18);
-    if (!msn) return false;
-    w.msn = *msn;
-    if (numbers == 1) return true;
-    const auto part = decimal(middle.substr(dot + 1), 6);
-    if (!part) return false;
-    w.part = static_cast<std::size_t>(*part);
-    return true;
-  };
-  Plan p;
-  if (file == "index.m3u8") {
-    const auto msn = query_value(r.target, "_HLS_msn"), part = query_value(r.target, "_HLS_part");
-    if (!msn || !part) return error_plan(400, "bad percent-encoding in the query");
-    if (!part->empty() && msn->empty()) return error_plan(400, "_HLS_part needs _HLS_msn (rfc8216bis 6.2.5.2)");
-    if (!msn->empty()) {
-      const auto m = decimal(*msn, 18);
-      const auto k = part->empty() ? std::optional<std::uint64_t>(0) : decimal(*part, 6);
-      if (!m || !k) return error_plan(400, "_HLS_msn and _HLS_part are decimal numbers (a media sequence number and a part index)");
-      w.block = LiveHlsPosition{*m, part->empty() ? std::nullopt : std::optional<std::size_t>(static_cast<std::size_t>(*k))};
-    }
-    w.kind = LiveHlsWant::Kind::playlist;
-    // A live playlist changes with every part: never cached. A blocking reload's answer is the
-    // playlist as of that part, which stays true: a cache may keep it briefly (rfc8216bis 6.2.5.2).
-    p.headers = {{"Content-Type", "application/vnd.apple.mpegurl"}, {"Cache-Control", w.block ? "max-age=6" : "no-cache"}};
-  } else if (numbered("seg-", 1)) {
-    w.kind = LiveHlsWant::Kind::segment;
-  } else if (numbered("part-", 2)) {
-    w.kind = LiveHlsWant::Kind::part;
-  } else {
-    return error_plan(404, "a live channel's HLS is /hls/live/NAME/index.m3u8, with its segments seg-N.ts and parts part-N.K.ts");
-  }
-  // Segments and parts never change: their numbers follow the clock, so a URI is never reused.
-  if (w.kind != LiveHlsWant::Kind::playlist) p.headers = {{"Content-Type", "video/mp2t"}, {"Cache-Control", "max-age=60"}};
-  p.live_hls = std::move(w);
-  p.send_body = r.method == "GET";
-  return p;
-}
-
-// /hls/NAME/index.m3u8 (media playlist), /hls/NAME/master.m3u8 (multivariant); for TS movies
-// /hls/NAME/movie.ts (the movie, by ranges), for fMP4 ones /hls/NAME/init.mp4 and /hls/NAME/seg-N.m4s.
-Plan hls_request(const Request& r, const std::string& path, const Site& site) {
-  const std::string rest = path.substr(5);
-  const auto slash = rest.find('/');
-  const std::string file = slash == std::string::npos ? "" : rest.substr(slash + 1);
-  if (rest.rfind("live/", 0) == 0) return live_hls_request(r, rest.substr(5), site);
-  HlsWant w;
-  if (file == "index.m3u8") w.kind = HlsWant::Kind::media;
-  else if (file == "master.m3u8") w.kind = HlsWant::Kind::multivariant;
-  else if (file == "init.mp4") w.kind = HlsWant::Kind::init;
-  else if (auto n = segment_number(file)) w.kind = HlsWant::Kind::segment, w.segment = *n;
-  else if (file != "movie.ts") return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
-  auto found = named_entry(rest.substr(0, slash), site.catalog);
-  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
-  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
-  if (is_live(e)) return error_plan(404, "'" + e.name + "' is a live channel: its playlist would be /hls/live/" + client::percent_encode(e.name) + "/index.m3u8");
-  const bool fmp4 = e.container == "mp4" || e.container == "matroska" || e.container == "webm";
-  if (e.container != "mpegts" && !fmp4)
-    return error_plan(404, "'" + e.name + "' is " + (e.container.empty() ? std::string("not media libavformat recognises") : e.container) +
-                               ": HLS is made of MPEG-TS, MP4 and Matroska movies; play " + media_path(e) + " as it is");
-  // A TS movie's segments: byte ranges of the movie itself, by the Range path, under a name that
-  // ends in .ts whatever the movie's (players such as ffmpeg take segments by their extension).
-  if (file == "movie.ts") {
-    if (fmp4) return error_plan(404, "'" + e.name + "' is " + e.container + ": its segments are init.mp4 and seg-N.m4s (see index.m3u8)");
-    return movie(r, site.catalog, e);
-  }
-  const bool piece = w.kind == HlsWant::Kind::init || w.kind == HlsWant::Kind::segment;
-  if (piece && !fmp4) return error_plan(404, "'" + e.name + "' is MPEG-TS: its segments are byte ranges of movie.ts (see index.m3u8)");
-  Plan p;
-  // Playlists and pieces change only with the catalog generation (the ETag's).
-  p.headers = {{"Content-Type", piece ? "video/mp4" : "application/vnd.apple.mpegurl"},
-               {"Cache-Control", piece ? "max-age=3600" : "max-age=30"},
-               {"ETag", etag_for(site.catalog, e).insert(1, "hls-" + file + "-")}};
-  w.name = e.name;
-  w.movie_uri = ts_segments_uri(e);
-  w.bitrate_bps = e.bitrate_bps;
-  w.width = e.width;
-  w.height = e.height;
-  p.hls = std::move(w);
-  return p;
-}
-
-// An HLS answer that could not be made: 503 with Retry-After while it may come, 404 when it cannot
-// (or the status given).
-Plan hls_error(const Plan& want, const std::string& error, bool retry, unsigned status = 0) {
-  Plan e = error_plan(status ? status : retry ? 503 : 404, error);
-  if (retry) e.headers.emplace_back("Retry-After", "2");
-  for (const auto& h : want.headers)  // CORS, set for the request, holds for its error too
-    if (h.first == "Vary" || h.first.rfind("Access-Control-", 0) == 0) e.headers.push_back(h);
-  e.send_body = want.send_body;
-  return e;
-}
-
-}  // namespace
-
-Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
-  const HlsWant want = *p.hls;
-  p.hls.reset();
-  if (!facts.error.empty()) return hls_error(p, facts.error, facts.retry);
-  if (want.kind == HlsWant::Kind::media) {
-    p.text = facts.fmp4 ? hls::fmp4_media_playlist(facts.segments) : hls::ts_media_playlist(facts.segments, want.movie_uri, facts.ts_init);
-  } else {
-    hls::Variant v{"index.m3u8", facts.codecs, hls::peak_bandwidth(facts.segments, want.bitrate_bps), want.bitrate_bps, want.width, want.height};
-    p.text = hls::multivariant_playlist(v);
-  }
-  return p;
-}
-
-Plan live_hls_plan(Plan p, const LiveHlsReply& reply) {
-  p.live_hls.reset();
-  if (reply.status != 200) return hls_error(p, reply.error, reply.retry, reply.status);
-  p.text = reply.body;
-  return p;
-}
-
-Plan hls_piece_plan(Plan p, const std::string& bytes, const std::string& error, bool retry) {
-  p.hls.reset();
-  if (!error.empty()) return hls_error(p, error, retry);
-  p.text = bytes;
-  return p;
-}
+}  // namespace routing
 
 const std::string* Plan::header(const std::string& name) const noexcept {
   for (const auto& [k, v] : headers)
