@@ -114,7 +114,7 @@ for _ in $(seq 600); do grep -q 'listening on' "$work/live-server.log" && break;
 pids+=($!)
 base=http://127.0.0.1:$((http + 2))
 for _ in $(seq 300); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
-live_seconds=$([[ $mode == full ]] && echo 60 || echo 20)
+case $mode in full) live_seconds=60 ;; quick) live_seconds=20 ;; *) live_seconds=8 ;; esac
 "$(dirname "${BASH_SOURCE[0]}")/live-hls-age.py" "$base/hls/live/cam/index.m3u8" "$live_seconds" > "$work/age" || { cat "$work/age"; exit 1; }
 cat "$work/age"
 record hls_live_playlist_ms first "$(awk '$1 == "playlist_first" { print $3 }' "$work/age")"

@@ -74,6 +74,9 @@ void LiveHlsPackager::begin_segment(std::chrono::system_clock::time_point arrive
   s.program_time = arrived;
   segments_.push_back(std::move(s));
   cursor_ = Cursor{};
+  // Until a frame with a PTS begins in it, the segment and its first part start now on the clock
+  // (a segment finished before any timed frame lasts 0, not the channel's whole time so far).
+  cursor_.segment_start = cursor_.part_start = clock_.now;
   cursor_.part_independent = independent;
   // The window: complete segments behind the one being made.
   while (segments_.size() > settings_.window_segments + 1) {

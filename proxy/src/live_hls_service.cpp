@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "live_hls_service.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -35,7 +36,13 @@ LiveHlsService::~LiveHlsService() {
 void LiveHlsService::request(const LiveHlsWant& want, const std::string& peer, Done done) {
   auto it = channels_.find(want.channel);
   if (it == channels_.end()) {
-    auto channel = std::make_shared<LiveHlsChannel>(io_, *this, want.channel, settings_);
+    // Segments numbered by the clock (seconds since 1970 over the segment target), and past the
+    // last packaging of the channel: a URI never names other bytes, and never starts at 0.
+    const auto by_clock = static_cast<std::uint64_t>(
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() / settings_.packaging.segment_seconds);
+    const auto last = next_msn_.find(want.channel);
+    auto channel = std::make_shared<LiveHlsChannel>(io_, *this, want.channel, settings_,
+                                                    last == next_msn_.end() ? by_clock : std::max(by_clock, last->second));
     it = channels_.emplace(want.channel, channel).first;
     channel->open(hubs_, peer);
   }
@@ -43,9 +50,10 @@ void LiveHlsService::request(const LiveHlsWant& want, const std::string& peer, D
   channel->serve(want, std::move(done));
 }
 
-void LiveHlsService::forget(LiveHlsChannel* channel) {
+void LiveHlsService::forget(LiveHlsChannel* channel, std::uint64_t next_msn) {
   for (auto it = channels_.begin(); it != channels_.end(); ++it)
     if (it->second.get() == channel) {
+      next_msn_[it->first] = next_msn;
       channels_.erase(it);
       return;
     }
@@ -53,15 +61,9 @@ void LiveHlsService::forget(LiveHlsChannel* channel) {
 
 // ---------------------------------------------------------------- LiveHlsChannel
 
-LiveHlsChannel::LiveHlsChannel(asio::io_context& io, LiveHlsService& service, std::string name, const LiveHlsServiceSettings& settings)
-    : io_(io),
-      service_(service),
-      name_(std::move(name)),
-      settings_(settings),
-      // Segments numbered by the clock: a later packaging of the channel never reuses a URI.
-      packager_(settings.packaging, static_cast<std::uint64_t>(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() /
-                                                               settings.packaging.segment_seconds)),
-      idle_(io) {}
+LiveHlsChannel::LiveHlsChannel(asio::io_context& io, LiveHlsService& service, std::string name, const LiveHlsServiceSettings& settings,
+                               std::uint64_t first_msn)
+    : io_(io), service_(service), name_(std::move(name)), settings_(settings), packager_(settings.packaging, first_msn), idle_(io) {}
 
 LiveHlsChannel::~LiveHlsChannel() = default;
 
@@ -85,6 +87,7 @@ void LiveHlsChannel::touch() {
   idle_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
     auto self = weak.lock();
     if (ec || !self) return;
+    if (self->idle_.expiry() > std::chrono::steady_clock::now()) return;  // queued before a request moved it on
     if (!self->waiting_.empty()) return self->touch();
     self->close("no HLS request for " + std::to_string(self->settings_.idle.count()) + " s");
   });
@@ -141,12 +144,12 @@ void LiveHlsChannel::serve(const LiveHlsWant& want, LiveHlsService::Done done) {
     return;
   }
   // rfc8216bis: a blocking request that cannot be answered in three target durations gets 503.
-  const auto wait = packager_.holds_back() ? std::chrono::milliseconds(3000 * packager_.target_duration()) : first_wait();
-  waiting_.push_back(Waiter{want, std::move(done), std::make_unique<asio::steady_timer>(io_, wait)});
-  const auto it = std::prev(waiting_.end());
-  it->timer->async_wait([weak = weak_from_this(), it](const boost::system::error_code& ec) {
+  const auto wait = packager_.holds_back() ? std::chrono::milliseconds(std::chrono::seconds(3 * std::uint64_t{packager_.target_duration()})) : first_wait();
+  const std::uint64_t id = ++next_waiter_;
+  waiting_.push_back(Waiter{id, want, std::move(done), std::make_unique<asio::steady_timer>(io_, wait)});
+  waiting_.back().timer->async_wait([weak = weak_from_this(), id](const boost::system::error_code& ec) {
     if (ec) return;
-    if (auto self = weak.lock()) self->expire(it);
+    if (auto self = weak.lock()) self->expire(id);
   });
 }
 
@@ -167,7 +170,10 @@ void LiveHlsChannel::wake() {
   }
 }
 
-void LiveHlsChannel::expire(std::list<Waiter>::iterator it) {
+void LiveHlsChannel::expire(std::uint64_t id) {
+  // Found by its id: a timer that fired while its waiter was being answered finds nothing.
+  const auto it = std::find_if(waiting_.begin(), waiting_.end(), [id](const Waiter& w) { return w.id == id; });
+  if (it == waiting_.end()) return;
   std::string why = packager_.holds_back()
                         ? "not made within three target durations (" + std::to_string(3 * packager_.target_duration()) + " s)"
                         : "the channel made less than three target durations of HLS segments within " +
@@ -188,7 +194,7 @@ void LiveHlsChannel::close(const std::string& why, bool answer_waiting) {
   else log::info("hls", "'" + name_ + "': stopped packaging: " + why + " (" + summary + ")");
   if (answer_waiting) wake();  // every waiter gets the 503
   else waiting_.clear();
-  service_.forget(this);
+  service_.forget(this, packager_.last_msn() + 1);
 }
 
 }  // namespace vod::proxy

@@ -54,18 +54,23 @@ class LiveHlsService {
 
  private:
   friend class LiveHlsChannel;
-  void forget(LiveHlsChannel* channel);
+  void forget(LiveHlsChannel* channel, std::uint64_t next_msn);
 
   boost::asio::io_context& io_;
   LiveHubs& hubs_;
   LiveHlsServiceSettings settings_;
   std::map<std::string, std::shared_ptr<LiveHlsChannel>> channels_;
+  // Per channel name (bounded by the catalog's channels), the number after the last segment of its
+  // last packaging: a new packaging starts past it, so its URIs never name other bytes.
+  std::map<std::string, std::uint64_t> next_msn_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 class LiveHlsChannel : public std::enable_shared_from_this<LiveHlsChannel> {
  public:
-  LiveHlsChannel(boost::asio::io_context& io, LiveHlsService& service, std::string name, const LiveHlsServiceSettings& settings);
+  // Segments are numbered from `first_msn` on.
+  LiveHlsChannel(boost::asio::io_context& io, LiveHlsService& service, std::string name, const LiveHlsServiceSettings& settings,
+                 std::uint64_t first_msn);
   ~LiveHlsChannel();
 
   void open(LiveHubs& hubs, const std::string& peer);
@@ -75,6 +80,7 @@ class LiveHlsChannel : public std::enable_shared_from_this<LiveHlsChannel> {
 
  private:
   struct Waiter {
+    std::uint64_t id;  // what its timer's callback finds it by: the callback may run after the waiter was answered
     LiveHlsWant want;
     LiveHlsService::Done done;
     std::unique_ptr<boost::asio::steady_timer> timer;
@@ -83,7 +89,7 @@ class LiveHlsChannel : public std::enable_shared_from_this<LiveHlsChannel> {
   std::optional<LiveHlsReply> answer(const LiveHlsWant& want) const;
   void pull();
   void wake();
-  void expire(std::list<Waiter>::iterator it);
+  void expire(std::uint64_t id);
   void touch();
   std::chrono::milliseconds first_wait() const;
 
@@ -97,7 +103,7 @@ class LiveHlsChannel : public std::enable_shared_from_this<LiveHlsChannel> {
   boost::asio::steady_timer idle_;
   std::string error_;  // set once the channel ended
   std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
-  std::uint64_t requests_ = 0;
+  std::uint64_t requests_ = 0, next_waiter_ = 0;
 };
 
 }  // namespace vod::proxy

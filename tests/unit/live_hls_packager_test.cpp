@@ -166,6 +166,22 @@ TEST(LiveHlsPackager, TheWindowSlidesAndCountsTheDiscontinuitiesItDrops) {
   EXPECT_LE(h.bytes(), 4 * 25 * 2 * P);
 }
 
+TEST(LiveHlsPackager, AStreamStartWithoutTimedFramesLastsNothingNotTheChannelsTime) {
+  LiveHlsPackager h(LiveHlsSettings{2.0, 0.5, 6});
+  Channel ch(25);
+  for (int i = 0; i < 25 * 30; ++i) h.feed(ch.frame(), kNow);  // 30 s of channel time on the clock
+  // Two restarts in a row, the first with no frame that has a PTS.
+  FanoutChunk untimed = ch.frame(2, true);
+  untimed.units.clear();
+  h.feed(untimed, kNow);
+  ch.restart(90000);
+  h.feed(ch.frame(2, true), kNow);
+  for (int i = 0; i < 25 * 5; ++i) h.feed(ch.frame(), kNow);
+  const Parsed p = parse(h.playlist());
+  for (double d : p.extinf) EXPECT_LE(d, 2.5) << h.playlist();
+  EXPECT_EQ(h.target_duration(), 2u) << "a restart does not stretch the target duration";
+}
+
 TEST(LiveHlsPackager, LongerGopsMakeLongerSegmentsAndTheTargetFollows) {
   LiveHlsPackager h(LiveHlsSettings{2.0, 0.5, 6});
   Channel ch(75);  // a keyframe every 3 s
