@@ -70,7 +70,6 @@ void LiveHlsPackager::begin_segment(std::chrono::system_clock::time_point arrive
   LiveHlsSegment s;
   s.msn = next_msn_++;
   s.discontinuity = discontinuity && s.msn > first_msn_made_;
-  s.independent = independent;
   s.program_time = arrived;
   segments_.push_back(std::move(s));
   cursor_ = Cursor{};

@@ -48,7 +48,6 @@ struct LiveHlsPart {
 struct LiveHlsSegment {
   std::uint64_t msn = 0;                    // EXT-X-MEDIA-SEQUENCE numbering
   bool discontinuity = false;               // begins a new stream (not for the first segment made)
-  bool independent = false;                 // begins at a keyframe
   bool complete = false;
   double duration = 0;                      // complete segments
   std::chrono::system_clock::time_point program_time;  // when its first byte reached the proxy
@@ -111,7 +110,6 @@ class LiveHlsPackager {
   std::uint64_t last_msn() const noexcept { return next_msn_ == first_msn_made_ ? first_msn_made_ : next_msn_ - 1; }
 
   unsigned target_duration() const noexcept { return target_duration_; }
-  double part_target() const noexcept { return settings_.part_seconds; }
   std::size_t bytes() const noexcept;  // held in the window
   std::uint64_t segments_made() const noexcept { return next_msn_ - first_msn_made_; }
 

@@ -30,7 +30,7 @@ LiveHlsService::~LiveHlsService() {
   // The io thread has stopped: what waits is dropped here, not answered later (the connections it
   // holds must go while the pool and the metrics they use still exist).
   auto channels = std::move(channels_);
-  for (auto& [name, channel] : channels) channel->close("the proxy is stopping", false);
+  for (auto& [name, channel] : channels) channel->close("the proxy is stopping", LiveHlsChannel::Closing::proxy_stopping);
 }
 
 void LiveHlsService::request(const LiveHlsWant& want, const std::string& peer, Done done) {
@@ -72,7 +72,7 @@ void LiveHlsChannel::open(LiveHubs& hubs, const std::string& peer) {
   hubs.subscribe(name_, peer + " (HLS)", [weak = weak_from_this()](std::unique_ptr<LiveViewer> viewer, const std::string& error) {
     auto self = weak.lock();
     if (!self || !self->error_.empty()) return;
-    if (!viewer) return self->close("cannot open the live channel '" + self->name_ + "': " + error);
+    if (!viewer) return self->close("cannot open the live channel '" + self->name_ + "': " + error, Closing::failed);
     self->viewer_ = std::move(viewer);
     char what[96];
     std::snprintf(what, sizeof what, "%g s segments, %g s parts, %zu segments in the playlist", self->settings_.packaging.segment_seconds,
@@ -89,7 +89,7 @@ void LiveHlsChannel::touch() {
     if (ec || !self) return;
     if (self->idle_.expiry() > std::chrono::steady_clock::now()) return;  // queued before a request moved it on
     if (!self->waiting_.empty()) return self->touch();
-    self->close("no HLS request for " + std::to_string(self->settings_.idle.count()) + " s");
+    self->close("no HLS request for " + std::to_string(self->settings_.idle.count()) + " s", Closing::idle);
   });
 }
 
@@ -97,8 +97,9 @@ void LiveHlsChannel::pull() {
   viewer_->next([weak = weak_from_this()](const BacklogStep& step, const std::string& error) {
     auto self = weak.lock();
     if (!self || !self->viewer_) return;
-    if (!error.empty()) return self->close("the channel's session ended: " + error);
+    if (!error.empty()) return self->close("the channel's session ended: " + error, Closing::failed);
     self->packager_.feed(*step.chunk, std::chrono::system_clock::now(), step.discontinuity);
+    self->playlist_.reset();
     self->wake();
     self->pull();
   });
@@ -117,7 +118,7 @@ std::optional<LiveHlsReply> LiveHlsChannel::answer(const LiveHlsWant& want) cons
                                   "); reload the playlist without it");
         if (!p.has(b)) return std::nullopt;
       }
-      return body(p.playlist());
+      return body(playlist());
     case LiveHlsWant::Kind::segment:
       if (auto s = p.segment(want.msn)) return body(*s);
       if (want.msn < p.first_msn())
@@ -134,6 +135,11 @@ std::optional<LiveHlsReply> LiveHlsChannel::answer(const LiveHlsWant& want) cons
     }
   }
   return failure(500, "unknown HLS request");
+}
+
+const std::string& LiveHlsChannel::playlist() const {
+  if (!playlist_) playlist_ = packager_.playlist();
+  return *playlist_;
 }
 
 void LiveHlsChannel::serve(const LiveHlsWant& want, LiveHlsService::Done done) {
@@ -182,18 +188,17 @@ void LiveHlsChannel::expire(std::uint64_t id) {
   waiting_.erase(it);
 }
 
-void LiveHlsChannel::close(const std::string& why, bool answer_waiting) {
+void LiveHlsChannel::close(const std::string& why, Closing closing) {
   if (!error_.empty()) return;
   const auto self = shared_from_this();  // the service forgets it below
   error_ = why;
   idle_.cancel();
   viewer_.reset();  // leaves the hub
-  const bool failed = why.rfind("no HLS request", 0) != 0 && why != "the proxy is stopping";
   const std::string summary = std::to_string(packager_.segments_made()) + " segments made, " + std::to_string(requests_) + " requests";
-  if (failed) log::warn("hls", "'" + name_ + "': " + why + " (" + summary + ")");
+  if (closing == Closing::failed) log::warn("hls", "'" + name_ + "': " + why + " (" + summary + ")");
   else log::info("hls", "'" + name_ + "': stopped packaging: " + why + " (" + summary + ")");
-  if (answer_waiting) wake();  // every waiter gets the 503
-  else waiting_.clear();
+  if (closing == Closing::proxy_stopping) waiting_.clear();
+  else wake();  // every waiter gets the 503
   service_.forget(this, packager_.last_msn() + 1);
 }
 

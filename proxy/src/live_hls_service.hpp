@@ -75,8 +75,11 @@ class LiveHlsChannel : public std::enable_shared_from_this<LiveHlsChannel> {
 
   void open(LiveHubs& hubs, const std::string& peer);
   void serve(const LiveHlsWant& want, LiveHlsService::Done done);
-  // Leaves the hub; what waits gets a 503 (or, with !answer_waiting, is dropped: the proxy stops).
-  void close(const std::string& why, bool answer_waiting = true);
+  // Why a channel's packaging ends: the session failed (logged at warn), no request came for
+  // --hls-live-idle, or the proxy stops (its io thread is gone: what waits is dropped, not answered).
+  enum class Closing { failed, idle, proxy_stopping };
+  // Leaves the hub; what waits gets a 503 saying `why`.
+  void close(const std::string& why, Closing closing);
 
  private:
   struct Waiter {
@@ -87,6 +90,7 @@ class LiveHlsChannel : public std::enable_shared_from_this<LiveHlsChannel> {
   };
   // The answer now, or nullopt while it is worth waiting for.
   std::optional<LiveHlsReply> answer(const LiveHlsWant& want) const;
+  const std::string& playlist() const;  // the packager's, made once per chunk fed, however many requests wait for it
   void pull();
   void wake();
   void expire(std::uint64_t id);
@@ -98,11 +102,11 @@ class LiveHlsChannel : public std::enable_shared_from_this<LiveHlsChannel> {
   std::string name_;
   LiveHlsServiceSettings settings_;
   LiveHlsPackager packager_;
+  mutable std::optional<std::string> playlist_;  // playlist(), until the next chunk
   std::unique_ptr<LiveViewer> viewer_;
   std::list<Waiter> waiting_;
   boost::asio::steady_timer idle_;
   std::string error_;  // set once the channel ended
-  std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
   std::uint64_t requests_ = 0, next_waiter_ = 0;
 };
 
