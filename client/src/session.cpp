@@ -71,6 +71,8 @@ void Session::throw_rejected(const rdma::ConnectRejected& r) {
   auto reject = proto::decode_reject(r.private_data());
   if (!reject)
     throw ClientError(ErrorKind::rejected, server() + " refused the connection (" + r.what() + ") without a readable reason: " + reject.error().message);
+  if (reject->code == proto::RejectCode::unknown_movie && uri_.cluster)  // the fleet tries the next member
+    throw ClientError(ErrorKind::unknown_movie, "no movie '" + uri_.movie.value_or("") + "' on " + server());
   if (reject->code == proto::RejectCode::unknown_movie) {
     std::string names;
     try {  // best effort: ask for the catalog to say what exists
@@ -166,6 +168,11 @@ std::chrono::steady_clock::time_point Session::open_udp() {
 }
 
 void Session::connect() {
+  if (uri_.cluster) connect_in_fleet();
+  else connect_to_server();
+}
+
+void Session::connect_to_server() {
   const std::string name = movie_ ? movie_->name : uri_.movie.value_or("");
   // Until this connection's catalog says where the movie and its index are, nothing may be read
   // from them: after a server restart the old rkeys are invalid.
@@ -189,7 +196,8 @@ void Session::reconnect(const std::string& why) {
     drop_connection();
     throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server() + ": " + why);
   }
-  log::warn("client", "connection to " + server() + " lost (" + why + "); reconnecting");
+  log::warn("client", "connection to " + server() + " lost (" + why + ")" + (uri_.cluster ? "; reconnecting in the fleet" : "; reconnecting"));
+  if (uri_.cluster) lost_member_ = server();
   drop_connection();
   Backoff backoff(options_.reconnect, Backoff::Clock::now());
   std::string last = why;
@@ -198,6 +206,7 @@ void Session::reconnect(const std::string& why) {
     try {
       connect();
       ++reconnects_;
+      lost_member_.clear();
       log::info("client", "reconnected to " + server() + " after " + std::to_string(backoff.failed_attempts() + 1) + " attempt(s)");
       return;
     } catch (const ConnectionLost& e) {
@@ -219,6 +228,7 @@ void Session::drop_connection() noexcept {
 }
 
 void Session::switch_movie(const std::string& name) {
+  if (uri_.cluster) return switch_by_connecting(name);  // placed anew: perhaps on another member
   settle_catalog();
   const proto::CatalogEntry* entry = catalog_.find(name);
   if (!entry) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' in the catalog of " + server() + "; it has: " + list_names(catalog_));

@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "vod/cluster/member_record.hpp"
 #include "vod/protocol/access_token.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/hex_text.hpp"
@@ -12,7 +13,8 @@ namespace vod::client {
 namespace {
 
 const char* const kForm =
-    " (expected rdma://host[:port][/movie][?token=HEX] or rdma://host[:port]/live/channel[?token=HEX], e.g. rdma://192.0.2.1:7470/movie.mp4)";
+    " (expected rdma://host[:port][/movie][?token=HEX] or rdma://host[:port]/live/channel[?token=HEX], e.g. rdma://192.0.2.1:7470/movie.mp4; "
+    "for a fleet rdma+etcd://etcd-host[:2379]/movie[?prefix=/rdma-vod&k=N&token=HEX])";
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw UriError("invalid URI '" + std::string(text) + "': " + why + kForm);
@@ -66,16 +68,24 @@ std::optional<std::string> expired_token(const Uri& uri, std::uint64_t now_unix)
 }
 
 std::string Uri::to_string() const {
-  const bool v6 = host.find(':') != std::string::npos;
-  std::string s = "rdma://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  const std::string& h = cluster ? cluster->etcd.host : host;
+  const bool v6 = h.find(':') != std::string::npos;
+  std::string s = std::string(cluster ? "rdma+etcd://" : "rdma://") + (v6 ? "[" + h + "]" : h) + ":" + std::to_string(cluster ? cluster->etcd.port : port);
   if (movie) s += (live ? "/live/" : "/") + percent_encode(*movie);
+  if (cluster) {
+    std::string query;
+    if (cluster->etcd.prefix != cluster::kDefaultPrefix) query += "prefix=" + cluster->etcd.prefix;
+    if (cluster->spread) query += std::string(query.empty() ? "" : "&") + "k=" + std::to_string(cluster->spread);
+    if (!query.empty()) s += "?" + query;
+  }
   return s;
 }
 
 Uri parse_uri(std::string_view text) {
-  constexpr std::string_view scheme = "rdma://";
-  if (text.substr(0, scheme.size()) != scheme) bad(text, "the scheme must be rdma://");
-  std::string_view rest = text.substr(scheme.size());
+  constexpr std::string_view scheme = "rdma://", fleet_scheme = "rdma+etcd://";
+  const bool fleet = text.substr(0, fleet_scheme.size()) == fleet_scheme;
+  if (text.substr(0, scheme.size()) != scheme && !fleet) bad(text, "the scheme must be rdma:// (or rdma+etcd:// for a fleet)");
+  std::string_view rest = text.substr(fleet ? fleet_scheme.size() : scheme.size());
   if (rest.find('#') != std::string_view::npos) bad(text, "fragments are not part of rdma:// URIs");
   std::string_view query;
   if (const auto q = rest.find('?'); q != std::string_view::npos) {
@@ -107,6 +117,12 @@ Uri parse_uri(std::string_view text) {
     }
   }
   if (uri.host.empty()) bad(text, "the host is empty");
+  if (fleet) {
+    uri.cluster.emplace();
+    uri.cluster->etcd.host = std::move(uri.host);
+    uri.host.clear();
+    if (port_text.empty()) uri.port = cluster::kEtcdPort;
+  }
   if (!port_text.empty()) {
     unsigned long port = 0;
     for (char c : port_text) {
@@ -116,6 +132,10 @@ Uri parse_uri(std::string_view text) {
     }
     if (port == 0) bad(text, "port 0 cannot be connected to");
     uri.port = static_cast<std::uint16_t>(port);
+  }
+  if (uri.cluster) {
+    uri.cluster->etcd.port = uri.port;
+    uri.port = kDefaultPort;  // the member's, once placed
   }
   if (!path.empty()) {
     if (path.substr(0, 5) == "live/") {
@@ -134,7 +154,24 @@ Uri parse_uri(std::string_view text) {
     const auto amp = query.find('&');
     const std::string_view item = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (item.substr(0, 6) != "token=") bad(text, "the only query parameter is token=HEX (an access token from vod-token)");
+    if (uri.cluster && item.substr(0, 7) == "prefix=") {
+      try {
+        uri.cluster->etcd.prefix = cluster::checked_prefix(item.substr(7));
+      } catch (const cluster::ClusterError& e) {
+        bad(text, e.what());
+      }
+      continue;
+    }
+    if (uri.cluster && item.substr(0, 2) == "k=") {
+      const auto k = item.substr(2);
+      if (k.empty() || k.size() > 2 || k.find_first_not_of("0123456789") != std::string_view::npos || std::stoul(std::string(k)) < 1 ||
+          std::stoul(std::string(k)) > cluster::kMaxSpread)
+        bad(text, "k= must be a whole number from 1 to " + std::to_string(cluster::kMaxSpread));
+      uri.cluster->spread = static_cast<unsigned>(std::stoul(std::string(k)));
+      continue;
+    }
+    if (item.substr(0, 6) != "token=")
+      bad(text, uri.cluster ? "the query parameters are prefix=P, k=N and token=HEX" : "the only query parameter is token=HEX (an access token from vod-token)");
     if (uri.token) bad(text, "token= appears twice");
     const auto bytes = proto::parse_token_text(item.substr(6));
     if (!bytes) bad(text, "the token is not 64 hex digits (vod-token prints one)");

@@ -124,7 +124,7 @@ int run_bench(const std::vector<std::string>& args) {
   bool zap = false;  // each period reopens the movie instead of jumping
   if (pattern == "live") {
     if (clients == 0 || duration <= 0 || duration > 3600) throw ClientError(ErrorKind::usage, "--clients must be > 0 and --duration in (0, 3600]");
-    const Uri uri = parse_uri(uri_text);
+    const Uri uri = command_uri(uri_text, common);
     if (!uri.live) throw ClientError(ErrorKind::usage, "--pattern live needs a live channel: rdma://host[:port]/live/NAME");
     return bench_live(uri, clients, duration, common, credits);
   }
@@ -136,7 +136,7 @@ int run_bench(const std::vector<std::string>& args) {
     throw ClientError(ErrorKind::usage, "--pattern must be sequential, jump:SECONDS, zap:SECONDS or live");
   }
   if (clients == 0 || duration <= 0 || duration > 3600) throw ClientError(ErrorKind::usage, "--clients must be > 0 and --duration in (0, 3600]");
-  const Uri uri = parse_uri(uri_text);
+  const Uri uri = command_uri(uri_text, common);
 
   // Which movies: the URI's, or the catalog's, spread over the viewers.
   std::vector<std::string> movies;

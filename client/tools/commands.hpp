@@ -15,6 +15,7 @@ int run_list(const std::vector<std::string>& args);
 int run_get(const std::vector<std::string>& args);
 int run_play(const std::vector<std::string>& args);
 int run_bench(const std::vector<std::string>& args);
+int run_cluster(const std::vector<std::string>& args);
 
 // Exit statuses, documented in `vod-client --help`.
 enum Exit : int {
@@ -48,10 +49,14 @@ struct CommonOptions {
   unsigned udp_port = 0;
   double udp_rate_mbps = 0;
   unsigned udp_payload = 0;
+  std::string cluster;  // --cluster etcd://HOST[:PORT][/PREFIX]: URIs are movie names placed over the fleet
 };
 boost::program_options::options_description common_options(CommonOptions& o);
 // Applies what was parsed: log level, sizes; throws ClientError(usage) for bad values.
 void apply(CommonOptions& o);
+
+// The command's URI: parse_uri(text), or with --cluster a movie NAME (or live/NAME) in that fleet.
+Uri command_uri(const std::string& text, const CommonOptions& o);
 
 // Parses `args` with `opts` and one positional URI (and `extra` positionals). Returns false after
 // printing help when --help was given.

@@ -33,7 +33,7 @@ int run_get(const std::vector<std::string>& args) {
   if (!parse(args, opts, "vod-client get rdma://host[:port]/NAME -o FILE   (or rdma://host[:port]/live/NAME -o FILE --duration S)", uri_text, vm))
     return exit_ok;
   apply(common);
-  const Uri uri = parse_uri(uri_text);
+  const Uri uri = command_uri(uri_text, common);
   if (!uri.movie) throw ClientError(ErrorKind::usage, "get needs a movie in the URI: rdma://host[:port]/NAME");
   if (uri.live) {
     if (duration <= 0) throw ClientError(ErrorKind::usage, "get of a live channel needs --duration SECONDS (a live stream has no end)");

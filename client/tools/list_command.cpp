@@ -1,7 +1,9 @@
-// vod-client list rdma://host[:port]: the catalog as a table.
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// vod-client list rdma://host[:port] (or a fleet): the catalog as a table.
 #include <cstdio>
 
 #include "commands.hpp"
+#include "vod/client/fleet.hpp"
 #include "progress_bar.hpp"
 
 namespace vod::client::cli {
@@ -24,11 +26,21 @@ int run_list(const std::vector<std::string>& args) {
   boost::program_options::variables_map vm;
   if (!parse(args, opts, "vod-client list rdma://host[:port]", uri_text, vm)) return exit_ok;
   apply(common);
-  Uri uri = parse_uri(uri_text);
+  Uri uri = common.cluster.empty() ? parse_uri(uri_text) : command_uri("", common);
   uri.movie.reset();  // the catalog comes with any connection; ask for nothing else
-  Session session(uri, common.session);
-  const auto& c = session.catalog();
-  std::printf("catalog generation %u on %s: %zu movies\n", c.generation, session.server().c_str(), c.entries.size());
+  proto::Catalog c;
+  std::string where;
+  if (uri.cluster) {  // a fleet: every member's catalog, merged
+    std::vector<std::string> unreachable;
+    c = read_fleet_catalog(uri, common.session, &unreachable);
+    for (const auto& u : unreachable) std::fprintf(stderr, "vod-client: left out of the list: %s\n", u.c_str());
+    where = uri.to_string();
+  } else {
+    Session session(uri, common.session);
+    c = session.catalog();
+    where = session.server();
+  }
+  std::printf("catalog generation %u on %s: %zu movies\n", c.generation, where.c_str(), c.entries.size());
   std::printf("%-40s %12s %9s %10s %-10s %s\n", "NAME", "SIZE", "DURATION", "BITRATE", "CONTAINER", "VIDEO");
   for (const auto& e : c.entries) {
     char bitrate[32] = "-";

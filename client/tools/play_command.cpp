@@ -37,7 +37,7 @@ int run_play(const std::vector<std::string>& args) {
   apply(common);
   if (start < 0) throw ClientError(ErrorKind::usage, "--start must not be negative");
   if (duration < 0) throw ClientError(ErrorKind::usage, "--duration must not be negative");
-  const Uri uri = parse_uri(uri_text);
+  const Uri uri = command_uri(uri_text, common);
   if (!uri.movie) throw ClientError(ErrorKind::usage, "play needs a movie in the URI: rdma://host[:port]/NAME");
   if (isatty(STDOUT_FILENO)) throw ClientError(ErrorKind::usage, "play writes the movie to stdout: pipe it into a player (| ffplay -)");
   std::signal(SIGPIPE, SIG_IGN);  // a player that quits ends the stream with EPIPE

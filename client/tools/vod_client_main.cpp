@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "vod/cluster/etcd_url.hpp"
 #include "vod/defaults.hpp"
 #include "vod/log.hpp"
 #include "vod/rdma/error.hpp"
@@ -44,7 +45,11 @@ boost::program_options::options_description common_options(CommonOptions& o) {
       ("transport", po::value(&o.transport)->default_value(o.transport), "rdma (one-sided RDMA Read) or udp (Write-Record over UDP: no RDMA device needed here)")
       ("udp-port", po::value(&o.udp_port)->default_value(s.udp.port), "the server's Write-Record port, with --transport udp (the URI's port is RDMA's)")
       ("udp-rate", po::value(&o.udp_rate_mbps)->default_value(s.udp.rate_bps / 1e6), "Mbit/s this client asks the server to send at, with --transport udp")
-      ("udp-payload", po::value(&o.udp_payload)->default_value(s.udp.max_payload), "bytes per UDP datagram at most; 0: what the path MTU allows");
+      ("udp-payload", po::value(&o.udp_payload)->default_value(s.udp.max_payload), "bytes per UDP datagram at most; 0: what the path MTU allows")
+      ("cluster", po::value(&o.cluster), "etcd://HOST[:PORT][/PREFIX]: a fleet; the URI is then a movie NAME (or live/NAME), placed over its members "
+                                         "(the same as rdma+etcd://HOST:PORT/NAME?prefix=PREFIX)")
+      ("client-id", po::value(&o.session.client_id), "in a fleet: this client's id, which picks among the servers of a movie spread over several "
+                                                     "(default: random per process)");
   return d;
 }
 
@@ -76,6 +81,19 @@ void apply(CommonOptions& o) {
   o.session.udp.depth = std::max(1u, o.depth / 2);
 }
 
+Uri command_uri(const std::string& text, const CommonOptions& o) {
+  if (o.cluster.empty()) return parse_uri(text);
+  cluster::EtcdEndpoint etcd;
+  try {
+    etcd = cluster::parse_etcd_url(o.cluster);
+  } catch (const cluster::ClusterError& e) {
+    throw ClientError(ErrorKind::usage, std::string("--cluster: ") + e.what());
+  }
+  if (text.rfind("rdma", 0) == 0) throw ClientError(ErrorKind::usage, "with --cluster, name the movie alone (NAME or live/NAME), not a URI: " + text);
+  const bool v6 = etcd.host.find(':') != std::string::npos;
+  return parse_uri("rdma+etcd://" + (v6 ? "[" + etcd.host + "]" : etcd.host) + ":" + std::to_string(etcd.port) + "/" + text + "?prefix=" + etcd.prefix);
+}
+
 bool parse(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
            const std::string& usage, std::string& uri, boost::program_options::variables_map& vm) {
   namespace po = boost::program_options;
@@ -97,7 +115,7 @@ bool parse(const std::vector<std::string>& args, const boost::program_options::o
   } catch (const po::error& e) {
     throw ClientError(ErrorKind::usage, std::string(e.what()) + "\nusage: " + usage);
   }
-  if (uri.empty()) throw ClientError(ErrorKind::usage, "missing the rdma:// URI\nusage: " + usage);
+  if (uri.empty() && !vm.count("cluster")) throw ClientError(ErrorKind::usage, "missing the rdma:// URI\nusage: " + usage);
   return true;
 }
 
@@ -114,6 +132,11 @@ usage: vod-client COMMAND [options] URI
   play  rdma://host[:port]/NAME [--start S]     paced stream to stdout (| ffplay -, | vlc -)
   bench rdma://host[:port][/NAME] --clients N --duration S --pattern sequential|jump:S
                                                 simulated viewers, one connection each
+  cluster etcd://HOST[:PORT][/PREFIX] [NAME...]  a fleet's members, their load, and where each
+                                                movie (or each NAME) is placed
+
+A fleet of servers registered in etcd (vod-server --cluster) is one URI: rdma+etcd://HOST:2379/NAME
+(?prefix=P, ?k=N), or --cluster etcd://HOST:2379 and the movie's NAME.
 
 'vod-client COMMAND --help' lists a command's options. The default port is 7470.
 'vod-client --version' prints the version.
@@ -145,6 +168,7 @@ int main(int argc, char** argv) {
     if (command == "get") return run_get(args);
     if (command == "play") return run_play(args);
     if (command == "bench") return run_bench(args);
+    if (command == "cluster") return run_cluster(args);
     std::fprintf(stderr, "vod-client: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return exit_usage;
   } catch (const vod::client::ClientError& e) {

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "server_config.hpp"
 
+#include "vod/cluster/etcd_url.hpp"
+#include "vod/cluster/member_record.hpp"
+#include "vod/protocol/catalog_layout.hpp"
+
 #include "udp/udp_service.hpp"
 #include "windows/isolation.hpp"
 
@@ -37,6 +41,36 @@ std::uint64_t parse_size(const std::string& text, const char* option) {
   return static_cast<std::uint64_t>(n) << shift;
 }
 }  // namespace
+
+static void check_cluster_options(ServerConfig& c) {
+  if (c.cluster.empty()) {
+    if (!c.advertise.empty() || !c.cluster_spread.empty()) throw std::invalid_argument("--advertise and --cluster-spread go with --cluster etcd://HOST:2379");
+    return;
+  }
+  try {
+    (void)cluster::parse_etcd_url(c.cluster);
+    std::string host = c.advertise.empty() ? c.bind : std::string();
+    std::uint16_t port = c.port;
+    if (!c.advertise.empty()) cluster::parse_host_port(c.advertise, host, port, "--advertise");
+    if (host == "0.0.0.0" || host == "::")
+      throw std::invalid_argument("--cluster needs --advertise ADDR[:PORT]: the address clients reach this server at (--bind is " + c.bind + ")");
+    cluster::MemberRecord self;
+    self.host = host;
+    self.port = port;
+    c.advertise = self.id();
+  } catch (const cluster::ClusterError& e) {
+    throw std::invalid_argument(std::string("--cluster: ") + e.what());
+  }
+  if (!(c.cluster_weight > 0 && c.cluster_weight <= cluster::kMaxWeight)) throw std::invalid_argument("--cluster-weight must be in (0, 1000]");
+  if (c.cluster_ttl < 2 || c.cluster_ttl > 300) throw std::invalid_argument("--cluster-ttl must be 2..300 seconds");
+  for (const auto& s : c.cluster_spread) {
+    const auto eq = s.rfind('=');
+    const std::string k = eq == std::string::npos ? std::string() : s.substr(eq + 1);
+    if (eq == std::string::npos || proto::invalid_name_reason(s.substr(0, eq)) || k.empty() || k.size() > 2 ||
+        k.find_first_not_of("0123456789") != std::string::npos || std::stoul(k) < 1 || std::stoul(k) > cluster::kMaxSpread)
+      throw std::invalid_argument("--cluster-spread '" + s + "': expected NAME=K, a movie name and K from 1 to 16");
+  }
+}
 
 std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   ServerConfig c;
@@ -104,7 +138,14 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
                                                                          "across restarts (built after start, once per file version); empty: not kept")
       ("cache-grace", po::value(&c.cache_grace_ms)->default_value(c.cache_grace_ms), "with --cache-size: milliseconds after a client asked for a segment during which it is never evicted")
       ("cache-read-deadline", po::value(&c.cache_read_deadline_ms)->default_value(c.cache_read_deadline_ms),
-       "with --cache-size: milliseconds a client's segment Read may take before it drops it; an evicted slot is refilled only after longer");
+       "with --cache-size: milliseconds a client's segment Read may take before it drops it; an evicted slot is refilled only after longer")
+      ("cluster", po::value(&c.cluster), "join a fleet: register in etcd at etcd://HOST[:PORT][/PREFIX] under a lease, kept alive, with this "
+                                         "server's address, weight and load; clients of rdma+etcd:// URIs place movies over the members")
+      ("advertise", po::value(&c.advertise), "with --cluster: the ADDR[:PORT] clients connect to (default: --bind and --port, unless --bind is 0.0.0.0 or ::)")
+      ("cluster-weight", po::value(&c.cluster_weight)->default_value(c.cluster_weight), "with --cluster: this server's capacity relative to the others (0..1000)")
+      ("cluster-ttl", po::value(&c.cluster_ttl)->default_value(c.cluster_ttl), "with --cluster: seconds of the etcd lease; a server that dies leaves the fleet within this")
+      ("cluster-spread", po::value(&c.cluster_spread)->composing(), "with --cluster: NAME=K (repeatable): place this popular movie on its top K servers (1..16), "
+                                                                    "viewers spread over them");
   // Options for the tests only: accepted, not listed by --help.
   po::options_description hidden;
   hidden.add_options()("udp-test-drop", po::value(&c.udp_test_drop), "last:N,record:N,datagram:N: datagrams the UDP sender drops on purpose")
@@ -176,6 +217,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   } else if (!c.pin.empty() || c.pin_budget) {
     throw std::invalid_argument("--pin and --pin-budget choose what stays out of the segment cache: give --cache-size too");
   }
+  check_cluster_options(c);
   return c;
 }
 

@@ -61,6 +61,12 @@ struct ServerConfig {
   unsigned cache_grace_ms = 2000;           // a segment asked for within this is never evicted
   unsigned cache_read_deadline_ms = 3000;   // clients drop a segment Read older than this; slots wait longer
   std::string state_dir = "/var/lib/rdma-vod";  // what the server derives from files and keeps (cached movies' indexes); empty: nothing
+  // A fleet (docs/operations.md, "A fleet"): a member record in etcd under a lease.
+  std::string cluster;                      // etcd://HOST[:PORT][/PREFIX]; empty: not in a fleet
+  std::string advertise;                    // ADDR[:PORT] clients connect to; default --bind:--port unless --bind is a wildcard
+  double cluster_weight = 1;                // relative capacity, for placement
+  unsigned cluster_ttl = 10;                // seconds: a dead server drops out of the fleet within this
+  std::vector<std::string> cluster_spread;  // NAME=K: a popular movie placed on the top K servers
   unsigned test_evict_every_ms = 0;         // a test hook: evict the newest-filled slot this often (hidden)
   std::string udp_test_drop;           // a test hook: datagrams to drop on purpose (hidden from --help)
   unsigned test_fail_binds = 0;        // a test hook: every Nth connection's window binds fail at the device (hidden)

@@ -128,6 +128,7 @@ VodServer::VodServer(ServerConfig config)
   reactor_.after_turn([this] {
     if (std::exchange(counts_changed_, false)) {
       if (metrics_endpoint_) update_connection_metrics();
+      if (membership_) membership_->update(member_record());
       if (notifier_.active()) notifier_.status(service_status());
     }
     if (std::exchange(udp_served_, false) && metrics_endpoint_) metrics_.set_udp(udp_->stats());
@@ -140,6 +141,31 @@ VodServer::VodServer(ServerConfig config)
                           " movies and " + std::to_string(config_.live.size()) + " live channels, at most " + std::to_string(config_.max_clients) +
                           " clients");
   if (indexer_) indexer_->start();  // only now: nothing before "listening" reads a movie body
+  if (!config_.cluster.empty())  // listening: clients may be sent here from now on
+    membership_ = std::make_unique<fleet::MemberRegistration>(cluster::parse_etcd_url(config_.cluster), std::chrono::seconds(config_.cluster_ttl),
+                                                              member_record());
+}
+
+cluster::MemberRecord VodServer::member_record() const {
+  cluster::MemberRecord r;
+  cluster::parse_host_port(config_.advertise, r.host, r.port, "--advertise");
+  r.weight = config_.cluster_weight;
+  r.cache_bytes = config_.cache_size;
+  for (const auto& [ctx, port] : device_ports_) r.nic_gbps += metrics_.port_rate_gbps(rdma::device_name(ctx), port);
+  ServerMetrics::ConnectionCounts counts;
+  vod_.count(counts);
+  live_.count(counts);
+  r.load = fleet::estimate_load(counts, [this](const std::string& kind, const std::string& name) -> std::uint64_t {
+    if (kind == "live") return static_cast<std::uint64_t>(config_.live_bitrate_mbps * 1e6);  // the assumed rate: a channel's is measured by its source
+    if (kind != "movie") return 0;
+    for (const auto& m : library_.movies)
+      if (m->name == name) return m->info.bitrate_bps;
+    return 0;
+  });
+  r.catalog_generation = library_.generation;
+  for (const auto& s : config_.cluster_spread) r.spread[s.substr(0, s.rfind('='))] = static_cast<unsigned>(std::stoul(s.substr(s.rfind('=') + 1)));
+  for (const auto& c : live_channels(config_)) r.live.push_back(c.name);
+  return r;
 }
 
 VodServer::~VodServer() = default;
@@ -155,6 +181,7 @@ void VodServer::publish_generation(Library next) {
   next.unindexed.clear();
   library_ = std::move(next);
   update_catalog_metrics();
+  if (membership_) membership_->update(member_record());
 }
 
 void VodServer::test_evict() {
@@ -305,6 +332,7 @@ void VodServer::begin_drain() {
   draining_ = true;
   notifier_.stopping();
   metrics_.set_draining();
+  if (membership_) membership_->withdraw();  // no new client is sent here; the connected ones drain
   drain_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                                     std::chrono::duration<double>(config_.drain_seconds)),
                              [this] { on_drain_deadline(); });

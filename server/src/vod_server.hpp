@@ -30,6 +30,8 @@
 #include "cm/admitter.hpp"
 #include "cm/cm_dispatcher.hpp"
 #include "cm/routes.hpp"
+#include "fleet/load_estimate.hpp"
+#include "fleet/member_registration.hpp"
 #include "live/channels.hpp"
 #include "live/live_transport.hpp"
 #include "loop/completion_source.hpp"
@@ -70,6 +72,7 @@ class VodServer {
   ServiceStatus service_status() const noexcept;
   void update_connection_metrics();
   void update_catalog_metrics();
+  cluster::MemberRecord member_record() const;  // --cluster: what etcd says about this server now
   void test_evict();
 
   // Declared in the order they are made; destroyed in reverse. The reactor first: everything that
@@ -112,6 +115,7 @@ class VodServer {
   std::optional<cm::CmDispatcher> dispatcher_;  // with RDMA: the listener's channel in the loop
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // after metrics_: stopped before it goes; null when off
   std::vector<loop::Reactor::Registration> udp_in_loop_;  // the UDP socket and timer: removed before they close
+  std::unique_ptr<fleet::MemberRegistration> membership_;  // --cluster: after everything its record describes
   loop::Reactor::Timer drain_timer_;  // the drain's end, after SIGTERM
   loop::Reactor::Timer test_evict_timer_;  // --test-evict-every
   bool draining_ = false;

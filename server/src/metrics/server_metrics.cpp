@@ -177,4 +177,12 @@ std::string ServerMetrics::render() const {
   return m.text();
 }
 
+double ServerMetrics::port_rate_gbps(const std::string& device, unsigned port) const {
+  std::ifstream in(sysfs_root_ + "/" + device + "/ports/" + std::to_string(port) + "/rate");
+  double gbps = 0;
+  std::string unit;
+  if (!(in >> gbps >> unit) || unit.rfind("Gb", 0) != 0 || !(gbps > 0 && gbps < 1e6)) return 0;
+  return gbps;
+}
+
 }  // namespace vod::server

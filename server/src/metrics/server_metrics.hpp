@@ -48,6 +48,8 @@ class ServerMetrics {
   };
   void set_cache(CacheFigures figures);
   void set_draining();
+  // The port's active link rate from sysfs ("100 Gb/sec (4X EDR)"), in Gbit/s; 0 when unknown.
+  double port_rate_gbps(const std::string& device, unsigned port) const;
 
   // The text exposition (metrics_text.hpp) of everything above, plus the RDMA port counters of each
   // device's port from sysfs (counters/ and hw_counters/) where the kernel exposes them.

@@ -20,6 +20,7 @@
 #include "vod/client/read_engine.hpp"
 #include "vod/client/reconnect.hpp"
 #include "vod/client/uri.hpp"
+#include "vod/cluster/member_directory.hpp"
 #include "vod/defaults.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
@@ -55,6 +56,9 @@ struct SessionOptions {
   std::chrono::milliseconds connect_timeout{5000};
   // After a connection breaks: retry with exponential backoff, for at most give_up_after in all.
   ReconnectPolicy reconnect;
+  // In a fleet (rdma+etcd:// URIs): this client's id, which picks among a movie's top k servers;
+  // 0: one drawn at random per process.
+  std::uint64_t client_id = 0;
 };
 
 class Session {
@@ -138,7 +142,9 @@ class Session {
   Stats stats() const;
 
  private:
-  void connect();
+  void connect();            // to the URI's server, or in a fleet to the first member that accepts
+  void connect_to_server();  // uri_.host:uri_.port
+  void connect_in_fleet();   // session_fleet.cpp
   void describe_from_accept(const std::string& name);
   // Points the engine's movie region at a movie: its bytes, or for one the server serves from its
   // segment cache (a segment table), its segments, which the fetcher reads through the table.
@@ -196,6 +202,9 @@ class Session {
   StartupTimes startup_;
   std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
   std::uint64_t reconnects_ = 0;
+  // In a fleet: the member list, and the member a connection was lost to (tried last on reconnect).
+  std::shared_ptr<cluster::MemberDirectory> fleet_;
+  std::string lost_member_;
 };
 
 // The names in a catalog, comma-separated, for error messages.

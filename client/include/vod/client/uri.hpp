@@ -3,6 +3,10 @@
 // rdma-vod client takes to name a server and a movie or a live channel. Names hold no '/', so
 // "live/NAME" is unambiguous. The token is an access token (vod-token) for a server that runs with
 // --auth-secret; it is a bearer secret, so to_string() leaves it out (URIs appear in logs).
+//
+// rdma+etcd://ETCD-HOST[:2379]/movie[?prefix=P&k=N&token=HEX] names a fleet instead of a server
+// (docs/operations.md, "A fleet"): the members registered in etcd under P (default /rdma-vod), over
+// which the movie is placed by rendezvous hashing; k spreads every movie over its top N servers.
 #pragma once
 
 #include <array>
@@ -12,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "vod/cluster/etcd_url.hpp"
 #include "vod/defaults.hpp"
 #include "vod/protocol/private_data.hpp"
 
@@ -19,7 +24,16 @@ namespace vod::client {
 
 inline constexpr std::uint16_t kDefaultPort = defaults::kRdmaPort;
 
+// A fleet: where its members are listed, and how a client places movies over them.
+struct ClusterRef {
+  cluster::EtcdEndpoint etcd;
+  unsigned spread = 0;  // ?k=N: every movie on its top N servers; 0: what the member records say (1 unless spread)
+  bool operator==(const ClusterRef&) const = default;
+};
+
 struct Uri {
+  // With `cluster`, host and port are those of the member the session is on (set when it connects).
+  std::optional<ClusterRef> cluster;
   std::string host;                  // a name, an IPv4 address, or an IPv6 address without brackets
   std::uint16_t port = kDefaultPort;
   std::optional<std::string> movie;  // percent-decoded; absent for catalog-only URIs

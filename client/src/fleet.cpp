@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "vod/client/fleet.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include "vod/cluster/placement.hpp"
+#include "vod/log.hpp"
+
+namespace vod::client {
+
+std::uint64_t client_id_or_default(std::uint64_t id) {
+  static const std::uint64_t drawn = [] {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) | rd();
+  }();
+  return id ? id : drawn;
+}
+
+bool try_next_member(const ClientError& e) noexcept {
+  return e.kind() == ErrorKind::server_unreachable || e.kind() == ErrorKind::rejected || e.kind() == ErrorKind::unknown_movie;
+}
+
+std::vector<PlacedMember> fleet_order(const Uri& fleet, const cluster::MemberDirectory& directory, std::uint64_t client_id,
+                                      const std::string& lost_member) {
+  std::vector<cluster::MemberRecord> members;
+  try {
+    members = directory.members();
+  } catch (const cluster::ClusterError& e) {
+    throw ClientError(ErrorKind::server_unreachable, std::string("cannot find the fleet's members: ") + e.what());
+  }
+  const std::string name = fleet.movie.value_or("");
+  if (fleet.live) {  // a live channel goes to the members that have it (to any, when none says so)
+    std::vector<cluster::MemberRecord> with;
+    for (auto& m : members)
+      if (std::find(m.live.begin(), m.live.end(), name) != m.live.end()) with.push_back(m);
+    if (!with.empty()) members = std::move(with);
+  }
+  if (members.empty())
+    throw ClientError(ErrorKind::server_unreachable, "no vod-server is registered in " + directory.etcd().to_string() + " (" + directory.source() + ")");
+  std::vector<cluster::Candidate> candidates;
+  unsigned k = fleet.cluster ? fleet.cluster->spread : 0;
+  for (const auto& m : members) {
+    candidates.push_back({m.id(), m.weight});
+    if (fleet.cluster && !fleet.cluster->spread)
+      if (auto it = m.spread.find(name); it != m.spread.end()) k = std::max(k, it->second);
+  }
+  if (name.empty() || fleet.live) k = static_cast<unsigned>(candidates.size());  // the catalog, a channel: any member that has it
+  auto order = cluster::placement_order(name, candidates, std::max(k, 1u), client_id_or_default(client_id));
+  if (!lost_member.empty()) std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return candidates[i].id != lost_member; });
+  std::vector<PlacedMember> out;
+  for (std::size_t i : order) {
+    PlacedMember p{fleet, members[i]};
+    p.uri.cluster.reset();
+    p.uri.host = members[i].host;
+    p.uri.port = members[i].port;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<PlacedMember> fleet_order(const Uri& fleet, std::uint64_t client_id, const std::string& lost_member) {
+  if (!fleet.cluster) throw ClientError(ErrorKind::usage, fleet.to_string() + " names one server, not a fleet (rdma+etcd://)");
+  const auto directory = cluster::MemberDirectory::shared(fleet.cluster->etcd);
+  return fleet_order(fleet, *directory, client_id, lost_member);
+}
+
+proto::Catalog read_fleet_catalog(const Uri& fleet, const SessionOptions& options, std::vector<std::string>* unreachable) {
+  Uri catalog_uri = fleet;
+  catalog_uri.movie.reset();
+  catalog_uri.live = false;
+  auto members = fleet_order(catalog_uri, options.client_id);
+  std::sort(members.begin(), members.end(), [](const PlacedMember& a, const PlacedMember& b) { return a.record.id() < b.record.id(); });
+  proto::Catalog merged;
+  std::string errors;
+  std::size_t answered = 0;
+  for (const auto& m : members) {
+    try {
+      auto o = options;
+      o.reconnect.give_up_after = std::chrono::milliseconds(0);  // a member that does not answer is left out, not waited for
+      Session session(m.uri, o);
+      const auto& c = session.catalog();
+      merged.generation += c.generation;
+      for (const auto& e : c.entries)
+        if (!merged.find(e.name)) merged.entries.push_back(e);
+      ++answered;
+    } catch (const ClientError& e) {
+      if (unreachable) unreachable->push_back(m.record.id() + ": " + e.what());
+      errors += std::string(errors.empty() ? "" : "; ") + e.what();
+    }
+  }
+  if (!answered) throw ClientError(ErrorKind::server_unreachable, "no member of " + fleet.cluster->etcd.to_string() + " gave its catalog: " + errors);
+  std::sort(merged.entries.begin(), merged.entries.end(), [](const proto::CatalogEntry& a, const proto::CatalogEntry& b) { return a.name < b.name; });
+  return merged;
+}
+
+}  // namespace vod::client

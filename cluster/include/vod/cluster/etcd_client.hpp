@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// A blocking client of etcd's v3 JSON gateway (POST /v3/...; keys and values base64), for the few
+// calls a fleet needs: leases, put, prefix range, delete, and a watch that returns at the first
+// change. One EtcdClient per thread: it keeps one libcurl handle (and its keep-alive connection).
+// Every failure throws EtcdError naming the call, the endpoint and what libcurl or etcd said.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vod/cluster/etcd_url.hpp"
+
+namespace vod::cluster {
+
+class EtcdError : public ClusterError {
+ public:
+  using ClusterError::ClusterError;
+};
+
+struct KeyValue {
+  std::string key, value;
+};
+
+struct RangeResult {
+  std::int64_t revision = 0;
+  std::vector<KeyValue> kvs;
+  bool more = false;  // etcd had more than the limit asked for
+};
+
+class EtcdClient {
+ public:
+  EtcdClient(EtcdEndpoint endpoint, std::chrono::milliseconds timeout);
+  ~EtcdClient();
+  EtcdClient(const EtcdClient&) = delete;
+  EtcdClient& operator=(const EtcdClient&) = delete;
+
+  const EtcdEndpoint& endpoint() const noexcept { return endpoint_; }
+  std::int64_t grant(std::chrono::seconds ttl);
+  // False when etcd no longer has the lease (it expired while etcd was unreachable, say).
+  bool keepalive(std::int64_t lease);
+  void revoke(std::int64_t lease);
+  void put(const std::string& key, const std::string& value, std::int64_t lease = 0);
+  void erase(const std::string& key);
+  RangeResult range_prefix(const std::string& prefix, std::size_t limit);
+  // Blocks until a key under `prefix` changes after `revision`, `wait` passes, or `stop()` returns
+  // true (asked about every few hundred ms). True when something changed.
+  bool watch_prefix(const std::string& prefix, std::int64_t revision, std::chrono::milliseconds wait, const std::function<bool()>& stop);
+
+ private:
+  struct Curl;
+  std::string post(const char* call, const std::string& path, const std::string& body, std::chrono::milliseconds timeout,
+                   const std::function<bool(std::string&)>& on_data = {}, const std::function<bool()>& stop = {});
+  EtcdEndpoint endpoint_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<Curl> curl_;
+};
+
+std::string base64_encode(std::string_view bytes);
+std::string base64_decode(std::string_view text);  // throws EtcdError when it is not base64
+// The key that ends a prefix range: the prefix with its last byte raised (etcd's range_end).
+std::string prefix_end(std::string prefix);
+
+}  // namespace vod::cluster

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "vod/cluster/etcd_client.hpp"
+
+#include <curl/curl.h>
+#include <openssl/evp.h>
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+namespace vod::cluster {
+
+namespace {
+
+using nlohmann::json;
+constexpr std::size_t kMaxResponse = 16u << 20;  // a range of many records; more is refused
+
+std::string int_text(std::int64_t v) { return std::to_string(v); }
+
+// The gateway writes 64-bit numbers as strings; absent means 0 (proto3's JSON mapping).
+std::int64_t json_int(const json& j, const char* field) {
+  const auto it = j.find(field);
+  if (it == j.end()) return 0;
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  if (it->is_string()) return std::stoll(it->get<std::string>());
+  throw EtcdError(std::string("etcd answered a non-number '") + field + "'");
+}
+
+}  // namespace
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+std::string base64_decode(std::string_view text) {
+  if (text.size() % 4) throw EtcdError("etcd sent a key or value that is not base64");
+  std::string out(3 * text.size() / 4, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(text.data()),
+                                static_cast<int>(text.size()));
+  if (n < 0) throw EtcdError("etcd sent a key or value that is not base64");
+  // EVP_DecodeBlock counts the padding's bytes as data: take them off.
+  std::size_t length = static_cast<std::size_t>(n);
+  if (!text.empty() && text.back() == '=') --length;
+  if (text.size() > 1 && text[text.size() - 2] == '=') --length;
+  out.resize(length);
+  return out;
+}
+
+std::string prefix_end(std::string prefix) {
+  while (!prefix.empty()) {
+    if (static_cast<unsigned char>(prefix.back()) < 0xff) {
+      prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+      return prefix;
+    }
+    prefix.pop_back();
+  }
+  return std::string(1, '\0');  // every key
+}
+
+struct EtcdClient::Curl {
+  CURL* handle = nullptr;
+  curl_slist* headers = nullptr;
+  ~Curl() {
+    curl_slist_free_all(headers);
+    if (handle) curl_easy_cleanup(handle);
+  }
+};
+
+EtcdClient::EtcdClient(EtcdEndpoint endpoint, std::chrono::milliseconds timeout)
+    : endpoint_(std::move(endpoint)), timeout_(timeout), curl_(std::make_unique<Curl>()) {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  curl_->handle = curl_easy_init();
+  if (!curl_->handle) throw EtcdError("curl_easy_init failed: no memory for an HTTP client");
+  curl_->headers = curl_slist_append(nullptr, "Content-Type: application/json");
+}
+
+EtcdClient::~EtcdClient() = default;
+
+namespace {
+
+struct Transfer {
+  std::string body;
+  const std::function<bool(std::string&)>* on_data = nullptr;  // true: enough, end the transfer
+  const std::function<bool()>* stop = nullptr;
+  bool ended_by_reader = false;
+  bool too_long = false;
+  bool reader_failed = false;
+};
+
+size_t on_write(char* data, size_t size, size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  t->body.append(data, size * count);
+  if (t->body.size() > kMaxResponse) {
+    t->too_long = true;
+    return 0;
+  }
+  try {  // nothing may be thrown through libcurl, which is C
+    if (t->on_data && *t->on_data && (*t->on_data)(t->body)) {
+      t->ended_by_reader = true;
+      return 0;  // ends the transfer (CURLE_WRITE_ERROR, expected)
+    }
+  } catch (...) {
+    t->reader_failed = true;
+    return 0;
+  }
+  return size * count;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  return t->stop && *t->stop && (*t->stop)() ? 1 : 0;  // non-zero aborts
+}
+
+}  // namespace
+
+std::string EtcdClient::post(const char* call, const std::string& path, const std::string& body, std::chrono::milliseconds timeout,
+                             const std::function<bool(std::string&)>& on_data, const std::function<bool()>& stop) {
+  const bool v6 = endpoint_.host.find(':') != std::string::npos;
+  const std::string url = "http://" + (v6 ? "[" + endpoint_.host + "]" : endpoint_.host) + ":" + std::to_string(endpoint_.port) + path;
+  Transfer t;
+  t.on_data = &on_data;
+  t.stop = &stop;
+  CURL* h = curl_->handle;
+  curl_easy_reset(h);
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, curl_->headers);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for name lookups
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(timeout, timeout_).count()));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");  // never redirected elsewhere
+  const CURLcode rc = curl_easy_perform(h);
+  if (t.too_long) throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": the answer is longer than 16 MiB");
+  if (t.reader_failed) throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": its answer could not be read");
+  if (t.ended_by_reader) return t.body;
+  if (rc == CURLE_OPERATION_TIMEDOUT && on_data) return t.body;  // a watch that saw nothing
+  if (rc == CURLE_ABORTED_BY_CALLBACK) return t.body;            // stop() asked
+  if (rc != CURLE_OK) throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": " + curl_easy_strerror(rc));
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  if (status != 200) {
+    std::string message = t.body.substr(0, 200);
+    const json j = json::parse(t.body, nullptr, false);
+    if (j.is_object() && j.contains("message") && j["message"].is_string()) message = j["message"].get<std::string>();
+    throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": HTTP " + std::to_string(status) + ": " + message);
+  }
+  return t.body;
+}
+
+namespace {
+
+json parse_answer(const char* call, const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (!j.is_object()) throw EtcdError(std::string(call) + ": etcd's answer is not a JSON object");
+  return j;
+}
+
+}  // namespace
+
+std::int64_t EtcdClient::grant(std::chrono::seconds ttl) {
+  const json j = parse_answer("lease grant", post("lease grant", "/v3/lease/grant", json{{"TTL", ttl.count()}}.dump(), timeout_));
+  const std::int64_t id = json_int(j, "ID");
+  if (id == 0) throw EtcdError("lease grant at " + endpoint_.to_string() + ": no lease in the answer" + (j.contains("error") ? ": " + j["error"].dump() : ""));
+  return id;
+}
+
+bool EtcdClient::keepalive(std::int64_t lease) {
+  const json j = parse_answer("lease keepalive", post("lease keepalive", "/v3/lease/keepalive", json{{"ID", int_text(lease)}}.dump(), timeout_));
+  const json& result = j.contains("result") ? j["result"] : j;
+  return result.is_object() && json_int(result, "TTL") > 0;  // an unknown lease comes back without a TTL
+}
+
+void EtcdClient::revoke(std::int64_t lease) { post("lease revoke", "/v3/lease/revoke", json{{"ID", int_text(lease)}}.dump(), timeout_); }
+
+void EtcdClient::put(const std::string& key, const std::string& value, std::int64_t lease) {
+  json body{{"key", base64_encode(key)}, {"value", base64_encode(value)}};
+  if (lease) body["lease"] = int_text(lease);
+  post("put", "/v3/kv/put", body.dump(), timeout_);
+}
+
+void EtcdClient::erase(const std::string& key) { post("delete", "/v3/kv/deleterange", json{{"key", base64_encode(key)}}.dump(), timeout_); }
+
+RangeResult EtcdClient::range_prefix(const std::string& prefix, std::size_t limit) {
+  const json body{{"key", base64_encode(prefix)}, {"range_end", base64_encode(prefix_end(prefix))}, {"limit", limit}};
+  const json j = parse_answer("range", post("range", "/v3/kv/range", body.dump(), timeout_));
+  RangeResult r;
+  try {
+    r.revision = j.contains("header") ? json_int(j["header"], "revision") : 0;
+    r.more = j.value("more", false);
+    if (auto kvs = j.find("kvs"); kvs != j.end() && kvs->is_array())
+      for (const auto& kv : *kvs) r.kvs.push_back({base64_decode(kv.value("key", "")), base64_decode(kv.value("value", ""))});
+  } catch (const json::exception& e) {
+    throw EtcdError("range at " + endpoint_.to_string() + ": etcd's answer has an unexpected shape: " + e.what());
+  }
+  return r;
+}
+
+bool EtcdClient::watch_prefix(const std::string& prefix, std::int64_t revision, std::chrono::milliseconds wait, const std::function<bool()>& stop) {
+  const json body{{"create_request",
+                   {{"key", base64_encode(prefix)}, {"range_end", base64_encode(prefix_end(prefix))}, {"start_revision", int_text(revision + 1)}}}};
+  bool changed = false;
+  std::string failure;  // not thrown from here: this runs inside libcurl, which is C
+  // The gateway streams one JSON object per line: first the watch's creation, then its events.
+  std::function<bool(std::string&)> on_data = [&](std::string& buffer) {
+    for (std::size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) {
+      const json j = json::parse(buffer.substr(0, nl), nullptr, false);
+      const json* result = j.is_object() && j.contains("result") && j["result"].is_object() ? &j["result"] : nullptr;
+      if (result && result->contains("events")) changed = true;
+      if (j.is_object() && j.contains("error")) failure = j["error"].dump().substr(0, 200);
+      if (result && result->value("canceled", false)) failure = "etcd cancelled the watch";
+    }
+    return changed || !failure.empty();
+  };
+  post("watch", "/v3/watch", body.dump(), wait, on_data, stop);
+  if (!failure.empty()) throw EtcdError("watch at " + endpoint_.to_string() + ": " + failure);
+  return changed;
+}
+
+}  // namespace vod::cluster
