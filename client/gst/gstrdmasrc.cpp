@@ -61,6 +61,7 @@ struct State {
   std::string movie;
   bool live = false;  // the URI names a live channel (rdma://host/live/NAME)
   std::optional<std::array<std::uint8_t, 32>> token;  // the URI's ?token= (never shown by get_uri)
+  std::optional<vod::client::ClusterRef> cluster;     // rdma+etcd://: a fleet (host is then empty until placed)
   guint chunk_size = kDefaultChunkSize;
   guint64 read_ahead = kDefaultReadAhead;
   gdouble read_ahead_time = kDefaultReadAheadTime;
@@ -96,8 +97,9 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PA
 namespace {
 
 std::string uri_of(const State& s) {
-  if (s.host.empty()) return {};
+  if (s.host.empty() && !s.cluster) return {};
   vod::client::Uri u{s.host, static_cast<std::uint16_t>(s.port), std::nullopt};
+  u.cluster = s.cluster;
   if (!s.movie.empty()) u.movie = s.movie;
   u.live = s.live && u.movie;
   return u.to_string();
@@ -124,6 +126,7 @@ gboolean set_uri(GstRdmaSrc* self, const gchar* text, GError** error) {
     self->state.movie = u.movie.value_or("");
     self->state.live = u.live;
     self->state.token = u.token;
+    self->state.cluster = u.cluster;
     GST_OBJECT_UNLOCK(self);
     // A live channel is a live source: no preroll, timestamps from the stream's clock (tsdemux).
     gst_base_src_set_live(GST_BASE_SRC(self), u.live);
@@ -173,7 +176,10 @@ static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* v
   if (!settable(self, pspec->name)) return;
   GST_OBJECT_LOCK(self);
   switch (id) {
-    case PROP_HOST: s.host = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_HOST:
+      s.host = g_value_get_string(value) ? g_value_get_string(value) : "";
+      s.cluster.reset();  // a host names one server
+      break;
     case PROP_PORT: s.port = g_value_get_uint(value); break;
     case PROP_MOVIE: s.movie = g_value_get_string(value) ? g_value_get_string(value) : ""; s.live = false; break;
     case PROP_CHUNK_SIZE: s.chunk_size = g_value_get_uint(value); break;
@@ -232,6 +238,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   uri = {s.host, static_cast<std::uint16_t>(s.port), s.movie.empty() ? std::nullopt : std::optional<std::string>(s.movie)};
   uri.live = s.live;
   uri.token = s.token;
+  uri.cluster = s.cluster;
   options.engine.chunk_size = s.chunk_size;
   options.engine.readahead_bytes = static_cast<std::size_t>(s.read_ahead);
   options.engine.read_depth = s.read_depth;
@@ -243,7 +250,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   multicast.group = s.udp_group;
   multicast.interface = s.udp_interface;
   GST_OBJECT_UNLOCK(self);
-  if (uri.host.empty() || !uri.movie) {
+  if ((uri.host.empty() && !uri.cluster) || !uri.movie) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No movie to read: set uri=rdma://host[:port]/movie (or host and movie)."), (nullptr));
     return FALSE;
   }
@@ -418,7 +425,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
   gobject->finalize = gst_rdma_src_finalize;
   const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
   g_object_class_install_property(gobject, PROP_URI,
-      g_param_spec_string("uri", "URI", "rdma://host[:port]/movie of a movie, or rdma://host[:port]/live/NAME of a live channel, on a vod-server", nullptr, flags));
+      g_param_spec_string("uri", "URI", "rdma://host[:port]/movie of a movie, or rdma://host[:port]/live/NAME of a live channel, on a vod-server; rdma+etcd://etcd-host[:2379]/movie for a fleet registered in etcd", nullptr, flags));
   g_object_class_install_property(gobject, PROP_LOCATION,
       g_param_spec_string("location", "Location", "Same as uri (for tools that set a location)", nullptr, flags));
   g_object_class_install_property(gobject, PROP_HOST,
@@ -476,7 +483,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
 static GstURIType gst_rdma_src_uri_get_type(GType) { return GST_URI_SRC; }
 
 static const gchar* const* gst_rdma_src_uri_get_protocols(GType) {
-  static const gchar* protocols[] = {"rdma", nullptr};
+  static const gchar* protocols[] = {"rdma", "rdma+etcd", nullptr};
   return protocols;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "catalog_cache.hpp"
 
+#include "vod/client/fleet.hpp"
 #include "vod/log.hpp"
 
 namespace vod::mount {
@@ -14,9 +15,13 @@ CatalogCache::CatalogCache(client::Uri server, client::SessionOptions options, s
 void CatalogCache::read_now() {
   auto catalog_options = options_;
   catalog_options.reconnect.give_up_after = std::chrono::milliseconds(0);  // a refresh that fails keeps the old catalog
-  client::Session session(server_, catalog_options);
   auto next = std::make_shared<CatalogSnapshot>();
-  next->catalog = session.catalog();
+  if (server_.cluster) {  // a fleet: every member's, merged
+    next->catalog = client::read_fleet_catalog(server_, catalog_options);
+  } else {
+    client::Session session(server_, catalog_options);
+    next->catalog = session.catalog();
+  }
   next->seen = current_ && current_->catalog.generation == next->catalog.generation ? current_->seen : std::time(nullptr);
   if (current_ && current_->catalog.generation != next->catalog.generation)
     log::info("mount", "catalog generation " + std::to_string(current_->catalog.generation) + " -> " +

@@ -101,7 +101,7 @@ void HlsService::facts(const std::string& name, std::uint32_t generation, FactsD
 }
 
 client::Session& HlsService::session_for(const std::string& name, std::uint32_t generation) {
-  if (session_ && session_->catalog().generation != generation) session_.reset();  // a new catalog: a new connection
+  if (session_ && !settings_.server.cluster && session_->catalog().generation != generation) session_.reset();  // a new catalog: a new connection (a fleet's switches always connect)
   if (!session_) {
     client::Uri uri = settings_.server;
     uri.movie = name;

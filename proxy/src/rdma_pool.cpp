@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "vod/client/fleet.hpp"
 #include "vod/log.hpp"
 
 namespace vod::proxy {
@@ -95,11 +96,15 @@ client::MulticastLiveOptions RdmaPool::multicast_options() const {
 
 void RdmaPool::read_catalog_now() {
   try {
-    client::Session session(server_, options_);
-    catalog_ = std::make_shared<const proto::Catalog>(session.catalog());
+    if (server_.cluster) {  // every member's, merged
+      catalog_ = std::make_shared<const proto::Catalog>(client::read_fleet_catalog(server_, options_));
+    } else {
+      client::Session session(server_, options_);
+      catalog_ = std::make_shared<const proto::Catalog>(session.catalog());
+      retired_.merge(session.stats());
+    }
     catalog_read_ = catalog_good_at_ = std::chrono::steady_clock::now();
     catalog_ok_ = true;
-    retired_.merge(session.stats());
   } catch (const std::exception& e) {
     catalog_ok_ = false;
     catalog_error_ = e.what();
@@ -113,18 +118,18 @@ const proto::Catalog& RdmaPool::catalog(std::chrono::milliseconds max_age) {
     // A new connection sees the newest catalog generation; until it has, the last one serves.
     catalog_refreshing_ = true;
     catalog_read_ = now;
-    opener_.open(server_, options_, std::nullopt, [this](std::unique_ptr<client::Session> session, const std::string& error, unsigned) {
+    opener_.read_catalog(server_, options_, [this](std::shared_ptr<const proto::Catalog> catalog, const std::string& error, const client::Stats& stats) {
       catalog_refreshing_ = false;
-      if (!session) {
+      if (!catalog) {
         if (catalog_ok_) log::warn("proxy", "cannot re-read the catalog of " + server() + ", serving the one read before: " + error);
         catalog_ok_ = false;
         catalog_error_ = error;
         return;
       }
-      catalog_ = std::make_shared<const proto::Catalog>(session->catalog());
+      catalog_ = std::move(catalog);
       catalog_ok_ = true;
       catalog_good_at_ = std::chrono::steady_clock::now();
-      retired_.merge(session->stats());
+      retired_.merge(stats);
     });
   }
   if (!catalog_) throw client::ClientError(client::ErrorKind::server_unreachable, catalog_error_);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "session_opener.hpp"
 
+#include "vod/client/fleet.hpp"
 #include "vod/client/reconnect.hpp"
+#include "vod/log.hpp"
 
 namespace vod::proxy {
 
@@ -66,6 +68,29 @@ void SessionOpener::open_live(client::Uri uri, client::LiveOptions rdma, std::op
       error = e.what();
     }
     asio::post(io_, [done = std::move(done), source = std::move(source), error]() mutable { done(std::move(source), error); });
+  });
+}
+
+void SessionOpener::read_catalog(client::Uri uri, client::SessionOptions options, CatalogDone done) {
+  asio::post(workers_, [this, uri = std::move(uri), options = std::move(options), done = std::move(done)]() mutable {
+    std::shared_ptr<const proto::Catalog> catalog;
+    std::string error;
+    client::Stats stats;
+    try {
+      if (stopping_) throw std::runtime_error("the proxy is stopping");
+      if (uri.cluster) {
+        std::vector<std::string> left_out;
+        catalog = std::make_shared<const proto::Catalog>(client::read_fleet_catalog(uri, options, &left_out));
+        for (const auto& m : left_out) log::warn("proxy", "the fleet's catalog leaves out a member that did not answer: " + m);
+      } else {
+        client::Session session(uri, options);
+        catalog = std::make_shared<const proto::Catalog>(session.catalog());
+        stats = session.stats();
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    asio::post(io_, [done = std::move(done), catalog = std::move(catalog), error, stats]() mutable { done(std::move(catalog), error, stats); });
   });
 }
 

@@ -42,6 +42,11 @@ class SessionOpener {
   using LiveDone = std::function<void(std::unique_ptr<client::LiveSource> source, const std::string& error)>;
   void open_live(client::Uri uri, client::LiveOptions rdma, std::optional<client::MulticastLiveOptions> multicast, LiveDone done);
 
+  // Reads the catalog of `uri`'s server, or of every member of its fleet, merged (fleet.hpp), on a
+  // worker; `done` runs on the event loop with it, or null and the error, and the session's figures.
+  using CatalogDone = std::function<void(std::shared_ptr<const proto::Catalog> catalog, const std::string& error, const client::Stats& stats)>;
+  void read_catalog(client::Uri uri, client::SessionOptions options, CatalogDone done);
+
  private:
   boost::asio::io_context& io_;
   client::Interrupter stop_;  // raised at destruction: a worker waiting out a backoff returns at once

@@ -93,7 +93,7 @@ ThumbnailService::Outcome ThumbnailService::make(const Key& key) {
 }
 
 ThumbnailService::Outcome ThumbnailService::make_movie(const Key& key) {
-  if (session_ && session_->catalog().generation != key.generation) session_.reset();  // a new catalog: a new connection
+  if (session_ && !settings_.server.cluster && session_->catalog().generation != key.generation) session_.reset();  // a new catalog: a new connection (a fleet's switches always connect)
   if (!session_) {
     client::Uri uri = settings_.server;
     uri.movie = key.want.name;

@@ -61,6 +61,28 @@ TEST(Uri, RejectsWhatIsNotAValidUri) {
   EXPECT_NE(message("nope").find("expected rdma://host[:port][/movie]"), std::string::npos);
 }
 
+TEST(Uri, NamesAFleet) {
+  const Uri u = parse_uri("rdma+etcd://192.0.2.10/movie.mp4");
+  ASSERT_TRUE(u.cluster);
+  EXPECT_EQ(u.cluster->etcd.host, "192.0.2.10");
+  EXPECT_EQ(u.cluster->etcd.port, 2379);
+  EXPECT_EQ(u.cluster->etcd.prefix, "/rdma-vod");
+  EXPECT_EQ(u.cluster->spread, 0u);
+  EXPECT_EQ(u.movie, "movie.mp4");
+  EXPECT_TRUE(u.host.empty());
+  EXPECT_EQ(u.to_string(), "rdma+etcd://192.0.2.10:2379/movie.mp4");
+  const Uri w = parse_uri("rdma+etcd://[::1]:2380/live/cam?prefix=/tv/fleet&k=3&token=" + std::string(64, 'a'));
+  EXPECT_TRUE(w.live);
+  EXPECT_EQ(w.cluster->etcd.prefix, "/tv/fleet");
+  EXPECT_EQ(w.cluster->spread, 3u);
+  EXPECT_TRUE(w.token);
+  EXPECT_EQ(w.to_string(), "rdma+etcd://[::1]:2380/live/cam?prefix=/tv/fleet&k=3");
+  EXPECT_EQ(parse_uri(w.to_string()).cluster, w.cluster);
+  for (const char* bad : {"rdma+etcd:///m", "rdma+etcd://h/m?k=0", "rdma+etcd://h/m?k=17", "rdma+etcd://h/m?prefix=a//b", "rdma+etcd://h/m?x=1",
+                          "rdma://h/m?prefix=/p", "rdma+etcd://h:0/m"})
+    EXPECT_THROW(parse_uri(bad), UriError) << bad;
+}
+
 TEST(LatencyHistogram, PercentilesAreWithinABucket) {
   LatencyHistogram h;
   EXPECT_EQ(h.percentile(0.5), 0u);
