@@ -21,7 +21,7 @@ bool try_next_member(const ClientError& e) noexcept {
   return e.kind() == ErrorKind::server_unreachable || e.kind() == ErrorKind::rejected || e.kind() == ErrorKind::unknown_movie;
 }
 
-std::vector<PlacedMember> fleet_order(const Uri& fleet, const cluster::MemberDirectory& directory, std::uint64_t client_id,
+std::vector<PlacedMember> fleet_order(const Uri& fleet, cluster::MemberDirectory& directory, std::uint64_t client_id,
                                       const std::string& lost_member) {
   std::vector<cluster::MemberRecord> members;
   try {

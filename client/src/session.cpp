@@ -197,7 +197,7 @@ void Session::reconnect(const std::string& why) {
     throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server() + ": " + why);
   }
   log::warn("client", "connection to " + server() + " lost (" + why + ")" + (uri_.cluster ? "; reconnecting in the fleet" : "; reconnecting"));
-  if (uri_.cluster) lost_member_ = server();
+  if (uri_.cluster) lost_member_ = member_id();
   drop_connection();
   Backoff backoff(options_.reconnect, Backoff::Clock::now());
   std::string last = why;

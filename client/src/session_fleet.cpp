@@ -19,6 +19,13 @@ std::string ordinal(std::size_t i) {
 
 }  // namespace
 
+std::string Session::member_id() const {
+  cluster::MemberRecord r;
+  r.host = uri_.host;
+  r.port = uri_.port;
+  return r.id();
+}
+
 void Session::connect_in_fleet() {
   if (!fleet_) fleet_ = cluster::MemberDirectory::shared(uri_.cluster->etcd);
   Uri wanted = uri_;

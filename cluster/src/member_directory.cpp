@@ -65,13 +65,22 @@ void MemberDirectory::adopt(const std::vector<KeyValue>& kvs) {
   });
 }
 
+bool MemberDirectory::adopt_saved() {
+  auto saved = load_member_list(etcd_);
+  if (!saved) return false;
+  adopt(saved->records);
+  from_disk_ = true;
+  read_at_ = saved->saved;
+  return true;
+}
+
 void MemberDirectory::wait_for(std::chrono::milliseconds d) {
   std::unique_lock lock(mutex_);
   changed_.wait_for(lock, d, [this] { return stopping_.load(); });
 }
 
 void MemberDirectory::run() {
-  EtcdClient client(etcd_, std::chrono::milliseconds(2000));
+  EtcdClient client(etcd_, std::chrono::milliseconds(4000));  // generous: a loaded machine answers late, and members() falls back meanwhile
   auto backoff = std::chrono::milliseconds(250);
   while (!stopping_) {
     try {
@@ -96,13 +105,7 @@ void MemberDirectory::run() {
         std::lock_guard lock(mutex_);
         first_failure = last_error_.empty();
         last_error_ = e.what();
-        if (!answered_ && !tried_) {
-          if (auto saved = load_member_list(etcd_)) {
-            adopt(saved->records);
-            from_disk_ = true;
-            read_at_ = saved->saved;
-          }
-        }
+        if (!answered_ && !from_disk_) adopt_saved();
         tried_ = true;
         if (first_failure)
           log::warn("cluster", std::string("etcd is unreachable (") + e.what() + "); using the last member list: " + std::to_string(members_.size()) +
@@ -115,10 +118,14 @@ void MemberDirectory::run() {
   }
 }
 
-std::vector<MemberRecord> MemberDirectory::members(std::chrono::milliseconds wait) const {
+std::vector<MemberRecord> MemberDirectory::members(std::chrono::milliseconds wait) {
   std::unique_lock lock(mutex_);
   changed_.wait_for(lock, wait, [this] { return tried_; });
-  if (!tried_) throw ClusterError("etcd at " + etcd_.to_string() + " did not answer within " + std::to_string(wait.count()) + " ms");
+  if (!tried_ && !from_disk_) {  // etcd is slow: the saved list now, etcd's when it answers
+    if (!adopt_saved()) throw ClusterError("etcd at " + etcd_.to_string() + " did not answer within " + std::to_string(wait.count()) + " ms, and no member list was saved before");
+    log::warn("cluster", "etcd at " + etcd_.to_string() + " did not answer within " + std::to_string(wait.count()) + " ms; using the member list saved on disk: " +
+                             std::to_string(members_.size()) + " members, read " + age_text(read_at_) + " ago");
+  }
   if (!answered_ && !from_disk_)
     throw ClusterError("etcd at " + etcd_.to_string() + " is unreachable (" + last_error_ + ") and no member list was saved before (" +
                        (member_list_path(etcd_).empty() ? std::string("no cache directory") : member_list_path(etcd_)) + ")");

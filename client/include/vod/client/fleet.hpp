@@ -24,7 +24,7 @@ struct PlacedMember {
 // k members starts at the one this client's id picks), its live channel (the members that list
 // it), or its catalog (spread over all). `lost_member` (an id, host:port) goes last. Throws
 // ClientError(server_unreachable) when etcd cannot be read and no member list was kept.
-std::vector<PlacedMember> fleet_order(const Uri& fleet, const cluster::MemberDirectory& directory, std::uint64_t client_id,
+std::vector<PlacedMember> fleet_order(const Uri& fleet, cluster::MemberDirectory& directory, std::uint64_t client_id,
                                       const std::string& lost_member = {});
 std::vector<PlacedMember> fleet_order(const Uri& fleet, std::uint64_t client_id = 0, const std::string& lost_member = {});
 

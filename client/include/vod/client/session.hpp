@@ -145,6 +145,7 @@ class Session {
   void connect();            // to the URI's server, or in a fleet to the first member that accepts
   void connect_to_server();  // uri_.host:uri_.port
   void connect_in_fleet();   // session_fleet.cpp
+  std::string member_id() const;  // the member connected to, as its record names it (host:port)
   void describe_from_accept(const std::string& name);
   // Points the engine's movie region at a movie: its bytes, or for one the server serves from its
   // segment cache (a segment table), its segments, which the fetcher reads through the table.

@@ -40,19 +40,21 @@ class MemberDirectory {
 
   const EtcdEndpoint& etcd() const noexcept { return etcd_; }
   // The members now. Until etcd has answered once, waits for it up to `wait`; then, with etcd
-  // unreachable, the list saved on disk. Throws ClusterError when there is neither.
-  std::vector<MemberRecord> members(std::chrono::milliseconds wait = std::chrono::milliseconds(3000)) const;
+  // unreachable or slow, the list saved on disk (with a warning). Throws ClusterError when there is
+  // neither.
+  std::vector<MemberRecord> members(std::chrono::milliseconds wait = std::chrono::milliseconds(5000));
   // Where the list came from, for `vod-client cluster` and log lines.
   std::string source() const;
 
  private:
   void run();
   void adopt(const std::vector<KeyValue>& kvs);  // under mutex_
+  bool adopt_saved();                            // under mutex_: the list saved on disk, if any
   void wait_for(std::chrono::milliseconds d);
 
   EtcdEndpoint etcd_;
   mutable std::mutex mutex_;
-  mutable std::condition_variable changed_;
+  std::condition_variable changed_;
   std::vector<MemberRecord> members_;
   bool answered_ = false;   // etcd answered at least once
   bool tried_ = false;      // the first attempt ended, answered or not
