@@ -100,6 +100,7 @@ std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::Connec
   o.send_queue_depth = options_.engine.read_depth + RdmaFetcher::kSpareReads + SegmentReader::kMaxCredits;
   o.recv_queue_depth = SegmentReader::kMaxCredits;
   o.timeout = options_.connect_timeout;
+  o.ack_timeout = options_.ack_timeout;
   o.hub = hub_.get();
   // The ring is registered on the new connection's PD while the connect request is on the wire:
   // the connection comes up with nothing left to do before the movie's first Read.

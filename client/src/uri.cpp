@@ -180,4 +180,16 @@ Uri parse_uri(std::string_view text) {
   return uri;
 }
 
+Uri parse_server_uri(std::string_view text) {
+  if (text.substr(0, 7) != "etcd://") return parse_uri(text);
+  Uri uri;
+  uri.cluster.emplace();
+  try {
+    uri.cluster->etcd = cluster::parse_etcd_url(text);
+  } catch (const cluster::ClusterError& e) {
+    throw UriError(e.what());
+  }
+  return uri;
+}
+
 }  // namespace vod::client

@@ -66,8 +66,8 @@ int wait_for_child(pid_t child, int fd) {
 int serve(const mount::MountConfig& config, StartupReport& report) {
   client::Uri server;
   try {
-    server = client::parse_uri(config.server);
-    if (server.movie) throw std::invalid_argument("the server is rdma://host[:port], without a movie: the mount lists them all");
+    server = client::parse_server_uri(config.server);
+    if (server.movie) throw std::invalid_argument("the server is rdma://host[:port] (or a fleet, etcd://host:2379), without a movie: the mount lists them all");
   } catch (const std::exception& e) {
     report.send(usage, e.what());
     return usage;

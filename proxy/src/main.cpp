@@ -75,8 +75,8 @@ int main(int argc, char** argv) {
     if (!config) return 0;
     log::set_level(log::parse_level(config->log_level));
     log::set_format(log::parse_format(config->log_format));
-    server = client::parse_uri(config->server);
-    if (server.movie) throw std::invalid_argument("--server names a server, not a movie: rdma://host[:port]");
+    server = client::parse_server_uri(config->server);
+    if (server.movie) throw std::invalid_argument("--server names a server or a fleet, not a movie: rdma://host[:port] or etcd://host:2379");
     at = parse_listen(config->listen, config->allow_remote);
     const bool wildcard = at.address().is_unspecified();
     hosts = proxy::allowed_hosts_for(at.address().to_string(), config->allow_hosts, wildcard ? proxy::host_addresses() : std::vector<std::string>{},

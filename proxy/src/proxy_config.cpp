@@ -20,7 +20,9 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("help,h", "show this help")
       ("version,V", "show the version")
       ("config", po::value(&config_file), "read options from FILE too (name = value lines; the command line wins)")
-      ("server", po::value(&c.server), "the vod-server, rdma://host[:port] (required)")
+      ("server", po::value(&c.server), "the vod-server, rdma://host[:port] (required), or a fleet: etcd://HOST[:2379][/PREFIX] "
+                                       "(or rdma+etcd://HOST:2379), whose members' catalogs are merged and movies placed over them")
+      ("cluster", po::value(&c.cluster), "the same as --server etcd://HOST[:2379][/PREFIX]: a fleet registered in etcd")
       ("listen", po::value(&c.listen)->default_value(c.listen), "HTTP address:port; loopback unless --allow-remote")
       ("allow-remote", po::bool_switch(&c.allow_remote), "allow --listen on a non-loopback address (logged as a warning)")
       ("chunk-kib", po::value(&c.chunk_kib)->default_value(c.chunk_kib), "bytes per RDMA Read and per HTTP body block, in KiB")
@@ -81,7 +83,12 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   } catch (const po::error& e) {
     throw std::invalid_argument(std::string(e.what()) + " (see vod-proxy --help)");
   }
-  if (c.server.empty()) throw std::invalid_argument("--server rdma://host[:port] is required (see vod-proxy --help)");
+  if (!c.cluster.empty()) {
+    if (!c.server.empty()) throw std::invalid_argument("give --server or --cluster, not both");
+    if (c.cluster.rfind("etcd://", 0) != 0) throw std::invalid_argument("--cluster takes a fleet's etcd URL: etcd://HOST[:2379][/PREFIX]");
+    c.server = c.cluster;
+  }
+  if (c.server.empty()) throw std::invalid_argument("--server rdma://host[:port] (or --cluster etcd://host:2379) is required (see vod-proxy --help)");
   if (c.chunk_kib < 8) throw std::invalid_argument("--chunk-kib must be at least 8");
   if (c.depth == 0) throw std::invalid_argument("--depth must be at least 1");
   if (c.transport != "rdma" && c.transport != "udp") throw std::invalid_argument("--transport must be rdma or udp");

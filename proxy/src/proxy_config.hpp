@@ -15,6 +15,7 @@ namespace vod::proxy {
 
 struct ProxyConfig {
   std::string server;                   // rdma://host[:port]
+  std::string cluster;  // --cluster etcd://...: the same as --server with that URL
   std::string listen = "127.0.0.1:8080";
   bool allow_remote = false;            // required to listen on anything but loopback
   unsigned chunk_kib = defaults::kChunkBytes / 1024;

@@ -237,6 +237,11 @@ void Connector::create_qp_and_connect() {
   param.responder_resources = 0;  // nobody reads from a client
   param.retry_count = 7;
   param.rnr_retry_count = 7;
+  if (o.ack_timeout && ep.id->verbs->device->transport_type != IBV_TRANSPORT_IWARP) {
+    std::uint8_t t = o.ack_timeout;
+    if (rdma_set_option(ep.id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof t) != 0)
+      throw_errno("rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT)", ep.limits.name, "connecting to " + target_);
+  }
   if (rdma_connect(ep.id.get(), &param) != 0) {
     // iWARP connects over TCP inside rdma_connect: nobody listening is its ECONNREFUSED, not a
     // REJECTED event as on IB and RoCE. The same failure, said the same way.

@@ -71,6 +71,7 @@ wait_members() {  # wait_members COUNT: until etcd lists that many (leases end w
   fail "etcd lists $(members_listed) members, not $1"
 }
 placement_of() { "$client_bin" cluster "$fleet" "$@" 2> /dev/null | awk '/ k=/ { sub("first=", "", $3); print $1, $3 }'; }
+order_of() { "$client_bin" cluster "$fleet" "$@" 2> /dev/null | awk '/ k=/ { sub("order=", "", $4); print $1, $4 }'; }
 
 # A viewer reads at about 2.5 MB/s (256 KiB per 0.1 s) through a pipe, so it is mid-stream for
 # seconds: the pipe stalls vod-client's writes, and with them its reads.
@@ -96,7 +97,9 @@ pass "three members registered: $(member_id 0) $(member_id 1) $(member_id 2)"
 
 step "12 viewers of 6 movies, placed as the hashing says"
 declare -A expected
+declare -A order
 while read -r name first; do expected[$name]=$first; done < <(placement_of "${movies[@]}")
+while read -r name list; do order[$name]=$list; done < <(order_of "${movies[@]}")
 [[ ${#expected[@]} -eq 6 ]] || fail "vod-client cluster placed ${#expected[@]} of 6 movies"
 for v in $(seq 0 11); do start_viewer "$v" "${movies[$((v % 6))]}"; done
 sleep 2
@@ -132,6 +135,8 @@ for v in "${victims[@]}"; do
   line=$(grep -m1 "reconnected to" "$work/viewer-$v.log") || fail "viewer $v of the killed member did not reconnect: $(tail -5 "$work/viewer-$v.log")"
   to=$(sed -n 's/.*reconnected to \([^ ]*\) after.*/\1/p' <<< "$line")
   [[ $to != "$(member_id "$victim")" ]] || fail "viewer $v reconnected to the member that was killed"
+  next=$(tr ',' '\n' <<< "${order[${movies[$((v % 6))]}]}" | grep -vx "$(member_id "$victim")" | head -n 1)
+  [[ $to == "$next" ]] || fail "viewer $v of ${movies[$((v % 6))]} went on from $to, not the next in its order ($next of ${order[${movies[$((v % 6))]}]})"
   at=$(date -d "$(cut -d' ' -f1 <<< "$line")" +%s.%N)
   lost=$(date -d "$(grep -m1 'lost (' "$work/viewer-$v.log" | cut -d' ' -f1)" +%s.%N)
   gaps+=("$(echo "($at - $killed_at) * 1000" | bc -l | cut -d. -f1)")

@@ -52,6 +52,11 @@ class UriError : public std::invalid_argument {
 // Throws UriError saying what is wrong and what a valid URI looks like.
 Uri parse_uri(std::string_view text);
 
+// What names a server or a fleet to a program that lists or serves all of it (vod-proxy --server,
+// vod-mount's first argument): rdma://host[:port], rdma+etcd://etcd-host[:port][?prefix=P], or a
+// fleet's etcd URL etcd://HOST[:PORT][/PREFIX]. Throws UriError.
+Uri parse_server_uri(std::string_view text);
+
 // Puts the URI's access token, if it has one, into a connect request.
 void add_token(proto::ConnectRequest& request, const Uri& uri);
 

@@ -52,6 +52,11 @@ struct ConnectOptions {
   std::uint32_t send_queue_depth = 64;
   std::uint32_t recv_queue_depth = 0;  // receives this side posts (live notifications); 0: none
   std::chrono::milliseconds timeout{5000};
+  // The QP's local ACK timeout, 4.096 us × 2^ack_timeout per try (7 retries), rdma_cm's
+  // RDMA_OPTION_ID_ACK_TIMEOUT: how soon a Read to a peer that vanished fails. 0: rdma_cm's default,
+  // derived from the path (on RoCE about 2 s a try: a dead server is noticed after some 17 s).
+  // iWARP has no such timer (TCP's own applies): there the option is not set.
+  std::uint8_t ack_timeout = 0;
   // Where the QP's completions go: the CQ of this hub for the device the route resolves to. The hub
   // must outlive the endpoint.
   CompletionHub* hub = nullptr;
