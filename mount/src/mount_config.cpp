@@ -107,7 +107,7 @@ std::optional<MountConfig> parse_mount_config(const std::vector<std::string>& ar
     throw std::invalid_argument(std::string(e.what()) + " (see vod-mount --help)");
   }
   if (positional.size() != 2)
-    throw std::invalid_argument("expected the server (or a fleet, etcd://host:2379) and the mount point: vod-mount rdma://host[:port] MOUNTPOINT (see vod-mount --help)");
+    throw std::invalid_argument("expected the server and the mount point: vod-mount rdma://host[:port] MOUNTPOINT, or for a fleet vod-mount etcd://host:2379 MOUNTPOINT (see vod-mount --help)");
   c.server = positional[0];
   c.mountpoint = positional[1];
   const std::string page_cache = vm["page-cache"].as<std::string>();
