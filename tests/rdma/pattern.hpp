@@ -7,9 +7,13 @@
 
 namespace vod::test {
 
+// The 64-bit word that holds bytes [8*index, 8*index+8), least significant byte first.
+inline std::uint64_t pattern_word(std::uint64_t index, std::uint64_t seed) noexcept {
+  return (index + 1) * 0x9E3779B97F4A7C15ull ^ (seed * 0xD6E8FEB86659FD93ull);
+}
+
 inline std::uint8_t pattern_byte(std::uint64_t offset, std::uint64_t seed) noexcept {
-  const std::uint64_t word = (offset / 8 + 1) * 0x9E3779B97F4A7C15ull ^ (seed * 0xD6E8FEB86659FD93ull);
-  return static_cast<std::uint8_t>(word >> (8 * (offset % 8)));
+  return static_cast<std::uint8_t>(pattern_word(offset / 8, seed) >> (8 * (offset % 8)));
 }
 
 // The offset of the first byte of buf that differs from the pattern at `offset`, or -1.

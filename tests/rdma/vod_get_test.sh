@@ -40,7 +40,10 @@ pass "play --start 30: the file from byte $pos (ffprobe's keyframe), $frames fra
 
 step "get big.bin (1100 MiB) through a pipe, compared on the fly"
 start=$(date +%s.%N)
-"$client_bin" get "$(uri big.bin)" -o - --quiet --chunk-kib 1024 --depth 16 | cmp - "$media/big.bin" || fail "big.bin differs"
+# Compared against the pattern regenerated into a pipe, not the file: a 1.1 GB read back over the
+# guest's 9p root once returned end-of-file 35 MiB early (cmp: "EOF on big.bin after byte 1116516352").
+"$client_bin" get "$(uri big.bin)" -o - --quiet --chunk-kib 1024 --depth 16 |
+  cmp - <("$pattern" $((1100 * 1024 * 1024)) 3 -) || fail "big.bin differs from the pattern it was made from"
 secs=$(echo "$(date +%s.%N) - $start" | bc)
 pass "big.bin byte-identical (1153433600 bytes in ${secs}s)"
 stop_server
