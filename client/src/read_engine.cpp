@@ -15,6 +15,7 @@
 #include "engine/request_queue.hpp"
 #include "engine/ring_sizing.hpp"
 #include "rdma/rdma_fetcher.hpp"
+#include "vod/client/buffer_pool.hpp"
 #include "vod/client/errors.hpp"
 #include "vod/client/ring_pool.hpp"
 #include "vod/rdma/startup_trace.hpp"
@@ -39,6 +40,8 @@ class ReadEngine::Impl {
         wanted_depth(std::max(o.read_depth, 1u)),
         readahead_depth(std::max(o.readahead_depth, 1u)),
         first_read(o.first_read_bytes == 0 ? 0 : std::min((o.first_read_bytes + kPage - 1) / kPage * kPage, chunk / 2)),
+        direct_enabled(o.direct),
+        direct_min_override(o.direct_min_bytes),
         ring_size(slots_of(o) * chunk),
         ring(take_ring(ring_size)),  // resident already when a closed session left it spare
         cache(slots_of(o)) {
@@ -74,6 +77,8 @@ class ReadEngine::Impl {
   const unsigned wanted_depth;
   const unsigned readahead_depth;
   const std::size_t first_read;  // EngineOptions::first_read_bytes, page-rounded
+  const bool direct_enabled;          // EngineOptions::direct
+  const std::size_t direct_min_override;  // EngineOptions::direct_min_bytes
   const std::size_t ring_size;
   unsigned depth = 0;  // what the fetcher allows, at most wanted_depth
   RingMemory ring;     // huge-page aligned, never moves while registered
@@ -88,12 +93,40 @@ class ReadEngine::Impl {
   std::unique_ptr<Fetcher> fetcher;
   const Interrupter* interrupter = nullptr;
   Stats stats;
+  // Direct transfers: the readers' registered buffers, and the fetches in flight into them, by
+  // number (a fetch's id is 3 × slots + its number: past the ring's blocks, heads and parts).
+  std::shared_ptr<BufferPool> pool;
+  struct DirectFetch {
+    bool used = false;
+    std::uint64_t request = 0;  // whose destination it lands in
+    std::uint64_t from = 0;     // region offset
+    std::uint8_t* dest = nullptr;
+    std::uint32_t length = 0;
+    Clock::time_point posted;
+  };
+  std::vector<DirectFetch> direct;
+
+  // The smallest direct transfer now; 0: none (off, no pool, or a fetcher that cannot).
+  std::size_t direct_min() const noexcept {
+    if (!direct_enabled || !pool || !fetcher) return 0;
+    const std::size_t crossover = fetcher->direct_crossover();
+    if (crossover == 0) return 0;
+    return std::min(direct_min_override > 0 ? direct_min_override : crossover, chunk);
+  }
+  void use_pool(std::shared_ptr<BufferPool> p) {
+    pool = std::move(p);
+    if (fetcher) fetcher->use_pool(pool);
+  }
+  void mark_direct_stale() noexcept;
+  void fence_requests() noexcept;
 
  private:
   void invalidate(int keep = -1) noexcept;
   void issue(const std::vector<FetchOrder>& orders);
   void on_done(std::uint32_t id, bool ok, const std::string& why);
   void on_head_done(std::uint32_t s, bool ok, const std::string& why);
+  void issue_direct(const FetchOrder& o, Clock::time_point now);
+  void on_direct_done(std::size_t k, bool ok, const std::string& why);
   void landed(Slot& slot, std::uint32_t bytes);
   void reap();
   bool serve_requests();
@@ -109,6 +142,7 @@ void ReadEngine::Impl::attach(std::unique_ptr<Fetcher> f) {
   detach();
   depth = std::clamp<unsigned>(f->depth(), 1u, std::min<unsigned>(wanted_depth, static_cast<unsigned>(cache.size())));
   f->on_done([this](std::uint32_t slot, bool ok, const std::string& why) { on_done(slot, ok, why); });
+  if (pool) f->use_pool(pool);
   fetcher = std::move(f);
   failure.clear();
   last_progress = Clock::now();
@@ -117,6 +151,15 @@ void ReadEngine::Impl::attach(std::unique_ptr<Fetcher> f) {
 void ReadEngine::Impl::detach() noexcept {
   fetcher.reset();  // its completions still queued anywhere are dropped from now on
   cache.drop_all();
+  // The connection is gone, and its QP with it (its owner destroys it before anything else runs):
+  // nothing more lands in the readers' buffers, so they are no longer pinned. Parts that landed
+  // are kept only if the next connection's descriptors turn out the same (set_region drops them).
+  for (DirectFetch& d : direct)
+    if (d.used) {
+      pool->unpin(d.dest);
+      d.used = false;
+    }
+  for (Request& q : requests.requests()) std::erase_if(q.parts, [](const DirectPart& p) { return p.state != DirectPart::State::landed; });
   in_flight = 0;
   planner.ramp = true;
   planner.ramp_slot = -1;
@@ -143,7 +186,30 @@ void ReadEngine::Impl::set_region(Region r, const proto::RegionDescriptor& d) {
   auto& current = regions[static_cast<std::size_t>(r)];
   if (current == d) return;
   current = d;
+  if (r == Region::movie) mark_direct_stale();
   invalidate();
+}
+
+void ReadEngine::Impl::fence_requests() noexcept {
+  // A direct Read whose request was cancelled cannot be recalled: a later request into the same
+  // memory (the reader reuses its buffer after a seek or a flush) waits until it has landed, so
+  // that it neither copies nor fetches anything that the old Read would then overwrite.
+  for (Request& q : requests.requests()) q.fenced = false;
+  for (const DirectFetch& d : direct) {
+    if (!d.used || requests.find(d.request)) continue;
+    for (Request& q : requests.requests())
+      if (q.dest.data() < d.dest + d.length && d.dest < q.dest.data() + q.dest.size()) q.fenced = true;
+  }
+}
+
+void ReadEngine::Impl::mark_direct_stale() noexcept {
+  // Other bytes now live at the same offsets (a switch), or the same ones elsewhere (a reconnect):
+  // what landed straight in a reader's buffer is fetched again, and what is still in flight there
+  // is discarded when it completes, nothing served over it before (the planner waits for it).
+  for (Request& q : requests.requests()) {
+    std::erase_if(q.parts, [](const DirectPart& p) { return p.state == DirectPart::State::landed; });
+    for (DirectPart& p : q.parts) p.state = DirectPart::State::stale;
+  }
 }
 
 void ReadEngine::Impl::restart_at(std::uint64_t offset) {
@@ -163,14 +229,17 @@ void ReadEngine::Impl::restart_at(std::uint64_t offset) {
 std::uint64_t ReadEngine::Impl::submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done) {
   const std::uint64_t len = regions[static_cast<std::size_t>(r)].length;
   const std::uint64_t n = offset >= len ? 0 : std::min<std::uint64_t>(dest.size(), len - offset);
-  const std::uint64_t id = requests.submit(r, offset, dest.first(static_cast<std::size_t>(n)), std::move(done));
-  if (r == Region::movie) planner.readahead_from = offset;
+  // Into registered memory: blocks may land straight in it, and the read-ahead goes on after it.
+  const bool registered = r == Region::movie && n > 0 && pool && pool->holds(dest.data(), static_cast<std::size_t>(n));
+  const std::uint64_t id = requests.submit(r, offset, dest.first(static_cast<std::size_t>(n)), std::move(done), registered);
+  if (r == Region::movie) planner.readahead_from = registered ? offset + n : offset;
   return id;
 }
 
 void ReadEngine::Impl::post_wanted() {
   if (!fetcher) return;
-  const PlannerLimits limits{depth, readahead_depth, chunk, first_read, fetcher->fetches_in_parts()};
+  const PlannerLimits limits{depth, readahead_depth, chunk, first_read, fetcher->fetches_in_parts(), direct_min()};
+  fence_requests();
   const auto orders = plan_reads(planner, cache, requests, regions, limits, in_flight);
   issue(orders);
   fetcher->flush();  // what this round chose goes out together
@@ -185,6 +254,10 @@ void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
   const std::size_t n = cache.size();
   const auto now = Clock::now();
   for (const FetchOrder& o : orders) {
+    if (o.kind == FetchOrder::Kind::direct) {
+      issue_direct(o, now);
+      continue;
+    }
     Slot& slot = cache.slot(o.slot);
     const std::uint64_t block_at = block_of(slot.key) * chunk;
     std::uint8_t* dest = ring.get() + o.slot * chunk + (o.offset - block_at);
@@ -199,6 +272,48 @@ void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
   }
 }
 
+void ReadEngine::Impl::issue_direct(const FetchOrder& o, Clock::time_point now) {
+  Request* q = requests.find(o.request);
+  if (!q) return;  // cannot happen: the planner took it from the queue just now
+  std::size_t k = 0;
+  while (k < direct.size() && direct[k].used) ++k;
+  if (k == direct.size()) direct.emplace_back();
+  std::uint8_t* dest = q->dest.data() + (o.offset - q->offset);
+  direct[k] = {true, q->id, o.offset, dest, o.length, now};
+  q->parts.push_back({o.offset, o.offset + o.length, DirectPart::State::in_flight});
+  pool->pin(dest);  // until it completes, or the connection is gone: a posted Read cannot be recalled
+  fetcher->fetch(static_cast<std::uint32_t>(3 * cache.size() + k), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
+  ++stats.reads_posted;
+  ++stats.direct_reads;
+  ++in_flight;
+}
+
+void ReadEngine::Impl::on_direct_done(std::size_t k, bool ok, const std::string& why) {
+  if (k >= direct.size() || !direct[k].used) return;
+  DirectFetch d = direct[k];
+  direct[k].used = false;
+  pool->unpin(d.dest);
+  last_progress = Clock::now();
+  if (in_flight) --in_flight;
+  Request* q = requests.find(d.request);
+  auto part = q ? std::find_if(q->parts.begin(), q->parts.end(), [&](const DirectPart& p) { return p.from == d.from; }) : decltype(q->parts.begin()){};
+  if (!q || part == q->parts.end() || part->state == DirectPart::State::stale) {
+    if (q && part != q->parts.end()) q->parts.erase(part);
+    ++stats.stale_discarded;  // cancelled, or from before a switch: never delivered
+    if (!ok && failure.empty()) failure = why;
+    return;
+  }
+  if (!ok) {
+    if (failure.empty()) failure = why;
+    q->parts.erase(part);
+    return;
+  }
+  part->state = DirectPart::State::landed;
+  ++stats.reads_completed;
+  stats.bytes_read += part->to - part->from;
+  stats.read_latency_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress - d.posted).count()));
+}
+
 void ReadEngine::Impl::landed(Slot& slot, std::uint32_t bytes) {
   ++stats.reads_completed;
   stats.bytes_read += bytes;
@@ -207,6 +322,7 @@ void ReadEngine::Impl::landed(Slot& slot, std::uint32_t bytes) {
 
 void ReadEngine::Impl::on_done(std::uint32_t id, bool ok, const std::string& why) {
   const std::size_t n = cache.size();
+  if (id >= 3 * n) return on_direct_done(id - 3 * n, ok, why);
   if (id >= n && id < 2 * n) return on_head_done(static_cast<std::uint32_t>(id - n), ok, why);
   const std::size_t s = id < n ? id : id - 2 * n;  // a block's Read, or the part before its head
   if (s >= n) return;
@@ -258,7 +374,8 @@ void ReadEngine::Impl::reap() {
 }
 
 bool ReadEngine::Impl::serve_requests() {
-  auto finished = requests.serve(cache, ring.get(), chunk, stats.bytes_delivered);
+  fence_requests();
+  auto finished = requests.serve(cache, ring.get(), chunk, stats.bytes_delivered, stats.bytes_copied);
   if (!finished.empty()) trace::finish("first request served");
   for (auto& [done, n] : finished)
     if (done) done(n);
@@ -324,6 +441,11 @@ ibv_mr* ReadEngine::register_ring(rdma::ClientEndpoint& ep) const {
   return RdmaFetcher::register_ring(ep, impl_->ring.get(), first);
 }
 void ReadEngine::detach() noexcept { impl_->detach(); }
+void ReadEngine::use_pool(std::shared_ptr<BufferPool> pool) { impl_->use_pool(std::move(pool)); }
+bool ReadEngine::direct_active() const noexcept { return impl_->direct_min() > 0; }
+std::size_t ReadEngine::direct_in_flight() const noexcept {
+  return static_cast<std::size_t>(std::count_if(impl_->direct.begin(), impl_->direct.end(), [](const auto& d) { return d.used; }));
+}
 bool ReadEngine::attached() const noexcept { return impl_->fetcher != nullptr; }
 std::uint8_t* ReadEngine::ring() const noexcept { return impl_->ring.get(); }
 std::string ReadEngine::transport_summary() const { return impl_->fetcher ? impl_->fetcher->summary() : std::string(); }

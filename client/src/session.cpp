@@ -277,6 +277,14 @@ void Session::switch_by_connecting(const std::string& name) {
   }
 }
 
+const std::shared_ptr<BufferPool>& Session::buffers(const BufferPoolOptions& options) {
+  if (!pool_) {
+    pool_ = BufferPool::make(options);
+    engine_.use_pool(pool_);
+  }
+  return pool_;
+}
+
 std::uint64_t Session::pread_async(std::uint64_t offset, std::span<std::uint8_t> dest, ReadEngine::Callback done) {
   if (!has_movie()) throw ClientError(ErrorKind::usage, "this session has no movie (it was opened for the catalog only)");
   resume_at_ = offset;  // where a reconnect prefetches

@@ -55,6 +55,8 @@ std::uint64_t LatencySamples::percentile(double p) const {
 
 void Stats::merge(const Stats& o) noexcept {
   bytes_delivered += o.bytes_delivered;
+  bytes_copied += o.bytes_copied;
+  direct_reads += o.direct_reads;
   bytes_read += o.bytes_read;
   reads_posted += o.reads_posted;
   reads_completed += o.reads_completed;
@@ -67,11 +69,13 @@ void Stats::merge(const Stats& o) noexcept {
 }
 
 std::string Stats::summary() const {
-  char buf[256];
+  char buf[384];
   std::snprintf(buf, sizeof buf,
-                "delivered %llu B, read %llu B in %llu reads (%u in flight, %llu small first reads), %llu stale discarded, %llu stalls, "
+                "delivered %llu B (copied %llu B, %llu direct reads), read %llu B in %llu reads (%u in flight, %llu small first reads), "
+                "%llu stale discarded, %llu stalls, "
                 "%llu reconnects, read latency p50 %llu us p90 %llu us p99 %llu us max %llu us",
-                static_cast<unsigned long long>(bytes_delivered), static_cast<unsigned long long>(bytes_read),
+                static_cast<unsigned long long>(bytes_delivered), static_cast<unsigned long long>(bytes_copied),
+                static_cast<unsigned long long>(direct_reads), static_cast<unsigned long long>(bytes_read),
                 static_cast<unsigned long long>(reads_completed), in_flight, static_cast<unsigned long long>(head_reads),
                 static_cast<unsigned long long>(stale_discarded), static_cast<unsigned long long>(stalls),
                 static_cast<unsigned long long>(reconnects),

@@ -19,9 +19,10 @@
 namespace vod::client::engine {
 
 void PrintTo(const FetchOrder& o, std::ostream* os) {
-  static const char* const kinds[] = {"whole", "head", "after_head", "before_head"};
+  static const char* const kinds[] = {"whole", "head", "after_head", "before_head", "direct"};
   *os << kinds[static_cast<int>(o.kind)] << "{slot " << o.slot << ", region " << static_cast<int>(o.region) << ", offset " << o.offset
-      << ", length " << o.length << (o.readahead ? ", read-ahead}" : "}");
+      << ", length " << o.length << (o.readahead ? ", read-ahead" : "") << (o.kind == FetchOrder::Kind::direct ? ", request " + std::to_string(o.request) : "")
+      << "}";
 }
 
 namespace {
@@ -46,6 +47,7 @@ struct Want {
   Region region;
   std::uint64_t offset;
   std::size_t bytes;
+  bool direct = false;  // into registered memory
 };
 
 struct Row {
@@ -203,6 +205,29 @@ TEST(ReadPlanner, Table) {
                  {Held::ready, 5, 5, 2}},
        .requests = {{M, 3 * K + 10, 100}, {M, 30 * K, 100}},
        .expect = {{Kind::whole, 5, M, 30 * K, K, false}}},
+      {.what = "zero copy: the parts of a registered request's blocks at least the crossover go straight into it, a smaller tail to the ring",
+       .state = state(false, 2 * K),
+       .requests = {{M, 2 * K + 100, 3 * K, true}},
+       .expect = {{Kind::direct, 0, M, 2 * K + 100, K - 100, false, 1},
+                  {Kind::direct, 0, M, 3 * K, K, false, 1},
+                  {Kind::direct, 0, M, 4 * K, K, false, 1},
+                  {Kind::whole, 0, M, 5 * K, K, false}},
+       .limits = {8, 2, K, kHead, true, 16 * 1024}},
+      {.what = "zero copy: a block cached in the ring is copied, not fetched again; read-ahead waits while a registered request waits",
+       .state = state(false, 3 * K),
+       .cache = {{Held::ready, 0, 3}},
+       .requests = {{M, 3 * K, 2 * K, true}},
+       .expect = {{Kind::direct, 0, M, 4 * K, K, false, 1}},
+       .limits = {8, 2, K, kHead, true, 16 * 1024}},
+      {.what = "zero copy: after a seek the first block still gets its head through the ring, alone",
+       .state = state(true, 3 * K),
+       .requests = {{M, 3 * K, 2 * K, true}},
+       .expect = {{Kind::head, 0, M, 3 * K, kHead, false}},
+       .limits = {8, 2, K, kHead, true, 16 * 1024}},
+      {.what = "zero copy off (no crossover): a registered request's blocks go to the ring",
+       .state = no_readahead(),
+       .requests = {{M, 3 * K, K, true}},
+       .expect = {{Kind::whole, 0, M, 3 * K, K, false}}},
       {.what = "a full cache: read-ahead never evicts read-ahead, however recently the outsider was used",
        .state = state(false, 10 * K, 8 * K),
        .cache = {{Held::ready, 0, 2, 9}, {Held::ready, 1, 10, 1}, {Held::ready, 2, 11, 2}, {Held::ready, 3, 12, 3}, {Held::ready, 4, 13, 4},
@@ -218,7 +243,7 @@ TEST(ReadPlanner, Table) {
     buffers.reserve(row.requests.size());
     for (const Want& w : row.requests) {
       buffers.emplace_back(w.bytes);
-      requests.submit(w.region, w.offset, buffers.back(), nullptr);
+      requests.submit(w.region, w.offset, buffers.back(), nullptr, w.direct);
     }
     const Regions regions = {proto::RegionDescriptor{0x1000, kMovie, 7}, proto::RegionDescriptor{0x9000, 3000, 8},
                              proto::RegionDescriptor{0xa000, row.index_length, 9}};
@@ -226,6 +251,7 @@ TEST(ReadPlanner, Table) {
     const auto orders = plan_reads(st, cache, requests, regions, row.limits, row.in_flight);
     EXPECT_EQ(orders, row.expect);
     for (const FetchOrder& o : orders) {
+      if (o.kind == Kind::direct) continue;  // no slot
       EXPECT_EQ(cache.slot(o.slot).state, SlotState::in_flight) << "an ordered fetch's slot is claimed";
       EXPECT_EQ(cache.find(cache.slot(o.slot).key).value_or(999), o.slot);
     }

@@ -77,6 +77,21 @@ class Planning {
     return true;
   }
 
+  // The part of block `b` that request q covers, straight into q's destination, when it is at least
+  // the crossover. False when it is not (the block then goes through the ring). A full depth
+  // counts as posted: nothing else of q goes out now either.
+  bool post_direct(const Request& q, std::uint64_t b) {
+    if (lim_.direct_min == 0) return false;
+    const std::uint64_t from = std::max(b * lim_.chunk, q.offset + q.filled);
+    const std::uint64_t to = std::min({(b + 1) * lim_.chunk, q.offset + q.dest.size(), region(q.region).length});
+    if (to <= from || to - from < lim_.direct_min) return false;
+    if (in_flight_ >= lim_.depth) return true;
+    orders_.push_back({FetchOrder::Kind::direct, 0, q.region, from, static_cast<std::uint32_t>(to - from), false, q.id});
+    ++in_flight_;
+    if (q.region == Region::movie) st_.ramp = false;
+    return true;
+  }
+
   // A block someone waits for (a request's, or prefetch()'s), with a head at `head_at` when it is
   // the first movie block after a start or seek (else the head is dropped). False: no room now.
   bool post_demand(Region r, std::uint64_t block, std::uint64_t head_at) {
@@ -106,11 +121,14 @@ class Planning {
     const bool can_ramp = lim_.first_read > 0 && lim_.depth >= 2 && lim_.in_parts;
     for (const Request& q : requests_.requests()) {
       // A region without a descriptor (the new connection has not described it yet) waits.
-      if (q.dest.empty() || region(q.region).length <= q.offset + q.filled) continue;
+      if (q.dest.empty() || q.fenced || region(q.region).length <= q.offset + q.filled) continue;
       const std::uint64_t last = (q.offset + q.dest.size() - 1) / lim_.chunk;
       for (std::uint64_t b = (q.offset + q.filled) / lim_.chunk; b <= last; ++b) {
+        if (q.direct && q.has_part_in(b, lim_.chunk)) continue;  // fetched into it already, or a stale fetch still writing there
         if (cache_.cached_or_coming(block_key(q.region, b))) continue;
         const bool first = b == (q.offset + q.filled) / lim_.chunk;
+        const bool head = can_ramp && first && st_.ramp && q.region == Region::movie;
+        if (q.direct && !head && post_direct(q, b)) continue;
         if (!post_demand(q.region, b, can_ramp && first ? q.offset + q.filled : kNoHead)) return;
         if (st_.ramp_slot >= 0) return;  // a head goes alone
       }
@@ -123,8 +141,10 @@ class Planning {
     }
     // 4. A head nobody has read yet holds read-ahead back: the reader may still seek elsewhere.
     if (st_.ramp_slot >= 0) return;
-    // 5. Then read-ahead of the movie, from where the reader is.
+    // 5. Then read-ahead of the movie, from where the reader is; none while registered buffers
+    // wait (the reader's own read-ahead).
     if (!st_.readahead_enabled || st_.readahead == 0) return;
+    if (lim_.direct_min > 0 && requests_.direct_movie_waiting()) return;
     unsigned readahead_in_flight = cache_.readahead_in_flight();
     const std::uint64_t blocks = (region(Region::movie).length + lim_.chunk - 1) / lim_.chunk;
     const std::uint64_t end = std::min(blocks, (st_.readahead_from + st_.readahead) / lim_.chunk + 1);

@@ -11,11 +11,18 @@
 //    is fetched behind it while it is in flight. Once it has landed, the rest of its block (one
 //    fetch after the head, one before it) goes out when a reader has taken bytes from the head or
 //    needs more of the block; a movie reader elsewhere drops the unread head instead.
-// 2. Requests, oldest first, their blocks in order; a region without a descriptor waits.
+// 2. Requests, oldest first, their blocks in order; a region without a descriptor waits, and so
+//    does a fenced request (a cancelled request's direct Read still lands in its destination).
 // 3. The block prefetch() announced, as a request's (with its head after a start).
 // 4. While a head nobody has read is held, nothing more.
 // 5. Read-ahead of the movie from readahead_from, at most readahead_depth fetches in flight, up to
-//    the window and the movie's end. Read-ahead never evicts read-ahead.
+//    the window and the movie's end. Read-ahead never evicts read-ahead. None while a reader has
+//    registered buffers waiting (direct requests): those are its read-ahead.
+// Direct transfers (zero copy): a request whose destination is registered memory has the part of
+// each of its blocks that it covers fetched straight into it, when that part is at least
+// direct_min bytes, the block is neither cached nor coming into the ring, and it is not the ramp's
+// head. Everything else (unaligned heads and tails below direct_min, cached bytes, the ramp's
+// first block) goes through the ring and is copied: the engine switches per transfer.
 // Nothing goes beyond `depth` fetches in flight. Ramp-up needs depth >= 2 and a fetcher that
 // fetches in parts; otherwise blocks are fetched whole.
 #pragma once
@@ -53,6 +60,7 @@ struct PlannerLimits {
   std::size_t chunk = 0;         // block size
   std::size_t first_read = 0;    // a head's bytes; 0: whole blocks only
   bool in_parts = false;         // the fetcher fetches a block in parts (Fetcher::fetches_in_parts)
+  std::size_t direct_min = 0;    // the smallest direct transfer (the crossover); 0: none at all
 };
 
 struct FetchOrder {
@@ -61,6 +69,7 @@ struct FetchOrder {
     head,         // a block's head, alone
     after_head,   // the rest of a ramped block, after its head
     before_head,  // the part of a ramped block before its head (a reader began mid-block)
+    direct,       // straight into request `request`'s destination (slot unused)
   };
   Kind kind;
   std::size_t slot;
@@ -68,6 +77,7 @@ struct FetchOrder {
   std::uint64_t offset;  // within the region
   std::uint32_t length;
   bool readahead;        // for read-ahead, not for a waiting reader
+  std::uint64_t request = 0;  // Kind::direct: the request whose destination it lands in
 
   bool operator==(const FetchOrder&) const = default;
 };

@@ -6,10 +6,16 @@
 
 namespace vod::client::engine {
 
-std::uint64_t RequestQueue::submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done) {
+std::uint64_t RequestQueue::submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done, bool direct) {
   const std::uint64_t id = next_id_++;
-  requests_.push_back({id, r, offset, dest, 0, std::move(done), false});
+  requests_.push_back({id, r, offset, dest, 0, std::move(done), false, direct, false, {}});
   return id;
+}
+
+Request* RequestQueue::find(std::uint64_t id) noexcept {
+  for (Request& q : requests_)
+    if (q.id == id) return &q;
+  return nullptr;
 }
 
 void RequestQueue::cancel(std::uint64_t id) noexcept {
@@ -29,6 +35,11 @@ bool RequestQueue::wants_movie() const noexcept {
   return std::any_of(requests_.begin(), requests_.end(), [](const Request& q) { return q.region == Region::movie && !q.dest.empty(); });
 }
 
+bool RequestQueue::direct_movie_waiting() const noexcept {
+  return std::any_of(requests_.begin(), requests_.end(),
+                     [](const Request& q) { return q.direct && q.region == Region::movie && q.filled < q.dest.size(); });
+}
+
 std::uint64_t RequestQueue::mark_waiting() noexcept {
   std::uint64_t newly = 0;
   for (Request& q : requests_)
@@ -39,12 +50,23 @@ std::uint64_t RequestQueue::mark_waiting() noexcept {
   return newly;
 }
 
-RequestQueue::Finished RequestQueue::serve(BlockCache& cache, const std::uint8_t* ring, std::size_t chunk, std::uint64_t& delivered) {
+RequestQueue::Finished RequestQueue::serve(BlockCache& cache, const std::uint8_t* ring, std::size_t chunk, std::uint64_t& delivered,
+                                           std::uint64_t& copied) {
   Finished finished;
   for (auto it = requests_.begin(); it != requests_.end();) {
     Request& q = *it;
-    while (q.filled < q.dest.size()) {
+    while (!q.fenced && q.filled < q.dest.size()) {
       const std::uint64_t at = q.offset + q.filled;
+      // A direct part covering `at`: its bytes are in place once it has landed, and until then
+      // nothing is copied over them (a stale one may still be writing there).
+      if (const DirectPart* part = q.part_at(at)) {
+        if (part->state != DirectPart::State::landed || part->from != at) break;
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(part->to - at, q.dest.size() - q.filled));
+        q.filled += n;
+        delivered += n;
+        std::erase_if(q.parts, [at](const DirectPart& p) { return p.from == at; });
+        continue;
+      }
       const std::uint64_t block = at / chunk;
       const auto s = cache.find(block_key(q.region, block));
       if (!s) break;
@@ -56,12 +78,16 @@ RequestQueue::Finished RequestQueue::serve(BlockCache& cache, const std::uint8_t
         if (slot.state != SlotState::in_flight || !slot.head_ready || within < slot.head_from || within >= slot.head_to) break;
         valid_to = slot.head_to;
       }
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(valid_to - within, q.dest.size() - q.filled));
+      std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(valid_to - within, q.dest.size() - q.filled));
+      // Never over a direct part further on in the same block: it lands there itself.
+      for (const DirectPart& p : q.parts)
+        if (p.from > at && p.from < at + n) n = static_cast<std::size_t>(p.from - at);
       std::memcpy(q.dest.data() + q.filled, ring + *s * chunk + within, n);
       q.filled += n;
       slot.head_used = true;
       cache.touch(*s);
       delivered += n;
+      copied += n;
     }
     if (q.filled == q.dest.size()) {
       finished.emplace_back(std::move(q.done), q.filled);

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "engine/direct_crossover.hpp"
+#include "vod/client/buffer_pool.hpp"
 #include "vod/client/errors.hpp"
 #include "vod/rdma/error.hpp"
 #include "vod/rdma/startup_trace.hpp"
@@ -77,7 +79,24 @@ void RdmaFetcher::fetch(std::uint32_t slot, Region region, const proto::RegionDe
   batch_.add(w.wr_id, w.dest, w.length, w.lkey, w.remote, w.rkey);
 }
 
+std::size_t RdmaFetcher::direct_crossover() const noexcept { return engine::direct_crossover(ep_.limits.name, max_read_); }
+
+const ibv_mr& RdmaFetcher::pool_sink_for(const std::uint8_t* dest, std::uint32_t length) {
+  const auto arena = pool_ ? pool_->arena_of(dest, length) : std::nullopt;
+  if (!arena) throw std::logic_error("RdmaFetcher: a fetch lands neither in the ring nor in the buffer pool");
+  if (pool_mrs_.size() <= *arena) pool_mrs_.resize(*arena + 1, nullptr);
+  ibv_mr*& mr = pool_mrs_[*arena];
+  if (!mr) {
+    // A pool arena is a Read's sink like the ring: local write, and remote write on iWARP only.
+    const std::span<std::uint8_t> bytes = pool_->arena(*arena);
+    ep_.memory.push_back(rdma::register_memory(ep_.pd.get(), bytes.data(), bytes.size(), rdma::read_sink_access(ep_.limits), "a reader's buffer pool"));
+    mr = ep_.memory.back().get();
+  }
+  return *mr;
+}
+
 const ibv_mr& RdmaFetcher::sink_for(const std::uint8_t* dest, std::uint32_t length) {
+  if (dest < ring_ || dest >= ring_ + ring_size_) return pool_sink_for(dest, length);
   const std::size_t piece = pieces_[0]->length;
   const std::size_t at = static_cast<std::size_t>(dest - ring_);
   const std::size_t index = at / piece;

@@ -49,6 +49,8 @@ class RdmaFetcher final : public Fetcher {
   void use_segments(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
                     std::uint64_t size) override;
   std::string summary() const override { return segments_ ? segments_->summary() : std::string(); }
+  std::size_t direct_crossover() const noexcept override;
+  void use_pool(std::shared_ptr<BufferPool> pool) override { pool_ = std::move(pool); }
   unsigned depth() const noexcept override { return depth_; }
   std::size_t max_fetch() const noexcept override { return max_read_; }
 
@@ -59,15 +61,19 @@ class RdmaFetcher final : public Fetcher {
   // session's send queue is depth + kSpareReads Reads and SegmentReader::kMaxCredits requests.
   static constexpr unsigned kSpareReads = 4;
  private:
-  // The MR whose range holds [dest, dest + length): its piece's, registered now if it was not yet.
-  // A fetch never straddles two pieces: they part at slot boundaries.
+  // The MR whose range holds [dest, dest + length): its piece's of the ring, or its arena's of the
+  // buffer pool (direct transfers), registered now if it was not yet. A fetch never straddles two
+  // pieces: they part at slot boundaries, and a direct fetch lies inside one buffer.
   const ibv_mr& sink_for(const std::uint8_t* dest, std::uint32_t length);
+  const ibv_mr& pool_sink_for(const std::uint8_t* dest, std::uint32_t length);
 
   rdma::ClientEndpoint& ep_;  // outlives this fetcher: its owner detaches it before the endpoint goes
   rdma::CompletionHub* hub_;
   std::uint8_t* ring_;
   std::size_t ring_size_;
   std::vector<ibv_mr*> pieces_;  // the ring's MRs by piece (owned by ep_.memory); null: not yet
+  std::shared_ptr<BufferPool> pool_;  // readers' registered buffers (direct transfers), if any
+  std::vector<ibv_mr*> pool_mrs_;     // the pool's arenas registered on this PD (owned by ep_.memory); null: not yet
   std::uint32_t owner_ = 0;
   unsigned depth_;
   std::size_t max_read_;

@@ -7,12 +7,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "vod/protocol/region_descriptor.hpp"
 
 namespace vod::client {
+
+class BufferPool;
 
 // Remote regions an engine reads. Requests and cached blocks are tagged with one of these.
 enum class Region : std::uint8_t { movie = 0, catalog = 1, index = 2 };
@@ -73,6 +76,13 @@ class Fetcher {
   // them (an empty table: the movie is served whole). Only RDMA Read fetchers can.
   virtual void use_segments(const proto::RegionDescriptor& /*arena*/, const proto::RegionDescriptor& /*table*/, std::uint32_t /*movie_index*/,
                             std::uint64_t /*size*/) {}
+
+  // Direct transfers (zero copy): the smallest fetch worth making straight into a reader's
+  // registered buffer on this transport (the crossover), or 0 when it cannot fetch into anything but
+  // the ring (UDP: Write-Record lands where the receiver advertised, the ring).
+  virtual std::size_t direct_crossover() const noexcept { return 0; }
+  // The pool whose buffers fetches may land in from now on (they are registered when first used).
+  virtual void use_pool(std::shared_ptr<BufferPool> /*pool*/) {}
 
   // Fetches in flight at most, and the largest single fetch.
   virtual unsigned depth() const noexcept = 0;

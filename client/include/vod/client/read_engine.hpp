@@ -25,6 +25,16 @@
 // the reader from the head: that call returns the reader's bytes without posting anything. A prefetch()ed head that nobody reads yet
 // holds read-ahead back the same way. The parts of a block never overlap.
 //
+// Zero copy: a request whose destination lies in the buffer pool given to use_pool() (registered
+// memory, BufferPool) has its blocks fetched straight into it (direct transfers), each part of a
+// block it covers that is at least the crossover, over a transport that can (RDMA). A reader that
+// queues such requests ahead (advertises its buffers) gets its read-ahead that way: the ring's own
+// read-ahead waits while one is queued. The rest (small heads and tails, cached bytes, the ramp's
+// head, requests into other memory, UDP) goes through the ring and is copied, counted in
+// Stats::bytes_copied. A posted Read cannot be recalled: a direct Read pins its buffer in the pool
+// until it completes (BufferPool), a cancelled request's Reads complete unseen, and after a switch
+// nothing is served over a Read still landing from before it.
+//
 // Order within progress(): completions are reaped and requests served before anything new is
 // posted, so a caller's bytes never wait behind the posting of Reads it did not ask for (on a
 // Soft-RoCE device talking to itself, posting a Read runs the whole transfer before returning:
@@ -61,6 +71,11 @@ struct EngineOptions {
   unsigned readahead_depth = defaults::kReadaheadDepth;
   // The size of the first Read after a start or a seek (ramp-up, above); 0: whole chunks only.
   std::size_t first_read_bytes = defaults::kFirstReadBytes;
+  // Direct transfers (zero copy, below): on when a reader reads into a buffer pool's memory; false
+  // forces every byte through the ring (--zero-copy off: tests, bisecting).
+  bool direct = true;
+  // The smallest direct transfer; 0: the crossover of the device's kind (engine/direct_crossover.hpp).
+  std::size_t direct_min_bytes = 0;
 };
 
 // The bytes of the ring an engine with these options registers: a chunk per Read in flight, the
@@ -97,6 +112,14 @@ class ReadEngine {
   ibv_mr* register_ring(rdma::ClientEndpoint& ep) const;
   // The connection is gone (its QP and MR with it): nothing is in flight any more.
   void detach() noexcept;
+  // Readers' registered buffers: requests into them are direct transfers (above). Kept across
+  // attach()es; each connection registers the pool's arenas on its PD when it first needs them.
+  void use_pool(std::shared_ptr<BufferPool> pool);
+  // True when requests into the pool are fetched directly now (a pool, EngineOptions::direct, and a
+  // fetcher that can).
+  bool direct_active() const noexcept;
+  // Direct Reads posted and not completed (their buffers pinned).
+  std::size_t direct_in_flight() const noexcept;
   bool attached() const noexcept;
   // The ring fetches land in (a UDP fetcher advertises it as its Write-Record buffer).
   std::uint8_t* ring() const noexcept;

@@ -15,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "vod/client/buffer_pool.hpp"
 #include "vod/client/errors.hpp"
 #include "vod/client/interrupter.hpp"
 #include "vod/client/read_engine.hpp"
@@ -106,10 +107,24 @@ class Session {
   // Throws ClientError(unknown_movie) listing the catalog's names.
   void switch_movie(const std::string& name);
 
+  // Registered buffers for zero-copy reads (docs/client.md, "Zero copy"): a pread or pread_async
+  // into one has its blocks fetched straight into it by RDMA Read (direct transfers), unless
+  // SessionOptions::engine.direct is off or the transport is UDP, when they go through the ring
+  // like any other memory. Queuing pread_asyncs into several buffers ahead of the reader is how a
+  // reader advertises them: they are its read-ahead. The pool is made by the first call, with
+  // `options` (later calls return it as it is); it outlives reconnects and movie switches, and every
+  // buffer taken from it stays valid after the session is gone.
+  const std::shared_ptr<BufferPool>& buffers(const BufferPoolOptions& options = {});
+  // True when reads into buffers() land there directly now (RDMA, and not forced off).
+  bool zero_copy_active() const noexcept { return engine_.direct_active(); }
+
   // Blocking read of the current movie; reconnects and re-drives on connection loss.
   std::size_t pread(std::uint64_t offset, std::span<std::uint8_t> dest);
   // Asynchronous read: `done` runs from a later progress(). Returns an id for cancel().
   std::uint64_t pread_async(std::uint64_t offset, std::span<std::uint8_t> dest, ReadEngine::Callback done);
+  // Forgets a request. A direct Read of it already posted still lands in its buffer: the engine
+  // fences that memory (a later request into it waits for the Read), and a buffer given back to
+  // its pool is free again only once the Read has completed.
   void cancel(std::uint64_t id) noexcept { engine_.cancel(id); }
   // Drives reads (ReadEngine::progress), reconnecting when the connection breaks.
   void progress(std::chrono::milliseconds wait);
@@ -211,6 +226,7 @@ class Session {
   // In a fleet: the member list, and the member a connection was lost to (tried last on reconnect).
   std::shared_ptr<cluster::MemberDirectory> fleet_;
   std::string lost_member_;
+  std::shared_ptr<BufferPool> pool_;  // buffers(): made on first use
 };
 
 // The names in a catalog, comma-separated, for error messages.

@@ -47,6 +47,8 @@ class LatencySamples {
 
 struct Stats {
   std::uint64_t bytes_delivered = 0;   // to the caller
+  std::uint64_t bytes_copied = 0;      // of those, copied out of the ring (the rest landed straight in the caller's buffer)
+  std::uint64_t direct_reads = 0;      // Reads straight into a caller's registered buffer (zero copy)
   std::uint64_t bytes_read = 0;        // by RDMA Read (prefetch included)
   std::uint64_t reads_posted = 0;
   std::uint64_t reads_completed = 0;

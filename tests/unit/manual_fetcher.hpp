@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// A Fetcher for the read engine's unit tests: it records what the engine asks for and completes it
+// when the test says so, writing the bytes only then (as a NIC does when the Read's response
+// arrives), so a test sees exactly which memory a late completion would have written.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vod/client/fetcher.hpp"
+
+namespace vod::client {
+
+// A fetcher that records what the engine asks for and completes it when the test says so, filling
+// the destination with the region's bytes (byte i of the region is i % 251) first.
+class ManualFetcher final : public Fetcher {
+ public:
+  struct Fetch {
+    std::uint32_t slot;
+    Region region;
+    std::uint64_t offset;
+    std::uint32_t length;
+    std::uint8_t* dest;
+  };
+  // `crossover` > 0: it can fetch straight into a buffer pool's memory (as RDMA can).
+  explicit ManualFetcher(bool in_parts, unsigned depth = 8, std::size_t crossover = 0) : in_parts_(in_parts), depth_(depth), crossover_(crossover) {}
+  void on_done(Done done) override { done_ = std::move(done); }
+  void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor&, std::uint64_t offset, std::uint32_t length,
+             std::uint8_t* dest) override {
+    log_.push_back({slot, region, offset, length, dest});
+    pending_.push_back(log_.back());
+    order_.push_back('f');
+  }
+  bool can_recall() const noexcept override { return false; }
+  const char* fetch_name() const noexcept override { return "test fetch"; }
+  void forget(std::uint32_t) noexcept override {}
+  bool fetches_in_parts() const noexcept override { return in_parts_; }
+  void poll() override {
+    for (const Fetch& f : ready_) done_(f.slot, true, {});
+    ready_.clear();
+  }
+  std::vector<int> wait_fds() const override { return {}; }
+  int control_fd() const noexcept override { return -1; }
+  void check_events() override { order_.push_back('c'); }
+  void arm() override {}
+  bool armed() const noexcept override { return true; }
+  void consume() noexcept override {}
+  unsigned depth() const noexcept override { return depth_; }
+  std::size_t max_fetch() const noexcept override { return 1u << 20; }
+  int next_timeout_ms() const noexcept override { return timer_ms_; }
+  std::size_t direct_crossover() const noexcept override { return crossover_; }
+  void set_timer(int ms) noexcept { timer_ms_ = ms; }  // -1: none (a UDP fetcher's repair timer)
+
+  // Completes the oldest pending fetch (as an RC QP would), with the region's bytes.
+  Fetch complete_next() {
+    Fetch f = pending_.front();
+    pending_.erase(pending_.begin());
+    for (std::uint32_t i = 0; i < f.length; ++i) f.dest[i] = static_cast<std::uint8_t>((f.offset + i) % 251);
+    ready_.push_back(f);
+    return f;
+  }
+  const std::vector<Fetch>& log() const noexcept { return log_; }
+  // What happened, in order: 'f' a fetch, 'c' a look at the CM channel; tests add their own marks.
+  std::string& order() noexcept { return order_; }
+  std::size_t pending() const noexcept { return pending_.size(); }
+
+ private:
+  bool in_parts_;
+  unsigned depth_;
+  std::size_t crossover_;
+  Done done_;
+  std::vector<Fetch> log_, pending_, ready_;
+  std::string order_;
+  int timer_ms_ = -1;
+};
+
+}  // namespace vod::client
