@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "vod/client/errors.hpp"
 #include "vod/log.hpp"
 
 namespace vod::client {
@@ -174,6 +175,13 @@ std::uint64_t BufferPool::verify_poison() {
       std::memset(entries_[i].data, kPoison, buffer_bytes_);  // re-poisoned: counted once
     }
   return violations_;
+}
+
+bool parse_zero_copy(std::string_view value) {
+  if (value == "auto") return true;
+  if (value == "off") return false;
+  throw ClientError(ErrorKind::usage, "--zero-copy must be auto (Reads land straight in registered buffers where the transport can) or off "
+                                      "(every byte through the ring, copied: for tests and bisecting), not '" + std::string(value) + "'");
 }
 
 }  // namespace vod::client

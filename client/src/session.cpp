@@ -285,6 +285,11 @@ const std::shared_ptr<BufferPool>& Session::buffers(const BufferPoolOptions& opt
   return pool_;
 }
 
+void Session::use_buffers(std::shared_ptr<BufferPool> pool) {
+  pool_ = std::move(pool);
+  engine_.use_pool(pool_);
+}
+
 std::uint64_t Session::pread_async(std::uint64_t offset, std::span<std::uint8_t> dest, ReadEngine::Callback done) {
   if (!has_movie()) throw ClientError(ErrorKind::usage, "this session has no movie (it was opened for the catalog only)");
   resume_at_ = offset;  // where a reconnect prefetches

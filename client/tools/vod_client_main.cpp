@@ -49,7 +49,9 @@ boost::program_options::options_description common_options(CommonOptions& o) {
       ("cluster", po::value(&o.cluster), "etcd://HOST[:PORT][/PREFIX]: a fleet; the URI is then a movie NAME (or live/NAME), placed over its members "
                                          "(the same as rdma+etcd://HOST:PORT/NAME?prefix=PREFIX)")
       ("client-id", po::value(&o.session.client_id), "in a fleet: this client's id, which picks among the servers of a movie spread over several "
-                                                     "(default: random per process)");
+                                                     "(default: random per process)")
+      ("zero-copy", po::value(&o.zero_copy)->default_value(o.zero_copy), "auto: RDMA Reads land straight in registered buffers (get), "
+                                                                          "off: every byte through the read ring and copied (tests, bisecting)");
   return d;
 }
 
@@ -67,6 +69,7 @@ void apply(CommonOptions& o) {
   o.session.engine.read_depth = o.depth;
   o.session.engine.readahead_depth = std::max(o.readahead_depth, 1u);
   o.session.engine.first_read_bytes = o.first_read_kib * 1024;
+  o.session.engine.direct = parse_zero_copy(o.zero_copy);
   if (o.readahead_seconds < 0) throw ClientError(ErrorKind::usage, "--readahead-seconds must not be negative");
   o.session.readahead_seconds = o.readahead_seconds;
   o.session.connect_timeout = std::chrono::milliseconds(static_cast<long>(o.connect_timeout_s * 1000));

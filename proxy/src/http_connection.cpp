@@ -246,14 +246,21 @@ void HttpConnection::respond(Plan plan, const std::string& method) {
 }
 
 void HttpConnection::allocate_blocks() {
-  // Not zero-filled: every byte sent was written by a Read first.
-  for (auto& b : blocks_)
-    if (!b.data) b.data = std::make_unique_for_overwrite<std::uint8_t[]>(limits_.chunk_bytes);
+  for (auto& b : blocks_) {
+    if (b.data()) continue;
+    if (auto r = pool_.take_block()) b.registered = std::move(*r);
+    // Not zero-filled: every byte sent was written by a Read first.
+    else b.plain = std::make_unique_for_overwrite<std::uint8_t[]>(limits_.chunk_bytes);
+  }
 }
 
 void HttpConnection::release_blocks() noexcept {
+  // A registered block given back with a Read still landing in it is free again once it has.
   for (auto& b : blocks_)
-    if (!b.busy) b.data.reset();
+    if (!b.busy) {
+      b.registered.release();
+      b.plain.reset();
+    }
 }
 
 void HttpConnection::fill_blocks() {
@@ -262,10 +269,14 @@ void HttpConnection::fill_blocks() {
     b.busy = true;
     b.ready = false;
     b.offset = next_read_;
-    b.length = static_cast<std::size_t>(std::min<std::uint64_t>(limits_.chunk_bytes, end_ - next_read_));
+    // Blocks end at chunk boundaries (the first one runs up to the next), so that each of them is one
+    // whole block of the session's and lands straight in the block's registered memory, whatever
+    // the Range's start.
+    const std::uint64_t to_boundary = limits_.chunk_bytes - next_read_ % limits_.chunk_bytes;
+    b.length = static_cast<std::size_t>(std::min<std::uint64_t>(to_boundary, end_ - next_read_));
     next_read_ += b.length;
     Block* block = &b;
-    b.read_id = pool_.read(plan_.movie, b.offset, std::span<std::uint8_t>(b.data.get(), b.length),
+    b.read_id = pool_.read(plan_.movie, b.offset, std::span<std::uint8_t>(b.data(), b.length),
                            // The read keeps the connection alive: between writes it is the only thing that does.
                            [self = shared_from_this(), block](std::size_t n, const std::string& error) {
                              if (!error.empty() || n != block->length) {
@@ -284,7 +295,7 @@ void HttpConnection::write_ready_block() {
     if (!b.busy || !b.ready || b.offset != next_write_) continue;
     writing_ = true;
     stream_.expires_after(limits_.stalled);
-    asio::async_write(stream_, asio::buffer(b.data.get(), b.length), [self = shared_from_this(), block = &b](beast::error_code ec, std::size_t) {
+    asio::async_write(stream_, asio::buffer(b.data(), b.length), [self = shared_from_this(), block = &b](beast::error_code ec, std::size_t) {
       self->writing_ = false;
       if (ec) {  // the player went away or stalled past the limit: stop, and issue no more Reads
         self->log_access(self->plan_.status, self->next_write_ - self->plan_.offset);

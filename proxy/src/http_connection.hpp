@@ -27,6 +27,7 @@
 #include <string>
 
 #include "connection_slots.hpp"
+#include "vod/client/buffer_pool.hpp"
 #include "hls_service.hpp"
 #include "host_allow_list.hpp"
 #include "live_hls_service.hpp"
@@ -72,7 +73,11 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 
  private:
   struct Block {
-    std::unique_ptr<std::uint8_t[]> data;  // chunk_bytes, allocated while a movie body is sent
+    // chunk_bytes, held while a movie body is sent: registered memory the Reads land in directly
+    // (RdmaPool::take_block), or plain memory when the proxy's bound on those is reached.
+    client::ReadBuffer registered;
+    std::unique_ptr<std::uint8_t[]> plain;
+    std::uint8_t* data() const noexcept { return registered ? registered.data() : plain.get(); }
     std::uint64_t offset = 0;
     std::size_t length = 0;
     std::uint64_t read_id = 0;

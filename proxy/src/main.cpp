@@ -98,10 +98,11 @@ int main(int argc, char** argv) {
   options.engine.chunk_size = std::size_t{config->chunk_kib} * 1024;
   options.engine.read_depth = config->depth;
   options.engine.readahead_bytes = 0;  // Reads are issued per response as its client drains them
+  options.engine.direct = config->zero_copy == "auto";
   options.reconnect.give_up_after = std::chrono::milliseconds(static_cast<long>(config->reconnect_for * 1000));
   if (config->transport == "udp") options.transport = client::Transport::udp;
   options.udp.port = static_cast<std::uint16_t>(config->udp_port);
-  proxy::RdmaPool pool(io, server, options);
+  proxy::RdmaPool pool(io, server, options, config->zero_copy_buffers);
   pool.set_multicast(config->udp_group, config->udp_interface);
   try {
     pool.read_catalog_now();  // before serving: the one wait on the server the proxy makes on this thread

@@ -26,6 +26,10 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("listen", po::value(&c.listen)->default_value(c.listen), "HTTP address:port; loopback unless --allow-remote")
       ("allow-remote", po::bool_switch(&c.allow_remote), "allow --listen on a non-loopback address (logged as a warning)")
       ("chunk-kib", po::value(&c.chunk_kib)->default_value(c.chunk_kib), "bytes per RDMA Read and per HTTP body block, in KiB")
+      ("zero-copy", po::value(&c.zero_copy)->default_value(c.zero_copy),
+       "auto: RDMA Reads land straight in registered body blocks, which go to the socket as they are; off: through the read ring, copied")
+      ("zero-copy-buffers", po::value(&c.zero_copy_buffers)->default_value(c.zero_copy_buffers),
+       "registered body blocks at most (each --chunk-kib: the memory the proxy pins); responses beyond use plain memory and a copy")
       ("depth", po::value(&c.depth)->default_value(c.depth), "RDMA Reads in flight per movie session")
       ("reconnect-for", po::value(&c.reconnect_for)->default_value(c.reconnect_for), "seconds to keep reconnecting when the vod-server goes away")
       ("header-limit", po::value(&c.header_limit)->default_value(c.header_limit), "largest request header accepted, in bytes (431 beyond)")
@@ -91,6 +95,9 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   if (c.server.empty()) throw std::invalid_argument("--server rdma://host[:port] (or --cluster etcd://host:2379) is required (see vod-proxy --help)");
   if (c.chunk_kib < 8) throw std::invalid_argument("--chunk-kib must be at least 8");
   if (c.depth == 0) throw std::invalid_argument("--depth must be at least 1");
+  if (c.zero_copy != "auto" && c.zero_copy != "off")
+    throw std::invalid_argument("--zero-copy must be auto (Reads land straight in registered body blocks) or off (through the read ring, copied), not '" +
+                                c.zero_copy + "'");
   if (c.transport != "rdma" && c.transport != "udp") throw std::invalid_argument("--transport must be rdma or udp");
   if (c.thumbnail_width < 64 || c.thumbnail_width > 1920) throw std::invalid_argument("--thumbnail-width must be 64..1920");
   for (const auto& o : c.cors_origins)

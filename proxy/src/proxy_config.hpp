@@ -42,6 +42,8 @@ struct ProxyConfig {
   double hls_part_seconds = 0.5;        // and their LL-HLS parts
   unsigned hls_live_window = 6;         // complete segments in a live playlist
   unsigned hls_live_idle = 30;          // seconds without a request before a channel's packaging stops
+  std::string zero_copy = "auto";       // --zero-copy auto|off: body blocks' Reads land in them directly, or through the ring
+  std::size_t zero_copy_buffers = 256;  // registered body blocks at most (each --chunk-kib); beyond, plain memory, copied
 };
 
 // Returns nullopt after --help; throws std::invalid_argument naming the bad option.

@@ -47,6 +47,16 @@ std::string ProxyMetrics::render(const RdmaFigures& rdma, const ThumbnailFigures
   m.sample("vod_proxy_rdma_read_bytes_total", static_cast<double>(rdma.totals.bytes_read));
   m.family("vod_proxy_rdma_reconnects_total", "counter", "reconnections to vod-server after a connection broke");
   m.sample("vod_proxy_rdma_reconnects_total", static_cast<double>(rdma.totals.reconnects));
+  m.family("vod_proxy_delivered_bytes_total", "counter", "movie bytes the RDMA sessions handed to HTTP bodies");
+  m.sample("vod_proxy_delivered_bytes_total", static_cast<double>(rdma.totals.bytes_delivered));
+  m.family("vod_proxy_copied_bytes_total", "counter", "of those, bytes copied out of a session's read ring (the rest landed straight in registered body blocks)");
+  m.sample("vod_proxy_copied_bytes_total", static_cast<double>(rdma.totals.bytes_copied));
+  m.family("vod_proxy_registered_buffers", "gauge", "registered body blocks: allocated, held by HTTP responses, pinned by a Read in flight");
+  m.sample("vod_proxy_registered_buffers", {{"state", "allocated"}}, static_cast<double>(rdma.buffers.buffers));
+  m.sample("vod_proxy_registered_buffers", {{"state", "held"}}, static_cast<double>(rdma.buffers.out));
+  m.sample("vod_proxy_registered_buffers", {{"state", "pinned"}}, static_cast<double>(rdma.buffers.pinned));
+  m.family("vod_proxy_registered_buffer_bytes", "gauge", "bytes of registered memory held by HTTP responses now (bounded by --zero-copy-buffers)");
+  m.sample("vod_proxy_registered_buffer_bytes", static_cast<double>(rdma.buffers.out * rdma.buffer_bytes));
   m.family("vod_proxy_server_up", "gauge", "1 when the last catalog read from vod-server succeeded");
   m.sample("vod_proxy_server_up", rdma.catalog_ok ? 1 : 0);
   m.family("vod_proxy_thumbnails_total", "counter", "pictures for the web pages: made (decoded), placeholder (could not decode), cached (served from memory)");

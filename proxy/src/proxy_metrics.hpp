@@ -11,6 +11,7 @@
 #include <string>
 
 #include "request_router.hpp"
+#include "vod/client/buffer_pool.hpp"
 #include "vod/client/stats.hpp"
 
 namespace vod::proxy {
@@ -19,6 +20,8 @@ struct RdmaFigures {
   std::size_t sessions = 0;  // movie sessions open now
   client::Stats totals;      // summed over every session since the start, closed ones included
   bool catalog_ok = false;   // the last catalog read succeeded
+  client::BufferPool::Figures buffers;  // the body blocks' registered buffers (zero copy)
+  std::size_t buffer_bytes = 0;         // each
 };
 
 // The pages' pictures (ThumbnailService).

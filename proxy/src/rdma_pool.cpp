@@ -55,9 +55,16 @@ struct RdmaPool::Movie {
   }
 };
 
-RdmaPool::RdmaPool(asio::io_context& io, client::Uri server, client::SessionOptions options)
+RdmaPool::RdmaPool(asio::io_context& io, client::Uri server, client::SessionOptions options, std::size_t registered_blocks)
     : io_(io), server_(std::move(server)), options_(options), sweeper_(io), opener_(io, 2) {
   server_.movie.reset();
+  if (registered_blocks > 0) {
+    client::BufferPoolOptions b;
+    b.buffer_bytes = options_.engine.chunk_size;
+    b.buffers_per_arena = 16;
+    b.max_buffers = registered_blocks;
+    blocks_ = client::BufferPool::make(b);
+  }
   sweep();
 }
 
@@ -195,6 +202,7 @@ void RdmaPool::opened(const std::shared_ptr<Movie>& m, std::unique_ptr<client::S
   }
   if (!m->size) log::info("proxy", "RDMA session for '" + m->name + "' on " + session->server() + ": " + std::to_string(session->read_depth()) + " Reads in flight");
   m->size = session->size();
+  if (blocks_) session->use_buffers(blocks_);
   m->session = std::move(session);
   std::vector<std::uint64_t> ids;
   for (const auto& [id, p] : m->pending) ids.push_back(id);
@@ -357,8 +365,17 @@ void RdmaPool::retire(const Movie& m) {
   if (m.session) retired_.merge(m.session->stats());
 }
 
+std::optional<client::ReadBuffer> RdmaPool::take_block() {
+  if (!blocks_) return std::nullopt;
+  return blocks_->take();
+}
+
 RdmaFigures RdmaPool::figures() const {
   RdmaFigures f;
+  if (blocks_) {
+    f.buffers = blocks_->figures();
+    f.buffer_bytes = blocks_->buffer_bytes();
+  }
   f.sessions = movies_.size();
   f.totals = retired_;
   for (const auto& [name, m] : movies_)

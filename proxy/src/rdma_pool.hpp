@@ -30,7 +30,8 @@ class RdmaPool {
   // Completion of a read: bytes placed, or an error message (bytes 0).
   using Done = std::function<void(std::size_t bytes, const std::string& error)>;
 
-  RdmaPool(boost::asio::io_context& io, client::Uri server, client::SessionOptions options);
+  // `registered_blocks`: body blocks of registered memory at most (take_block()).
+  RdmaPool(boost::asio::io_context& io, client::Uri server, client::SessionOptions options, std::size_t registered_blocks = 256);
   ~RdmaPool();
 
   // Reads the catalog now, waiting for the server (for the proxy's start, before it serves).
@@ -43,6 +44,11 @@ class RdmaPool {
   // Why the catalog catalog() returns is stale (the server did not answer its last read: the
   // reason and the catalog's age), or nullopt while the server answers.
   std::optional<std::string> catalog_staleness() const;
+
+  // A body block of registered memory (one chunk), shared by every movie session: Reads into it
+  // land there directly (zero copy) and the socket write goes from it. None when the bound is
+  // reached (the response then uses plain memory, and its bytes are copied out of the ring).
+  std::optional<client::ReadBuffer> take_block();
 
   // Reads dest.size() bytes of `movie` at `offset`. `done` runs later, on the io thread. Returns an
   // id for cancel().
@@ -101,6 +107,7 @@ class RdmaPool {
   bool catalog_ok_ = false, catalog_refreshing_ = false;
   std::string catalog_error_ = "the first read of the catalog is under way";
   client::Stats retired_;  // of the sessions closed so far
+  std::shared_ptr<client::BufferPool> blocks_;  // take_block(): every session reads into it
   std::map<std::string, std::shared_ptr<Movie>> movies_;
   std::map<std::uint64_t, std::weak_ptr<Movie>> reads_;  // read id -> its movie session
   std::uint64_t next_read_ = 1;

@@ -3,6 +3,7 @@
 # backoff, re-drives its Reads against the new registration (new rkeys) and the download completes
 # byte-identical. The stream's state lives in the client, so the server needs none.
 source "$(dirname "$0")/vod_test_lib.sh"
+export VOD_POISON_BUFFERS=1   # zero copy: a Read landing in a buffer handed back aborts the client
 media=$work/media
 mkdir -p "$media"
 "$build/tests/rdma/make_pattern" $((160 * 1024 * 1024 + 99)) 9 "$media/movie.bin"

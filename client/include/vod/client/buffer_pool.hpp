@@ -27,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "vod/client/ring_pool.hpp"
@@ -128,5 +129,10 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   std::vector<std::size_t> free_;
   std::uint64_t violations_ = 0;
 };
+
+// The tools' --zero-copy switch (and rdmasrc's zero-copy property): "auto" lets reads into
+// registered buffers land there directly where the transport can (EngineOptions::direct = true),
+// "off" forces every byte through the ring. Throws ClientError(usage) naming the choices.
+bool parse_zero_copy(std::string_view value);
 
 }  // namespace vod::client

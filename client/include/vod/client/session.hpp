@@ -115,6 +115,9 @@ class Session {
   // `options` (later calls return it as it is); it outlives reconnects and movie switches, and every
   // buffer taken from it stays valid after the session is gone.
   const std::shared_ptr<BufferPool>& buffers(const BufferPoolOptions& options = {});
+  // Makes `pool` the session's buffers() instead: one pool shared by several sessions (vod-proxy's
+  // movies), each connection registering its arenas on its own PD.
+  void use_buffers(std::shared_ptr<BufferPool> pool);
   // True when reads into buffers() land there directly now (RDMA, and not forced off).
   bool zero_copy_active() const noexcept { return engine_.direct_active(); }
 
