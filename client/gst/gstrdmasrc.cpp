@@ -2,7 +2,7 @@
 // rdmasrc (gstrdmasrc.hpp): the element's state, properties, start/stop, fill and create, and its
 // GstURIHandler.
 // Longer than 400 lines because: one GObject type is one file: G_DEFINE_TYPE's parent_class and the
-// static vfuncs class_init installs, the 14 properties (ids, specs, set and get) and the URI handler
+// static vfuncs class_init installs, the 15 properties (ids, specs, set and get) and the URI handler
 // all work on the one instance and its State; splitting them would export that boilerplate.
 #include "gstrdmasrc.hpp"
 
@@ -13,6 +13,7 @@
 
 #include "vod/client/live_source.hpp"
 #include "vod/client/open_live.hpp"
+#include "vod/client/sequential_reads.hpp"
 #include "vod/client/session.hpp"
 #include "vod/defaults.hpp"
 
@@ -34,6 +35,10 @@ constexpr guint kDefaultReadDepth = vod::defaults::kReadDepth;
 constexpr gdouble kDefaultReconnectTimeout = std::chrono::duration<double>(vod::defaults::kReconnectFor).count();
 constexpr const char* kDefaultTransport = "rdma";
 constexpr guint kDefaultUdpPort = vod::defaults::kUdpPort;
+constexpr gboolean kDefaultZeroCopy = TRUE;
+// Registered buffers downstream may hold (queues, a sink's last sample) beyond those advertised;
+// when all are held, blocks are copied out of the ring instead: never a stall.
+constexpr std::size_t kHeldDownstream = 24;
 
 enum {
   PROP_0,
@@ -51,6 +56,7 @@ enum {
   PROP_UDP_PORT,
   PROP_UDP_GROUP,
   PROP_UDP_INTERFACE,
+  PROP_ZERO_COPY,
 };
 
 // The C++ state of the element. GObject allocates the instance zeroed and runs no constructors,
@@ -71,11 +77,17 @@ struct State {
   guint udp_port = kDefaultUdpPort;
   std::string udp_group;      // a live channel with transport=udp: the server's --live-multicast group
   std::string udp_interface;
+  bool zero_copy = kDefaultZeroCopy;  // push mode: Reads land in the GstBuffers that go downstream
   // Created in start(), destroyed in stop(), used by the streaming thread in between. unlock()
   // from another thread only calls their thread-safe interrupt(). A movie's session, or a live
   // channel's source (over RDMA, or by multicast with transport=udp).
   std::unique_ptr<vod::client::Session> session;
   std::unique_ptr<vod::client::LiveSource> live_source;
+  // Push mode: the session's registered buffers advertised for the next blocks (from reads_at), so
+  // that their Reads land in what create() hands downstream. Remade at a seek; before the session
+  // goes.
+  std::unique_ptr<vod::client::SequentialReads> reads;
+  guint64 reads_at = 0;
 };
 
 }  // namespace
@@ -196,6 +208,7 @@ static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* v
     case PROP_UDP_PORT: s.udp_port = g_value_get_uint(value); break;
     case PROP_UDP_GROUP: s.udp_group = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     case PROP_UDP_INTERFACE: s.udp_interface = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_ZERO_COPY: s.zero_copy = g_value_get_boolean(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -224,6 +237,7 @@ static void gst_rdma_src_get_property(GObject* object, guint id, GValue* value, 
     case PROP_UDP_PORT: g_value_set_uint(value, s.udp_port); break;
     case PROP_UDP_GROUP: g_value_set_string(value, s.udp_group.c_str()); break;
     case PROP_UDP_INTERFACE: g_value_set_string(value, s.udp_interface.c_str()); break;
+    case PROP_ZERO_COPY: g_value_set_boolean(value, s.zero_copy); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -246,6 +260,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   options.reconnect.give_up_after = std::chrono::milliseconds(static_cast<long>(s.reconnect_timeout * 1000));
   if (s.transport == "udp") options.transport = vod::client::Transport::udp;
   options.udp.port = static_cast<std::uint16_t>(s.udp_port);
+  options.engine.direct = s.zero_copy;
   vod::client::MulticastLiveOptions multicast;
   multicast.group = s.udp_group;
   multicast.interface = s.udp_interface;
@@ -286,8 +301,11 @@ static gboolean gst_rdma_src_stop(GstBaseSrc* base) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.session) GST_INFO_OBJECT(self, "closing: %s", self->state.session->stats().summary().c_str());
   if (self->state.live_source) GST_INFO_OBJECT(self, "closing: %s", self->state.live_source->summary().c_str());
-  // No RDMA Read ever targets a GstBuffer: Reads land in the session's registered ring and are
-  // copied out, so destroying the session here leaves nothing in flight on freed memory.
+  // Blocks still advertised are cancelled; a registered buffer with a Read still landing in it goes
+  // back to its pool only once the Read is done or the connection (its QP first) is gone, which
+  // destroying the session does now. Buffers downstream holds were all complete when handed over,
+  // and keep the pool's memory alive until they are freed.
+  self->state.reads.reset();
   self->state.session.reset();
   self->state.live_source.reset();
   return TRUE;
@@ -341,10 +359,63 @@ static GstFlowReturn live_create(GstRdmaSrc* self, vod::client::LiveSource& sess
   return GST_FLOW_OK;
 }
 
+// Push mode, zero copy: the next block from the registered buffers advertised ahead, wrapped as it
+// is. Returns false (and *out untouched) when the block must be read the usual way instead: a
+// buffer the caller supplies, pull mode, a block size other than the pool's, or every registered
+// buffer held downstream.
+static bool registered_create(GstRdmaSrc* self, guint64 offset, guint length, GstBuffer** out, GstFlowReturn& ret) {
+  State& s = self->state;
+  if (*out || GST_PAD_MODE(GST_BASE_SRC_PAD(GST_BASE_SRC(self))) != GST_PAD_MODE_PUSH) return false;
+  vod::client::Session& session = *s.session;
+  if (offset >= session.size()) return false;  // EOS, the usual way
+  vod::client::BufferPoolOptions po;
+  po.buffer_bytes = length;
+  const std::size_t ahead = vod::client::SequentialReads::buffers_for(length, s.chunk_size, session.read_depth());
+  po.buffers_per_arena = ahead;
+  po.max_buffers = ahead + kHeldDownstream;
+  if (session.buffers(po)->buffer_bytes() != length) return false;  // blocksize changed while playing
+  if (!s.reads || s.reads_at != offset) {  // the start, or a seek: what was advertised is cancelled
+    s.reads.reset();
+    s.reads = std::make_unique<vod::client::SequentialReads>(session, offset, session.size(), length, ahead);
+    s.reads_at = offset;
+  }
+  std::optional<vod::client::SequentialReads::Piece> piece;
+  try {
+    piece = s.reads->next();
+  } catch (const vod::client::Interrupted&) {
+    ret = GST_FLOW_FLUSHING;  // unlock(): what is advertised stays, for a create at the same offset
+    return true;
+  } catch (const ClientError& e) {
+    post_error(self, e);
+    ret = GST_FLOW_ERROR;
+    return true;
+  }
+  if (!piece) {  // every registered buffer is downstream: this block through the ring
+    s.reads.reset();
+    return false;
+  }
+  s.reads_at = offset + piece->bytes;
+  // The GstBuffer owns the registered buffer, and gives it back to the pool when freed, on whatever
+  // thread: the pool is thread-safe.
+  auto holder = std::make_unique<vod::client::ReadBuffer>(std::move(piece->buffer));
+  std::uint8_t* data = holder->data();
+  const gsize max = holder->size();
+  GstBuffer* buf = gst_buffer_new_wrapped_full(static_cast<GstMemoryFlags>(0), data, max, 0, piece->bytes, holder.release(),
+                                               [](gpointer p) { std::unique_ptr<vod::client::ReadBuffer> owned(static_cast<vod::client::ReadBuffer*>(p)); });
+  GST_BUFFER_OFFSET(buf) = offset;
+  GST_BUFFER_OFFSET_END(buf) = offset + piece->bytes;
+  *out = buf;
+  ret = GST_FLOW_OK;
+  GST_LOG_OBJECT(self, "%zu bytes at %" G_GUINT64_FORMAT " in a registered buffer", piece->bytes, offset);
+  return true;
+}
+
 static GstFlowReturn gst_rdma_src_create(GstBaseSrc* base, guint64 offset, guint length, GstBuffer** out) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.live_source) return live_create(self, *self->state.live_source, length, out);
-  return GST_BASE_SRC_CLASS(parent_class)->create(base, offset, length, out);  // allocates and calls fill()
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (registered_create(self, offset, length, out, ret)) return ret;
+  return GST_BASE_SRC_CLASS(parent_class)->create(base, offset, length, out);  // allocates and calls fill(): a copy
 }
 
 static GstFlowReturn gst_rdma_src_fill(GstBaseSrc* base, guint64 offset, guint length, GstBuffer* buf) {
@@ -462,6 +533,12 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
   g_object_class_install_property(gobject, PROP_UDP_INTERFACE,
       g_param_spec_string("udp-interface", "UDP multicast interface",
                           "With udp-group: the IPv4 address (IPv6: name) of the interface to join the group on; empty: any", "", flags));
+
+  g_object_class_install_property(gobject, PROP_ZERO_COPY,
+      g_param_spec_boolean("zero-copy", "Zero copy",
+                           "In push mode, RDMA Reads land straight in the buffers that go downstream (registered memory of the session); "
+                           "false: every byte through the read ring, copied (for tests and bisecting)",
+                           kDefaultZeroCopy, flags));
 
   gst_element_class_add_static_pad_template(element, &src_template);
   gst_element_class_set_static_metadata(element, "RDMA source", "Source/Network",

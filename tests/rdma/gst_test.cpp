@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <mutex>
+#include <vector>
 #include <string>
 #include <thread>
 
@@ -146,6 +148,109 @@ INSTANTIATE_TEST_SUITE_P(Containers, PlaybinPerContainer, ::testing::Values("tes
                            std::string n = param_info.param;
                            return n.substr(n.rfind('.') + 1);
                          });
+
+// Zero copy (rdmasrc's zero-copy property): in push mode the Reads land in the buffers that go
+// downstream, or (false) through the read ring. Both ways, decoding after flushing seeks gives the
+// frames filesrc gives with the same seeks, and state changes with Reads in flight leave nothing
+// writing into a buffer that was handed back (vod_gst_test.sh poisons the buffers).
+class ZeroCopyPerMode : public Gst, public ::testing::WithParamInterface<bool> {};
+
+// The MD5 of each decoded video frame, by the segment it belongs to (a flushing seek starts a new
+// one: counted at the sink's FLUSH_STOP, in the streaming thread, so no frame is misfiled).
+struct FrameLog {
+  std::mutex lock;
+  std::vector<std::vector<std::string>> segments{1};
+  std::size_t frames_in_last() {
+    std::lock_guard<std::mutex> g(lock);
+    return segments.back().size();
+  }
+};
+
+std::vector<std::vector<std::string>> frames_after_seeks(const std::string& source, std::size_t per_segment) {
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch((source + " ! queue ! decodebin ! video/x-raw ! fakesink name=sink sync=false signal-handoffs=true").c_str(), &error);
+  EXPECT_NE(pipeline, nullptr) << (error ? error->message : "");
+  if (!pipeline) return {};
+  FrameLog log;
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  g_signal_connect(sink, "handoff", G_CALLBACK(+[](GstElement*, GstBuffer* buf, GstPad*, gpointer user) {
+                     auto* l = static_cast<FrameLog*>(user);
+                     GstMapInfo map;
+                     if (!gst_buffer_map(buf, &map, GST_MAP_READ)) return;
+                     gchar* md5 = g_compute_checksum_for_data(G_CHECKSUM_MD5, map.data, map.size);
+                     gst_buffer_unmap(buf, &map);
+                     std::lock_guard<std::mutex> g(l->lock);
+                     l->segments.back().emplace_back(md5);
+                     g_free(md5);
+                   }), &log);
+  GstPad* pad = gst_element_get_static_pad(sink, "sink");
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_FLUSH, +[](GstPad*, GstPadProbeInfo* info, gpointer user) {
+                      if (GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_FLUSH_STOP) {
+                        auto* l = static_cast<FrameLog*>(user);
+                        std::lock_guard<std::mutex> g(l->lock);
+                        l->segments.emplace_back();
+                      }
+                      return GST_PAD_PROBE_OK;
+                    }, &log, nullptr);
+  gst_object_unref(pad);
+  gst_object_unref(sink);
+  auto wait_frames = [&](const char* what) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    while (log.frames_in_last() < per_segment && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_GE(log.frames_in_last(), per_segment) << source << ": too few frames " << what;
+  };
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  wait_frames("from the start");
+  for (const int seconds : {10, 30, 5}) {
+    EXPECT_TRUE(gst_element_seek_simple(pipeline, GST_FORMAT_TIME, static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT),
+                                        seconds * GST_SECOND));
+    wait_frames(("after the seek to " + std::to_string(seconds) + " s").c_str());
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);  // Reads still in flight, in zero copy into buffers of the pool
+  gst_object_unref(pipeline);
+  std::lock_guard<std::mutex> g(log.lock);
+  std::vector<std::vector<std::string>> out;
+  for (auto& seg : log.segments)
+    if (!seg.empty()) out.emplace_back(seg.begin(), seg.begin() + static_cast<std::ptrdiff_t>(std::min(seg.size(), per_segment)));
+  return out;
+}
+
+TEST_P(ZeroCopyPerMode, FramesAfterFlushingSeeksEqualFilesrcs) {
+  const std::string movie = "test-480p-60s.ts";
+  const std::string zc = GetParam() ? "true" : "false";
+  const auto expected = frames_after_seeks("filesrc location=" + local(movie), 25);
+  const auto got = frames_after_seeks("rdmasrc zero-copy=" + zc + " uri=" + uri_of(movie), 25);
+  ASSERT_EQ(expected.size(), 4u) << "filesrc: the start and three seeks";
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "segment " << i << " (0: the start; then 10 s, 30 s, 5 s)";
+}
+
+TEST_P(ZeroCopyPerMode, FilesinkByteIdenticalAndNullWithReadsInFlight) {
+  const std::string zc = GetParam() ? "true" : "false";
+  const std::string out = ::testing::TempDir() + "/rdmasrc-zc-" + zc + ".mkv";
+  const std::string launch = "rdmasrc zero-copy=" + zc + " uri=" + uri_of("test-480p-60s.mkv") + " ! queue ! filesink location=" + out;
+  GError* error = nullptr;
+  for (int i = 0; i < 5; ++i) {  // to NULL while Reads are in flight
+    GstElement* pipeline = gst_parse_launch(launch.c_str(), &error);
+    ASSERT_NE(pipeline, nullptr) << (error ? error->message : "");
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + 40 * i));
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+  }
+  GstElement* pipeline = gst_parse_launch(launch.c_str(), &error);
+  ASSERT_NE(pipeline, nullptr) << (error ? error->message : "");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  BusResult r;
+  wait_for_end(pipeline, 120, r);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  ASSERT_TRUE(r.eos) << (r.error ? r.error->message : "");
+  EXPECT_TRUE(slurp(out) == slurp(local("test-480p-60s.mkv"))) << "filesink output differs from the original, zero-copy=" << zc;
+}
+
+INSTANTIATE_TEST_SUITE_P(ZeroCopy, ZeroCopyPerMode, ::testing::Values(true, false),
+                         [](const auto& p) { return p.param ? std::string("direct") : std::string("forced_off"); });
 
 TEST_F(Gst, PullModeReadsAtTheEndAreShortThenEos) {
   GstElement* src = gst_element_factory_make("rdmasrc", nullptr);
