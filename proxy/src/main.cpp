@@ -148,6 +148,7 @@ int main(int argc, char** argv) {
   limits.chunk_bytes = std::size_t{config->chunk_kib} * 1024;
   limits.header_timeout = std::chrono::seconds(config->header_timeout);
   limits.idle_timeout = std::chrono::seconds(config->idle_timeout);
+  limits.stalled = std::chrono::seconds(config->stall_timeout);
   limits.live_send_buffer = proxy::live_send_buffer_for(live_settings.backlog_bytes);
   if (const std::string warning = ensure_file_limit(config->max_connections); !warning.empty()) log::warn("proxy", warning);
   std::string names;

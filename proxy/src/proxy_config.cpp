@@ -38,6 +38,8 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("header-timeout", po::value(&c.header_timeout)->default_value(c.header_timeout),
        "seconds for a whole request header to arrive, from the connection's start or, kept alive, from the request's first byte (408 beyond)")
       ("idle-timeout", po::value(&c.idle_timeout)->default_value(c.idle_timeout), "seconds a kept-alive connection may wait for its next request before it is closed")
+      ("stall-timeout", po::value(&c.stall_timeout)->default_value(c.stall_timeout),
+       "seconds a response may wait for its client to take more bytes (a paused player) before it is closed, its body blocks given back")
       ("cors-origin", po::value(&c.cors_origins)->composing(),
        "ORIGIN (scheme://host[:port]): let pages of ORIGIN read the proxy's responses, e.g. a player on another site (repeatable); "
        "off by default")
@@ -95,6 +97,7 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   if (c.server.empty()) throw std::invalid_argument("--server rdma://host[:port] (or --cluster etcd://host:2379) is required (see vod-proxy --help)");
   if (c.chunk_kib < 8) throw std::invalid_argument("--chunk-kib must be at least 8");
   if (c.depth == 0) throw std::invalid_argument("--depth must be at least 1");
+  if (c.stall_timeout == 0) throw std::invalid_argument("--stall-timeout must be at least 1 second");
   if (c.zero_copy != "auto" && c.zero_copy != "off")
     throw std::invalid_argument("--zero-copy must be auto (Reads land straight in registered body blocks) or off (through the read ring, copied), not '" +
                                 c.zero_copy + "'");

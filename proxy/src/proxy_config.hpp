@@ -25,6 +25,7 @@ struct ProxyConfig {
   std::size_t max_connections = 1024;   // HTTP connections open at once; more are answered 503 and closed
   unsigned header_timeout = 10;         // seconds for a whole request header (from the connection, or from its first byte)
   unsigned idle_timeout = 15;           // seconds a kept-alive connection may wait for its next request
+  unsigned stall_timeout = 300;         // seconds a response may wait for its client to take more bytes
   std::vector<std::string> cors_origins; // --cors-origin: the origins whose pages may read responses (none by default)
   std::vector<std::string> allow_hosts; // Host names answered besides loopback and the listen address
   unsigned live_buffer_kib = 4096;      // each live channel's recent bytes kept for its viewers

@@ -9,8 +9,21 @@
 #include <vector>
 
 #include "vod/client/fetcher.hpp"
+#include "vod/client/read_engine.hpp"
 
 namespace vod::client {
+
+// The engine the tests drive: blocks of `chunk`, four of read-ahead, depth 8, read-ahead depth 2.
+inline EngineOptions test_engine_options(std::size_t chunk, std::size_t first_read, bool direct = true) {
+  EngineOptions o;
+  o.chunk_size = chunk;
+  o.readahead_bytes = 4 * chunk;
+  o.read_depth = 8;
+  o.readahead_depth = 2;
+  o.first_read_bytes = first_read;
+  o.direct = direct;
+  return o;
+}
 
 // A fetcher that records what the engine asks for and completes it when the test says so, filling
 // the destination with the region's bytes (byte i of the region is i % 251) first.

@@ -27,7 +27,7 @@ struct Rig {
   ReadEngine engine;
   ManualFetcher* fetcher;
   std::shared_ptr<BufferPool> pool;
-  explicit Rig(bool direct = true, std::size_t buffers = 4, std::size_t first_read = 0) : engine(options(direct, first_read)) {
+  explicit Rig(bool direct = true, std::size_t buffers = 4, std::size_t first_read = 0) : engine(test_engine_options(kChunk, first_read, direct)) {
     auto f = std::make_unique<ManualFetcher>(true, 8, kCrossover);
     fetcher = f.get();
     engine.attach(std::move(f));
@@ -39,16 +39,6 @@ struct Rig {
     po.poison = true;
     pool = BufferPool::make(po);
     engine.use_pool(pool);
-  }
-  static EngineOptions options(bool direct, std::size_t first_read) {
-    EngineOptions o;
-    o.chunk_size = kChunk;
-    o.readahead_bytes = 4 * kChunk;
-    o.read_depth = 8;
-    o.readahead_depth = 2;
-    o.first_read_bytes = first_read;
-    o.direct = direct;
-    return o;
   }
   bool in_ring(const std::uint8_t* p) const { return p >= engine.ring() && p < engine.ring() + engine.ring_bytes(); }
   // Completes everything pending, with progress() between, until `done`.

@@ -25,20 +25,11 @@ constexpr std::uint64_t kMovie = 40 * kChunk + 123;
 struct Rig {
   ReadEngine engine;
   ManualFetcher* fetcher;
-  explicit Rig(bool in_parts, std::size_t first_read = 16 * 1024, unsigned depth = 8) : engine(options(first_read)) {
+  explicit Rig(bool in_parts, std::size_t first_read = 16 * 1024, unsigned depth = 8) : engine(test_engine_options(kChunk, first_read)) {
     auto f = std::make_unique<ManualFetcher>(in_parts, depth);
     fetcher = f.get();
     engine.attach(std::move(f));
     engine.set_region(Region::movie, {0x1000, kMovie, 7});
-  }
-  static EngineOptions options(std::size_t first_read) {
-    EngineOptions o;
-    o.chunk_size = kChunk;
-    o.readahead_bytes = 4 * kChunk;
-    o.read_depth = 8;
-    o.readahead_depth = 2;
-    o.first_read_bytes = first_read;
-    return o;
   }
 };
 
