@@ -54,12 +54,14 @@ done
 
 export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
 for zc in true false; do
-  step "rdmasrc zero-copy=$zc ! fakesink"
-  GST_DEBUG=rdmasrc:4 "$rusage" gst-launch-1.0 -q rdmasrc "uri=$(uri movie.bin)" zero-copy=$zc ! fakesink sync=false 2> "$work/gst.err"
-  read -r _ secs user sys _ _ < <(grep '^RUSAGE' "$work/gst.err")
-  ratio=$(grep -o 'closing: delivered [0-9]* B (copied [0-9]* B' "$work/gst.err" | tail -n 1 | awk '{ gsub(/[(]/, ""); printf "%.4f", $6 / $3 }')
-  record "rdmasrc zero-copy=$zc: copied/delivered $ratio, $(awk -v s="$size" -v t="$secs" 'BEGIN { printf "%.1f", s / t / 1e6 }') MB/s," \
-    "user+sys $(awk -v u="$user" -v y="$sys" -v g="$gib" 'BEGIN { printf "%.2f", (u + y) / g }') s/GiB (the pipeline)"
+  for run in 1 2 3; do
+    step "rdmasrc zero-copy=$zc ! fakesink (run $run)"
+    GST_DEBUG=rdmasrc:4 "$rusage" gst-launch-1.0 -q rdmasrc "uri=$(uri movie.bin)" zero-copy=$zc ! fakesink sync=false 2> "$work/gst.err"
+    read -r _ secs user sys _ _ < <(grep '^RUSAGE' "$work/gst.err")
+    ratio=$(grep -o 'closing: delivered [0-9]* B (copied [0-9]* B' "$work/gst.err" | tail -n 1 | awk '{ gsub(/[(]/, ""); printf "%.4f", $6 / $3 }')
+    record "rdmasrc zero-copy=$zc run $run: copied/delivered $ratio, $(awk -v s="$size" -v t="$secs" 'BEGIN { printf "%.1f", s / t / 1e6 }') MB/s," \
+      "user $(awk -v u="$user" -v g="$gib" 'BEGIN { printf "%.2f", u / g }') s/GiB, sys $(awk -v u="$sys" -v g="$gib" 'BEGIN { printf "%.2f", u / g }') s/GiB (the pipeline)"
+  done
 done
 
 for mode in auto off; do
@@ -68,16 +70,18 @@ for mode in auto off; do
   proxy=$!
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http_port/" && break; sleep 0.1; done
   curl -s -o /dev/null "http://127.0.0.1:$http_port/movies/movie.bin"  # the session opened, the blocks allocated
-  step "vod-proxy --zero-copy $mode, curl of the movie"
-  c0=$(cpu_ticks "$proxy"); s0=$(switches "$server_pid"); t0=$(date +%s.%N)
-  curl -s -o /dev/null "http://127.0.0.1:$http_port/movies/movie.bin"
-  t1=$(date +%s.%N); c1=$(cpu_ticks "$proxy"); s1=$(switches "$server_pid")
-  metrics=$(curl -s "http://127.0.0.1:$http_port/metrics")
-  delivered=$(awk '$1 == "vod_proxy_delivered_bytes_total" { print $2 }' <<< "$metrics")
-  copied=$(awk '$1 == "vod_proxy_copied_bytes_total" { print $2 }' <<< "$metrics")
-  record "vod-proxy $mode: copied/delivered $(awk -v c="$copied" -v d="$delivered" 'BEGIN { printf "%.4f", c / d }'), proxy CPU" \
-    "$(awk -v c=$((c1 - c0)) -v k="$ticks" -v g="$gib" 'BEGIN { printf "%.2f", c / k / g }') s/GiB, $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", s / (b - a) / 1e6 }') MB/s," \
-    "server switches/s $(awk -v n=$((s1 - s0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", n / (b - a) }')"
+  for run in 1 2 3; do
+    step "vod-proxy --zero-copy $mode, curl of the movie (run $run)"
+    c0=$(cpu_ticks "$proxy"); s0=$(switches "$server_pid"); t0=$(date +%s.%N)
+    curl -s -o /dev/null "http://127.0.0.1:$http_port/movies/movie.bin"
+    t1=$(date +%s.%N); c1=$(cpu_ticks "$proxy"); s1=$(switches "$server_pid")
+    metrics=$(curl -s "http://127.0.0.1:$http_port/metrics")
+    delivered=$(awk '$1 == "vod_proxy_delivered_bytes_total" { print $2 }' <<< "$metrics")
+    copied=$(awk '$1 == "vod_proxy_copied_bytes_total" { print $2 }' <<< "$metrics")
+    record "vod-proxy $mode run $run: copied/delivered $(awk -v c="$copied" -v d="$delivered" 'BEGIN { printf "%.4f", c / d }') (since the start), proxy CPU" \
+      "$(awk -v c=$((c1 - c0)) -v k="$ticks" -v g="$gib" 'BEGIN { printf "%.2f", c / k / g }') s/GiB, $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", s / (b - a) / 1e6 }') MB/s," \
+      "server switches/s $(awk -v n=$((s1 - s0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", n / (b - a) }')"
+  done
   kill "$proxy"; wait "$proxy" 2>/dev/null || true
 done
 

@@ -6,134 +6,17 @@
 // requests the queue's (engine/request_queue.hpp).
 #include "vod/client/read_engine.hpp"
 
-#include <algorithm>
-#include <utility>
-
-#include "engine/block_cache.hpp"
-#include "engine/event_wait.hpp"
-#include "engine/read_planner.hpp"
-#include "engine/request_queue.hpp"
-#include "engine/ring_sizing.hpp"
+#include "engine/read_engine_impl.hpp"
 #include "rdma/rdma_fetcher.hpp"
 #include "vod/client/buffer_pool.hpp"
 #include "vod/client/errors.hpp"
-#include "vod/client/ring_pool.hpp"
 #include "vod/rdma/startup_trace.hpp"
 
 namespace vod::client {
 
-using namespace engine;
 namespace trace = rdma::startup_trace;
-
-namespace {
-// A Read that has not completed in this long means the connection is dead even if no event said so.
-constexpr std::chrono::seconds kStuckRead{15};
-constexpr std::size_t kFirstRegisteredSlots = 8;  // slots per registered piece of the ring: see register_ring
-using Clock = std::chrono::steady_clock;
-}  // namespace
-
-class ReadEngine::Impl {
- public:
-  explicit Impl(const EngineOptions& o)
-      : chunk(chunk_of(o)),
-        readahead_max(o.readahead_bytes),
-        wanted_depth(std::max(o.read_depth, 1u)),
-        readahead_depth(std::max(o.readahead_depth, 1u)),
-        first_read(o.first_read_bytes == 0 ? 0 : std::min((o.first_read_bytes + kPage - 1) / kPage * kPage, chunk / 2)),
-        direct_enabled(o.direct),
-        direct_min_override(o.direct_min_bytes),
-        ring_size(slots_of(o) * chunk),
-        ring(take_ring(ring_size)),  // resident already when a closed session left it spare
-        cache(slots_of(o)) {
-    planner.readahead = o.readahead_bytes;
-    if (trace::enabled()) trace::mark("read engine made, its ring of " + std::to_string(ring_size) + " bytes taken");
-  }
-
-  void attach(std::unique_ptr<Fetcher> f);
-  void detach() noexcept;
-  void set_region(Region r, const proto::RegionDescriptor& d);
-  void restart_at(std::uint64_t offset);
-  std::uint64_t submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done);
-  void progress(std::chrono::milliseconds wait);
-  void post_wanted();
-  Stats snapshot() const {
-    Stats s = stats;
-    s.in_flight = in_flight;
-    return s;
-  }
-  std::optional<Clock::time_point> next_deadline() const {
-    if (!fetcher) return std::nullopt;
-    std::optional<Clock::time_point> next;
-    if (in_flight > 0) next = last_progress + kStuckRead;
-    if (const int ms = fetcher->next_timeout_ms(); ms >= 0) {
-      const auto timer = Clock::now() + std::chrono::milliseconds(ms);
-      next = next ? std::min(*next, timer) : timer;
-    }
-    return next;
-  }
-
-  const std::size_t chunk;
-  const std::size_t readahead_max;
-  const unsigned wanted_depth;
-  const unsigned readahead_depth;
-  const std::size_t first_read;  // EngineOptions::first_read_bytes, page-rounded
-  const bool direct_enabled;          // EngineOptions::direct
-  const std::size_t direct_min_override;  // EngineOptions::direct_min_bytes
-  const std::size_t ring_size;
-  unsigned depth = 0;  // what the fetcher allows, at most wanted_depth
-  RingMemory ring;     // huge-page aligned, never moves while registered
-  BlockCache cache;
-  RequestQueue requests;
-  Regions regions{};
-  PlannerState planner;
-  unsigned in_flight = 0;  // fetches in flight: the flow control
-  bool posts_deferred = false;  // the last call served from a head and posted nothing behind it (progress)
-  Clock::time_point last_progress;  // for the stuck-Read timeout
-  std::string failure;  // the first failed completion, thrown by the next progress()
-  std::unique_ptr<Fetcher> fetcher;
-  const Interrupter* interrupter = nullptr;
-  Stats stats;
-  // Direct transfers: the readers' registered buffers, and the fetches in flight into them, by
-  // number (a fetch's id is 3 × slots + its number: past the ring's blocks, heads and parts).
-  std::shared_ptr<BufferPool> pool;
-  struct DirectFetch {
-    bool used = false;
-    std::uint64_t request = 0;  // whose destination it lands in
-    std::uint64_t from = 0;     // region offset
-    std::uint8_t* dest = nullptr;
-    std::uint32_t length = 0;
-    Clock::time_point posted;
-  };
-  std::vector<DirectFetch> direct;
-
-  // The smallest direct transfer now; 0: none (off, no pool, or a fetcher that cannot).
-  std::size_t direct_min() const noexcept {
-    if (!direct_enabled || !pool || !fetcher) return 0;
-    const std::size_t crossover = fetcher->direct_crossover();
-    if (crossover == 0) return 0;
-    return std::min(direct_min_override > 0 ? direct_min_override : crossover, chunk);
-  }
-  void use_pool(std::shared_ptr<BufferPool> p) {
-    pool = std::move(p);
-    if (fetcher) fetcher->use_pool(pool);
-  }
-  void mark_direct_stale() noexcept;
-  void fence_requests() noexcept;
-
- private:
-  void invalidate(int keep = -1) noexcept;
-  void issue(const std::vector<FetchOrder>& orders);
-  void on_done(std::uint32_t id, bool ok, const std::string& why);
-  void on_head_done(std::uint32_t s, bool ok, const std::string& why);
-  void issue_direct(const FetchOrder& o, Clock::time_point now);
-  void on_direct_done(std::size_t k, bool ok, const std::string& why);
-  void landed(Slot& slot, std::uint32_t bytes);
-  void reap();
-  bool serve_requests();
-  void check_disconnect() {
-    if (fetcher) fetcher->check_events();
-  }
-};
+using driver::kStuckRead;
+using driver::kFirstRegisteredSlots;
 
 void ReadEngine::Impl::attach(std::unique_ptr<Fetcher> f) {
   if (chunk > f->max_fetch())
@@ -188,28 +71,6 @@ void ReadEngine::Impl::set_region(Region r, const proto::RegionDescriptor& d) {
   current = d;
   if (r == Region::movie) mark_direct_stale();
   invalidate();
-}
-
-void ReadEngine::Impl::fence_requests() noexcept {
-  // A direct Read whose request was cancelled cannot be recalled: a later request into the same
-  // memory (the reader reuses its buffer after a seek or a flush) waits until it has landed, so
-  // that it neither copies nor fetches anything that the old Read would then overwrite.
-  for (Request& q : requests.requests()) q.fenced = false;
-  for (const DirectFetch& d : direct) {
-    if (!d.used || requests.find(d.request)) continue;
-    for (Request& q : requests.requests())
-      if (q.dest.data() < d.dest + d.length && d.dest < q.dest.data() + q.dest.size()) q.fenced = true;
-  }
-}
-
-void ReadEngine::Impl::mark_direct_stale() noexcept {
-  // Other bytes now live at the same offsets (a switch), or the same ones elsewhere (a reconnect):
-  // what landed straight in a reader's buffer is fetched again, and what is still in flight there
-  // is discarded when it completes, nothing served over it before (the planner waits for it).
-  for (Request& q : requests.requests()) {
-    std::erase_if(q.parts, [](const DirectPart& p) { return p.state == DirectPart::State::landed; });
-    for (DirectPart& p : q.parts) p.state = DirectPart::State::stale;
-  }
 }
 
 void ReadEngine::Impl::restart_at(std::uint64_t offset) {
@@ -270,48 +131,6 @@ void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
     ++in_flight;
     if (o.kind == FetchOrder::Kind::head) ++stats.head_reads;
   }
-}
-
-void ReadEngine::Impl::issue_direct(const FetchOrder& o, Clock::time_point now) {
-  Request* q = requests.find(o.request);
-  if (!q) return;  // cannot happen: the planner took it from the queue just now
-  std::size_t k = 0;
-  while (k < direct.size() && direct[k].used) ++k;
-  if (k == direct.size()) direct.emplace_back();
-  std::uint8_t* dest = q->dest.data() + (o.offset - q->offset);
-  direct[k] = {true, q->id, o.offset, dest, o.length, now};
-  q->parts.push_back({o.offset, o.offset + o.length, DirectPart::State::in_flight});
-  pool->pin(dest);  // until it completes, or the connection is gone: a posted Read cannot be recalled
-  fetcher->fetch(static_cast<std::uint32_t>(3 * cache.size() + k), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
-  ++stats.reads_posted;
-  ++stats.direct_reads;
-  ++in_flight;
-}
-
-void ReadEngine::Impl::on_direct_done(std::size_t k, bool ok, const std::string& why) {
-  if (k >= direct.size() || !direct[k].used) return;
-  DirectFetch d = direct[k];
-  direct[k].used = false;
-  pool->unpin(d.dest);
-  last_progress = Clock::now();
-  if (in_flight) --in_flight;
-  Request* q = requests.find(d.request);
-  auto part = q ? std::find_if(q->parts.begin(), q->parts.end(), [&](const DirectPart& p) { return p.from == d.from; }) : decltype(q->parts.begin()){};
-  if (!q || part == q->parts.end() || part->state == DirectPart::State::stale) {
-    if (q && part != q->parts.end()) q->parts.erase(part);
-    ++stats.stale_discarded;  // cancelled, or from before a switch: never delivered
-    if (!ok && failure.empty()) failure = why;
-    return;
-  }
-  if (!ok) {
-    if (failure.empty()) failure = why;
-    q->parts.erase(part);
-    return;
-  }
-  part->state = DirectPart::State::landed;
-  ++stats.reads_completed;
-  stats.bytes_read += part->to - part->from;
-  stats.read_latency_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress - d.posted).count()));
 }
 
 void ReadEngine::Impl::landed(Slot& slot, std::uint32_t bytes) {

@@ -45,6 +45,10 @@ void SequentialReads::advertise() {
 std::optional<SequentialReads::Piece> SequentialReads::next() {
   advertise();
   if (queued_.empty()) return std::nullopt;
+  // What was just advertised goes out now, even when the oldest piece has landed already: else the
+  // reader would drain every landed piece before anything new was posted, and the depth would run
+  // dry in between (seen: rdmasrc at 7.7 MB/s against 12.3 through the ring).
+  session_.progress(std::chrono::milliseconds(0));
   while (!queued_.front()->done) {
     session_.progress(std::chrono::milliseconds(1000));
     advertise();  // a buffer the reader gave back since

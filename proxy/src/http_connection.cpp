@@ -269,9 +269,8 @@ void HttpConnection::fill_blocks() {
     b.busy = true;
     b.ready = false;
     b.offset = next_read_;
-    // Blocks end at chunk boundaries (the first one runs up to the next), so that each of them is one
-    // whole block of the session's and lands straight in the block's registered memory, whatever
-    // the Range's start.
+    // Blocks end at chunk boundaries (the first runs up to the next): each is one whole block of the
+    // session's, which lands straight in its registered memory, whatever the Range's start.
     const std::uint64_t to_boundary = limits_.chunk_bytes - next_read_ % limits_.chunk_bytes;
     b.length = static_cast<std::size_t>(std::min<std::uint64_t>(to_boundary, end_ - next_read_));
     next_read_ += b.length;

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The read engine's state (ReadEngine::Impl), private to its two halves: the driver
+// (read_engine.cpp: attach, seek, plan, fetch, reap, serve, wait) and the direct transfers into
+// readers' registered buffers (engine/direct_transfers.cpp: zero copy).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <algorithm>
+#include <utility>
+#include "engine/block_cache.hpp"
+#include "engine/event_wait.hpp"
+#include "engine/read_planner.hpp"
+#include "engine/request_queue.hpp"
+#include "engine/ring_sizing.hpp"
+#include "rdma/rdma_fetcher.hpp"
+#include "vod/client/buffer_pool.hpp"
+#include "vod/client/errors.hpp"
+#include "vod/client/ring_pool.hpp"
+#include "vod/rdma/startup_trace.hpp"
+#include "vod/client/read_engine.hpp"
+
+namespace vod::client {
+
+// The engine's parts (engine/*.hpp) by their own names, in this header of its two halves only.
+using namespace engine;
+
+namespace driver {
+// A Read that has not completed in this long means the connection is dead even if no event said so.
+inline constexpr std::chrono::seconds kStuckRead{15};
+inline constexpr std::size_t kFirstRegisteredSlots = 8;  // slots per registered piece of the ring: see register_ring
+using Clock = std::chrono::steady_clock;
+}  // namespace driver
+
+class ReadEngine::Impl {
+ public:
+  using Clock = driver::Clock;
+  explicit Impl(const EngineOptions& o)
+      : chunk(chunk_of(o)),
+        readahead_max(o.readahead_bytes),
+        wanted_depth(std::max(o.read_depth, 1u)),
+        readahead_depth(std::max(o.readahead_depth, 1u)),
+        first_read(o.first_read_bytes == 0 ? 0 : std::min((o.first_read_bytes + kPage - 1) / kPage * kPage, chunk / 2)),
+        direct_enabled(o.direct),
+        direct_min_override(o.direct_min_bytes),
+        ring_size(slots_of(o) * chunk),
+        ring(take_ring(ring_size)),  // resident already when a closed session left it spare
+        cache(slots_of(o)) {
+    planner.readahead = o.readahead_bytes;
+    if (rdma::startup_trace::enabled()) rdma::startup_trace::mark("read engine made, its ring of " + std::to_string(ring_size) + " bytes taken");
+  }
+
+  void attach(std::unique_ptr<Fetcher> f);
+  void detach() noexcept;
+  void set_region(Region r, const proto::RegionDescriptor& d);
+  void restart_at(std::uint64_t offset);
+  std::uint64_t submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done);
+  void progress(std::chrono::milliseconds wait);
+  void post_wanted();
+  Stats snapshot() const {
+    Stats s = stats;
+    s.in_flight = in_flight;
+    return s;
+  }
+  std::optional<Clock::time_point> next_deadline() const {
+    if (!fetcher) return std::nullopt;
+    std::optional<Clock::time_point> next;
+    if (in_flight > 0) next = last_progress + driver::kStuckRead;
+    if (const int ms = fetcher->next_timeout_ms(); ms >= 0) {
+      const auto timer = Clock::now() + std::chrono::milliseconds(ms);
+      next = next ? std::min(*next, timer) : timer;
+    }
+    return next;
+  }
+
+  const std::size_t chunk;
+  const std::size_t readahead_max;
+  const unsigned wanted_depth;
+  const unsigned readahead_depth;
+  const std::size_t first_read;  // EngineOptions::first_read_bytes, page-rounded
+  const bool direct_enabled;          // EngineOptions::direct
+  const std::size_t direct_min_override;  // EngineOptions::direct_min_bytes
+  const std::size_t ring_size;
+  unsigned depth = 0;  // what the fetcher allows, at most wanted_depth
+  RingMemory ring;     // huge-page aligned, never moves while registered
+  BlockCache cache;
+  RequestQueue requests;
+  Regions regions{};
+  PlannerState planner;
+  unsigned in_flight = 0;  // fetches in flight: the flow control
+  bool posts_deferred = false;  // the last call served from a head and posted nothing behind it (progress)
+  Clock::time_point last_progress;  // for the stuck-Read timeout
+  std::string failure;  // the first failed completion, thrown by the next progress()
+  std::unique_ptr<Fetcher> fetcher;
+  const Interrupter* interrupter = nullptr;
+  Stats stats;
+  // Direct transfers: the readers' registered buffers, and the fetches in flight into them, by
+  // number (a fetch's id is 3 × slots + its number: past the ring's blocks, heads and parts).
+  std::shared_ptr<BufferPool> pool;
+  struct DirectFetch {
+    bool used = false;
+    std::uint64_t request = 0;  // whose destination it lands in
+    std::uint64_t from = 0;     // region offset
+    std::uint8_t* dest = nullptr;
+    std::uint32_t length = 0;
+    Clock::time_point posted;
+  };
+  std::vector<DirectFetch> direct;
+
+  // The smallest direct transfer now; 0: none (off, no pool, or a fetcher that cannot).
+  std::size_t direct_min() const noexcept {
+    if (!direct_enabled || !pool || !fetcher) return 0;
+    const std::size_t crossover = fetcher->direct_crossover();
+    if (crossover == 0) return 0;
+    return std::min(direct_min_override > 0 ? direct_min_override : crossover, chunk);
+  }
+  void use_pool(std::shared_ptr<BufferPool> p) {
+    pool = std::move(p);
+    if (fetcher) fetcher->use_pool(pool);
+  }
+  void mark_direct_stale() noexcept;
+  void fence_requests() noexcept;
+
+ private:
+  void invalidate(int keep = -1) noexcept;
+  void issue(const std::vector<FetchOrder>& orders);
+  void on_done(std::uint32_t id, bool ok, const std::string& why);
+  void on_head_done(std::uint32_t s, bool ok, const std::string& why);
+  void issue_direct(const FetchOrder& o, Clock::time_point now);
+  void on_direct_done(std::size_t k, bool ok, const std::string& why);
+  void landed(Slot& slot, std::uint32_t bytes);
+  void reap();
+  bool serve_requests();
+  void check_disconnect() {
+    if (fetcher) fetcher->check_events();
+  }
+};
+
+}  // namespace vod::client
