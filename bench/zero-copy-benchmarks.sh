@@ -4,7 +4,8 @@
 # Soft-RoCE guest (or natively on an RDMA host), for a 128 MiB movie:
 #   - bytes copied ÷ bytes delivered for vod-client get, rdmasrc and vod-proxy, zero copy on and off
 #     (the clients' own counters: Stats::bytes_copied, the proxy's /metrics);
-#   - one client's goodput ÷ ib_read_bw (256 KiB Reads, one QP) in the same run;
+#   - one client's goodput ÷ ib_read_bw (256 KiB Reads, one QP) in the same run, and how it moves
+#     with the Reads in flight and their size;
 #   - the client's user and system CPU per GiB, and its context switches per second, on and off;
 #   - vod-proxy's CPU per GiB beside nginx's sendfile of the same file (loopback: the kernel copies
 #     for both), and the server's context switches beside nginx's.
@@ -50,6 +51,16 @@ for mode in auto off; do
       "sys $(awk -v u="$sys" -v g="$gib" 'BEGIN { printf "%.2f", u / g }') s/GiB, client switches/s $(awk -v n=$((vol + invol)) -v t="$secs" 'BEGIN { printf "%.0f", n / t }')," \
       "server switches/s $(awk -v n="$server_sw" -v t="$secs" 'BEGIN { printf "%.1f", n / t }')"
   done
+done
+
+# What limits one client: the Reads in flight and their size, zero copy on (one run each).
+for shape in "4 256" "16 256" "32 256" "16 1024" "32 1024"; do
+  read -r depth chunk <<< "$shape"
+  step "vod-client get --depth $depth --chunk-kib $chunk"
+  "$rusage" "$client_bin" get "$(uri movie.bin)" -o /dev/null --quiet --depth "$depth" --chunk-kib "$chunk" --log-level info 2> "$work/get.err"
+  read -r _ secs _ _ _ _ < <(grep '^RUSAGE' "$work/get.err")
+  record "get depth $depth chunk ${chunk}KiB: $(awk -v s="$size" -v t="$secs" 'BEGIN { printf "%.1f", s / t / 1e6 }') MB/s" \
+    "(÷ ib_read_bw $(awk -v s="$size" -v t="$secs" -v ib="$ib" 'BEGIN { printf "%.2f", s / t / 1e6 / ib }'))"
 done
 
 export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
