@@ -389,6 +389,11 @@ static bool registered_create(GstRdmaSrc* self, guint64 offset, guint length, Gs
     post_error(self, e);
     ret = GST_FLOW_ERROR;
     return true;
+  } catch (const std::exception& e) {  // registering the buffers failed (RLIMIT_MEMLOCK), say
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Reading at byte %" G_GUINT64_FORMAT " into a registered buffer failed: %s", offset, e.what()),
+                      ("set zero-copy=off to read through the ring"));
+    ret = GST_FLOW_ERROR;
+    return true;
   }
   if (!piece) {  // every registered buffer is downstream: this block through the ring
     s.reads.reset();

@@ -18,6 +18,10 @@ void LiveCursor::learn(std::uint64_t end, std::uint64_t oldest, std::uint64_t ke
   known_end_ = std::max(known_end_, end);
   oldest_ = std::max(oldest_, oldest);
   if (keyframe != proto::kNoKeyframe && (keyframe_ == proto::kNoKeyframe || keyframe > keyframe_)) keyframe_ = keyframe;
+  // A keyframe begins a frame too. A coalesced notification tells of a frame start at its own
+  // start only, and one that follows lost records (a slow viewer) at none: without this, a viewer
+  // that finishes could wait long for a frame boundary it is never told of.
+  if (keyframe != proto::kNoKeyframe && started_ && keyframe >= position_) unit_starts_.insert(keyframe);
 }
 
 void LiveCursor::on_notify(const proto::LiveNotify& n) {

@@ -23,6 +23,7 @@ void ReadEngine::Impl::attach(std::unique_ptr<Fetcher> f) {
     throw ClientError(ErrorKind::usage, "chunk size " + std::to_string(chunk) + " exceeds the " + std::to_string(f->max_fetch()) +
                                             "-byte largest fetch this connection allows; choose a smaller chunk");
   detach();
+  release_pins();  // the caller closed the old connection before it made this one
   depth = std::clamp<unsigned>(f->depth(), 1u, std::min<unsigned>(wanted_depth, static_cast<unsigned>(cache.size())));
   f->on_done([this](std::uint32_t slot, bool ok, const std::string& why) { on_done(slot, ok, why); });
   if (pool) f->use_pool(pool);
@@ -34,13 +35,14 @@ void ReadEngine::Impl::attach(std::unique_ptr<Fetcher> f) {
 void ReadEngine::Impl::detach() noexcept {
   fetcher.reset();  // its completions still queued anywhere are dropped from now on
   cache.drop_all();
-  // The connection is gone, and its QP with it (its owner destroys it before anything else runs):
-  // nothing more lands in the readers' buffers, so they are no longer pinned. Parts that landed
-  // are kept only if the next connection's descriptors turn out the same (set_region drops them).
+  // The QP may still be alive here (its owner destroys it next), and the MRs over the readers'
+  // buffers with it: a Read in flight can still land. Its buffer stays pinned until release_pins(),
+  // called once the connection is gone. Parts that landed are kept only if the next connection's
+  // descriptors turn out the same (set_region drops them).
   for (DirectFetch& d : direct)
     if (d.used) {
-      pool->unpin(d.dest);
-      d.used = false;
+      orphaned_pins.emplace_back(std::move(d.pinned_in), d.dest);
+      d = {};
     }
   for (Request& q : requests.requests()) std::erase_if(q.parts, [](const DirectPart& p) { return p.state != DirectPart::State::landed; });
   in_flight = 0;
@@ -241,7 +243,10 @@ void ReadEngine::Impl::progress(std::chrono::milliseconds wait) {
 // ---------------------------------------------------------------- the public face
 
 ReadEngine::ReadEngine(const EngineOptions& options) : impl_(std::make_unique<Impl>(options)) {}
-ReadEngine::~ReadEngine() { impl_->detach(); }
+ReadEngine::~ReadEngine() {
+  impl_->detach();
+  impl_->release_pins();  // the owner destroys the connection before its engine (session.hpp)
+}
 
 void ReadEngine::attach(std::unique_ptr<Fetcher> fetcher) { impl_->attach(std::move(fetcher)); }
 void ReadEngine::attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t max_read, ibv_mr* ring_mr) {
@@ -260,6 +265,7 @@ ibv_mr* ReadEngine::register_ring(rdma::ClientEndpoint& ep) const {
   return RdmaFetcher::register_ring(ep, impl_->ring.get(), first);
 }
 void ReadEngine::detach() noexcept { impl_->detach(); }
+void ReadEngine::release_pins() noexcept { impl_->release_pins(); }
 void ReadEngine::use_pool(std::shared_ptr<BufferPool> pool) { impl_->use_pool(std::move(pool)); }
 bool ReadEngine::direct_active() const noexcept { return impl_->direct_min() > 0; }
 std::size_t ReadEngine::direct_in_flight() const noexcept {

@@ -44,7 +44,14 @@ void SequentialReads::advertise() {
 
 std::optional<SequentialReads::Piece> SequentialReads::next() {
   advertise();
-  if (queued_.empty()) return std::nullopt;
+  while (queued_.empty() && next_ < to_) {
+    // No buffer to advertise: a cancelled predecessor's Reads still pin them (they cannot be
+    // recalled), or the reader holds them all.
+    if (session_.buffers()->figures().pinned == 0) return std::nullopt;  // the reader holds them: not at_end()
+    session_.progress(std::chrono::milliseconds(100));
+    advertise();
+  }
+  if (queued_.empty()) return std::nullopt;  // read up to `to`
   // What was just advertised goes out now, even when the oldest piece has landed already: else the
   // reader would drain every landed piece before anything new was posted, and the depth would run
   // dry in between (seen: rdmasrc at 7.7 MB/s against 12.3 through the ring).

@@ -57,7 +57,11 @@ Session::Session(Uri uri, SessionOptions options)
 
 // The fetcher goes before its connection: it holds the endpoint by reference, and its reader's
 // memory is where the QP's receives and Reads land until the QP stops.
-Session::~Session() { engine_.detach(); }
+Session::~Session() {
+  engine_.detach();
+  endpoint_.reset();
+  engine_.release_pins();  // no Read can land in a reader's buffer any more
+}
 
 std::string Session::server() const {
   const bool v6 = uri_.host.find(':') != std::string::npos;
@@ -226,6 +230,7 @@ void Session::reconnect(const std::string& why) {
 void Session::drop_connection() noexcept {
   engine_.detach();
   endpoint_.reset();
+  engine_.release_pins();
 }
 
 void Session::switch_movie(const std::string& name) {

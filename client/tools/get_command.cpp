@@ -59,6 +59,7 @@ int run_get(const std::vector<std::string>& args) {
     if (!out.write(piece->buffer.data(), piece->bytes)) throw std::runtime_error("writing " + output + ": the reader closed the pipe");
     if (!quiet) bar.update(piece->offset + piece->bytes);
   }
+  if (!reads.at_end()) throw std::logic_error("get: no registered buffer to read into (the pool is smaller than one piece ahead)");
   out.close();
   if (!quiet) bar.finish();
   log::info("vod-client", "get " + uri.to_string() + ": " + session.stats().summary() +

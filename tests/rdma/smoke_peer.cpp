@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // smoke_peer: the first end-to-end proof of protocol v1 on real rdma-core (tests/rdma/smoke_exchange.sh).
 //
 //   smoke_peer serve --file F [--bind ADDR] [--port P]
@@ -7,8 +8,9 @@
 //   smoke_peer fetch --host H --port P --name NAME --out F [--chunk BYTES] [--depth N]
 //       Connects for NAME, decodes the accept, reads the catalog, then RDMA-Reads the whole movie in
 //       pipelined chunks (libvodclient's ReadEngine) into F. A reject prints its decoded reason and exits 3.
-//   smoke_peer raw --host H --port P --hex BYTES
+//   smoke_peer raw --host H --port P --hex BYTES [--times N]
 //       Sends BYTES (hex) as connect private data and prints the decoded reject; exits 3 on reject.
+//       With --times, N connects at once from one process, a line each.
 //
 // The real server and client (server/, client/) follow the same protocol with far more policy.
 #include <fcntl.h>
@@ -17,14 +19,17 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <latch>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "vod/client/read_engine.hpp"
@@ -330,9 +335,7 @@ int cross(const std::string& host, std::uint16_t port, const std::string& name, 
   return crossed ? 1 : 0;
 }
 
-int raw(const std::string& host, std::uint16_t port, const std::string& hex) {
-  std::vector<std::uint8_t> bytes;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+int raw_once(const std::string& host, std::uint16_t port, const std::vector<std::uint8_t>& bytes) {
   rdma::CompletionHub hub;
   rdma::ConnectOptions o;
   o.host = host;
@@ -351,12 +354,36 @@ int raw(const std::string& host, std::uint16_t port, const std::string& hex) {
   }
 }
 
+// `times` connects at once, each from a thread of its own released together: one process, so a
+// flood reaches the server within milliseconds even where starting a process takes a second (TCG).
+int raw(const std::string& host, std::uint16_t port, const std::string& hex, unsigned times) {
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes.push_back(static_cast<std::uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  if (times <= 1) return raw_once(host, port, bytes);
+  std::latch go(times);
+  std::vector<int> results(times, 0);
+  std::vector<std::jthread> threads;
+  for (unsigned i = 0; i < times; ++i)
+    threads.emplace_back([&, i] {
+      go.arrive_and_wait();
+      try {
+        results[i] = raw_once(host, port, bytes);
+      } catch (const std::exception& e) {
+        std::printf("error: %s\n", e.what());
+        results[i] = 1;
+      }
+      std::fflush(stdout);
+    });
+  threads.clear();  // joins
+  return *std::max_element(results.begin(), results.end());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   po::options_description opts("smoke_peer options");
   std::string mode, file, bind, host, name, out, hex, token;
-  unsigned port = 0, depth = 16;
+  unsigned port = 0, depth = 16, times = 1;
   std::size_t chunk = 65536;
   opts.add_options()("help,h", "show this help")("mode", po::value(&mode)->required(), "serve | fetch | raw | cross")(
       "file", po::value(&file), "file to serve")("bind", po::value(&bind)->default_value(""), "address to listen on")(
@@ -364,7 +391,8 @@ int main(int argc, char** argv) {
       "name", po::value(&name), "movie name to fetch")("out", po::value(&out), "output file")(
       "chunk", po::value(&chunk)->default_value(65536), "bytes per RDMA Read")(
       "depth", po::value(&depth)->default_value(16), "RDMA Reads in flight")("hex", po::value(&hex), "raw private data, hex")(
-      "token", po::value(&token), "cross: an access token (64 hex digits)");
+      "token", po::value(&token), "cross: an access token (64 hex digits)")(
+      "times", po::value(&times)->default_value(1), "raw: connect this many times at once (a thread each)");
   po::positional_options_description pos;
   pos.add("mode", 1);
   try {
@@ -379,7 +407,7 @@ int main(int argc, char** argv) {
     std::signal(SIGINT, [](int) { g_stop = 1; });
     if (mode == "serve") return serve(file, bind, static_cast<std::uint16_t>(port));
     if (mode == "fetch") return fetch(host, static_cast<std::uint16_t>(port), name, out, chunk, depth);
-    if (mode == "raw") return raw(host, static_cast<std::uint16_t>(port), hex);
+    if (mode == "raw") return raw(host, static_cast<std::uint16_t>(port), hex, times);
     if (mode == "cross") return cross(host, static_cast<std::uint16_t>(port), name, token);
     std::cerr << "smoke_peer: unknown mode '" << mode << "'\n";
     return 2;

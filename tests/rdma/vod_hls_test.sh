@@ -44,7 +44,13 @@ grep -q "URI=\"part-$msn.$part.ts\"" "$work/blocked.m3u8" || grep -q "^seg-$msn.
 curl -s --max-time 20 -o "$work/done.m3u8" "$live/index.m3u8?_HLS_msn=$msn" || fail "the blocking reload for segment $msn"
 curl -sf --max-time 10 -o "$work/seg.ts" "$live/seg-$msn.ts" || fail "seg-$msn.ts"
 : > "$work/joined.ts"
-for p in $(sed -n "s/^#EXT-X-PART:.*URI=\"\(part-$msn\.[0-9]*\.ts\)\".*/\1/p" "$work/done.m3u8"); do curl -sf --max-time 10 "$live/$p" >> "$work/joined.ts" || fail "$p"; done
+for p in $(sed -n "s/^#EXT-X-PART:.*URI=\"\(part-$msn\.[0-9]*\.ts\)\".*/\1/p" "$work/done.m3u8"); do
+  rc=0
+  code=$(curl -s --max-time 10 -o "$work/part.ts" -w '%{http_code} after %{time_total} s' "$live/$p") || rc=$?
+  [[ $rc == 0 && $code == 200* ]] ||
+    fail "$p: curl exit $rc, HTTP $code: $(head -c 300 "$work/part.ts"); the playlist that listed it: $(grep -c '^#EXT-X-PART:' "$work/done.m3u8") parts, $(grep '^#EXT-X-PRELOAD-HINT' "$work/done.m3u8")"
+  cat "$work/part.ts" >> "$work/joined.ts"
+done
 cmp -s "$work/seg.ts" "$work/joined.ts" || fail "seg-$msn.ts differs from its parts joined"
 timeout 120 ffmpeg -v error -i "$live/index.m3u8" -t 4 -f framemd5 "$work/live.md5" 2> "$work/ffmpeg.err" || { cat "$work/ffmpeg.err"; fail "ffmpeg on the live playlist"; }
 [[ ! -s $work/ffmpeg.err ]] || { cat "$work/ffmpeg.err"; fail "ffmpeg reported errors on the live playlist"; }

@@ -124,6 +124,34 @@ TEST(LiveCursor, FinishingStopsAtTheNextFrameBoundary) {
   EXPECT_FALSE(c.next_read(10'000));
 }
 
+TEST(LiveCursor, FinishingAlsoStopsAtAKeyframeThatCoalescedNotificationsTellOf) {
+  // A slow viewer with few credits: its notifications are coalesced and follow lost records, so
+  // they start mid-frame and carry no frame start. Their keyframe offsets are frame starts too.
+  constexpr std::uint32_t kLost = proto::kLiveCoalesced;
+  LiveCursor c(100'000, false);
+  c.on_notify(notify(0, 1000, kKey, 0, 0));
+  c.deliver(*c.next_read(10'000));
+  c.finish();
+  c.on_notify(notify(1000, 3000, kLost, 0, 0));  // mid-frame; its newest keyframe is behind it
+  EXPECT_EQ(c.deliverable_end(*c.next_read(10'000)), 4000u);
+  c.deliver({1000, 4000});
+  EXPECT_FALSE(c.finished());
+  c.on_notify(notify(4000, 5000, kLost, 0, 6500));  // a keyframe record began at 6500
+  const auto r = *c.next_read(10'000);
+  EXPECT_EQ(c.deliverable_end(r), 6500u);
+  c.deliver({4000, 6500});
+  EXPECT_TRUE(c.finished());
+  // The header's newest keyframe counts likewise for a viewer of notifications.
+  LiveCursor h(100'000, false);
+  h.on_notify(notify(0, 1000, kKey, 0, 0));
+  h.deliver(*h.next_read(10'000));
+  h.finish();
+  h.on_notify(notify(1000, 3000, kLost, 0, 0));
+  const auto r2 = *h.next_read(10'000);
+  EXPECT_TRUE(h.validate(r2, header(4000, 0, 2500)));
+  EXPECT_EQ(h.deliverable_end(r2), 2500u);
+}
+
 TEST(LiveCursor, WithNotificationsTheHeaderNeverExtendsWhatIsRead) {
   // The header read after a batch may list a record whose notification (and its discontinuity
   // flag) is still on its way: reading it now would deliver two streams as one.

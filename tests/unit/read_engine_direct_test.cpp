@@ -211,16 +211,51 @@ TEST(ReadEngineDirect, ASwitchDiscardsDirectReadsInFlightAndFetchesAgain) {
   EXPECT_TRUE(bytes_ok(b.bytes(), 0));
 }
 
-TEST(ReadEngineDirect, ALostConnectionUnpinsEverything) {
+TEST(ReadEngineDirect, ALostConnectionKeepsItsBuffersPinnedUntilItIsGone) {
   Rig rig;
   ReadBuffer b = *rig.pool->take();
   rig.engine.submit(Region::movie, 0, b.bytes(), [](std::size_t) {});
   rig.engine.progress(std::chrono::milliseconds(0));
   EXPECT_EQ(rig.engine.direct_in_flight(), 4u);
   EXPECT_EQ(rig.pool->figures().pinned, 1u);
-  rig.engine.detach();  // the QP is gone: nothing more lands
+  rig.engine.detach();  // the fetcher goes; the QP (and the MRs) may still be alive
   EXPECT_EQ(rig.engine.direct_in_flight(), 0u);
+  EXPECT_EQ(rig.pool->figures().pinned, 1u) << "a Read may still land until the connection is destroyed";
+  const std::uint8_t* const pinned = b.data();
+  b = ReadBuffer();  // the reader gives it back: not handed out again while pinned
+  std::vector<ReadBuffer> others;
+  while (auto o = rig.pool->take()) others.push_back(std::move(*o));
+  EXPECT_EQ(others.size(), 3u);
+  for (const ReadBuffer& o : others) EXPECT_NE(o.data(), pinned);
+  rig.engine.release_pins();  // the connection is gone: nothing more lands
   EXPECT_EQ(rig.pool->figures().pinned, 0u);
+  auto again = rig.pool->take();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->data(), pinned);
+  EXPECT_EQ(rig.pool->verify_poison(), 0u);
+}
+
+TEST(ReadEngineDirect, AFetchThatThrowsLeavesNothingPinned) {
+  Rig rig;
+  rig.fetcher->throw_on_fetch = "registering a reader's buffer pool: Cannot allocate memory (RLIMIT_MEMLOCK)";
+  ReadBuffer b = *rig.pool->take();
+  rig.engine.submit(Region::movie, 0, b.bytes(), [](std::size_t) {});
+  EXPECT_THROW(rig.engine.progress(std::chrono::milliseconds(0)), std::runtime_error);
+  EXPECT_EQ(rig.pool->figures().pinned, 0u);
+  EXPECT_EQ(rig.engine.direct_in_flight(), 0u);
+  // Nothing was left half-issued: once fetches work again the request is read, byte-exact.
+  rig.fetcher->throw_on_fetch.clear();
+  bool done = false;
+  std::size_t got = 0;
+  ReadBuffer c = *rig.pool->take();
+  rig.engine.submit(Region::movie, 4096, c.bytes(), [&](std::size_t n) {
+    done = true;
+    got = n;
+  });
+  rig.drain(done);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(got, c.size());
+  for (std::size_t i = 0; i < got; ++i) ASSERT_EQ(c.data()[i], static_cast<std::uint8_t>((4096 + i) % 251)) << "at " << i;
 }
 
 TEST(BufferPool, GrowsByArenasUpToItsBound) {

@@ -38,10 +38,16 @@ void ReadEngine::Impl::issue_direct(const FetchOrder& o, Clock::time_point now) 
   while (k < direct.size() && direct[k].used) ++k;
   if (k == direct.size()) direct.emplace_back();
   std::uint8_t* dest = q->dest.data() + (o.offset - q->offset);
-  direct[k] = {true, q->id, o.offset, dest, o.length, now};
+  // Pinned until it completes, or the connection is gone: a posted Read cannot be recalled.
+  pool->pin(dest);
+  try {
+    fetcher->fetch(static_cast<std::uint32_t>(3 * cache.size() + k), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
+  } catch (...) {
+    pool->unpin(dest);  // nothing was posted (registering the pool's memory failed, say)
+    throw;
+  }
+  direct[k] = {true, q->id, o.offset, dest, o.length, now, pool};
   q->parts.push_back({o.offset, o.offset + o.length, DirectPart::State::in_flight});
-  pool->pin(dest);  // until it completes, or the connection is gone: a posted Read cannot be recalled
-  fetcher->fetch(static_cast<std::uint32_t>(3 * cache.size() + k), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
   ++stats.reads_posted;
   ++stats.direct_reads;
   ++in_flight;
@@ -49,9 +55,9 @@ void ReadEngine::Impl::issue_direct(const FetchOrder& o, Clock::time_point now) 
 
 void ReadEngine::Impl::on_direct_done(std::size_t k, bool ok, const std::string& why) {
   if (k >= direct.size() || !direct[k].used) return;
-  DirectFetch d = direct[k];
-  direct[k].used = false;
-  pool->unpin(d.dest);
+  DirectFetch d = std::move(direct[k]);
+  direct[k] = {};
+  d.pinned_in->unpin(d.dest);
   last_progress = Clock::now();
   if (in_flight) --in_flight;
   Request* q = requests.find(d.request);
@@ -71,6 +77,11 @@ void ReadEngine::Impl::on_direct_done(std::size_t k, bool ok, const std::string&
   ++stats.reads_completed;
   stats.bytes_read += part->to - part->from;
   stats.read_latency_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress - d.posted).count()));
+}
+
+void ReadEngine::Impl::release_pins() noexcept {
+  for (auto& [p, dest] : orphaned_pins) p->unpin(dest);
+  orphaned_pins.clear();
 }
 
 }  // namespace vod::client

@@ -110,8 +110,13 @@ class ReadEngine::Impl {
     std::uint8_t* dest = nullptr;
     std::uint32_t length = 0;
     Clock::time_point posted;
+    std::shared_ptr<BufferPool> pinned_in;  // the pool its buffer is pinned in (use_pool may swap)
   };
   std::vector<DirectFetch> direct;
+  // Buffers a detached connection's Reads may still land in: pinned until the caller says that the
+  // connection (its QP, and the MRs over them) is gone (release_pins).
+  std::vector<std::pair<std::shared_ptr<BufferPool>, std::uint8_t*>> orphaned_pins;
+  void release_pins() noexcept;
 
   // The smallest direct transfer now; 0: none (off, no pool, or a fetcher that cannot).
   std::size_t direct_min() const noexcept {
@@ -121,7 +126,7 @@ class ReadEngine::Impl {
     return std::min(direct_min_override > 0 ? direct_min_override : crossover, chunk);
   }
   void use_pool(std::shared_ptr<BufferPool> p) {
-    pool = std::move(p);
+    pool = std::move(p);  // Reads in flight keep their own pool pinned (DirectFetch::pinned_in)
     if (fetcher) fetcher->use_pool(pool);
   }
   void mark_direct_stale() noexcept;

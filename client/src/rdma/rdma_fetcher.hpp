@@ -50,7 +50,13 @@ class RdmaFetcher final : public Fetcher {
                     std::uint64_t size) override;
   std::string summary() const override { return segments_ ? segments_->summary() : std::string(); }
   std::size_t direct_crossover() const noexcept override;
-  void use_pool(std::shared_ptr<BufferPool> pool) override { pool_ = std::move(pool); }
+  // Another pool: its arenas are registered as Reads need them. The old pool's MRs stay in
+  // ep_.memory until the connection goes; no Read names them again (its Reads in flight keep
+  // their pool alive through the engine's pins).
+  void use_pool(std::shared_ptr<BufferPool> pool) override {
+    if (pool != pool_) pool_mrs_.clear();
+    pool_ = std::move(pool);
+  }
   unsigned depth() const noexcept override { return depth_; }
   std::size_t max_fetch() const noexcept override { return max_read_; }
 

@@ -110,8 +110,12 @@ class ReadEngine {
   // while its connect is on the wire (rdma::ConnectOptions::while_connecting), so that registering
   // it never stands between the connection coming up and the movie's first Read.
   ibv_mr* register_ring(rdma::ClientEndpoint& ep) const;
-  // The connection is gone (its QP and MR with it): nothing is in flight any more.
+  // The connection is going: its completions are dropped from now on, and nothing counts as in
+  // flight. Readers' buffers that its Reads may still land in stay pinned until release_pins(),
+  // which the owner calls once the connection (its QP and MRs) is destroyed; attach() and the
+  // destructor call it too.
   void detach() noexcept;
+  void release_pins() noexcept;
   // Readers' registered buffers: requests into them are direct transfers (above). Kept across
   // attach()es; each connection registers the pool's arenas on its PD when it first needs them.
   void use_pool(std::shared_ptr<BufferPool> pool);

@@ -32,9 +32,12 @@ class SequentialReads {
     std::size_t bytes = 0;  // the buffer's first `bytes` hold the movie from `offset`
     std::uint64_t offset = 0;
   };
-  // The next piece in order, waiting for it (reconnecting underneath like pread); nothing at the
-  // end. Throws ClientError when the session gives up.
+  // The next piece in order, waiting for it (reconnecting underneath like pread). When no buffer
+  // is free it waits for those that Reads still pin (a cancelled predecessor's). Nothing at the end,
+  // or when the reader holds every buffer (at_end() tells which). Throws ClientError when the
+  // session gives up.
   std::optional<Piece> next();
+  bool at_end() const noexcept { return queued_.empty() && next_ >= to_; }
 
   // The buffers a reader of `chunk`-byte blocks with `depth` Reads in flight advertises to keep the
   // depth full while it holds one: enough to cover depth × chunk, and two more.
