@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bench/zero-copy-benchmarks.sh [OUT]: the figures of docs/benchmarks.md section 15, in one run in a
 # Soft-RoCE guest (or natively on an RDMA host), for a 128 MiB movie:
-#   - bytes copied ÷ bytes delivered for vod-client get, rdmasrc and vod-proxy, zero copy on and off
-#     (the clients' own counters: Stats::bytes_copied, the proxy's /metrics);
+#   - bytes copied ÷ bytes delivered for vod-client get, rdmasrc, vod-proxy and vod-mount, zero copy
+#     on and off (the clients' own counters: Stats::bytes_copied, the proxy's /metrics, the mount's
+#     connection lines);
 #   - one client's goodput ÷ ib_read_bw (256 KiB Reads, one QP) in the same run, and how it moves
 #     with the Reads in flight and their size;
 #   - the client's user and system CPU per GiB, and its context switches per second, on and off;
 #   - vod-proxy's CPU per GiB beside nginx's sendfile of the same file (loopback: the kernel copies
 #     for both), and the server's context switches beside nginx's.
-# Needs the default build (cmake --build --preset default).
+# Needs the default build (cmake --build --preset default). ZC_SECTIONS picks parts (default: all of
+# "get depth rdmasrc proxy mount nginx").
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [[ -z ${VOD_RDMA_READY:-} ]]; then
@@ -33,12 +35,14 @@ record() { echo "$*" | tee -a "$figures"; }
 switches() { awk '/^voluntary_ctxt_switches|^nonvoluntary_ctxt_switches/ { n += $2 } END { print n }' "/proc/$1/status"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 ticks=$(getconf CLK_TCK)
+sections=" ${ZC_SECTIONS:-get depth rdmasrc proxy mount nginx} "
+want() { [[ $sections == *" $1 "* ]]; }
 
 step "ib_read_bw, 256 KiB Reads, one QP"
 ib=$(perftest_bandwidth 262144 2000 "$addr")
 record "ib_read_bw_MBps $ib"
 
-for mode in auto off; do
+want get && for mode in auto off; do
   for run in 1 2 3; do
     step "vod-client get --zero-copy $mode (run $run)"
     before=$(switches "$server_pid")
@@ -54,7 +58,7 @@ for mode in auto off; do
 done
 
 # What limits one client: the Reads in flight and their size, zero copy on (one run each).
-for shape in "4 256" "16 256" "32 256" "16 1024" "32 1024"; do
+want depth && for shape in "4 256" "16 256" "32 256" "16 1024" "32 1024"; do
   read -r depth chunk <<< "$shape"
   step "vod-client get --depth $depth --chunk-kib $chunk"
   "$rusage" "$client_bin" get "$(uri movie.bin)" -o /dev/null --quiet --depth "$depth" --chunk-kib "$chunk" --log-level info 2> "$work/get.err"
@@ -64,8 +68,8 @@ for shape in "4 256" "16 256" "32 256" "16 1024" "32 1024"; do
 done
 
 export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
-gst-inspect-1.0 rdmasrc > /dev/null  # the registry is built now, not inside the first timed run
-for zc in true false; do
+want rdmasrc && gst-inspect-1.0 rdmasrc > /dev/null  # the registry is built now, not inside the first timed run
+want rdmasrc && for zc in true false; do
   for run in 1 2 3; do
     step "rdmasrc zero-copy=$zc ! fakesink (run $run)"
     GST_DEBUG=rdmasrc:4 "$rusage" gst-launch-1.0 -q rdmasrc "uri=$(uri movie.bin)" zero-copy=$zc ! fakesink sync=false 2> "$work/gst.err"
@@ -76,7 +80,7 @@ for zc in true false; do
   done
 done
 
-for mode in auto off; do
+want proxy && for mode in auto off; do
   http_port=$(free_port)
   "$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http_port" --zero-copy "$mode" --log-level warn 2> "$work/proxy.log" &
   proxy=$!
@@ -97,7 +101,30 @@ for mode in auto off; do
   kill "$proxy"; wait "$proxy" 2>/dev/null || true
 done
 
-step "nginx (sendfile) of the same file"
+# vod-mount: a cold `cat` of the movie through a fresh mount (page cache on), the daemon's CPU
+# (all its threads) and its connections' counters, logged when they close at the unmount.
+mnt=$(mktemp -d /tmp/vod-bench-mnt.XXXXXX)
+want mount && for mode in auto off; do
+  for run in 1 2 3; do
+    step "vod-mount --zero-copy $mode, cat of the movie (run $run)"
+    "$build/mount/vod-mount" "$(uri)" "$mnt" -f --zero-copy "$mode" --log-level info 2> "$work/mount.log" &
+    mpid=$!
+    for _ in $(seq 100); do grep -q " $mnt fuse" /proc/mounts && break; sleep 0.1; done
+    read -r u0 k0 < <(awk '{ print $14, $15 }' "/proc/$mpid/stat"); t0=$(date +%s.%N)
+    cat "$mnt/movie.bin" > /dev/null
+    t1=$(date +%s.%N); read -r u1 k1 < <(awk '{ print $14, $15 }' "/proc/$mpid/stat")
+    fusermount3 -u "$mnt"; wait "$mpid" || true
+    read -r d c r < <(sed -n 's/.* closed: delivered \([0-9]*\) B (copied \([0-9]*\) B, \([0-9]*\) direct reads).*/\1 \2 \3/p' "$work/mount.log" |
+      awk '{ d += $1; c += $2; r += $3 } END { print d + 0, c + 0, r + 0 }')
+    record "vod-mount $mode run $run: copied/delivered $(awk -v c="$c" -v d="$d" 'BEGIN { printf "%.4f", d ? c / d : -1 }') ($r direct Reads)," \
+      "$(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", s / (b - a) / 1e6 }') MB/s, vod-mount user $(awk -v c=$((u1 - u0)) -v k="$ticks" -v g="$gib" 'BEGIN { printf "%.2f", c / k / g }') s/GiB," \
+      "sys $(awk -v c=$((k1 - k0)) -v k="$ticks" -v g="$gib" 'BEGIN { printf "%.2f", c / k / g }') s/GiB"
+  done
+done
+rmdir "$mnt"
+
+want nginx && step "nginx (sendfile) of the same file"
+want nginx || { stop_server; cat "$figures"; exit 0; }
 nginx_port=$(free_port)
 start_nginx_peer "$work/nginx" 127.0.0.1 "$nginx_port" "$media"
 worker=$(pgrep -P "$nginx_master" | head -n 1)

@@ -96,6 +96,9 @@ int serve(const mount::MountConfig& config, StartupReport& report) {
   limits.sessions = config.sessions;
   limits.idle_close = std::chrono::milliseconds(static_cast<long>(config.idle_close * 1000));
   limits.readahead_bytes = std::size_t{config.readahead_kib} * 1024;
+  limits.zero_copy = config.zero_copy;
+  limits.kernel_readahead = config.page_cache;
+  limits.max_buffers = config.zero_copy_buffers;
   mount::MoviePool pool(server, options, limits);
   mount::FsSettings settings;
   settings.page_cache = config.page_cache;
@@ -106,20 +109,20 @@ int serve(const mount::MountConfig& config, StartupReport& report) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
-  const fuse_operations ops = mount::VodFs::operations();
-  // fuse_new parses (and rejects, with its own message) the -o options.
-  std::unique_ptr<fuse, decltype(&fuse_destroy)> f(fuse_new(&fargs, &ops, sizeof ops, &fs), &fuse_destroy);
+  const fuse_lowlevel_ops ops = mount::VodFs::operations();
+  // fuse_session_new parses (and rejects, with its own message) the -o options.
+  std::unique_ptr<fuse_session, decltype(&fuse_session_destroy)> f(fuse_session_new(&fargs, &ops, sizeof ops, &fs), &fuse_session_destroy);
   if (!f) {
     report.send(usage, "libfuse refused the mount options (" + args.back() + "); see vod-mount --help");
     return usage;
   }
-  if (fuse_mount(f.get(), config.mountpoint.c_str()) != 0) {
+  if (fuse_session_mount(f.get(), config.mountpoint.c_str()) != 0) {
     report.send(failed, "cannot mount on " + config.mountpoint +
                             " (is /dev/fuse there, the fuse module loaded, fusermount3 installed, and the mount point an empty directory you own?)");
     return failed;
   }
-  if (fuse_set_signal_handlers(fuse_get_session(f.get())) != 0) {
-    fuse_unmount(f.get());
+  if (fuse_set_signal_handlers(f.get()) != 0) {
+    fuse_session_unmount(f.get());
     report.send(failed, "cannot install signal handlers");
     return failed;
   }
@@ -150,12 +153,12 @@ int serve(const mount::MountConfig& config, StartupReport& report) {
 
   int rc = 0;
   if (config.single_thread) {
-    rc = fuse_loop(f.get());
+    rc = fuse_session_loop(f.get());
   } else {
     std::unique_ptr<fuse_loop_config, decltype(&fuse_loop_cfg_destroy)> loop(fuse_loop_cfg_create(), &fuse_loop_cfg_destroy);
     fuse_loop_cfg_set_clone_fd(loop.get(), 0);
     fuse_loop_cfg_set_idle_threads(loop.get(), 10);
-    rc = fuse_loop_mt(f.get(), loop.get());
+    rc = fuse_session_loop_mt(f.get(), loop.get());
   }
   {
     std::lock_guard lock(stop_mutex);
@@ -163,8 +166,9 @@ int serve(const mount::MountConfig& config, StartupReport& report) {
   }
   stop_cv.notify_all();
   sweeper.join();
-  fuse_remove_signal_handlers(fuse_get_session(f.get()));
-  fuse_unmount(f.get());
+  pool.close();  // its connections' threads answer reads on the session: they stop before it goes
+  fuse_remove_signal_handlers(f.get());
+  fuse_session_unmount(f.get());
   log::info("mount", config.mountpoint + " unmounted");
   return rc == 0 ? ok : failed;
 }

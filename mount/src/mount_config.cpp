@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "vod/client/buffer_pool.hpp"
+
 namespace vod::mount {
 
 namespace po = boost::program_options;
@@ -26,7 +28,9 @@ po::options_description own_options(MountConfig& c) {
       ("sessions", po::value(&c.sessions)->default_value(c.sessions), "connections per movie at most, shared by the files open on it")
       ("idle-close", po::value(&c.idle_close)->default_value(c.idle_close), "seconds an unused connection stays open")
       ("page-cache", po::value<std::string>()->default_value("on"), "on: the kernel caches pages and reads ahead; off: direct I/O, each read() comes here")
-      ("readahead-kib", po::value(&c.readahead_kib)->default_value(c.readahead_kib), "vod-mount's own read-ahead per sequential reader, in KiB (0: none)")
+      ("readahead-kib", po::value(&c.readahead_kib)->default_value(c.readahead_kib), "vod-mount's own read-ahead per sequential reader, in KiB (0: none); with zero copy and the page cache on, the kernel's read-ahead takes its place")
+      ("zero-copy", po::value<std::string>()->default_value("auto"), "auto: RDMA Reads land in registered buffers and the reply to the kernel is written from them; off: through the session's ring, copied (for tests and bisecting)")
+      ("zero-copy-buffers", po::value(&c.zero_copy_buffers)->default_value(c.zero_copy_buffers), "registered 128 KiB buffers in use at once, all reads together (beyond them a read is copied)")
       ("chunk-kib", po::value(&c.chunk_kib)->default_value(c.chunk_kib), "bytes per RDMA Read, in KiB")
       ("depth", po::value(&c.depth)->default_value(c.depth), "RDMA Reads in flight per connection at most")
       ("reconnect-for", po::value(&c.reconnect_for)->default_value(c.reconnect_for), "seconds reads wait while the server is away; then they fail with EIO")
@@ -114,6 +118,8 @@ std::optional<MountConfig> parse_mount_config(const std::vector<std::string>& ar
   if (page_cache == "on" || page_cache == "yes" || page_cache == "1") c.page_cache = true;
   else if (page_cache == "off" || page_cache == "no" || page_cache == "0") c.page_cache = false;
   else throw std::invalid_argument("--page-cache must be on or off, not '" + page_cache + "'");
+  c.zero_copy = client::parse_zero_copy(vm["zero-copy"].as<std::string>());
+  if (c.zero_copy_buffers == 0 || c.zero_copy_buffers > 65536) throw std::invalid_argument("--zero-copy-buffers must be 1..65536");
   if (c.debug) c.foreground = true;
   if (!(c.refresh >= 0 && c.refresh <= 86400)) throw std::invalid_argument("--refresh must be 0..86400 seconds");
   if (c.sessions == 0 || c.sessions > 64) throw std::invalid_argument("--sessions must be 1..64");

@@ -24,7 +24,9 @@ struct MountConfig {
   unsigned sessions = 4;              // connections per movie at most, shared by its open files
   double idle_close = 60;             // seconds an unused connection stays open
   bool page_cache = true;             // the kernel caches file pages (off: direct I/O, no kernel read-ahead)
-  unsigned readahead_kib = 4096;      // vod-mount's own read-ahead per sequential reader
+  unsigned readahead_kib = 4096;      // vod-mount's own read-ahead per sequential reader (into the ring)
+  bool zero_copy = true;              // --zero-copy auto: reads land in registered buffers, replies go from them
+  unsigned zero_copy_buffers = 256;   // registered 128 KiB buffers out at once, all reads together
   unsigned chunk_kib = defaults::kChunkBytes / 1024;  // bytes per RDMA Read
   unsigned depth = defaults::kReadDepth;                // RDMA Reads in flight per connection at most
   double reconnect_for = std::chrono::duration<double>(defaults::kReconnectFor).count();          // seconds to keep reconnecting before reads fail with EIO

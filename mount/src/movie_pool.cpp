@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "movie_pool.hpp"
 
+#include <algorithm>
+
 #include "vod/log.hpp"
 
 namespace vod::mount {
@@ -8,111 +10,100 @@ namespace vod::mount {
 MoviePool::MoviePool(client::Uri server, client::SessionOptions options, PoolLimits limits)
     : server_(std::move(server)), options_(std::move(options)), limits_(limits) {
   options_.engine.readahead_bytes = std::max(limits_.readahead_bytes, options_.engine.chunk_size);
+  if (limits_.zero_copy) {
+    client::BufferPoolOptions o;
+    o.buffer_bytes = limits_.buffer_bytes;
+    o.buffers_per_arena = std::max<std::size_t>(1, std::min<std::size_t>(limits_.max_buffers, (8u << 20) / limits_.buffer_bytes));
+    o.max_buffers = limits_.max_buffers;
+    pool_ = client::BufferPool::make(o);
+  }
 }
 
-MoviePool::~MoviePool() = default;
+MoviePool::~MoviePool() { close(); }
 
-MoviePool::Connection& MoviePool::borrow(const std::string& name, std::uint64_t offset, std::size_t length, bool& sequential) {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    Movie& m = movies_[name];
-    Connection* idle = nullptr;
-    Connection* follows = nullptr;
-    // A reader's stream: reads near where its last one ended. The kernel's read-ahead sends several
-    // reads of one stream at once, and threads may deliver them slightly out of order.
+void MoviePool::close() {
+  std::map<std::string, std::list<Connection>> gone;
+  {
+    std::lock_guard lock(mutex_);
+    gone.swap(movies_);
+  }
+}  // each connection's thread stops here, outside the lock (and before the buffer pool goes)
+
+std::vector<client::ReadBuffer> MoviePool::take_buffers(std::size_t length) {
+  std::vector<client::ReadBuffer> out;
+  if (!pool_) return out;
+  for (std::size_t have = 0; have < length; have += out.back().size()) {
+    auto b = pool_->take();
+    if (!b) return {};  // the pool is dry: this read lands in plain memory (and is copied)
+    out.push_back(std::move(*b));
+  }
+  return out;
+}
+
+void MoviePool::read(const std::string& movie, std::uint64_t offset, std::size_t length, ReadDone done) {
+  ReadJob job;
+  job.offset = offset;
+  job.length = length;
+  job.done = std::move(done);
+  job.registered = take_buffers(length);
+  {
+    std::lock_guard lock(mutex_);
+    auto& list = movies_[movie];
+    list.remove_if([](const Connection& c) { return c.link->failed() && c.link->outstanding() == 0; });
     const std::uint64_t window = std::max<std::uint64_t>(limits_.readahead_bytes, 1u << 20);
-    for (auto& c : m.connections) {
-      const bool near = c.next != UINT64_MAX && offset + window > c.next && offset < c.next + window;
-      if (near && (!follows || (follows->busy && !c.busy))) follows = &c;
-      else if (!c.busy && (!idle || c.used < idle->used)) idle = &c;  // the least recently used
+    Connection* follows = nullptr;
+    Connection* least = nullptr;
+    for (auto& c : list) {
+      if (c.link->failed()) continue;
+      if (offset + window > c.next && offset < c.next + window && !follows) follows = &c;
+      if (!least || c.link->outstanding() < least->link->outstanding()) least = &c;
     }
-    Connection* take = nullptr;
-    if (follows) {
-      if (follows->busy) {  // the reader this continues is mid-read: its read-ahead has our bytes
-        returned_.wait(lock);
-        continue;
-      }
-      take = follows;
-      sequential = true;
-    } else if (idle && m.connections.size() + m.opening >= limits_.sessions) {
-      take = idle;
-      sequential = false;
-    } else if (m.connections.size() + m.opening < limits_.sessions) {
-      ++m.opening;
-      lock.unlock();
-      std::unique_ptr<client::Session> session;
-      try {
-        client::Uri uri = server_;
-        uri.movie = name;
-        session = std::make_unique<client::Session>(uri, options_);
-      } catch (...) {
-        lock.lock();
-        --movies_[name].opening;
-        returned_.notify_all();
-        throw;
-      }
-      lock.lock();
-      Movie& again = movies_[name];
-      --again.opening;
-      log::info("mount", "connection " + std::to_string(again.connections.size() + 1) + " for '" + name + "' on " +
-                             session->server() + ": " + std::to_string(session->read_depth()) + " Reads in flight");
-      again.connections.push_back(Connection{std::move(session), UINT64_MAX, false, std::chrono::steady_clock::now()});
-      take = &again.connections.back();
+    bool sequential = follows != nullptr;
+    Connection* take = follows;
+    if (!take && (list.size() < limits_.sessions || !least)) {
+      client::Uri uri = server_;
+      uri.movie = movie;
+      const std::string label = "connection " + std::to_string(++opened_) + " for '" + movie + "'";
+      list.push_back(Connection{std::make_unique<MovieConnection>(uri, options_, pool_, label), offset});
+      take = &list.back();
       sequential = true;  // a new reader: assume it goes on from here
-    } else {
-      returned_.wait(lock);
-      continue;
+    } else if (!take) {
+      take = least;
     }
-    take->busy = true;
-    take->next = sequential && take->next != UINT64_MAX ? std::max(take->next, offset + length) : offset + length;
-    return *take;
-  }
-}
-
-void MoviePool::give_back(const std::string& name, Connection& c, bool failed) {
-  std::lock_guard lock(mutex_);
-  Movie& m = movies_[name];
-  if (failed) {
-    m.connections.remove_if([&](const Connection& x) { return &x == &c; });
-  } else {
-    c.busy = false;
-    c.used = std::chrono::steady_clock::now();
-  }
-  returned_.notify_all();
-}
-
-std::size_t MoviePool::read(const std::string& movie, std::uint64_t offset, std::span<std::uint8_t> dest) {
-  bool sequential = false;
-  Connection& c = borrow(movie, offset, dest.size(), sequential);
-  try {
-    // Read-ahead follows the access pattern: on for a reader that goes on where it stopped, off for
-    // random reads (it would fetch megabytes nobody asked for).
-    c.session->engine().set_readahead(sequential && limits_.readahead_bytes > 0);
-    const std::size_t got = c.session->pread(offset, dest);
-    give_back(movie, c, false);
-    return got;
-  } catch (...) {
-    give_back(movie, c, true);
-    throw;
+    take->next = sequential ? std::max(take->next, offset + length) : offset + length;
+    // The engine's read-ahead into the ring follows the access pattern: on for a reader that goes
+    // on where it stopped, off for random reads (it would fetch megabytes nobody asked for), and
+    // off when registered buffers take the reads and the kernel reads ahead into them itself.
+    job.readahead = sequential && limits_.readahead_bytes > 0 && !(pool_ && limits_.kernel_readahead && !job.registered.empty());
+    take->link->submit(std::move(job));  // under the lock: close_idle() cannot take the connection away meanwhile
   }
 }
 
 void MoviePool::close_idle() {
-  std::lock_guard lock(mutex_);
-  const auto now = std::chrono::steady_clock::now();
-  for (auto it = movies_.begin(); it != movies_.end();) {
-    auto& list = it->second.connections;
-    list.remove_if([&](const Connection& c) { return !c.busy && now - c.used > limits_.idle_close; });
-    if (list.empty() && it->second.opening == 0) it = movies_.erase(it);
-    else ++it;
+  std::list<Connection> gone;
+  {
+    std::lock_guard lock(mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = movies_.begin(); it != movies_.end();) {
+      auto& list = it->second;
+      for (auto c = list.begin(); c != list.end();) {
+        const bool idle = c->link->outstanding() == 0 && (c->link->failed() || now - c->link->last_used() > limits_.idle_close);
+        if (idle) gone.splice(gone.end(), list, c++);
+        else ++c;
+      }
+      if (list.empty()) it = movies_.erase(it);
+      else ++it;
+    }
   }
-}
+}  // closed here, outside the lock: a disconnect takes a while
 
 std::size_t MoviePool::connections() const {
   std::lock_guard lock(mutex_);
   std::size_t n = 0;
-  for (const auto& [name, m] : movies_) n += m.connections.size();
+  for (const auto& [name, list] : movies_) n += list.size();
   return n;
 }
+
+client::BufferPool::Figures MoviePool::buffers() const { return pool_ ? pool_->figures() : client::BufferPool::Figures{}; }
 
 }  // namespace vod::mount

@@ -1,32 +1,35 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Connections to the server, pooled per movie and shared by every file open on it (as vod-proxy
-// pools them). FUSE calls read() from several threads; each read borrows one connection of its
-// movie for its duration:
-//   - the connection whose reads ended near where this one starts (a sequential reader: its
-//     read-ahead already holds these bytes), waiting for it if it is busy;
-//   - otherwise an idle one, with read-ahead off for it (a random access);
-//   - otherwise a new one, up to `sessions` per movie; beyond that the read waits.
-// A connection that fails beyond its reconnect time is dropped; the read fails with EIO.
+// pools them). A read goes to one connection of its movie, and never waits for another read:
+//   - the connection whose reads ended near where this one starts (a sequential reader: the
+//     kernel's read-ahead sends several reads of one stream at once, and they queue there);
+//   - otherwise a new one, up to `sessions` per movie;
+//   - otherwise the one with the fewest reads queued.
+// Each connection runs on a thread of its own (MovieConnection). One BufferPool of registered
+// memory serves them all when zero copy is on; when it runs dry a read lands in plain memory.
+// A connection that failed beyond its reconnect time is dropped; its reads fail with EIO.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <list>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <span>
 #include <string>
 
-#include "vod/client/session.hpp"
+#include "movie_connection.hpp"
 
 namespace vod::mount {
 
 struct PoolLimits {
   unsigned sessions = 4;                   // per movie
   std::chrono::milliseconds idle_close{60000};
-  std::size_t readahead_bytes = 4u << 20;  // for a sequential reader
+  std::size_t readahead_bytes = 4u << 20;  // the engine's read-ahead for a sequential reader (into the ring)
+  bool zero_copy = true;                   // reads land in registered buffers (--zero-copy auto)
+  bool kernel_readahead = true;            // the page cache is on: the kernel reads ahead itself
+  std::size_t buffer_bytes = 128u << 10;   // each registered buffer
+  std::size_t max_buffers = 256;           // registered buffers out at once, all movies together
 };
 
 class MoviePool {
@@ -34,34 +37,32 @@ class MoviePool {
   MoviePool(client::Uri server, client::SessionOptions options, PoolLimits limits);
   ~MoviePool();
 
-  // Reads dest.size() bytes of `movie` at `offset` (fewer only at its end). Thread-safe. Throws
-  // ClientError (unknown_movie, connection_lost, movie_changed, ...).
-  std::size_t read(const std::string& movie, std::uint64_t offset, std::span<std::uint8_t> dest);
+  // Reads `length` bytes of `movie` at `offset` (fewer only at its end); `done` runs later on a
+  // connection's thread, with the bytes or an errno. Thread-safe, never waits.
+  void read(const std::string& movie, std::uint64_t offset, std::size_t length, ReadDone done);
 
-  // Closes connections unused for longer than idle_close.
+  // Closes connections unused for longer than idle_close, and those that failed.
   void close_idle();
+  // Closes every connection (reads not answered yet fail with EIO); the destructor does too.
+  void close();
   std::size_t connections() const;
+  // The registered buffers' figures (zero copy), or all zero.
+  client::BufferPool::Figures buffers() const;
 
  private:
   struct Connection {
-    std::unique_ptr<client::Session> session;
-    std::uint64_t next = UINT64_MAX;  // where its reads have got to (set when a read starts)
-    bool busy = false;
-    std::chrono::steady_clock::time_point used;
+    std::unique_ptr<MovieConnection> link;
+    std::uint64_t next = 0;  // where the reads queued on it end
   };
-  struct Movie {
-    std::list<Connection> connections;  // stable addresses while borrowed
-    unsigned opening = 0;               // connections being opened (counted against the limit)
-  };
-  Connection& borrow(const std::string& movie, std::uint64_t offset, std::size_t length, bool& sequential);
-  void give_back(const std::string& movie, Connection& c, bool failed);
+  std::vector<client::ReadBuffer> take_buffers(std::size_t length);
 
   client::Uri server_;
   client::SessionOptions options_;
   PoolLimits limits_;
+  std::shared_ptr<client::BufferPool> pool_;  // null: zero copy off
   mutable std::mutex mutex_;
-  std::condition_variable returned_;
-  std::map<std::string, Movie> movies_;
+  std::map<std::string, std::list<Connection>> movies_;
+  std::uint64_t opened_ = 0;
 };
 
 }  // namespace vod::mount

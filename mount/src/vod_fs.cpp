@@ -3,7 +3,9 @@
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -11,125 +13,196 @@
 
 namespace vod::mount {
 
-namespace {
-
-void fill_file(struct stat* st, const proto::CatalogEntry& e, std::time_t mtime) {
-  st->st_mode = S_IFREG | 0444;
-  st->st_nlink = 1;
-  st->st_size = static_cast<off_t>(e.size);
-  st->st_blksize = 256 * 1024;
-  st->st_blocks = static_cast<blkcnt_t>((e.size + 511) / 512);
-  st->st_mtime = st->st_ctime = st->st_atime = mtime;
+fuse_ino_t InodeTable::ino_of(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  auto [it, added] = by_name_.try_emplace(name, FUSE_ROOT_ID + 1 + by_name_.size());
+  if (added) by_ino_[it->second] = &it->first;
+  return it->second;
 }
 
-// The errno a failed read returns: the file is gone (ENOENT), or the server could not serve it
-// within the reconnect time, or now serves other bytes under the name (EIO: never wrong bytes).
-int errno_of(const client::ClientError& e) {
-  switch (e.kind()) {
-    case client::ErrorKind::unknown_movie: return ENOENT;
-    case client::ErrorKind::out_of_range: return EINVAL;
-    default: return EIO;
+const std::string* InodeTable::name_of(fuse_ino_t ino) const {
+  std::lock_guard lock(mutex_);
+  const auto it = by_ino_.find(ino);
+  return it == by_ino_.end() ? nullptr : it->second;
+}
+
+namespace {
+
+struct stat directory_attributes(std::time_t mtime) {
+  struct stat st {};
+  st.st_ino = FUSE_ROOT_ID;
+  st.st_mode = S_IFDIR | 0555;
+  st.st_nlink = 2;
+  st.st_mtime = st.st_ctime = st.st_atime = mtime;
+  return st;
+}
+
+// The slice of a directory listing that one readdir asks for.
+void reply_slice(fuse_req_t req, const std::vector<char>& listing, off_t offset, std::size_t size) {
+  if (offset < 0 || static_cast<std::size_t>(offset) >= listing.size()) {
+    fuse_reply_buf(req, nullptr, 0);
+    return;
   }
+  fuse_reply_buf(req, listing.data() + offset, std::min(size, listing.size() - static_cast<std::size_t>(offset)));
+}
+
+void add_entry(fuse_req_t req, std::vector<char>& listing, const char* name, const struct stat& st) {
+  const std::size_t at = listing.size();
+  const std::size_t n = fuse_add_direntry(req, nullptr, 0, name, nullptr, 0);
+  listing.resize(at + n);
+  fuse_add_direntry(req, listing.data() + at, n, name, &st, static_cast<off_t>(at + n));  // the offset of the entry after it
 }
 
 }  // namespace
 
-VodFs& VodFs::self() { return *static_cast<VodFs*>(fuse_get_context()->private_data); }
-
-const proto::CatalogEntry* VodFs::find(const char* path, std::shared_ptr<const CatalogSnapshot>& snapshot) {
-  if (path[0] != '/' || std::strchr(path + 1, '/')) return nullptr;
-  snapshot = catalog_.get();
-  return snapshot->catalog.find(path + 1);
+struct stat VodFs::attributes(const proto::CatalogEntry& e, std::time_t mtime, fuse_ino_t ino) const {
+  struct stat st {};
+  st.st_ino = ino;
+  st.st_mode = S_IFREG | 0444;
+  st.st_nlink = 1;
+  st.st_size = static_cast<off_t>(e.size);
+  st.st_blksize = 256 * 1024;
+  st.st_blocks = static_cast<blkcnt_t>((e.size + 511) / 512);
+  st.st_mtime = st.st_ctime = st.st_atime = mtime;
+  return st;
 }
 
-void* VodFs::init(fuse_conn_info* conn, fuse_config* cfg) {
-  VodFs& fs = *static_cast<VodFs*>(fuse_get_context()->private_data);
-  cfg->entry_timeout = cfg->attr_timeout = fs.settings_.attr_seconds;
-  cfg->negative_timeout = fs.settings_.attr_seconds;
-  cfg->use_ino = 0;
-  cfg->nullpath_ok = 0;
-  // A movie's bytes never change within a catalog generation. With auto_cache, libfuse keeps the
-  // pages of earlier opens unless the file's mtime or size changed, and the mtime is when its
-  // generation was first seen: a rescan that replaced a movie invalidates them.
-  cfg->kernel_cache = 0;
-  cfg->auto_cache = fs.settings_.page_cache ? 1 : 0;
-  cfg->direct_io = fs.settings_.page_cache ? 0 : 1;
+const proto::CatalogEntry* VodFs::find(fuse_ino_t ino, std::shared_ptr<const CatalogSnapshot>& snapshot) {
+  const std::string* name = inodes_.name_of(ino);
+  if (!name) return nullptr;
+  snapshot = catalog_.get();
+  return snapshot->catalog.find(*name);
+}
+
+void VodFs::init(void* userdata, fuse_conn_info* conn) {
+  auto& fs = *static_cast<VodFs*>(userdata);
   if (fs.settings_.page_cache) conn->max_readahead = std::min(conn->max_readahead, fs.settings_.max_readahead);
   conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
-  return &fs;
 }
 
-int VodFs::getattr(const char* path, struct stat* st, fuse_file_info*) {
-  std::memset(st, 0, sizeof *st);
-  if (std::strcmp(path, "/") == 0) {
-    const auto snapshot = self().catalog_.get();
-    st->st_mode = S_IFDIR | 0555;
-    st->st_nlink = 2;
-    st->st_mtime = st->st_ctime = st->st_atime = snapshot->seen;
-    return 0;
+void VodFs::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  VodFs& fs = self(req);
+  fuse_entry_param e{};
+  e.attr_timeout = e.entry_timeout = fs.settings_.attr_seconds;
+  if (parent != FUSE_ROOT_ID) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  const auto snapshot = fs.catalog_.get();
+  const proto::CatalogEntry* entry = snapshot->catalog.find(name);
+  if (entry) {
+    e.ino = fs.inodes_.ino_of(entry->name);
+    e.attr = fs.attributes(*entry, snapshot->seen, e.ino);
+  }
+  fuse_reply_entry(req, &e);  // ino 0: no such name, and the kernel may trust that for the timeout
+}
+
+void VodFs::getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  VodFs& fs = self(req);
+  if (ino == FUSE_ROOT_ID) {
+    const struct stat st = directory_attributes(fs.catalog_.get()->seen);
+    fuse_reply_attr(req, &st, fs.settings_.attr_seconds);
+    return;
   }
   std::shared_ptr<const CatalogSnapshot> snapshot;
-  const auto* e = self().find(path, snapshot);
-  if (!e) return -ENOENT;
-  fill_file(st, *e, snapshot->seen);
-  return 0;
-}
-
-int VodFs::readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t, fuse_file_info*, fuse_readdir_flags) {
-  if (std::strcmp(path, "/") != 0) return -ENOTDIR;
-  const auto snapshot = self().catalog_.get();
-  fill(buf, ".", nullptr, 0, static_cast<fuse_fill_dir_flags>(0));
-  fill(buf, "..", nullptr, 0, static_cast<fuse_fill_dir_flags>(0));
-  for (const auto& e : snapshot->catalog.entries) {
-    struct stat st {};
-    fill_file(&st, e, snapshot->seen);
-    if (fill(buf, e.name.c_str(), &st, 0, static_cast<fuse_fill_dir_flags>(0)) != 0) return -ENOMEM;
+  const auto* e = fs.find(ino, snapshot);
+  if (!e) {
+    fuse_reply_err(req, ENOENT);
+    return;
   }
-  return 0;
+  const struct stat st = fs.attributes(*e, snapshot->seen, ino);
+  fuse_reply_attr(req, &st, fs.settings_.attr_seconds);
 }
 
-int VodFs::open(const char* path, fuse_file_info* fi) {
-  std::shared_ptr<const CatalogSnapshot> snapshot;
-  if (!self().find(path, snapshot)) return -ENOENT;
-  if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) return -EROFS;
-  fi->direct_io = self().settings_.page_cache ? 0 : 1;
-  return 0;
+void VodFs::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info*) {
+  VodFs& fs = self(req);
+  if (ino != FUSE_ROOT_ID) {
+    fuse_reply_err(req, ENOTDIR);
+    return;
+  }
+  const auto snapshot = fs.catalog_.get();
+  std::vector<char> listing;
+  add_entry(req, listing, ".", directory_attributes(snapshot->seen));
+  add_entry(req, listing, "..", directory_attributes(snapshot->seen));
+  for (const auto& e : snapshot->catalog.entries) add_entry(req, listing, e.name.c_str(), fs.attributes(e, snapshot->seen, fs.inodes_.ino_of(e.name)));
+  reply_slice(req, listing, offset, size);
 }
 
-int VodFs::read(const char* path, char* buf, size_t size, off_t offset, fuse_file_info*) {
-  if (offset < 0) return -EINVAL;
+void VodFs::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  VodFs& fs = self(req);
+  if (ino == FUSE_ROOT_ID) {
+    fuse_reply_err(req, EISDIR);
+    return;
+  }
   std::shared_ptr<const CatalogSnapshot> snapshot;
-  const auto* e = self().find(path, snapshot);
-  if (!e) return -ENOENT;
-  if (static_cast<std::uint64_t>(offset) >= e->size) return 0;
+  const auto* e = fs.find(ino, snapshot);
+  if (!e) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+    fuse_reply_err(req, EROFS);
+    return;
+  }
+  fi->direct_io = fs.settings_.page_cache ? 0 : 1;
+  if (fs.settings_.page_cache) {
+    std::lock_guard lock(fs.opened_mutex_);
+    auto [it, first] = fs.opened_.try_emplace(ino, e->size, snapshot->seen);
+    const bool same = !first && it->second == std::make_pair(e->size, snapshot->seen);
+    it->second = {e->size, snapshot->seen};
+    fi->keep_cache = same ? 1 : 0;  // a rescan that replaced the movie drops its cached pages
+  }
+  fuse_reply_open(req, fi);
+}
+
+void VodFs::read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info*) {
+  VodFs& fs = self(req);
+  if (offset < 0) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  std::shared_ptr<const CatalogSnapshot> snapshot;
+  const auto* e = fs.find(ino, snapshot);
+  if (!e) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  if (static_cast<std::uint64_t>(offset) >= e->size) {
+    fuse_reply_buf(req, nullptr, 0);
+    return;
+  }
   const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(size, e->size - static_cast<std::uint64_t>(offset)));
-  try {
-    return static_cast<int>(self().pool_.read(e->name, static_cast<std::uint64_t>(offset), {reinterpret_cast<std::uint8_t*>(buf), want}));
-  } catch (const client::ClientError& err) {
-    log::error("mount", "read of '" + e->name + "' at " + std::to_string(offset) + " failed (" + client::to_string(err.kind()) + "): " + err.what());
-    return -errno_of(err);
-  } catch (const std::exception& err) {
-    log::error("mount", "read of '" + e->name + "' at " + std::to_string(offset) + " failed: " + err.what());
-    return -EIO;
-  }
+  fs.pool_.read(e->name, static_cast<std::uint64_t>(offset), want, [req, name = e->name, offset](const ReadReply& r) {
+    if (r.error != 0) {
+      log::error("mount", "read of '" + name + "' at " + std::to_string(offset) + " failed (" + std::strerror(r.error) + "): " + r.message);
+      fuse_reply_err(req, r.error);
+      return;
+    }
+    // Written to the kernel from where the Reads landed: fuse_reply_iov is one writev.
+    std::vector<iovec> iov;
+    for (const auto& p : r.pieces) iov.push_back({const_cast<std::uint8_t*>(p.data()), p.size()});
+    fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+  });
 }
 
-int VodFs::statfs(const char*, struct statvfs* st) {
-  std::memset(st, 0, sizeof *st);
-  const auto snapshot = self().catalog_.get();
+void VodFs::statfs(fuse_req_t req, fuse_ino_t) {
+  VodFs& fs = self(req);
+  struct statvfs st {};
+  const auto snapshot = fs.catalog_.get();
   std::uint64_t bytes = 0;
   for (const auto& e : snapshot->catalog.entries) bytes += e.size;
-  st->f_bsize = st->f_frsize = 4096;
-  st->f_blocks = (bytes + 4095) / 4096;
-  st->f_files = snapshot->catalog.entries.size();
-  st->f_namemax = 128;
-  st->f_flag = ST_RDONLY | ST_NOSUID;
-  return 0;
+  st.f_bsize = st.f_frsize = 4096;
+  st.f_blocks = (bytes + 4095) / 4096;
+  st.f_files = snapshot->catalog.entries.size();
+  st.f_namemax = 128;
+  st.f_flag = ST_RDONLY | ST_NOSUID;
+  fuse_reply_statfs(req, &st);
 }
 
-fuse_operations VodFs::operations() {
-  fuse_operations ops{};
+fuse_lowlevel_ops VodFs::operations() {
+  fuse_lowlevel_ops ops{};
   ops.init = &VodFs::init;
+  ops.lookup = &VodFs::lookup;
   ops.getattr = &VodFs::getattr;
   ops.readdir = &VodFs::readdir;
   ops.open = &VodFs::open;

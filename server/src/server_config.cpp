@@ -126,6 +126,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("udp-max-rate", po::value(&c.udp_max_rate_mbps)->default_value(c.udp_max_rate_mbps), "Mbit/s the UDP side sends at most, in all")
       ("udp-client-rate", po::value(&c.udp_client_rate_mbps)->default_value(c.udp_client_rate_mbps), "Mbit/s one client address gets at most (it may ask for less)")
       ("udp-max-payload", po::value(&c.udp_max_payload)->default_value(c.udp_max_payload), "bytes of payload per UDP datagram at most (clients ask for what their path MTU allows; above 32444 each datagram is sent alone, not in GSO trains)")
+      ("udp-zero-copy", po::bool_switch(&c.udp_zero_copy), "send loaded movies' bytes with MSG_ZEROCOPY (the kernel reads them in place; pays off on a real NIC only, loopback and veth copy anyway; cached movies and live channels are always copied)")
       ("no-rdma", po::bool_switch(&c.no_rdma), "serve over UDP only (needs --udp-port): no RDMA device is needed")
       ("cache-size", po::value(&cache_size), "serve movies from a segment cache of SIZE (e.g. 8G) filled from disk on demand, instead of loading "
                                              "every movie into memory at start; libraries larger than memory need it (docs/segment-cache.md)")

@@ -51,6 +51,7 @@ struct ServerConfig {
   double udp_max_rate_mbps = 1000;     // the whole server
   double udp_client_rate_mbps = 400;   // one client address
   unsigned udp_max_payload = defaults::kUdpMaxPayload;     // bytes per datagram at most (clients ask for their path MTU's)
+  bool udp_zero_copy = false;          // MSG_ZEROCOPY sends of loaded movies' bytes (udp/zero_copy_sends.hpp)
   bool no_rdma = false;                // serve UDP only: no RDMA device needed
   // The segment cache (docs/segment-cache.md): off unless --cache-size is given, and then every
   // movie not pinned is served from it.

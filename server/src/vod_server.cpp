@@ -92,6 +92,7 @@ VodServer::VodServer(ServerConfig config)
     o.max_rate_bps = config_.udp_max_rate_mbps * 1e6;
     o.client_rate_bps = config_.udp_client_rate_mbps * 1e6;
     o.max_payload = config_.udp_max_payload;
+    o.zero_copy = config_.udp_zero_copy;
     if (!config_.udp_test_drop.empty()) {
       o.test_drop = udp::parse_test_drop(config_.udp_test_drop);
       log::warn("udp", "--udp-test-drop " + config_.udp_test_drop + ": dropping datagrams on purpose (a test hook)");

@@ -61,7 +61,8 @@ stat_of() { sed -n "s/^LIVE .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
 l1=$!
 "$client_bin" get "$(uri live/cam)" -o "$work/live2.ts" --duration 10 --credits 2 --log-level info 2> "$work/live2.log" &
 l2=$!
-sleep 3
+live_viewing "$work/live2.log"
+sleep 2
 kill -STOP "$l2"
 sleep 5  # longer than the ring's 3 s
 kill -CONT "$l2"

@@ -114,7 +114,8 @@ step "a stopped viewer: SIGSTOP for longer than the ring, then SIGCONT"
 steady=$!
 "$client_bin" get "$(uri live/big)" -o "$work/stopped.ts" --duration 14 --log-level info 2> "$work/stopped.log" &
 stopped=$!
-sleep 3
+live_viewing "$work/stopped.log"
+sleep 2
 cpu_running=$(server_cpu_ticks "$server_pid")
 kill -STOP "$stopped"
 sleep 6   # the ring holds 3 s of 'big' (about 1 Mbit/s)

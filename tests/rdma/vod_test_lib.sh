@@ -59,6 +59,13 @@ stop_server() {
 }
 
 server_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# live_viewing LOG: waits (at most 60 s) until the live viewer logging to LOG (--log-level info) has
+# opened its channel. A step that stops a viewer for longer than the ring must stop one that is
+# reading: in a loaded guest a viewer's start took 6 s once, and a stop during it proved nothing.
+live_viewing() {
+  for _ in $(seq 600); do grep -q "live channel '.*' on .*: ring of" "$1" && return 0; sleep 0.1; done
+  fail "the live viewer logging to $1 did not open its channel within 60 s: $(tail -n 2 "$1")"
+}
 uri() { echo "rdma://$addr:$port${1:+/$1}"; }
 
 # vlc_remux SOURCE OUT_NAME LOG [cvlc options...]: VLC plays SOURCE as nobody (VLC refuses root)

@@ -182,6 +182,7 @@ struct UdpService::Scratch {
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(std::uint16_t)) + kPktinfoSpace];
     Endpoint to;
     std::size_t segments = 0, bytes = 0;
+    bool zero_copy = false;  // sent with MSG_ZEROCOPY: its headers are ZeroCopySends', not these
   } trains[kBatch];
   mmsghdr out_msgs[kBatch];
   // The owners of jobs that finished in the batch being built: their bytes stay alive until the
@@ -228,14 +229,38 @@ UdpService::UdpService(const UdpOptions& o, cache::SegmentCache* cache)
   gso_ = setsockopt(fd, SOL_UDP, UDP_SEGMENT, &segment, sizeof segment) == 0;
   segment = 0;
   if (gso_) setsockopt(fd, SOL_UDP, UDP_SEGMENT, &segment, sizeof segment);
+  if (o.zero_copy) {
+    if (setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &on, sizeof on) == 0)
+      zero_copy_ = std::make_unique<ZeroCopySends>(std::max<std::size_t>(o.zero_copy_max_pinned, 1));
+    else
+      log::warn("udp", std::string("--udp-zero-copy: the kernel refused SO_ZEROCOPY (") + std::strerror(errno) + "); sends are copied");
+  }
   timer_.reset(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
   if (!timer_) throw std::runtime_error(std::string("timerfd_create: ") + std::strerror(errno));
   log::info("udp", "Write-Record on " + o.bind + ":" + std::to_string(port_) + ", at most " + rate_text(o.max_rate_bps) + " in all and " +
                        rate_text(o.client_rate_bps) + " per client address (IPv6: /64), requests for less than " + rate_text(o.min_rate_bps) +
-                       " refused" + (gso_ ? ", UDP GSO" : ", no UDP GSO in this kernel"));
+                       " refused" + (gso_ ? ", UDP GSO" : ", no UDP GSO in this kernel") +
+                       (zero_copy_ ? ", MSG_ZEROCOPY sends of loaded movies" : ""));
 }
 
-UdpService::~UdpService() = default;
+UdpService::~UdpService() {
+  if (!zero_copy_) return;
+  // The kernel may still read pinned headers: wait a little for their notifications first.
+  zero_copy_->drain(fd_.get(), 200);
+  const ZeroCopyStats& z = zero_copy_->stats();
+  log::info("udp", "MSG_ZEROCOPY: " + std::to_string(z.sends) + " sends of " + std::to_string(z.bytes) + " bytes, " + std::to_string(z.completed) + " completed (" +
+                       std::to_string(z.copied) + " copied by the kernel), at most " + std::to_string(z.pinned_max) + " pinned at once");
+}
+
+void UdpService::reap_zero_copy() {
+  if (!zero_copy_) return;
+  zero_copy_->reap(fd_.get());
+  if (!zero_copy_told_ && zero_copy_->stats().copied > 0) {
+    zero_copy_told_ = true;
+    log::info("udp", "--udp-zero-copy: the kernel copied a zero-copy send (loopback and veth always do, as does a NIC without "
+                     "scatter-gather): no gain on this path");
+  }
+}
 
 double UdpService::wire_bytes(std::uint32_t payload) const noexcept { return static_cast<double>(payload + kHeader); }
 
@@ -325,6 +350,7 @@ void UdpService::sweep_idle(Clock::time_point now) {
 }
 
 void UdpService::on_readable() {
+  reap_zero_copy();  // the error queue makes the socket ready too
   Scratch& x = *scratch_;
   for (int round = 0; round < 16; ++round) {  // bounded: other fds get their turn
     for (std::size_t i = 0; i < kBatch; ++i) {
@@ -645,6 +671,7 @@ void UdpService::pump(Clock::time_point now) {
   // sleeps in sleepers_ until they allow; one with nothing left goes idle.
   wake_sleepers(now);
   sweep_idle(now);
+  reap_zero_copy();
   Scratch& x = *scratch_;
   const bool gso = gso_ && !options_.test_drop.any();
   socket_full_ = false;
@@ -684,8 +711,16 @@ void UdpService::pump(Clock::time_point now) {
       // What can go now: the rest of the range, or of the cached segment it is in (sendable()
       // found it resident): a train never crosses a segment's end, where a datagram may be short.
       const std::span<const std::uint8_t> ready = ready_bytes(c, j, now).bytes;
-      const std::size_t count =
+      std::size_t count =
           datagrams_per_send(j.data.payload, std::min({allowance, total, c.bucket.available(now), s->pace.available(now)}), ready.size(), gso);
+      // Zero copy only from a loaded movie's bytes, never reused in place (zero_copy_sends.hpp), and
+      // no more datagrams in one send than the kernel's fragments can point at.
+      bool zero_copy = zero_copy_ && !j.data.cached && zero_copy_->room() && !options_.test_drop.any();
+      if (zero_copy) {
+        const std::size_t fit = ZeroCopySends::segments_that_fit(ready, j.data.payload, count);
+        if (fit > 0) count = fit;
+        else zero_copy = false;
+      }
       Scratch::Train& t = x.trains[batch];
       t.segments = count;
       t.to = j.to;
@@ -707,6 +742,11 @@ void UdpService::pump(Clock::time_point now) {
         at += n;
       }
       t.bytes = static_cast<std::size_t>(at - j.sent) + count * kHeader;
+      t.zero_copy = zero_copy;
+      if (t.zero_copy) {
+        const ZeroCopySends::Header* pinned = zero_copy_->stage({t.headers, count}, t.bytes, j.data.owner);
+        for (std::size_t k = 0; k < count; ++k) t.iov[2 * k].iov_base = const_cast<ZeroCopySends::Header*>(&pinned[k]);
+      }
       const double bytes = static_cast<double>(t.bytes);
       c.bucket.take(bytes);
       s->pace.take(bytes);
@@ -726,9 +766,17 @@ void UdpService::pump(Clock::time_point now) {
       }
     }
     if (batch == 0) break;
-    for (std::size_t i = 0; i < batch; ++i) {
-      Scratch::Train& t = x.trains[i];
-      msghdr& m = x.out_msgs[i].msg_hdr;
+    // The zero-copy trains first (one sendmmsg with MSG_ZEROCOPY, in the order they were staged),
+    // then the others.
+    std::size_t order[kBatch];
+    std::size_t zero_copied = 0;
+    for (std::size_t i = 0; i < batch; ++i)
+      if (x.trains[i].zero_copy) order[zero_copied++] = i;
+    for (std::size_t i = 0, n = zero_copied; i < batch; ++i)
+      if (!x.trains[i].zero_copy) order[n++] = i;
+    for (std::size_t o = 0; o < batch; ++o) {
+      Scratch::Train& t = x.trains[order[o]];
+      msghdr& m = x.out_msgs[o].msg_hdr;
       m = {};
       m.msg_name = &t.to.addr;
       m.msg_namelen = t.to.len;
@@ -750,10 +798,20 @@ void UdpService::pump(Clock::time_point now) {
       if (used == 0) m.msg_control = nullptr;
       stats_.datagrams += t.segments;
     }
-    const int sent = sendmmsg(fd_.get(), x.out_msgs, static_cast<unsigned>(batch), MSG_DONTWAIT);
-    if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK) log::warn("udp", std::string("sendmmsg: ") + std::strerror(errno));
-    stats_.sends += sent > 0 ? static_cast<std::uint64_t>(sent) : 0;
-    for (std::size_t i = 0; i < batch && static_cast<int>(i) < sent; ++i) stats_.bytes += x.trains[i].bytes;
+    const auto send = [&](std::size_t from, std::size_t n, int flags) -> std::size_t {
+      if (n == 0) return 0;
+      const int sent = sendmmsg(fd_.get(), x.out_msgs + from, static_cast<unsigned>(n), MSG_DONTWAIT | flags);
+      if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) log::warn("udp", std::string("sendmmsg: ") + std::strerror(errno));
+      const std::size_t ok = sent > 0 ? static_cast<std::size_t>(sent) : 0;
+      stats_.sends += ok;
+      for (std::size_t o = from; o < from + ok; ++o) stats_.bytes += x.trains[order[o]].bytes;
+      return ok;
+    };
+    // A zero-copy send can also fail for want of option memory (ENOBUFS): as a full socket.
+    const std::size_t zero_sent = send(0, zero_copied, MSG_ZEROCOPY);
+    if (zero_copy_) zero_copy_->sent(zero_sent);
+    const std::size_t plain_sent = zero_sent == zero_copied ? send(zero_copied, batch - zero_copied, 0) : 0;
+    const int sent = static_cast<int>(zero_sent + plain_sent);
     // What the socket did not take is lost as if the network dropped it: the client asks again.
     x.keep.clear();
     if (sent != static_cast<int>(batch)) {

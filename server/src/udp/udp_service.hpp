@@ -45,6 +45,7 @@
 #include "udp/token_bucket.hpp"
 #include "cache/segment_cache.hpp"
 #include "udp/udp_admission.hpp"
+#include "udp/zero_copy_sends.hpp"
 #include "vod/defaults.hpp"
 #include "vod/unique_fd.hpp"
 
@@ -69,6 +70,8 @@ struct UdpOptions {
   std::chrono::milliseconds idle_client{30000};  // an address with nothing queued is forgotten after this
   std::size_t pre_cookie_slots = 16384;          // the fixed table of hello and error budgets (16 bytes a slot)
   PreCookieTable::Limits pre_cookie;
+  bool zero_copy = false;                    // --udp-zero-copy: MSG_ZEROCOPY sends (zero_copy_sends.hpp)
+  std::size_t zero_copy_max_pinned = 256;    // sends pinned at once at most; beyond, a send is copied
   // A test hook (--udp-test-drop): datagrams the sender "loses" on purpose, so tests can create
   // exact holes: the last datagram of every Nth record, every datagram of every Nth record, every
   // Nth datagram; repairs of a record are never dropped. 0: none. Sends one datagram per sendmsg
@@ -112,6 +115,8 @@ class UdpService {
   void on_readable();
   void on_timer();
   const UdpStats& stats() const noexcept { return stats_; }
+  // The MSG_ZEROCOPY sends' figures, or null when they are off (or the kernel refused them).
+  const ZeroCopyStats* zero_copy_stats() const noexcept { return zero_copy_ ? &zero_copy_->stats() : nullptr; }
   std::size_t clients() const noexcept { return clients_.size(); }  // addresses with state
   std::size_t sessions() const noexcept { return sessions_; }       // sessions with state, all addresses
   std::size_t jobs() const noexcept { return jobs_; }               // ranges queued, all addresses
@@ -172,6 +177,7 @@ class UdpService {
     bool operator>(const Wake& o) const noexcept { return at > o.at; }
   };
   struct Scratch;  // the send and receive buffers, allocated once
+  void reap_zero_copy();  // MSG_ZEROCOPY notifications on the error queue
 
   bool test_dropped(const Job& j, bool last) noexcept;
   void handle(const std::uint8_t* data, std::size_t n, const Endpoint& from, Clock::time_point now);
@@ -233,6 +239,8 @@ class UdpService {
   std::uint64_t jobs_admitted_ = 0, datagrams_built_ = 0;
   std::set<std::pair<std::uint32_t, std::uint64_t>> test_seen_;  // the test hook's records (session, seq)
   std::unique_ptr<Scratch> scratch_;
+  std::unique_ptr<ZeroCopySends> zero_copy_;  // --udp-zero-copy, when the kernel took SO_ZEROCOPY
+  bool zero_copy_told_ = false;               // logged that the kernel copies on this path
   UdpStats stats_;
 };
 
