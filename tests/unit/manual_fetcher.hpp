@@ -42,7 +42,8 @@ class ManualFetcher final : public Fetcher {
   void on_done(Done done) override { done_ = std::move(done); }
   void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor&, std::uint64_t offset, std::uint32_t length,
              std::uint8_t* dest) override {
-    if (!throw_on_fetch.empty()) throw std::runtime_error(throw_on_fetch);  // as registering memory can
+    const bool in_ring = dest >= ring_lo && dest < ring_hi;
+    if (!throw_on_fetch.empty() && !in_ring) throw std::runtime_error(throw_on_fetch);  // as registering a pool can
     log_.push_back({slot, region, offset, length, dest});
     pending_.push_back(log_.back());
     order_.push_back('f');
@@ -66,7 +67,11 @@ class ManualFetcher final : public Fetcher {
   int next_timeout_ms() const noexcept override { return timer_ms_; }
   std::size_t direct_crossover() const noexcept override { return crossover_; }
   void set_timer(int ms) noexcept { timer_ms_ = ms; }
-  std::string throw_on_fetch;  // non-empty: fetch() throws this, posting nothing  // -1: none (a UDP fetcher's repair timer)
+  // Non-empty: a fetch outside [ring_lo, ring_hi) throws this, posting nothing (registering a
+  // reader's pool failed).
+  std::string throw_on_fetch;
+  const std::uint8_t* ring_lo = nullptr;
+  const std::uint8_t* ring_hi = nullptr;  // -1: none (a UDP fetcher's repair timer)
 
   // Completes the oldest pending fetch (as an RC QP would), with the region's bytes.
   Fetch complete_next() {

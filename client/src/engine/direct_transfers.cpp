@@ -6,6 +6,7 @@
 #include "engine/read_engine_impl.hpp"
 
 #include "vod/client/buffer_pool.hpp"
+#include "vod/log.hpp"
 
 namespace vod::client {
 
@@ -42,9 +43,14 @@ void ReadEngine::Impl::issue_direct(const FetchOrder& o, Clock::time_point now) 
   pool->pin(dest);
   try {
     fetcher->fetch(static_cast<std::uint32_t>(3 * cache.size() + k), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
-  } catch (...) {
-    pool->unpin(dest);  // nothing was posted (registering the pool's memory failed, say)
-    throw;
+  } catch (const std::exception& e) {
+    // Nothing was posted: registering the pool's memory failed (RLIMIT_MEMLOCK, say). The request
+    // is planned again, through the ring, and so is everything after it: slower, never a failure.
+    pool->unpin(dest);
+    direct_failed = true;
+    log::warn("client", std::string("cannot read straight into the reader's registered buffers (") + e.what() +
+                            "); reading through the ring, copied, from now on (raise RLIMIT_MEMLOCK, or --zero-copy off to skip the attempt)");
+    return;
   }
   direct[k] = {true, q->id, o.offset, dest, o.length, now, pool};
   q->parts.push_back({o.offset, o.offset + o.length, DirectPart::State::in_flight});

@@ -118,9 +118,13 @@ class ReadEngine::Impl {
   std::vector<std::pair<std::shared_ptr<BufferPool>, std::uint8_t*>> orphaned_pins;
   void release_pins() noexcept;
 
-  // The smallest direct transfer now; 0: none (off, no pool, or a fetcher that cannot).
+  // Registering the readers' buffers failed (RLIMIT_MEMLOCK, say): every byte goes through the ring
+  // from then on, copied, as with direct transfers forced off.
+  bool direct_failed = false;
+  // The smallest direct transfer now; 0: none (off, no pool, registration failed, or a fetcher
+  // that cannot).
   std::size_t direct_min() const noexcept {
-    if (!direct_enabled || !pool || !fetcher) return 0;
+    if (!direct_enabled || direct_failed || !pool || !fetcher) return 0;
     const std::size_t crossover = fetcher->direct_crossover();
     if (crossover == 0) return 0;
     return std::min(direct_min_override > 0 ? direct_min_override : crossover, chunk);
