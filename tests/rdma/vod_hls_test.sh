@@ -38,9 +38,9 @@ for i in 1 2 3 4 5 6; do
 done
 # segment_and_parts PLAYLIST: the hint's segment, reloaded by blocking until its part and then the
 # segment exist, fetched whole and part by part: the parts joined must be the segment. Returns 2
-# when a part had left the live window already (the proxy's 404 says so): a stalled guest once fed
-# the packager 8 s of the channel at once, and the window of 6 segments slid past the segment
-# between its playlist and its last part.
+# when its parts had left the playlist (listed only within three target durations of the end) or
+# the live window (the proxy's 404 says so): a stalled guest once fed the packager 8 s of the
+# channel at once, and the window slid past the segment between its blocking reload and its parts.
 segment_and_parts() {
   local hint p rc code
   hint=$(sed -n 's/^#EXT-X-PRELOAD-HINT:TYPE=PART,URI="part-\([0-9]*\)\.\([0-9]*\)\.ts"$/\1 \2/p' "$1")
@@ -51,7 +51,12 @@ segment_and_parts() {
   curl -s --max-time 20 -o "$work/done.m3u8" "$live/index.m3u8?_HLS_msn=$msn" || fail "the blocking reload for segment $msn"
   curl -sf --max-time 10 -o "$work/seg.ts" "$live/seg-$msn.ts" || fail "seg-$msn.ts"
   : > "$work/joined.ts"
-  for p in $(sed -n "s/^#EXT-X-PART:.*URI=\"\(part-$msn\.[0-9]*\.ts\)\".*/\1/p" "$work/done.m3u8"); do
+  local parts; parts=$(sed -n "s/^#EXT-X-PART:.*URI=\"\(part-$msn\.[0-9]*\.ts\)\".*/\1/p" "$work/done.m3u8")
+  if [[ -z $parts ]]; then  # more than three target durations behind the end already: its parts are no longer listed
+    echo "    the playlist answered for segment $msn lists no parts of it any more (it hinted $(sed -n 's/^#EXT-X-PRELOAD-HINT:TYPE=PART,URI="\(.*\)"$/\1/p' "$work/done.m3u8")); again with the newest segment"
+    return 2
+  fi
+  for p in $parts; do
     rc=0
     code=$(curl -s --max-time 10 -o "$work/part.ts" -w '%{http_code} after %{time_total} s' "$live/$p") || rc=$?
     if [[ $rc == 0 && $code == 404* ]] && grep -q "has left the live window" "$work/part.ts"; then

@@ -170,18 +170,22 @@ pass "direct I/O mount byte-exact"
 
 step "zero copy: Reads land in registered buffers and replies go from them; forced off, every byte is copied"
 # Each connection's closing line carries its counters (Stats::summary): summed over the mount's life.
-copy_figures() { sed -n 's/.* closed: delivered \([0-9]*\) B (copied \([0-9]*\) B, \([0-9]*\) direct reads).*/\1 \2 \3/p' "$1" |
-  awk '{d += $1; c += $2; r += $3} END {print d + 0, c + 0, r + 0}'; }
+copy_figures() { grep "for '$2' " "$1" | sed -n 's/.* closed: delivered \([0-9]*\) B (copied \([0-9]*\) B, \([0-9]*\) direct reads).*/\1 \2 \3/p' |
+  awk '{d += $1; c += $2; r += $3} END {print d + 0, c + 0, r + 0}'; }  # copy_figures LOG MOVIE
+# Zero copy on a large sequential read (big.bin, 128 MiB); forced off on the TS movie (every byte
+# copied whatever the size). Random reads beside each, byte-exact (their small unaligned ranges
+# are copied on purpose, so they are not in the ratio).
 for mode in auto off; do
+  movie=$([[ $mode == auto ]] && echo big.bin || echo test-480p-60s.ts)
   : > "$mount_log"
   do_mount --zero-copy "$mode"
-  cp "$mnt/test-480p-60s.ts" "$work/copy" && cmp "$media/test-480p-60s.ts" "$work/copy" || fail "cp with --zero-copy $mode differs"
+  cp "$mnt/$movie" "$work/copy" && cmp "$media/$movie" "$work/copy" || fail "cp of $movie with --zero-copy $mode differs"
   random_reads test-480p-60s.mp4 2 10
   do_umount
-  read -r delivered copied direct <<< "$(copy_figures "$mount_log")"
-  echo "    --zero-copy $mode: $delivered bytes delivered, $copied copied, $direct direct Reads"
-  size=$(stat -L -c %s "$media/test-480p-60s.ts")
-  ((delivered >= size)) || fail "--zero-copy $mode: the connections delivered $delivered bytes, less than the movie's $size: $(grep ' closed: ' "$mount_log")"
+  read -r delivered copied direct <<< "$(copy_figures "$mount_log" "$movie")"
+  echo "    --zero-copy $mode, cp of $movie: $delivered bytes delivered, $copied copied, $direct direct Reads"
+  size=$(stat -L -c %s "$media/$movie")
+  ((delivered >= size)) || fail "--zero-copy $mode: the connections delivered $delivered bytes, less than $movie's $size: $(grep ' closed: ' "$mount_log")"
   if [[ $mode == auto ]]; then
     grep -q 'reads land in registered buffers (zero copy)' "$mount_log" || fail "the mount did not say that reads land in registered buffers"
     ((direct > 0 && copied * 20 <= delivered)) || fail "--zero-copy auto copied $copied of $delivered bytes ($direct direct Reads); the goal is at most 5%"
