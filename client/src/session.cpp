@@ -57,11 +57,7 @@ Session::Session(Uri uri, SessionOptions options)
 
 // The fetcher goes before its connection: it holds the endpoint by reference, and its reader's
 // memory is where the QP's receives and Reads land until the QP stops.
-Session::~Session() {
-  engine_.detach();
-  endpoint_.reset();
-  engine_.release_pins();  // no Read can land in a reader's buffer any more
-}
+Session::~Session() { drop_connection(); }
 
 std::string Session::server() const {
   const bool v6 = uri_.host.find(':') != std::string::npos;
@@ -144,8 +140,7 @@ std::chrono::steady_clock::time_point Session::open_rdma(const std::string& name
 
   read_depth_ = std::min<unsigned>(ep->initiator_depth, accept->granted_read_depth);
   const std::size_t max_read = std::min<std::size_t>(accept->max_message_size, ep->limits.max_msg_size);
-  engine_.detach();
-  endpoint_.reset();  // the old connection (and its MR) go before the new one is used
+  drop_connection();  // the old connection (and its MR) go before the new one is used
   endpoint_ = std::move(ep);
   engine_.attach(*endpoint_, read_depth_, max_read, ring_mr);
   accept_ = *accept;
@@ -155,8 +150,7 @@ std::chrono::steady_clock::time_point Session::open_rdma(const std::string& name
 }
 
 std::chrono::steady_clock::time_point Session::open_udp() {
-  engine_.detach();
-  endpoint_.reset();
+  drop_connection();
   auto fetcher = std::make_unique<UdpFetcher>(uri_.host, options_.udp.port, engine_.ring(), engine_.ring_bytes(), options_.udp);
   const auto connected = std::chrono::steady_clock::now();
   read_depth_ = fetcher->depth();
@@ -230,7 +224,7 @@ void Session::reconnect(const std::string& why) {
 void Session::drop_connection() noexcept {
   engine_.detach();
   endpoint_.reset();
-  engine_.release_pins();
+  engine_.release_pins();  // no Read can land in a reader's buffer any more
 }
 
 void Session::switch_movie(const std::string& name) {
