@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # auth-report.sh RESULTS_DIR: the access-control section of docs/benchmarks.md (Markdown on stdout),
-# from auth-benchmarks.sh's rows in results.tsv. Prints nothing when that part did not run.
+# from auth-benchmarks.sh's rows in results.tsv.
 set -euo pipefail
 in=$1
+source "$(dirname "${BASH_SOURCE[0]}")/report-lib.sh"
 r() { awk -F'\t' -v s="$1" -v k="$2" '$1 == s && $2 == k { print $3 }' "$in/results.tsv" | tail -n 1; }
-[[ -n $(r auth_connects_per_s open) ]] || exit 0
+[[ -n $(r auth_connects_per_s open) ]] || { not_measured "## 10. Access control: tokens and memory windows" \
+  "\`bench/auth-benchmarks.sh\`, in scripts/bench.sh's Soft-RoCE session,"; exit 0; }
 windows_share_startup=$(awk -v a="$(r auth_startup_p50_us cache_windows)" -v b="$(r auth_startup_p50_us cache)" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%+.1f ms", (a - b) / 1000 }')
 windows_share_cpu=$(awk -v a="$(r auth_streaming_cpu_s cache_windows)" -v b="$(r auth_streaming_cpu_s cache)" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%+.3f", a - b }')
 ms() { awk -v us="$1" 'BEGIN { if (us == "") print "n/a"; else printf "%.1f", us / 1000 }'; }

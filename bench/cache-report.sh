@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # cache-report.sh RESULTS_DIR: the segment cache's section of docs/benchmarks.md (Markdown on stdout),
-# from cache-benchmarks.sh's rows in results.tsv. Prints nothing when that part did not run.
+# from cache-benchmarks.sh's rows in results.tsv.
 set -euo pipefail
 in=$1
 source "$(dirname "${BASH_SOURCE[0]}")/report-lib.sh"
-[[ -n $(r cache_setup movies) ]] || exit 0
+[[ -n $(r cache_setup movies) ]] || { not_measured "## 11. The segment cache: a library four times the cache, against nginx" \
+  "\`bench/cache-benchmarks.sh\`, in scripts/bench.sh's Soft-RoCE session (on a disk of the guest's own),"; exit 0; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + b == 0) print "n/a"; else printf "%.2f%%", 100 * a / (a + b) }'; }
 per_gb() { awk -v c="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.3f", c / (b / 1e9) }'; }
 cold=$(r cache_setup cold_disk)
@@ -33,15 +34,15 @@ movies by Zipf's law (exponent 1) and jump every 10 s, for $(r cache_setup run_s
 
 | | vod-server, segment cache | nginx, page cache in a cgroup | vod ÷ nginx |
 |---|---:|---:|---:|
-| chunks late (of all) | $(r cache_vod late) of $(( $(r cache_vod in_time) + $(r cache_vod late) )) ($(pct "$(r cache_vod late)" "$(r cache_vod in_time)")) | $(r cache_nginx late) of $(( $(r cache_nginx in_time) + $(r cache_nginx late) )) ($(pct "$(r cache_nginx late)" "$(r cache_nginx in_time)")) | |
-| viewers with a late chunk | $(r cache_vod viewers_late) | $(r cache_nginx viewers_late) | |
-| hit ratio (segments asked for that were resident) | $(r cache_vod hit_ratio) | n/a | |
-| disk bytes read ÷ bytes served | $(ratio "$(r cache_vod disk_bytes)" "$(r cache_vod served_bytes)") | $(ratio "$(r cache_nginx disk_bytes)" "$(r cache_nginx served_bytes)") | |
+| chunks late (of all) | $(r cache_vod late) of $(( $(r cache_vod in_time) + $(r cache_vod late) )) ($(pct "$(r cache_vod late)" "$(r cache_vod in_time)")) | $(r cache_nginx late) of $(( $(r cache_nginx in_time) + $(r cache_nginx late) )) ($(pct "$(r cache_nginx late)" "$(r cache_nginx in_time)")) | — |
+| viewers with a late chunk | $(r cache_vod viewers_late) | $(r cache_nginx viewers_late) | — |
+| hit ratio (segments asked for that were resident) | $(r cache_vod hit_ratio) | n/a | — |
+| disk bytes read ÷ bytes served | $(ratio "$(r cache_vod disk_bytes)" "$(r cache_vod served_bytes)") | $(ratio "$(r cache_nginx disk_bytes)" "$(r cache_nginx served_bytes)") | — |
 | server CPU (s) in the run | $(r cache_vod cpu_s) | $(r cache_nginx cpu_s) | $(ratio "$(r cache_vod cpu_s)" "$(r cache_nginx cpu_s)") |
 | server CPU per GB served (s) | $vod_cpu_gb | $nginx_cpu_gb | $(ratio "$vod_cpu_gb" "$nginx_cpu_gb") |
 | startup after the connect, cold movie, p50 / worst of $(r cache_setup starts) starts (ms) | $(ms "$(r cache_vod_startup_after_connect_us cold_p50)") / $(ms "$(r cache_vod_startup_after_connect_us cold_p99)") | $(ms "$(r cache_nginx_startup_after_connect_us cold_p50)") / $(ms "$(r cache_nginx_startup_after_connect_us cold_p99)") | $(ratio "$(r cache_vod_startup_after_connect_us cold_p50)" "$(r cache_nginx_startup_after_connect_us cold_p50)") |
 | startup after the connect, resident movie, p50 / worst (ms) | $(ms "$(r cache_vod_startup_after_connect_us resident_p50)") / $(ms "$(r cache_vod_startup_after_connect_us resident_p99)") | $(ms "$(r cache_nginx_startup_after_connect_us resident_p50)") / $(ms "$(r cache_nginx_startup_after_connect_us resident_p99)") | $(ratio "$(r cache_vod_startup_after_connect_us resident_p50)" "$(r cache_nginx_startup_after_connect_us resident_p50)") |
-| startup after the connect, a movie pinned in memory (no cache), p50 / worst (ms) | $(ms "$(r cache_vod_startup_after_connect_us pinned_p50)") / $(ms "$(r cache_vod_startup_after_connect_us pinned_p99)") | | |
+| startup after the connect, a movie pinned in memory (no cache), p50 / worst (ms) | $(ms "$(r cache_vod_startup_after_connect_us pinned_p50)") / $(ms "$(r cache_vod_startup_after_connect_us pinned_p99)") | — | — |
 | a cold movie's get, whole (MB/s) | $(r cache_vod_cold_get mbytes_per_s) | $(r cache_nginx_cold_get mbytes_per_s) | $(ratio "$(r cache_vod_cold_get mbytes_per_s)" "$(r cache_nginx_cold_get mbytes_per_s)") |
 
 The limits in the same run: the disk's own sequential read bandwidth $disk MB/s (dd, O_DIRECT, 4 MiB

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# guest-benchmarks.sh MODE MEDIA_DIR OUT_DIR [MOVIE]: every measurement of the benchmark suite, in one RDMA
-# session (bench/run-benchmarks.sh runs it through softroce-run). MODE is full, quick or smoke.
+# guest-benchmarks.sh MODE MEDIA_DIR OUT_DIR [MOVIE]: sections 1-13 of the benchmark suite, in one RDMA
+# session (scripts/bench.sh runs it in its Soft-RoCE session). MODE is full, quick or smoke.
 # Writes OUT_DIR/results.tsv (section, key, value) and OUT_DIR/sweep.tsv (one row per run).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/nginx-peer.sh"
@@ -186,7 +186,7 @@ live_ts=${VOD_LIVE_TS:-$media/live.ts}
 # vod-mount: sequential reads and first frame through the file system, against get, proxy and nginx.
 "$(dirname "${BASH_SOURCE[0]}")/mount-benchmarks.sh" "$mode" "$media" "$movie" "$out"
 # The segment cache against nginx on a library four times the cache: on the guest's own disk when
-# softroce-run gave it one (run-benchmarks.sh does), else on copies of the movie here (not cold).
+# softroce-run gave it one (scripts/bench.sh does), else on copies of the movie here (not cold).
 cache_lib=${VOD_DISK_DIR:-}
 if [[ -z $cache_lib ]]; then
   cache_lib=$work/cache-library

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # iwarp-report.sh RESULTS_DIR: the iWARP section of docs/benchmarks.md (Markdown on stdout), from
-# iwarp-benchmarks.sh's rows in results.tsv. Prints nothing when that part did not run.
+# iwarp-benchmarks.sh's rows in results.tsv.
 set -euo pipefail
 in=$1
 source "$(dirname "${BASH_SOURCE[0]}")/report-lib.sh"
-[[ -n $(r iwarp clients) ]] || exit 0
+[[ -n $(r iwarp clients) ]] || { not_measured "## 12. iWARP: siw beside rxe in the same guest" \
+  "\`bench/iwarp-benchmarks.sh\`, in a Soft-RoCE session with siw (\`softroce-run --device both\`, as scripts/bench.sh opens it),"; exit 0; }
 mib() { awk -v k="$1" 'BEGIN { if (k == "") print "n/a"; else printf "%.1f", k / 1024 }'; }
 row() {  # row DEVICE
   local d=$1

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # live-report.sh RESULTS_DIR: the live section of docs/benchmarks.md (Markdown on stdout), from
-# live-benchmarks.sh's live.tsv and results.tsv. Prints nothing when the live part did not run.
+# live-benchmarks.sh's live.tsv and results.tsv.
 set -euo pipefail
 in=$1
-[[ -s $in/live.tsv ]] || exit 0
+source "$(dirname "${BASH_SOURCE[0]}")/report-lib.sh"
+[[ -s $in/live.tsv ]] || { not_measured "## 7. Live: server CPU and publish-to-delivery latency vs viewers" \
+  "\`bench/live-benchmarks.sh\`, in scripts/bench.sh's Soft-RoCE session,"; exit 0; }
 r() { awk -F'\t' -v s="$1" -v k="$2" '$1 == s && $2 == k { print $3 }' "$in/results.tsv"; }
 col() { awk -F'\t' -v sys="$1" -v n="$2" -v c="$3" 'NR > 1 && $1 == sys && $2 == n { print $c }' "$in/live.tsv" | head -n 1; }
 pct() { awk -v c="$1" -v s="$2" 'BEGIN { if (s + 0 == 0 || c == "") print "n/a"; else printf "%.2f%%", 100 * c / s }'; }
@@ -29,7 +31,9 @@ CPU is the server (or VLC) process's utime+stime over the run, in % of one core.
 |--------:|---------------:|-----------------:|-----------------:|------------------:|------:|--------:|
 MD
 for n in 0 $ns; do
-  echo "| $n | $(pct "$(col vod "$n" 4)" "$(col vod "$n" 3)") | $(col vod "$n" 5) | $(col vod "$n" 6) | $(col vod "$n" 8) | $(col vod "$n" 9) | $(pct "$(col vlc "$n" 4)" "$(col vlc "$n" 3)") |"
+  # Row 0 has no viewer, so nothing delivered: its delivery columns are not figures.
+  if [[ $n == 0 ]]; then d=(— — — —); else d=("$(col vod "$n" 5)" "$(col vod "$n" 6)" "$(col vod "$n" 8)" "$(col vod "$n" 9)"); fi
+  echo "| $n | $(pct "$(col vod "$n" 4)" "$(col vod "$n" 3)") | ${d[0]} | ${d[1]} | ${d[2]} | ${d[3]} | $(pct "$(col vlc "$n" 4)" "$(col vlc "$n" 3)") |"
 done
 # CPU per added viewer: the slope from 1 viewer to the most, in % of a core per viewer.
 slope() { awk -v a="$(col "$1" 1 4)" -v as="$(col "$1" 1 3)" -v b="$(col "$1" "$max" 4)" -v bs="$(col "$1" "$max" 3)" -v n="$max" \

@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# make-report.sh RESULTS_DIR PNG_DIR PNG_REF: turns guest-benchmarks.sh's results into Markdown (stdout) with
-# PNG plots in PNG_DIR. Every figure stands next to its peer from the same run, with the ratio.
+# make-report.sh RESULTS_DIR PNG_DIR PNG_REF: turns scripts/bench.sh's results into Markdown (stdout) with
+# PNG plots in PNG_DIR: sections 1-6 and the targets here, the others from bench/*-report.sh. Every
+# figure stands next to its peer from the same run, with the ratio. Fails when a section report fails.
 set -euo pipefail
 in=$1 png=$2 pngref=${3:-benchmarks}  # PNG_REF: how the Markdown refers to PNG_DIR
+here=$(dirname "${BASH_SOURCE[0]}")
 mkdir -p "$png"
+# The sections of their own first: a report that fails stops this one (inside the Markdown below,
+# a failing $(...) would only leave a hole).
+sections=
+for s in live udp mount auth cache iwarp hls fleet zero-copy; do
+  part=$("$here/$s-report.sh" "$in") || { echo "make-report: bench/$s-report.sh failed" >&2; exit 1; }
+  sections+=$part$'\n\n'
+done
+source "$here/report-lib.sh"  # not_measured; r and ratio are this report's own, below
 r() { awk -F'\t' -v s="$1" -v k="$2" '$1 == s && $2 == k { print $3 }' "$in/results.tsv"; }
 # A perftest latency that is not a number (inf: its clock calibration failed) is no limit: empty, so
 # the goals measured against it say n/a.
@@ -15,12 +25,41 @@ lat16=$(finite "$(r ib_read_lat_typical_us 16384)")  # the size of vod-client's 
 seek1=$(r seek_1client vod_seek_p50_us); seeks1=$(r seek_1client vod_seeks)
 [[ -n $seek1 ]] || seek1=$(awk -F'\t' 'NR > 1 && $1 == "vod" && $2 ~ /^jump/ && $3 == 1 { print $11 }' "$in/sweep.tsv" | head -n 1)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'; }
+# Section 5d, measured natively beside the guest's run: not measured when its rows are absent.
+hung_section() {
+  local heading="## 5d. vod-proxy's pages while the vod-server is hung"
+  if [[ -z $(r proxy_hung hung_p50_ms) ]]; then
+    not_measured "$heading" "\`tests/proxy/vod_proxy_hung_server_test.sh\`, as scripts/bench.sh runs it,"
+    return
+  fi
+  cat <<MD
+$heading
+
+vod-proxy opens and reopens its sessions off its event loop, so a vod-server that stops answering
+must not slow its other HTTP clients. \`tests/proxy/vod_proxy_hung_server_test.sh\` (natively, over
+UDP Write-Record) SIGSTOPs the server with a movie download under way, a new movie and a live
+channel asked for, and times $(r proxy_hung requests_hung) requests of \`/\`, \`/catalog.json\` (the last good catalog,
+marked stale) and \`/static/style.css\`, one every 0.5 s; after SIGCONT the same requests again,
+paced the same, with the server up ($(r proxy_hung requests_up) requests). curl's total time per request, on loopback.
+
+| vod-server | page answer p50 (ms) | slowest (ms) |
+|------------|---------------------:|-------------:|
+| up | $(r proxy_hung up_p50_ms) | $(r proxy_hung up_max_ms) |
+| hung (SIGSTOP) | $(r proxy_hung hung_p50_ms) | $(r proxy_hung hung_max_ms) |
+| hung ÷ up | $(ratio "$(r proxy_hung hung_p50_ms)" "$(r proxy_hung up_p50_ms)") | — |
+MD
+}
+# scripts/bench.sh records the mode; before it, the results directory was named after it.
+mode=$(r setup mode | tail -n 1); mode=${mode:-$(basename "$in")}
 
 cat <<MD
 # Benchmarks
 
-Produced by \`bench/run-benchmarks.sh $(basename "$in")\` on $(date -u +%Y-%m-%d). Everything below ran in one
+Produced by \`scripts/bench.sh $mode\` on $(date -u +%Y-%m-%d). Everything that needs RDMA ran in one
 Soft-RoCE session: vod-server, nginx 1.22 with sendfile on the same media, perftest, and the clients.
+What needs none ran natively on the host: vod-proxy's pages with a hung server (5d), the first frame
+in Chromium (13), the placement arithmetic of a fleet (14) and Write-Record's sender CPU (section 8
+says where).
 
 - **Host**: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), Linux $(uname -r).
 - **Guest**: $(r setup guest); QEMU/TCG (software emulation: absolute figures are low, only ratios
@@ -198,22 +237,9 @@ makes a process print where its open went.
 |---------------|-----------------------------:|---------:|------------------------:|
 | bare raw verbs | $(r fresh_open bare_p50_us) | $(r fresh_open bare_p90_us) | $(r fresh_open bare_exec_p50_us) |
 | libvodclient Session | $(r fresh_open vod_p50_us) | $(r fresh_open vod_p90_us) | $(r fresh_open vod_exec_p50_us) |
-| vod ÷ bare | $(r fresh_open ratio) | | |
+| vod ÷ bare | $(r fresh_open ratio) | — | — |
 
-## 5d. vod-proxy's pages while the vod-server is hung
-
-vod-proxy opens and reopens its sessions off its event loop, so a vod-server that stops answering
-must not slow its other HTTP clients. \`tests/proxy/vod_proxy_hung_server_test.sh\` (natively, over
-UDP Write-Record) SIGSTOPs the server with a movie download under way, a new movie and a live
-channel asked for, and times $(r proxy_hung requests_hung) requests of \`/\`, \`/catalog.json\` (the last good catalog,
-marked stale) and \`/static/style.css\`, one every 0.5 s; after SIGCONT the same requests again,
-paced the same, with the server up ($(r proxy_hung requests_up) requests). curl's total time per request, on loopback.
-
-| vod-server | page answer p50 (ms) | slowest (ms) |
-|------------|---------------------:|-------------:|
-| up | $(r proxy_hung up_p50_ms) | $(r proxy_hung up_max_ms) |
-| hung (SIGSTOP) | $(r proxy_hung hung_p50_ms) | $(r proxy_hung hung_max_ms) |
-| hung ÷ up | $(ratio "$(r proxy_hung hung_p50_ms)" "$(r proxy_hung up_p50_ms)") | |
+$(hung_section)
 MD
 
 rss1=$(r scale_rss_kib 1)
@@ -340,21 +366,7 @@ $(awk -F'\t' 'NR > 1 && $2 == "sequential" { p = 100 * $5 / $4; t = 100 * $6 / $
 - **Memory.** Server memory does not grow with connections: a connection is a kernel QP and a few
   dozen bytes of server state, and the movie is registered once for everyone.
 
-$("$(dirname "${BASH_SOURCE[0]}")/live-report.sh" "$in")
-
-$("$(dirname "${BASH_SOURCE[0]}")/udp-report.sh" "$in")
-
-$("$(dirname "${BASH_SOURCE[0]}")/mount-report.sh" "$in")
-
-$("$(dirname "${BASH_SOURCE[0]}")/auth-report.sh" "$in")
-
-$("$(dirname "${BASH_SOURCE[0]}")/cache-report.sh" "$in")
-
-$("$(dirname "${BASH_SOURCE[0]}")/iwarp-report.sh" "$in")
-
-$("$(dirname "${BASH_SOURCE[0]}")/hls-report.sh" "$in")
-
-## Raw numbers
+$sections## Raw numbers
 
 results.tsv:
 
@@ -368,6 +380,11 @@ sweep.tsv (CPU in seconds over the run):
 $(cat "$in/sweep.tsv")
 \`\`\`
 MD
+# Sections 14 and 15 keep their figures in files of their own (placement-balance's per-member lines left out).
+for f in fleet/placement.txt fleet/figures.txt zero-copy/figures.txt; do
+  [[ -s $in/$f ]] || continue
+  printf '\n%s:\n\n```\n%s\n```\n' "$f" "$(grep -v '^ ' "$in/$f")"
+done
 
 # Plots: % of a core vs clients, sequential pattern; chunks in time vs clients.
 awk -F'\t' 'NR > 1 && $2 == "sequential" { printf "%s %s %.3f %.3f %.2f\n", $1, $3, 100 * $5 / $4, 100 * $6 / $4, ($7 + $8) ? 100 * $7 / ($7 + $8) : 0 }' "$in/sweep.tsv" |

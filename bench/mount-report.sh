@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # mount-report.sh RESULTS_DIR: the vod-mount section of docs/benchmarks.md (Markdown on stdout), from
-# mount-benchmarks.sh's rows in results.tsv. Prints nothing when that part did not run.
+# mount-benchmarks.sh's rows in results.tsv.
 set -euo pipefail
 in=$1
+source "$(dirname "${BASH_SOURCE[0]}")/report-lib.sh"
 r() { awk -F'\t' -v s="$1" -v k="$2" '$1 == s && $2 == k { print $3 }' "$in/results.tsv" | tail -n 1; }
-[[ -n $(r mount_read_mbps page_cache_on) ]] || exit 0
+[[ -n $(r mount_read_mbps page_cache_on) ]] || { not_measured "## 9. vod-mount: files over RDMA Read" \
+  "\`bench/mount-benchmarks.sh\`, in scripts/bench.sh's Soft-RoCE session,"; exit 0; }
 ms() { awk -v s="$1" 'BEGIN { if (s == "") print "n/a"; else printf "%.0f", 1000 * s }'; }
 cat <<MD
 ## 9. vod-mount: files over RDMA Read

@@ -10,7 +10,7 @@
 #      time until every byte of LOSS_TS is in place, goodput, repair bytes, CPU on both ends
 #   3. buffering time: from the request to the first 2 s of MOVIE in hand (UDP, RDMA, HTTP)
 # Appends to OUT_DIR/results.tsv (section, key, value). UDP_PHASES picks parts (default "cpu loss
-# buffering"); run-benchmarks.sh runs the cpu part natively, in a network namespace of its own (UDP
+# buffering"); scripts/bench.sh runs the cpu part natively, in a network namespace of its own (UDP
 # needs no RDMA, and CPU time under TCG emulation misstates a sender's cost), and the rest in the guest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/nginx-peer.sh"

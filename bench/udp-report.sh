@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # udp-report.sh RESULTS_DIR: the Write-Record section of docs/benchmarks.md (Markdown on stdout),
-# from udp-benchmarks.sh's rows in results.tsv. Prints nothing when that part did not run.
+# from udp-benchmarks.sh's rows in results.tsv.
 set -euo pipefail
 in=$1
+source "$(dirname "${BASH_SOURCE[0]}")/report-lib.sh"
 r() { awk -F'\t' -v s="$1" -v k="$2" '$1 == s && $2 == k { print $3 }' "$in/results.tsv" | tail -n 1; }
-[[ -n $(r udp_cpu_s vod) ]] || exit 0
+[[ -n $(r udp_cpu_s vod) ]] || { not_measured "## 8. Write-Record over UDP: server CPU, loss recovery, buffering" \
+  "\`bench/udp-benchmarks.sh\`, as scripts/bench.sh runs it (its sender CPU natively, the rest in the Soft-RoCE session),"; exit 0; }
 secs=$(r udp cpu_seconds); n=$(r udp streams); mbps=$(r udp stream_mbps)
 ms() { awk -v s="$1" 'BEGIN { if (s == "") print "n/a"; else printf "%.0f", 1000 * s }'; }
 pct() { awk -v c="$1" -v s="$secs" 'BEGIN { if (s + 0 == 0 || c == "") print "n/a"; else printf "%.1f%%", 100 * c / s }'; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bench/zero-copy-benchmarks.sh [OUT]: the figures of docs/benchmarks.md section 15, in one run in a
-# Soft-RoCE guest (or natively on an RDMA host), for a 128 MiB movie:
+# Soft-RoCE guest (or natively on an RDMA host; scripts/bench.sh runs it in its session), for a
+# 128 MiB movie:
 #   - bytes copied ÷ bytes delivered for vod-client get, rdmasrc, vod-proxy and vod-mount, zero copy
 #     on and off (the clients' own counters: Stats::bytes_copied, the proxy's /metrics, the mount's
 #     connection lines);
@@ -10,20 +11,24 @@
 #   - the client's user and system CPU per GiB, and its context switches per second, on and off;
 #   - vod-proxy's CPU per GiB beside nginx's sendfile of the same file (loopback: the kernel copies
 #     for both), and the server's context switches beside nginx's.
-# Needs the default build (cmake --build --preset default). ZC_SECTIONS picks parts (default: all of
-# "get depth rdmasrc proxy mount nginx").
+# Writes OUT/figures.txt (default build/bench-results/zero-copy), one line per run, read by
+# bench/zero-copy-report.sh. Needs the default build (cmake --build --preset default).
+# ZC_SECTIONS picks parts (default: all of "get depth rdmasrc proxy mount nginx"); ZC_RUNS the runs of
+# each row (default 3) and ZC_MIB the movie's size (default 128): scripts/bench.sh smoke makes them small.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=$(realpath -m "${1:-$root/build/bench-results/zero-copy}")  # relative to the caller's directory
+cd "$root"
 if [[ -z ${VOD_RDMA_READY:-} ]]; then
-  exec tests/softroce/softroce-run --timeout 1500 -- env VOD_BUILD_DIR="$PWD/build" "$0" "$@"
+  exec tests/softroce/softroce-run --timeout 1500 -- env VOD_BUILD_DIR="$PWD/build" "$root/bench/zero-copy-benchmarks.sh" "$out"
 fi
-out=${1:-build/bench-results/zero-copy}
 mkdir -p "$out"
 source tests/rdma/vod_test_lib.sh
 source bench/perftest.sh
 source bench/nginx-peer.sh
 rusage=bench/run_with_rusage.py
-size=$((128 * 1024 * 1024))
+mib=${ZC_MIB:-128} runs=${ZC_RUNS:-3}
+size=$((mib * 1024 * 1024))
 media=$work/media
 mkdir -p "$media"
 "$build/tests/rdma/make_pattern" "$size" 4 "$media/movie.bin"
@@ -38,12 +43,15 @@ ticks=$(getconf CLK_TCK)
 sections=" ${ZC_SECTIONS:-get depth rdmasrc proxy mount nginx} "
 want() { [[ $sections == *" $1 "* ]]; }
 
+record "movie_MiB $mib"
+record "runs_per_row $runs"
 step "ib_read_bw, 256 KiB Reads, one QP"
-ib=$(perftest_bandwidth 262144 2000 "$addr")
+ib_iters=$((2000 * mib / 128)); ((ib_iters >= 50)) || ib_iters=50  # about four times the movie
+ib=$(perftest_bandwidth 262144 "$ib_iters" "$addr")
 record "ib_read_bw_MBps $ib"
 
 want get && for mode in auto off; do
-  for run in 1 2 3; do
+  for run in $(seq "$runs"); do
     step "vod-client get --zero-copy $mode (run $run)"
     before=$(switches "$server_pid")
     "$rusage" "$client_bin" get "$(uri movie.bin)" -o /dev/null --quiet --zero-copy "$mode" --log-level info 2> "$work/get.err"
@@ -70,7 +78,7 @@ done
 export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
 want rdmasrc && gst-inspect-1.0 rdmasrc > /dev/null  # the registry is built now, not inside the first timed run
 want rdmasrc && for zc in true false; do
-  for run in 1 2 3; do
+  for run in $(seq "$runs"); do
     step "rdmasrc zero-copy=$zc ! fakesink (run $run)"
     GST_DEBUG=rdmasrc:4 "$rusage" gst-launch-1.0 -q rdmasrc "uri=$(uri movie.bin)" zero-copy=$zc ! fakesink sync=false 2> "$work/gst.err"
     read -r _ secs user sys _ _ < <(grep '^RUSAGE' "$work/gst.err")
@@ -86,7 +94,7 @@ want proxy && for mode in auto off; do
   proxy=$!
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http_port/" && break; sleep 0.1; done
   curl -s -o /dev/null "http://127.0.0.1:$http_port/movies/movie.bin"  # the session opened, the blocks allocated
-  for run in 1 2 3; do
+  for run in $(seq "$runs"); do
     step "vod-proxy --zero-copy $mode, curl of the movie (run $run)"
     c0=$(cpu_ticks "$proxy"); s0=$(switches "$server_pid"); t0=$(date +%s.%N)
     curl -s -o /dev/null "http://127.0.0.1:$http_port/movies/movie.bin"
@@ -105,7 +113,7 @@ done
 # (all its threads) and its connections' counters, logged when they close at the unmount.
 mnt=$(mktemp -d /tmp/vod-bench-mnt.XXXXXX)
 want mount && for mode in auto off; do
-  for run in 1 2 3; do
+  for run in $(seq "$runs"); do
     step "vod-mount --zero-copy $mode, cat of the movie (run $run)"
     "$build/mount/vod-mount" "$(uri)" "$mnt" -f --zero-copy "$mode" --log-level info 2> "$work/mount.log" &
     mpid=$!
