@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The part of the demo that needs RDMA (scripts/demo.sh runs it through softroce-run).
 set -euo pipefail
 media=$1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # README command 1, the demo: build, generate a sample HD movie with ffmpeg, start vod-server on
 # Soft-RoCE, then list, download, play and load-test it over one-sided RDMA Read, and report.
 set -euo pipefail

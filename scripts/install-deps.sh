@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs every package rdma-vod needs to build, test, benchmark and run, from Debian 12 only.
 # Idempotent: packages already present are left alone, and apt runs only when something is missing.
 set -euo pipefail

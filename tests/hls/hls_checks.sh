@@ -10,7 +10,11 @@ HLS_DECODE=${HLS_DECODE:-1}
 # hls_url BASE NAME: the movie NAME's HLS directory on the proxy at BASE, the name percent-encoded.
 hls_url() { echo "$1/hls/$(/usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$2")"; }
 
-# hls_check_ts_movie BASE FILE WORK: the TS movie FILE (its local copy; the proxy serves it under its
+# The file's own frames and packets, to compare with, come from the expectations the media fixture
+# made natively (tests/media/make-expectations.sh; expected() in tests/test_media.sh): REF, the
+# generated medium FILE is a copy of, names them (default: FILE's base name).
+
+# hls_check_ts_movie BASE FILE WORK [REF]: the TS movie FILE (its local copy; the proxy serves it under its
 # base name) through /hls/NAME/:
 #   - master.m3u8 and index.m3u8 pass check_playlist.py; CODECS agrees with ffprobe on the file
 #   - EXT-X-MAP is the file's leading PAT/PMT; the map and the segments tile the file; every segment
@@ -20,6 +24,7 @@ hls_url() { echo "$1/hls/$(/usr/bin/python3 -c 'import sys, urllib.parse; print(
 hls_check_ts_movie() {
   local base=$1 file=$2 work=$3 name url
   name=$(basename "$file")
+  local ref=${4:-$name}
   url=$(hls_url "$base" "$name")
   curl -sf -D "$work/master.h" -o "$work/master.m3u8" "$url/master.m3u8" || fail "GET $url/master.m3u8 failed"
   grep -qi '^Content-Type: application/vnd.apple.mpegurl' "$work/master.h" || fail "master.m3u8 is not application/vnd.apple.mpegurl"
@@ -85,13 +90,13 @@ print(" ".join(str(p) for p in sorted({(b[i + 1] & 31) << 8 | b[i + 2] for i in 
   fi
   # Seeking: the segment holding 30 s, then the frames from 30 s are the file's.
   ffmpeg -y -v error -ss 30 -i "$url/index.m3u8" -t 3 -map 0:v -f framemd5 "$work/hls.md5" || fail "ffmpeg -ss 30 on the playlist failed"
-  ffmpeg -y -v error -ss 30 -i "$file" -t 3 -map 0:v -f framemd5 "$work/file.md5" || fail "ffmpeg -ss 30 on the file failed"
+  cp "$(expected "$ref.ss30-t3.video.framemd5")" "$work/file.md5"  # the file's, decoded natively
   [[ $(grep -c '^0,' "$work/hls.md5") -ge 70 ]] || fail "ffmpeg -ss 30 -t 3 gave $(grep -c '^0,' "$work/hls.md5") video frames"
   cmp -s "$work/hls.md5" "$work/file.md5" || { diff "$work/hls.md5" "$work/file.md5" | head; fail "-ss 30 -t 3: the video frames differ from the file's"; }
   pass "$name: $([[ $HLS_DECODE == 1 ]] && echo "ffmpeg reads the file's packets one for one and decodes every frame with no error ($frames_hls); ")-ss 30 -t 3 gives the file's $(grep -c '^0,' "$work/hls.md5") video frames, md5 for md5"
 }
 
-# hls_check_fmp4_movie BASE FILE WORK: the MP4 or Matroska movie FILE through /hls/NAME/, remuxed to fMP4:
+# hls_check_fmp4_movie BASE FILE WORK [REF]: the MP4 or Matroska movie FILE through /hls/NAME/, remuxed to fMP4:
 #   - master.m3u8 and index.m3u8 pass check_playlist.py; CODECS agrees with ffprobe on the file
 #   - init.mp4 and every seg-N.m4s in order make one fragmented MP4 whose decoded video frames are
 #     the file's, frame for frame (md5 of each), and whose audio has as many frames
@@ -99,6 +104,7 @@ print(" ".join(str(p) for p in sorted({(b[i + 1] & 31) << 8 | b[i + 2] for i in 
 hls_check_fmp4_movie() {
   local base=$1 file=$2 work=$3 name url n
   name=$(basename "$file")
+  local ref=${4:-$name}
   url=$(hls_url "$base" "$name")
   curl -sf -o "$work/master.m3u8" "$url/master.m3u8" || fail "GET $url/master.m3u8 failed"
   /usr/bin/python3 "$hls_here/check_playlist.py" "$work/master.m3u8" "$name/master.m3u8" || fail "the multivariant playlist breaks RFC 8216"
@@ -121,19 +127,19 @@ hls_check_fmp4_movie() {
   done
   [[ $n -ge 10 ]] || fail "only $n segments"
   # The same video packets (the bytes of each, in order), and decoded the same frames.
-  ffmpeg -v error -i "$file" -map 0:v -c copy -f framemd5 - | awk -F, '/^0,/ { print $6 }' > "$work/file.p"
+  cp "$(expected "$ref.video.packet-md5s")" "$work/file.p"  # the file's, listed natively
   ffmpeg -v error -i "$work/fmp4.mp4" -map 0:v -c copy -f framemd5 - | awk -F, '/^0,/ { print $6 }' > "$work/fmp4.p"
   cmp -s "$work/file.p" "$work/fmp4.p" || fail "the fMP4 pieces hold $(wc -l < "$work/fmp4.p") video packets, not the file's $(wc -l < "$work/file.p") byte for byte"
   local what="packets"
   if [[ $HLS_DECODE == 1 ]]; then
-    ffmpeg -v error -i "$file" -map 0:v -f framemd5 - 2> /dev/null | awk -F, '/^0,/ { print $6 }' > "$work/file.v"
+    cp "$(expected "$ref.video.frame-md5s")" "$work/file.v"
     ffmpeg -v error -i "$work/fmp4.mp4" -map 0:v -f framemd5 - 2> "$work/fmp4.err" | awk -F, '/^0,/ { print $6 }' > "$work/fmp4.v"
     [[ -s $work/fmp4.err ]] && { cat "$work/fmp4.err"; fail "ffmpeg reported errors decoding the fMP4 pieces"; }
     cmp -s "$work/file.v" "$work/fmp4.v" || fail "the fMP4 pieces decode to $(wc -l < "$work/fmp4.v") video frames, not the file's $(wc -l < "$work/file.v") frame for frame"
     what="packets and decoded frames"
   fi
   local audio_file audio_fmp4
-  audio_file=$(ffprobe -v error -select_streams a:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$file" | sed -n 1p)
+  audio_file=$(cat "$(expected "$ref.audio-packets")")
   audio_fmp4=$(ffprobe -v error -select_streams a:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$work/fmp4.mp4" | sed -n 1p)
   [[ $audio_fmp4 == "$audio_file" ]] || fail "the fMP4 pieces hold $audio_fmp4 audio packets, the file $audio_file"
   if [[ $HLS_DECODE == 1 ]]; then

@@ -26,7 +26,7 @@ media=$work/media
 mkdir -p "$media"
 ffmpeg -v error -f lavfi -i "testsrc2=size=320x240:rate=25" -f lavfi -i "sine=f=440:r=48000" -t 12 -c:v libx264 -preset veryfast -g 25 -bf 2 \
   -pix_fmt yuv420p -c:a aac -b:a 64k -f mpegts "$media/cam.ts"
-cp "$build/test-media/test-480p-60s.ts" "$media/"
+cp "$test_media/test-480p-60s.ts" "$media/"
 udp=$(free_port) http=$(free_port)
 group=239.255.$((RANDOM % 200 + 1)).$((RANDOM % 200 + 1)):$(free_port)
 "$build/server/vod-server" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" --live "cam=file:$media/cam.ts" \

@@ -4,6 +4,7 @@
 # goes with the test; their logs' last lines are printed when it fails.
 set -Eeuo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../test_media.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 work=$(mktemp -d)
 pids=()

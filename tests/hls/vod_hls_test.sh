@@ -32,10 +32,10 @@ pass "the checker refuses 8 kinds of broken playlist"
 
 media=$work/media
 mkdir -p "$media"
-cp "$build/test-media/test-480p-60s.ts" "$build/test-media/test-480p-60s.mp4" "$build/test-media/test-480p-60s.mkv" "$media/"
-cp "$build/test-media/test-480p-60s.fragmented.mp4" "$build/test-media/small.webm" "$media/"
+cp "$test_media/test-480p-60s.ts" "$test_media/test-480p-60s.mp4" "$test_media/test-480p-60s.mkv" "$media/"
+cp "$test_media/test-480p-60s.fragmented.mp4" "$test_media/small.webm" "$media/"
 head -c 100000 /dev/urandom > "$media/noise.bin"
-cp "$build/test-media/test-480p-60s.ts" "$media/a movie & more"  # no extension: the segments' URI is movie.ts all the same
+cp "$test_media/test-480p-60s.ts" "$media/a movie & more"  # no extension: the segments' URI is movie.ts all the same
 start_server_and_proxy "$media" --live "cam=file:$media/test-480p-60s.ts" -- --cors-origin https://player.example --log-level debug
 
 step "eight clients at once ask for a playlist not made yet: one fetch, eight answers"
@@ -48,7 +48,7 @@ pass "8 identical answers, one fetch of the index and codecs"
 
 step "the TS movies"
 hls_check_ts_movie "$base" "$media/test-480p-60s.ts" "$work"
-hls_check_ts_movie "$base" "$media/a movie & more" "$work"
+hls_check_ts_movie "$base" "$media/a movie & more" "$work" test-480p-60s.ts
 
 step "the MP4 and Matroska movies, as fMP4"
 hls_check_fmp4_movie "$base" "$media/test-480p-60s.mp4" "$work"

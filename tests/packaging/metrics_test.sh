@@ -28,7 +28,7 @@ udp=$base metrics=$((base + 1)) http=$((base + 2))
 off=$!
 pids+=($off)
 wait_log "$work/off.log" 'listening on'
-ss -ltnp 2>/dev/null | grep -q "pid=$off," && fail "vod-server listens on TCP without --metrics-port"
+grep -q "pid=$off," <<< "$(ss -ltnp 2>/dev/null)" && fail "vod-server listens on TCP without --metrics-port"
 kill "$off"; wait "$off" || true
 pass "without --metrics-port vod-server opens no TCP port"
 
@@ -36,7 +36,7 @@ pass "without --metrics-port vod-server opens no TCP port"
 pids+=($!)
 wait_log "$work/server.log" 'listening on'
 grep -q "Prometheus metrics on http://127.0.0.1:$metrics/metrics" "$work/server.log" || fail "no log line for the metrics endpoint"
-ss -ltn | grep -q "127.0.0.1:$metrics " || fail "/metrics does not listen on 127.0.0.1:$metrics by default"
+grep -q "127.0.0.1:$metrics " <<< "$(ss -ltn)" || fail "/metrics does not listen on 127.0.0.1:$metrics by default"
 curl -sf -D "$work/headers" "http://127.0.0.1:$metrics/metrics" -o "$work/s1.txt" || fail "GET /metrics failed"
 grep -qi '^content-type: text/plain; version=0.0.4' "$work/headers" || fail "wrong Content-Type: $(grep -i content-type "$work/headers")"
 lint "$work/s1.txt"

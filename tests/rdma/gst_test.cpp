@@ -3,7 +3,6 @@
 // posted with their GStreamer codes, and two pipelines at once.
 #include <gst/base/gstbasesrc.h>
 #include <gst/gst.h>
-#include <gst/video/video.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,12 +10,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
+#include <stdexcept>
 #include <mutex>
 #include <vector>
 #include <string>
 #include <thread>
 
-#include "../media/ffprobe_reference.hpp"
+#include "gst_frames.hpp"
 
 namespace {
 
@@ -33,10 +34,15 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-int ffprobe_video_frames(const std::string& path) {
-  return std::stoi(vod::test::run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 '" +
-                                  path + "'"));
+// What the test media are known to hold, computed natively before the guest started
+// (tests/media/make-expectations.sh): VOD_TEST_EXPECTED/NAME.
+std::string expectation(const std::string& name) {
+  const std::string path = env("VOD_TEST_EXPECTED") + "/" + name;
+  std::string text = slurp(path);
+  if (text.empty()) throw std::runtime_error(path + " is missing or empty: run the media fixture natively (ctest -R media_fixture)");
+  return text;
 }
+int expected_video_frames(const std::string& movie) { return std::stoi(expectation(movie + ".video-frames")); }
 
 // The first EOS or ERROR on the bus, within `seconds`; an ERROR is returned, EOS gives nullptr.
 struct BusResult {
@@ -122,7 +128,7 @@ TEST_P(PlaybinPerContainer, DecodesEveryVideoFrame) {
   BusResult r;
   wait_for_end(p.playbin, 240, r);
   ASSERT_TRUE(r.eos) << r.source << ": " << (r.error ? r.error->message : "");
-  EXPECT_EQ(p.frames.load(), ffprobe_video_frames(local(movie)));
+  EXPECT_EQ(p.frames.load(), expected_video_frames(movie));
 }
 
 TEST_P(PlaybinPerContainer, SeekTo30sResumesWithinAGopAndPlaysToTheEnd) {
@@ -161,94 +167,24 @@ INSTANTIATE_TEST_SUITE_P(Containers, PlaybinPerContainer, ::testing::Values("tes
 // writing into a buffer that was handed back (vod_gst_test.sh poisons the buffers).
 class ZeroCopyPerMode : public Gst, public ::testing::WithParamInterface<bool> {};
 
-// The MD5 of each decoded video frame, by the segment it belongs to (a flushing seek starts a new
-// one: counted at the sink's FLUSH_STOP, in the streaming thread, so no frame is misfiled).
-struct FrameLog {
-  std::mutex lock;
-  std::vector<std::vector<std::string>> segments{1};
-  std::size_t frames_in_last() {
-    std::lock_guard<std::mutex> g(lock);
-    return segments.back().size();
-  }
-};
-
-// The MD5 of a decoded frame's visible pixels, plane by plane and row by row, as ffmpeg's framemd5:
-// a decoder's buffers carry padding it never writes, which a hash of the whole buffer would include.
-std::string visible_md5(GstPad* pad, GstBuffer* buf) {
-  GstCaps* caps = gst_pad_get_current_caps(pad);
-  GstVideoInfo info;
-  const bool described = caps && gst_video_info_from_caps(&info, caps);
-  if (caps) gst_caps_unref(caps);
-  GstVideoFrame frame;
-  if (!described || !gst_video_frame_map(&frame, &info, buf, GST_MAP_READ)) return "unmappable";
-  GChecksum* sum = g_checksum_new(G_CHECKSUM_MD5);
-  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&frame); ++p) {
-    const auto* row = static_cast<const guchar*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
-    const gint bytes = GST_VIDEO_FRAME_COMP_WIDTH(&frame, p) * GST_VIDEO_FRAME_COMP_PSTRIDE(&frame, p);
-    for (gint y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&frame, p); ++y, row += GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p))
-      g_checksum_update(sum, row, static_cast<gssize>(bytes));
-  }
-  gst_video_frame_unmap(&frame);
-  std::string md5 = g_checksum_get_string(sum);
-  g_checksum_free(sum);
-  return md5;
-}
-
-std::vector<std::vector<std::string>> frames_after_seeks(const std::string& source, std::size_t per_segment) {
-  GError* error = nullptr;
-  GstElement* pipeline = gst_parse_launch((source + " ! queue ! decodebin ! video/x-raw ! fakesink name=sink sync=false signal-handoffs=true").c_str(), &error);
-  EXPECT_NE(pipeline, nullptr) << (error ? error->message : "");
-  if (!pipeline) return {};
-  FrameLog log;
-  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
-  g_signal_connect(sink, "handoff", G_CALLBACK(+[](GstElement*, GstBuffer* buf, GstPad* pad, gpointer user) {
-                     auto* l = static_cast<FrameLog*>(user);
-                     const std::string md5 = visible_md5(pad, buf);
-                     std::lock_guard<std::mutex> g(l->lock);
-                     l->segments.back().push_back(md5);
-                   }), &log);
-  GstPad* pad = gst_element_get_static_pad(sink, "sink");
-  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_FLUSH, +[](GstPad*, GstPadProbeInfo* info, gpointer user) {
-                      if (GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_FLUSH_STOP) {
-                        auto* l = static_cast<FrameLog*>(user);
-                        std::lock_guard<std::mutex> g(l->lock);
-                        l->segments.emplace_back();
-                      }
-                      return GST_PAD_PROBE_OK;
-                    }, &log, nullptr);
-  gst_object_unref(pad);
-  gst_object_unref(sink);
-  auto wait_frames = [&](const char* what) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-    while (log.frames_in_last() < per_segment && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_GE(log.frames_in_last(), per_segment) << source << ": too few frames " << what;
-  };
-  gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  wait_frames("from the start");
-  for (const int seconds : {10, 30, 5}) {
-    EXPECT_TRUE(gst_element_seek_simple(pipeline, GST_FORMAT_TIME, static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT),
-                                        seconds * GST_SECOND));
-    wait_frames(("after the seek to " + std::to_string(seconds) + " s").c_str());
-  }
-  gst_element_set_state(pipeline, GST_STATE_NULL);  // Reads still in flight, in zero copy into buffers of the pool
-  gst_object_unref(pipeline);
-  std::lock_guard<std::mutex> g(log.lock);
-  std::vector<std::vector<std::string>> out;
-  for (auto& seg : log.segments)
-    if (!seg.empty()) out.emplace_back(seg.begin(), seg.begin() + static_cast<std::ptrdiff_t>(std::min(seg.size(), per_segment)));
-  return out;
-}
-
 TEST_P(ZeroCopyPerMode, FramesAfterFlushingSeeksEqualFilesrcs) {
   // MP4: qtdemux seeks by its index, to the same bytes however far the pipeline had read (tsdemux's
-  // push-mode seek estimates from the bitrate seen so far, which depends on timing).
+  // push-mode seek estimates from the bitrate seen so far, which depends on timing). filesrc's frames
+  // with the same seeks were made natively before the guest started (gst_seek_frames).
   const std::string movie = "test-480p-60s.mp4";
   const std::string zc = GetParam() ? "true" : "false";
-  const auto expected = frames_after_seeks("filesrc location=" + local(movie), 25);
-  const auto got = frames_after_seeks("rdmasrc zero-copy=" + zc + " uri=" + uri_of(movie), 25);
+  std::vector<std::vector<std::string>> expected;
+  std::istringstream lines(expectation(movie + ".gst-seeks"));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    expected.emplace_back(std::istream_iterator<std::string>(words), std::istream_iterator<std::string>());
+  }
+  const auto got = vod::test::frames_after_seeks("rdmasrc zero-copy=" + zc + " uri=" + uri_of(movie), 25);
+  EXPECT_TRUE(got.problem.empty()) << got.problem;
   ASSERT_EQ(expected.size(), 4u) << "filesrc: the start and three seeks";
-  ASSERT_EQ(got.size(), expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "segment " << i << " (0: the start; then 10 s, 30 s, 5 s)";
+  ASSERT_EQ(got.segments.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(got.segments[i], expected[i]) << "segment " << i << " (0: the start; then 10 s, 30 s, 5 s)";
 }
 
 TEST_P(ZeroCopyPerMode, FilesinkByteIdenticalAndNullWithReadsInFlight) {
@@ -357,10 +293,11 @@ TEST_F(Gst, PlaybinPlaysALiveChannel) {
   Player p(env("VOD_TEST_URI") + "/live/cam");
   ASSERT_NE(gst_element_set_state(p.playbin, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
   GstBus* bus = gst_element_get_bus(p.playbin);
-  // Live: no EOS is coming. Play until 3 s of video (75 frames at 25 fps) have been decoded, for 20 s
-  // of wall time at most, failing on any error. (A fixed 6 s once gave 69 frames: under TCG the
-  // pipeline's start-up alone can take 3 s.)
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  // Live: no EOS is coming. Play until 3 s of video (75 frames at 25 fps) have been decoded, failing
+  // on any error. The bound is wall time and generous: a loaded TCG guest took about 6 s (its
+  // start-up alone 3 s; a fixed 6 s once gave 69 frames), and 40 s is more than 5 times that. The
+  // test runs alone (rdma_vod_gst_live is RUN_SERIAL): the channel plays in real time.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
   while (p.frames.load() < 75 && std::chrono::steady_clock::now() < deadline) {
     GstMessage* m = gst_bus_timed_pop_filtered(bus, GST_SECOND / 2, GST_MESSAGE_ERROR);
     if (!m) continue;
@@ -385,7 +322,7 @@ TEST_F(Gst, PlaybinPlaysALiveChannel) {
   EXPECT_FALSE(seekable) << "a live channel cannot be seeked";
   gst_object_unref(src);
   gst_element_set_state(p.playbin, GST_STATE_NULL);
-  EXPECT_GE(p.frames.load(), 75) << "video frames decoded from the live channel within 20 s";
+  EXPECT_GE(p.frames.load(), 75) << "video frames decoded from the live channel within 40 s";
 }
 
 TEST_F(Gst, LiveUriSetsTheLiveFlag) {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The first end-to-end proof (Foundation issue): one process registers a buffer and advertises it in
 # accept private data; another connects, decodes the descriptor and RDMA-Reads the whole buffer in
 # pipelined chunks; the bytes must be identical. Malformed and unknown-movie requests must be

@@ -487,7 +487,9 @@ TEST(Connector, DrivenByItsFdItConnectsAndNoStepWaits) {
   EXPECT_EQ(c.state(), ConnectState::resolving_address);
   const auto longest = drive(c, std::chrono::milliseconds(20000));
   ASSERT_EQ(c.state(), ConnectState::established);
-  EXPECT_LT(longest, std::chrono::milliseconds(50)) << "a step() waited";
+  // Generous, as in ConnectorStopped below (which proves that no step waits: there a waiting step
+  // would take the whole timeout): a step that does not wait took up to 52 ms in a loaded TCG guest.
+  EXPECT_LT(longest, std::chrono::milliseconds(500)) << "a step() waited";
   auto ep = c.take();
   ASSERT_NE(ep, nullptr);
   const auto accept = proto::decode_accept(ep->accept_data);

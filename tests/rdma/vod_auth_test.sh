@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Access tokens on real rdma-core (vod-server --auth-secret, tokens from vod-token):
+# Access tokens on real rdma-core (vod-server --auth-secret, tokens from vod-token).
+# vod_auth_test.sh tokens (rdma_vod_auth, beside other tests):
 #   - no token, a malformed, forged, expired, out-of-scope and wrong-address token: each refused
 #     with reject code 'unauthorized' and the reason naming which; the server logs each
 #   - a token for one movie: get byte-exact; the catalog alone with it; another movie refused
@@ -12,20 +13,23 @@
 #   - revocation while streaming: a token added to the --revoked file and SIGHUP; that viewer is
 #     disconnected and refused on reconnect (its play ends within seconds, saying why), while 4
 #     other viewers play on byte-exact; a client address likewise
-#   - per-address limits: a flood of 30 parallel connects is rate limited (reject code 11) while the server
-#     stays responsive and an honest client connects after a second; a third connection from one
-#     address is refused as 'source limit' (code 12)
 #   - rdmasrc (uri with ?token=) byte-exact, vod-proxy --server rdma://host?token= serving a movie
 #     byte-exact, and without a token the proxy's pages answer 502 with the reason
 #   - --isolation pd (a protection domain per connection, what iWARP gets): the same hostile reader's
 #     probes refused while an honest viewer reads byte-exact
+# vod_auth_test.sh limits (rdma_vod_auth_limits, RUN_SERIAL: limits per second want the guest alone):
+#   - per-address limits: a flood of 30 parallel connects is rate limited (reject code 11) while the server
+#     stays responsive and an honest client connects after a second; a third connection from one
+#     address is refused as 'source limit' (code 12)
 source "$(dirname "$0")/vod_test_lib.sh"
+mode=${1:-}
+[[ $mode == tokens || $mode == limits ]] || fail "usage: vod_auth_test.sh tokens|limits"
 media=$work/media
 mkdir -p "$media"
 "$build/tests/rdma/make_pattern" 300000 1 "$media/premium-a.bin"
 "$build/tests/rdma/make_pattern" 200000 2 "$media/premium-b.bin"
 "$build/tests/rdma/make_pattern" 100000 3 "$media/free.bin"
-cp "$build/test-media/test-480p-60s.ts" "$media/"
+cp "$test_media/test-480p-60s.ts" "$media/"
 token_bin=$build/server/vod-token
 keys=$work/keys
 umask 077
@@ -38,6 +42,7 @@ grep -q "a memory window per connection, bound to its QP" "$server_log" || fail 
 mint() { "$token_bin" --secret "$keys" "$@"; }
 with() { echo "$(uri "$1")?token=$2"; }
 
+if [[ $mode == tokens ]]; then
 step "refused tokens, each with its reason"
 a=$(mint --movie premium-a.bin --ttl 10m)
 [[ $a =~ ^[0-9a-f]{64}$ ]] || fail "vod-token printed '$a'"
@@ -129,7 +134,7 @@ pass "catalog without rkeys; switches through new connections byte-exact; a swit
 step "key rotation"
 printf '2 %s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >> "$keys"
 kill -HUP "$server_pid"
-for _ in $(seq 100); do grep -q "authorization on: 2 key" "$server_log" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "authorization on: 2 key" "$server_log" && break; sleep 0.1; done
 grep -q "authorization on: 2 key" "$server_log" || fail "SIGHUP did not reload the keys"
 new=$(mint --movie premium-a.bin)
 [[ ${new:2:2} == 02 ]] || fail "vod-token did not sign with the newest key (2): $new"
@@ -138,7 +143,7 @@ for t in "$a" "$new"; do
 done
 sed -i '/^1 /d' "$keys"
 kill -HUP "$server_pid"
-for _ in $(seq 100); do [[ $(grep -c "authorization on: 1 key" "$server_log") -ge 2 ]] && break; sleep 0.1; done
+for _ in $(seq 600); do [[ $(grep -c "authorization on: 1 key" "$server_log") -ge 2 ]] && break; sleep 0.1; done
 expect "a removed key" 1 "bad token: key 1 is not known here" "$client_bin" get "$(with premium-a.bin "$a")" -o "$work/x"
 "$client_bin" get "$(with premium-a.bin "$new")" -o "$work/r.out" -q && cmp "$media/premium-a.bin" "$work/r.out" || fail "key 2 after removing key 1"
 pass "both keys during the rotation; the removed key's tokens refused, the new key's admitted"
@@ -153,12 +158,14 @@ done
 "$client_bin" play "$(with premium-a.bin "$victim")" --rate 0.3 --burst 0 > "$work/victim.out" 2> "$work/victim.err" &
 victim_pid=$!
 cleanup_hooks+=("kill ${viewers[*]} $victim_pid 2>/dev/null")
-for _ in $(seq 100); do [[ $(grep -c "accept .*premium-a.bin" "$server_log") -ge 5 ]] && break; sleep 0.1; done
+for _ in $(seq 600); do [[ $(grep -c "accept .*premium-a.bin" "$server_log") -ge 5 ]] && break; sleep 0.1; done
 sleep 1
 echo "token $victim" >> "$revoked"
 kill -HUP "$server_pid"
 revoked_at=$(date +%s)
 rc=0
+# A generous bound (the viewer stops a second or two after SIGHUP, and would finish its 8 s play
+# unharmed without the revocation; its exit status and message below tell which).
 timeout 20 tail --pid="$victim_pid" -f /dev/null || fail "the revoked viewer was still playing 20 s after SIGHUP"
 wait "$victim_pid" || rc=$?
 [[ $rc -ne 0 ]] || fail "the revoked viewer's play ended successfully"
@@ -179,6 +186,10 @@ sleep 1
 "$client_bin" get "$(with premium-a.bin "$all")" -o "$work/a3.out" -q && cmp "$media/premium-a.bin" "$work/a3.out" || fail "after the revocations were lifted"
 pass "the revoked token's viewer was cut off and refused; 4 others played on byte-exact; a client address likewise"
 
+fi
+
+if [[ $mode == limits ]]; then
+all=$(mint --all)
 step "per-address limits: connect rate and connections at once"
 crash_and_restart_server "$media" --auth-secret "$keys" --connect-rate 5 --connect-burst 5 --max-per-source 2
 catalog_request="52564f440101003802000000000000000000000000000000$(printf '00%.0s' $(seq 32))"
@@ -202,13 +213,17 @@ sleep 1
 "$client_bin" play "$(with premium-b.bin "$all")" --rate 0.2 --burst 0 > /dev/null 2>&1 &
 q2=$!
 cleanup_hooks+=("kill $q1 $q2 2>/dev/null")
-for _ in $(seq 100); do [[ $(grep -c "accept .*premium-b.bin" "$server_log") -ge 2 ]] && break; sleep 0.1; done
+for _ in $(seq 600); do [[ $(grep -c "accept .*premium-b.bin" "$server_log") -ge 2 ]] && break; sleep 0.1; done
 sleep 1
 expect "a third connection from one address" 1 "source limit: 2 connections from $addr, the limit per address is 2" \
   "$client_bin" get "$(with free.bin "$all")" -o "$work/x"
 kill "$q1" "$q2"; wait "$q1" "$q2" 2>/dev/null || true
 pass "a connect flood rate limited with code 11, the server responsive; a third connection refused with code 12"
 
+stop_server
+fi
+
+if [[ $mode == tokens ]]; then
 step "rdmasrc and vod-proxy with ?token="
 export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
 t_all=$(mint --all)
@@ -218,14 +233,14 @@ http=$(free_port)
 "$build/proxy/vod-proxy" --server "$(uri)?token=$t_all" --listen "127.0.0.1:$http" > "$work/proxy.log" 2>&1 &
 proxy=$!
 cleanup_hooks+=("kill $proxy 2>/dev/null")
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http/catalog.json" && break; sleep 0.1; done
+for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$http/catalog.json" && break; sleep 0.1; done
 curl -sf -o "$work/proxy.out" "http://127.0.0.1:$http/movies/premium-a.bin" || fail "vod-proxy with a token: GET failed"
 cmp "$media/premium-a.bin" "$work/proxy.out" || fail "vod-proxy with a token: the body differs"
 kill "$proxy"; wait "$proxy" 2>/dev/null || true
 "$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http" > "$work/proxy2.log" 2>&1 &
 proxy=$!
 cleanup_hooks+=("kill $proxy 2>/dev/null")
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http/" && break; sleep 0.1; done
+for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$http/" && break; sleep 0.1; done
 code=$(curl -s -o "$work/body" -w '%{http_code}' "http://127.0.0.1:$http/catalog.json")
 [[ $code == 502 ]] && grep -q "missing token" "$work/body" || fail "vod-proxy without a token: $code $(cat "$work/body")"
 pass "rdmasrc and vod-proxy carry the token; the proxy without one says why (502)"
@@ -243,14 +258,15 @@ step "a token's expiry holds for an open connection: a paced movie viewer and a 
 crash_and_restart_server "$media" --auth-secret "$keys" --live "cam=file:$media/test-480p-60s.ts"
 movie_token=$(mint --movie premium-a.bin --ttl 12s) live_token=$(mint --live cam --ttl 12s)
 minted_at=$(date +%s)
-# Both would run for about a minute: premium-a.bin at 0.04 Mbit/s, the live channel for 60 s.
-"$client_bin" play "$(with premium-a.bin "$movie_token")" --rate 0.04 --burst 0 > "$work/expiring.out" 2> "$work/expiring.err" &
+# Both would run for two minutes: premium-a.bin at 0.02 Mbit/s, the live channel for 120 s.
+"$client_bin" play "$(with premium-a.bin "$movie_token")" --rate 0.02 --burst 0 > "$work/expiring.out" 2> "$work/expiring.err" &
 movie_viewer=$!
-"$client_bin" get "$(uri live/cam)?token=$live_token" -o "$work/expiring-live.ts" --duration 60 2> "$work/expiring-live.err" &
+"$client_bin" get "$(uri live/cam)?token=$live_token" -o "$work/expiring-live.ts" --duration 120 2> "$work/expiring-live.err" &
 live_viewer=$!
 cleanup_hooks+=("kill $movie_viewer $live_viewer 2>/dev/null")
+# A generous bound: the viewers end 12-15 s after the mint in a loaded guest; 75 s is five times that.
 for pid in "$movie_viewer" "$live_viewer"; do
-  timeout 40 tail --pid="$pid" -f /dev/null || fail "a viewer was still connected $(( $(date +%s) - minted_at )) s after its 12 s token was minted"
+  timeout 75 tail --pid="$pid" -f /dev/null || fail "a viewer was still connected $(( $(date +%s) - minted_at )) s after its 12 s token was minted"
 done
 took=$(( $(date +%s) - minted_at ))
 rc=0; wait "$movie_viewer" || rc=$?
@@ -304,3 +320,4 @@ wait "$honest" || fail "the honest viewer with --isolation pd: $(tail -n 2 "$wor
 cmp "$media/premium-a.bin" "$work/pd-honest.out" || fail "the honest viewer's bytes differ with --isolation pd"
 stop_server
 pass "with --isolation pd on rxe: stolen, wrong, shared-region, out-of-bounds and reused rkeys refused; the honest viewer byte-exact"
+fi

@@ -105,7 +105,7 @@ for v in $(seq 0 11); do start_viewer "$v" "${movies[$((v % 6))]}"; done
 sleep 2
 declare -A viewers_on
 for v in $(seq 0 11); do
-  for _ in $(seq 100); do [[ -n $(served_by "$v") ]] && break; sleep 0.1; done
+  for _ in $(seq 600); do [[ -n $(served_by "$v") ]] && break; sleep 0.1; done
   movie=${movies[$((v % 6))]} on=$(served_by "$v")
   [[ $on == "${expected[$movie]}" ]] || fail "viewer $v of $movie is on '$on', placement says ${expected[$movie]}: $(tail -3 "$work/viewer-$v.log")"
   viewers_on[$on]+="$v "
@@ -184,7 +184,7 @@ http_port=$(free_port)
 "$build/proxy/vod-proxy" --server "$(fleet_uri "")" --listen "127.0.0.1:$http_port" 2> "$work/proxy.log" &
 proxy_pid=$!
 cleanup_hooks+=("kill $proxy_pid 2>/dev/null")
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http_port/" && break; sleep 0.1; done
+for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$http_port/" && break; sleep 0.1; done
 curl -sf -o "$work/playlist.m3u" "http://127.0.0.1:$http_port/playlist.m3u" || fail "no playlist from vod-proxy: $(tail -3 "$work/proxy.log")"
 for m in "${movies[@]}"; do grep -q "$m" "$work/playlist.m3u" || fail "vod-proxy's merged catalog lacks $m"; done
 curl -sf -r 1000-4000999 -o "$work/proxy-range" "http://127.0.0.1:$http_port/movies/fleet-d.bin" || fail "Range through vod-proxy failed: $(tail -3 "$work/proxy.log")"

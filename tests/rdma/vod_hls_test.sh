@@ -11,14 +11,14 @@ source "$(dirname "$0")/vod_test_lib.sh"
 source "$(dirname "$0")/../hls/hls_checks.sh"
 media=$work/media
 mkdir -p "$media"
-for f in test-480p-60s.ts test-480p-60s.mkv; do cp "$build/test-media/$f" "$media/"; done
+for f in test-480p-60s.ts test-480p-60s.mkv; do cp "$test_media/$f" "$media/"; done
 start_server "$media" --live "cam=file:$media/test-480p-60s.ts"
 http_port=$(free_port)
 base=http://127.0.0.1:$http_port
 "$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http_port" 2> "$work/proxy.log" &
 proxy_pid=$!
 cleanup_hooks+=("kill $proxy_pid 2>/dev/null; echo '--- proxy log (last 20 lines)'; grep -v 'INFO access' $work/proxy.log | tail -n 20")
-for _ in $(seq 100); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
+for _ in $(seq 600); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
 
 step "the TS movie: playlists, byte ranges, a seek"
 HLS_DECODE=0 hls_check_ts_movie "$base" "$media/test-480p-60s.ts" "$work"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # VoD core: what the server refuses, each with its reason, and the client's errors and exit codes;
 # and the server's Prometheus metrics counting them (connections by kind and movie, rejects by code,
 # registered bytes, the RDMA device's own counters), checked by promtool.
@@ -7,7 +8,7 @@ media=$work/media
 mkdir -p "$media"
 "$build/tests/rdma/make_pattern" 100000 1 "$media/a.bin"
 "$build/tests/rdma/make_pattern" 200000 2 "$media/b.bin"
-cp "$build/test-media/test-480p-60s.ts" "$media/"
+cp "$test_media/test-480p-60s.ts" "$media/"
 metrics_port=$(free_port)
 start_server "$media" --max-clients 2 --metrics-port "$metrics_port"
 scrape() { curl -sS -f --max-time 10 "http://127.0.0.1:$metrics_port/metrics" -o "$1" 2> "$work/curl.err" || fail "GET /metrics failed: $(cat "$work/curl.err")"; }
@@ -39,7 +40,7 @@ p1=$!
 "$client_bin" play "$(uri b.bin)" --rate 0.2 --burst 0 > /dev/null 2>&1 &
 p2=$!
 cleanup_hooks+=("kill $p1 $p2 2>/dev/null")
-for _ in $(seq 100); do [[ $(grep -c '^.*accept .*movie' "$server_log") -ge 2 ]] && break; sleep 0.1; done
+for _ in $(seq 600); do [[ $(grep -c '^.*accept .*movie' "$server_log") -ge 2 ]] && break; sleep 0.1; done
 expect "server full" 1 "rejected the connection: server full: 2 clients connected, the limit is 2" "$client_bin" get "$(uri a.bin)" -o "$work/x"
 scrape "$work/m1.txt"
 [[ $(series "$work/m1.txt" 'vod_server_connections{kind="movie",movie="b.bin"}') == 2 ]] ||

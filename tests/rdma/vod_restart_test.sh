@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # VoD core: the server is killed and restarted under a 'vod-client get'; the client reconnects with
 # backoff, re-drives its Reads against the new registration (new rkeys) and the download completes
 # byte-identical. The stream's state lives in the client, so the server needs none.

@@ -1,7 +1,9 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Shell helpers for the vod-server RDMA tests. Source it; it needs VOD_RDMA_ADDR (softroce-run sets it)
 # and VOD_BUILD_DIR (CTest sets it).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../test_media.sh"
 addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 server_bin=$build/server/vod-server
@@ -103,7 +105,7 @@ clients_byte_exact() {
   "$build/proxy/vod-proxy" --server "$(uri)" --listen "127.0.0.1:$http_port" "$@" 2> "$work/proxy.log" &
   proxy_pid=$!
   cleanup_hooks+=("kill $proxy_pid 2>/dev/null")
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$http_port/" && break; sleep 0.1; done
+  for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$http_port/" && break; sleep 0.1; done
   curl -s -r "$first-$last" -o "$work/range" "http://127.0.0.1:$http_port/movies/$range_file" || fail "curl through vod-proxy failed: $(tail -3 "$work/proxy.log")"
   dd if="$media/$range_file" iflag=skip_bytes,count_bytes skip="$first" count=$((last - first + 1)) status=none | cmp - "$work/range" ||
     fail "vod-proxy's Range $first-$last of $range_file differs"

@@ -19,7 +19,7 @@ source "$here/vod_test_lib.sh"
 media=$work/media
 mkdir -p "$media"
 "$build/tests/rdma/make_pattern" $((8 * 1024 * 1024 + 4321)) 5 "$media/pattern.bin"
-cp "${VOD_TEST_MEDIA_DIR:-$build/test-media}/test-480p-60s.ts" "$media/"
+cp "$test_media/test-480p-60s.ts" "$media/"
 
 ns=vodloss$$
 ip netns add "$ns"
@@ -156,7 +156,7 @@ http=$((udp + 2))
 ip netns exec "$ns" "$build/proxy/vod-proxy" --server "rdma://$server_addr" --transport udp --udp-port "$udp" --udp-group "$group" \
   --udp-interface 198.51.100.2 --listen "127.0.0.1:$http" 2> "$work/mcproxy.log" &
 proxy_pid=$!
-for _ in $(seq 100); do grep -q 'listening' "$work/mcproxy.log" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q 'listening' "$work/mcproxy.log" && break; sleep 0.1; done
 ip netns exec "$ns" curl -s --max-time 6 "http://127.0.0.1:$http/live/film" -o "$work/mcproxy.ts" || true
 proxy_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/mcproxy.ts" | sed -n 1p)
 [[ ${proxy_frames:-0} -gt 5 ]] || { tail -n 5 "$work/mcproxy.log"; fail "vod-proxy's multicast live stream decodes to ${proxy_frames:-0} frames"; }
@@ -164,7 +164,7 @@ kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
 ip netns exec "$ns" "$build/proxy/vod-proxy" --server "rdma://$server_addr" --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" \
   2> "$work/mcproxy2.log" &
 proxy_pid=$!
-for _ in $(seq 100); do grep -q 'listening' "$work/mcproxy2.log" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q 'listening' "$work/mcproxy2.log" && break; sleep 0.1; done
 code=$(ip netns exec "$ns" curl -s --max-time 10 -o "$work/mcproxy2.body" -w '%{http_code}' "http://127.0.0.1:$http/live/film" || true)
 kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
 [[ $code == 503 ]] && grep -q 'udp-group' "$work/mcproxy2.body" || fail "live over UDP without a group: HTTP $code, $(cat "$work/mcproxy2.body")"

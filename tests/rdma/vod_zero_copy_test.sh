@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Zero copy to the consumer: the library's direct transfers (zero_copy_test.cpp, with every buffer
 # the pool gets back poisoned and checked), and vod-client get with --zero-copy auto and off:
 # byte-exact both ways, to a file and through a pipe, and bytes_copied ÷ bytes_delivered from the
@@ -50,7 +51,7 @@ for mode in auto off; do
   proxy_pid=$!
   cleanup_hooks+=("kill $proxy_pid 2>/dev/null")
   base=http://127.0.0.1:$http_port
-  for _ in $(seq 100); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
+  for _ in $(seq 600); do curl -s -o /dev/null "$base/" && break; sleep 0.1; done
   metric() { curl -s "$base/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
   step "vod-proxy --zero-copy $mode: a whole body and a range, byte-exact"
   curl -s -o "$work/body" "$base/movies/pattern-a.bin"

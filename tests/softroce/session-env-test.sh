@@ -25,8 +25,10 @@ echo x > "$tmp/f" && rm -rf "$tmp" || fail "TMPDIR is not writable"
 pass "TMPDIR ${TMPDIR:-/tmp}"
 
 addr=${VOD_RDMA_ADDR:?run through tests/softroce/softroce-run}
-rdma link show | grep -q 'state ACTIVE' || fail "no ACTIVE RDMA port: $(rdma link show 2>&1)"
-ip -4 -o addr show | grep -q " $addr/" || fail "VOD_RDMA_ADDR $addr is on no interface"
+# Whole outputs into grep, not pipes: with pipefail, 'ip ... | grep -q' fails when grep has matched
+# and left before ip's next write (iproute2 flushes per address): that failed a CI run once.
+grep -q 'state ACTIVE' <<< "$(rdma link show)" || fail "no ACTIVE RDMA port: $(rdma link show 2>&1)"
+grep -q " $addr/" <<< "$(ip -4 -o addr show)" || fail "VOD_RDMA_ADDR $addr is on no interface: $(ip -4 -o addr show)"
 pass "RDMA port ACTIVE, $addr assigned"
 
 if [[ ${VOD_RDMA_GUEST:-} == 1 ]]; then

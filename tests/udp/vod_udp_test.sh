@@ -18,7 +18,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
-media_src=${VOD_TEST_MEDIA_DIR:-$build/test-media}
+source "$(dirname "${BASH_SOURCE[0]}")/../test_media.sh"
+media_src=$test_media
 server_bin=$build/server/vod-server client_bin=$build/client/vod-client
 work=$(mktemp -d)
 pids=()

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Without an RDMA device, vod-server and vod-client say so, say how to get one, and exit with their
 # documented statuses. Skipped (77) on a host that has a device.
 set -uo pipefail

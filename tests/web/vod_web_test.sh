@@ -18,12 +18,12 @@ for tool in /usr/bin/chromium /usr/bin/chromedriver; do [[ -x $tool ]] || fail "
 
 media=$work/media
 mkdir -p "$media" "$artifacts"
-for f in test-480p-60s.mp4 test-480p-60s.ts test-480p-60s.mkv; do cp "$build/test-media/$f" "$media/"; done
+for f in test-480p-60s.mp4 test-480p-60s.ts test-480p-60s.mkv; do cp "$test_media/$f" "$media/"; done
 hostile="<script>alert(\"x\") 'q' & é 日本.mp4"
-cp "$build/test-media/test-480p-60s.mp4" "$media/$hostile"
+cp "$test_media/test-480p-60s.mp4" "$media/$hostile"
 head -c 300000 /dev/urandom > "$media/noise.bin"
 # Damaged: the header (moov first) intact, every byte from the first video packet on random.
-cp "$build/test-media/test-480p-60s.faststart.mp4" "$media/damaged.mp4"
+cp "$test_media/test-480p-60s.faststart.mp4" "$media/damaged.mp4"
 first=$(ffprobe -v error -select_streams v:0 -show_entries packet=pos -of csv=p=0 -read_intervals '%+#1' "$media/damaged.mp4" | head -n 1)
 size=$(stat -c %s "$media/damaged.mp4")
 [[ $first =~ ^[0-9]+$ ]] || fail "no first video packet in damaged.mp4"

@@ -38,8 +38,11 @@ void MemberRegistration::withdraw() {
 
 void MemberRegistration::run() {
   using Clock = std::chrono::steady_clock;
+  // A third of the TTL, in milliseconds: in whole seconds a 2 s TTL made it 0, which kept the
+  // lease alive in a busy loop and gave libcurl a timeout of 0 (none at all).
+  const auto third = std::chrono::duration_cast<std::chrono::milliseconds>(ttl_) / 3;
   // Short calls: a keepalive that waits longer than a third of the TTL has failed anyway.
-  cluster::EtcdClient etcd(etcd_, std::min<std::chrono::milliseconds>(ttl_ / 3, std::chrono::milliseconds(2000)));
+  cluster::EtcdClient etcd(etcd_, std::min<std::chrono::milliseconds>(third, std::chrono::milliseconds(2000)));
   std::int64_t lease = 0;
   bool failing = false;
   auto next_keepalive = Clock::now();
@@ -57,7 +60,7 @@ void MemberRegistration::run() {
         etcd.put(key_, record, lease);
         lock.lock();
         last_put = Clock::now();
-        next_keepalive = last_put + ttl_ / 3;
+        next_keepalive = last_put + third;
         log::info("cluster", (failing ? "registered again in " : "registered in ") + etcd_.to_string() + " as " + key_ + " (lease " +
                                  std::to_string(ttl_.count()) + " s)");
         failing = false;
@@ -72,7 +75,7 @@ void MemberRegistration::run() {
         }
         if (failing) log::info("cluster", etcd_.to_string() + " answers again; the lease is alive");
         failing = false;
-        next_keepalive = Clock::now() + ttl_ / 3;
+        next_keepalive = Clock::now() + third;
       } else if (changed_ && Clock::now() - last_put >= kMinPutInterval) {
         const auto record = encode_member(record_);
         changed_ = false;
