@@ -17,6 +17,7 @@ movie=test-480p-60s.ts
 cp "$test_media/$movie" "$media/"
 start_server "$media" --live "cam=file:$media/$movie"
 http_port=$(free_port)
+chmod o+x "$work"  # nginx's worker (www-data) must reach the media: mktemp -d makes $work 0700
 start_nginx_peer "$work/nginx" "$addr" "$http_port" "$media"
 cleanup_hooks+=("kill $nginx_master 2>/dev/null")
 rate=$(ffprobe -v error -show_entries format=bit_rate -of csv=p=0 "$media/$movie" | awk '{ printf "%.3f", $1 / 1e6 }')

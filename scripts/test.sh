@@ -28,12 +28,28 @@ stage "build (g++, -Wall -Wextra -Werror)"
 cmake --preset default -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" >/dev/null
 cmake --build --preset default -j "$jobs"
 
-stage "native tests: unit, media (and the expectations for the guest), UDP Write-Record on loopback, web pages in Chromium, operations"
-ctest --preset default -L 'unit|media|udp|web|ops' -j "$jobs"
+stage "native tests: unit, media (and the expectations for the guest), UDP Write-Record on loopback, web pages in Chromium, operations; the sanitizer build beside them"
+# Most native tests wait on sockets, players and timers: the sanitizer tree compiles beside them at
+# the lowest priority (nice 19: a CPU-bound test beside it keeps nearly the whole core it asks for),
+# in the time they leave idle.
+mkdir -p build
+sanitizer_log=build/sanitizer-build.log
+(cmake --preset sanitize >/dev/null && nice -n 19 cmake --build --preset sanitize -j "$jobs" --target vod_sanitizer_checks) > "$sanitizer_log" 2>&1 &
+sanitizer_build=$!
+trap 'kill "$sanitizer_build" 2>/dev/null || true' EXIT
+native=0
+ctest --preset default -L 'unit|media|udp|web|ops' -j "$jobs" || native=$?
+stage "sanitizer build (clang, ASan+UBSan): waiting for it to finish"
+if ! wait "$sanitizer_build"; then
+  tail -n 40 "$sanitizer_log"
+  echo "the sanitizer build failed (its log: $sanitizer_log)" >&2
+  exit 1
+fi
+trap - EXIT
+echo "sanitizer build done ($(grep -c 'Building' "$sanitizer_log") files compiled; its log: $sanitizer_log)"
+[[ $native -eq 0 ]] || { echo "native tests failed (exit $native)" >&2; exit "$native"; }
 
-stage "sanitizer build (clang, ASan+UBSan), its unit and media tests, and the fuzzers"
-cmake --preset sanitize >/dev/null
-cmake --build --preset sanitize -j "$jobs" --target vod_sanitizer_checks
+stage "sanitizer tests: unit and media tests under ASan+UBSan, and the fuzzers"
 ctest --preset sanitize -L 'unit|media|fuzz' -j "$jobs"
 echo "--- fuzz report (executions per target, edges covered per decoder; test fuzz_report)"
 cat build-sanitize/tests/fuzz-report.txt

@@ -87,7 +87,10 @@ struct Player {
                        auto* p = static_cast<Player*>(self);
                        if (p->counting) ++p->frames;
                      }), this);
-    g_object_set(playbin, "uri", uri.c_str(), "video-sink", video, "audio-sink", audio, nullptr);
+    // Video only, as the decoder gives it (playbin's flags: video and native-video): the frames are
+    // what is counted, and under TCG the audio decode and the converters would cost as much again.
+    constexpr guint kPlayVideo = 1u << 0, kPlayNativeVideo = 1u << 6;
+    g_object_set(playbin, "uri", uri.c_str(), "video-sink", video, "audio-sink", audio, "flags", kPlayVideo | kPlayNativeVideo, nullptr);
   }
   ~Player() {
     gst_element_set_state(playbin, GST_STATE_NULL);

@@ -107,4 +107,5 @@ timeout 120 ffmpeg -v error -i "$live/index.m3u8" -t 4 -f framemd5 "$work/live.m
 frames=$(grep -c '^0,' "$work/live.md5" || true)
 ((frames >= 60)) || fail "ffmpeg decoded $frames video frames of 4 s of the live channel"
 pass "6 playlists pass the checker; the reload for part $reload_msn.$part lists it; seg-$msn.ts ($(stat -c %s "$work/seg.ts") bytes) is its parts; ffmpeg decoded $frames frames"
+kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true  # its live session would hold the server's drain
 stop_server

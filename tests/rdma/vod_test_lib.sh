@@ -51,13 +51,16 @@ crash_and_restart_server() {
   start_server "$@"
 }
 
-# stop_server: SIGTERM, and the server must exit 0.
+# stop_server: SIGTERM, and the server must exit 0. A server with clients still connected drains them
+# first (--drain-seconds): the time it took is said when it is long, since a test that leaves a
+# proxy or a mount connected pays for it here.
 stop_server() {
+  local rc=0 started=$SECONDS
   kill -TERM "$server_pid"
-  local rc=0
   wait "$server_pid" || rc=$?
   server_pid=
   [[ $rc -eq 0 ]] || fail "vod-server exited $rc after SIGTERM"
+  ((SECONDS - started < 3)) || echo "--- [${SECONDS}s] the server took $((SECONDS - started)) s to stop (clients still connected drained)"
 }
 
 server_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
