@@ -66,13 +66,25 @@ print(" ".join(str(p) for p in sorted({(b[i + 1] & 31) << 8 | b[i + 2] for i in 
   pmt=$(ffprobe -v error -show_entries program=pmt_pid -of csv=p=0 "$file" | sed -n "1s/,.*//p")
   for p in $pids; do [[ $p == 0 || $p == "$pmt" || $p -lt 32 || $p == 8191 ]] || fail "the map holds PID $p, not a table"; done
   expect_off=$map_len
-  while read -r len off; do
+  # Every segment's range in one curl (a process start per segment is most of the time under TCG),
+  # then each compared with the file's bytes at its offset.
+  local ranges=() args=() sizes
+  mapfile -t ranges < <(sed -n 's/^#EXT-X-BYTERANGE:\([0-9]*\)@\([0-9]*\)$/\1 \2/p' "$work/index.m3u8")
+  for range in "${ranges[@]}"; do
+    read -r len off <<< "$range"
     [[ $off == "$expect_off" ]] || fail "segment $n starts at $off, not where the last ended ($expect_off)"
-    curl -sf -r "$off-$((off + len - 1))" -o "$work/seg" "$segments_url" || fail "GET segment $n ($len@$off) failed"
-    cmp -s "$work/seg" <(tail -c +"$((off + 1))" "$file" | head -c "$len") || fail "segment $n ($len@$off) is not the file's bytes"
+    args+=(-sf -r "$off-$((off + len - 1))" -w '%{size_download}\n' -o "$work/seg$n" "$segments_url" --next)  # options per transfer
     expect_off=$((off + len)) n=$((n + 1))
-  done < <(sed -n 's/^#EXT-X-BYTERANGE:\([0-9]*\)@\([0-9]*\)$/\1 \2/p' "$work/index.m3u8")
+  done
   [[ $expect_off == "$size" ]] || fail "the segments end at $expect_off, the file at $size"
+  sizes=$(curl "${args[@]:0:${#args[@]}-1}") || fail "GET of the $n segments failed"
+  n=0
+  for got in $sizes; do
+    read -r len off <<< "${ranges[$n]}"
+    [[ $got == "$len" ]] && cmp -s -n "$len" -i "0:$off" "$work/seg$n" "$file" || fail "segment $n ($len@$off) is not the file's bytes ($got bytes)"
+    n=$((n + 1))
+  done
+  [[ $n == "${#ranges[@]}" ]] || fail "curl answered $n of ${#ranges[@]} segments"
   pass "$name: playlists pass the RFC 8216 checks; CODECS $want ($profile, level $level), RESOLUTION ${w}x$h; map ($map_len B of tables) and $n segments tile the file, byte-exact"
 
   # ffmpeg reads every packet the file has, and decodes it all (natively: the segments' bytes are
@@ -119,13 +131,13 @@ hls_check_fmp4_movie() {
   # The pieces, in order, as one file.
   curl -sf -D "$work/h" -o "$work/fmp4.mp4" "$url/init.mp4" || fail "GET init.mp4 failed"
   grep -qi '^Content-Type: video/mp4' "$work/h" || fail "init.mp4 is not video/mp4"
-  n=0
-  for seg in $(grep '^seg-' "$work/index.m3u8"); do
-    curl -sf -o "$work/seg" "$url/$seg" || fail "GET $seg failed"
-    cat "$work/seg" >> "$work/fmp4.mp4"
-    n=$((n + 1))
-  done
+  # Every segment in one curl, in order, appended to the init segment.
+  local segs=() args=()
+  mapfile -t segs < <(grep '^seg-' "$work/index.m3u8")
+  n=${#segs[@]}
   [[ $n -ge 10 ]] || fail "only $n segments"
+  for seg in "${segs[@]}"; do args+=("$url/$seg"); done
+  curl -sf "${args[@]}" >> "$work/fmp4.mp4" || fail "GET of the $n segments failed"
   # The same video packets (the bytes of each, in order), and decoded the same frames.
   cp "$(expected "$ref.video.packet-md5s")" "$work/file.p"  # the file's, listed natively
   ffmpeg -v error -i "$work/fmp4.mp4" -map 0:v -c copy -f framemd5 - | awk -F, '/^0,/ { print $6 }' > "$work/fmp4.p"

@@ -73,19 +73,12 @@ wait_members() {  # wait_members COUNT: until etcd lists that many (leases end w
 placement_of() { "$client_bin" cluster "$fleet" "$@" 2> /dev/null | awk '/ k=/ { sub("first=", "", $3); print $1, $3 }'; }
 order_of() { "$client_bin" cluster "$fleet" "$@" 2> /dev/null | awk '/ k=/ { sub("order=", "", $4); print $1, $4 }'; }
 
-# A viewer reads at about 2.5 MB/s (256 KiB per 0.1 s) through a pipe, so it is mid-stream for
-# seconds: the pipe stalls vod-client's writes, and with them its reads.
-slow_copy='import sys, time
-out = open(sys.argv[1], "wb")
-while True:
-    b = sys.stdin.buffer.read(262144)
-    if not b: break
-    out.write(b); out.flush(); time.sleep(float(sys.argv[2]))'
 viewer_pids=()
-start_viewer() {  # start_viewer N MOVIE [PAUSE]: viewer N of MOVIE, its log in viewer-N.log
-  local n=$1 movie=$2 pause=${3:-0.1}
-  { "$client_bin" get "$(fleet_uri "$movie")" -o - --quiet --depth 2 --chunk-kib 128 --readahead-kib 512 --reconnect-for 60 \
-      --log-level info 2> "$work/viewer-$n.log" | python3 -c "$slow_copy" "$work/viewer-$n.out" "$pause"; } &
+start_viewer() {  # start_viewer N MOVIE [MBIT/S]: viewer N of MOVIE, paced by vod-client play, at 4 Mbit/s
+  # by default (12 MiB in about 25 s, so it is mid-stream for the kill below); its log in viewer-N.log
+  local n=$1 movie=$2 rate=${3:-4}
+  "$client_bin" play "$(fleet_uri "$movie")" --rate "$rate" --burst 0 --depth 2 --chunk-kib 128 --readahead-kib 512 --reconnect-for 60 \
+    --log-level info > "$work/viewer-$n.out" 2> "$work/viewer-$n.log" &
   viewer_pids[$n]=$!
   cleanup_hooks+=("kill -KILL ${viewer_pids[$n]} 2>/dev/null")
 }
@@ -217,7 +210,7 @@ etcdctl del --prefix /fleet-test/members/garbage > /dev/null
 pass "4 hostile records ignored and named; opens unaffected"
 
 step "etcd stops: a running viewer goes on; a new process opens from the saved member list"
-start_viewer 20 fleet-b.bin 0.05
+start_viewer 20 fleet-b.bin 40
 sleep 1
 kill -KILL "$etcd_pid"; wait "$etcd_pid" 2> /dev/null || true
 "$client_bin" get "$(fleet_uri fleet-c.bin)" -o "$work/no-etcd" --quiet --log-level info 2> "$work/no-etcd.log" || fail "a get with etcd down failed: $(tail -3 "$work/no-etcd.log")"

@@ -89,21 +89,12 @@ vlc_frames=$(video_frames "$vlc_home/out.ts")
 [[ ${vlc_frames:-0} -ge 100 ]] || { tail -n 20 "$work/vlc.log"; fail "VLC produced ${vlc_frames:-0} frames from 30 s on"; }
 pass "VLC: $vlc_frames frames from 30 s on"
 
-# random_reads FILE PROCESSES READS: each process reads READS random ranges with dd through the
-# mount and from the local file, and compares them.
+# random_reads FILE PROCESSES READS: PROCESSES processes at once, each reading READS random ranges
+# of FILE through the mount and from the local file and comparing them (random_reads.py).
 random_reads() {
-  local f=$1 procs=$2 reads=$3 size; size=$(stat -L -c %s "$media/$f")
-  local pids=()
+  local f=$1 procs=$2 reads=$3 pids=()
   for p in $(seq "$procs"); do
-    (
-      RANDOM=$((p * 7919))
-      for _ in $(seq "$reads"); do
-        off=$(( (RANDOM * 32768 + RANDOM) % size )) len=$(( RANDOM % 300000 + 1 ))
-        cmp <(dd if="$mnt/$f" iflag=skip_bytes,count_bytes skip="$off" count="$len" bs=64k status=none) \
-            <(dd if="$media/$f" iflag=skip_bytes,count_bytes skip="$off" count="$len" bs=64k status=none) ||
-          { echo "FAIL: $f bytes $off+$len differ" >&2; exit 1; }
-      done
-    ) &
+    /usr/bin/python3 "$(dirname "$0")/random_reads.py" "$mnt/$f" "$media/$f" "$reads" $((p * 7919)) &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || fail "a random reader of $f saw wrong bytes"; done

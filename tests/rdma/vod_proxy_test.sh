@@ -153,7 +153,7 @@ curl -s -0 -N --max-time 3 -D "$work/h" -o /dev/null "$base/live/cam" || true
 [[ -z $(header Transfer-Encoding) ]] || fail "an HTTP/1.0 client got chunked encoding"
 fetch "$base/playlist.m3u"
 grep -q "^$base/live/cam\$" "$work/body" || grep -q "/live/cam" "$work/body" || fail "the playlist does not list the live channel"
-vlc_remux "$base/live/cam" live.ts "$work/vlc-live.log" --run-time=8 || true
+VLC_SECONDS=12 vlc_remux "$base/live/cam" live.ts "$work/vlc-live.log" || true  # ended by SIGINT
 vlc_live=$(video_frames "$vlc_home/live.ts")
 [[ ${vlc_live:-0} -ge 75 ]] || { tail -n 20 "$work/vlc-live.log"; fail "VLC got ${vlc_live:-0} video frames from the live channel"; }
 pass "live: $live_frames frames by curl (chunked), HTTP/1.0 close-delimited, playlist entry, VLC $vlc_live frames"
@@ -226,9 +226,9 @@ done > "$work/ranges"
 # took a minute before the first request.
 args=()
 while read -r i first last; do
-  args+=(-o "$work/c.$i" -H "Range: bytes=$first-$last" "$base/movies/pattern.bin" --next)
+  args+=(-s -o "$work/c.$i" -H "Range: bytes=$first-$last" "$base/movies/pattern.bin" --next)  # options per transfer
 done < "$work/ranges"
-curl -s -Z --parallel-max 100 --parallel-immediate "${args[@]:0:${#args[@]}-1}" > "$work/parallel.log" 2>&1 ||
+curl -Z --parallel-max 100 --parallel-immediate "${args[@]:0:${#args[@]}-1}" > "$work/parallel.log" 2>&1 ||
   fail "the 100 concurrent ranged requests: curl exit $?: $(tail -c 300 "$work/parallel.log")"
 bad=0
 while read -r i first last; do

@@ -74,7 +74,9 @@ live_viewing() {
 uri() { echo "rdma://$addr:$port${1:+/$1}"; }
 
 # vlc_remux SOURCE OUT_NAME LOG [cvlc options...]: VLC plays SOURCE as nobody (VLC refuses root)
-# and remuxes it with --sout into $vlc_home/OUT_NAME (TS), a directory nobody may write; 120 s at most.
+# and remuxes it with --sout into $vlc_home/OUT_NAME (TS), a directory nobody may write; 120 s at
+# most. With VLC_SECONDS, VLC gets SIGINT after that many seconds (it closes the file and exits):
+# --run-time does not end a live stream's remux (it ran for two minutes once).
 vlc_home=
 vlc_remux() {
   local src=$1 name=$2 log=$3; shift 3
@@ -83,7 +85,9 @@ vlc_remux() {
     chown nobody "$vlc_home"
     cleanup_hooks+=("rm -rf $vlc_home")
   fi
-  HOME=$vlc_home timeout 120 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+  local limit=(120)
+  [[ -n ${VLC_SECONDS:-} ]] && limit=(-s INT -k 10 "$VLC_SECONDS")
+  HOME=$vlc_home timeout "${limit[@]}" setpriv --reuid=nobody --regid=nogroup --clear-groups \
     cvlc --play-and-exit --vout=dummy --aout=dummy "$@" "$src" --sout "#std{access=file,mux=ts,dst=$vlc_home/$name}" > "$log" 2>&1
 }
 # video_frames FILE: the video frames ffprobe decodes in FILE (empty when none)
