@@ -95,10 +95,21 @@ while read -r name first; do expected[$name]=$first; done < <(placement_of "${mo
 while read -r name list; do order[$name]=$list; done < <(order_of "${movies[@]}")
 [[ ${#expected[@]} -eq 6 ]] || fail "vod-client cluster placed ${#expected[@]} of 6 movies"
 for v in $(seq 0 11); do start_viewer "$v" "${movies[$((v % 6))]}"; done
-sleep 2
+# Each viewer is stopped (SIGSTOP) as soon as it streams, so that all twelve are mid-stream at the
+# kill below however long a loaded guest takes to start them; they go on together before it.
 declare -A viewers_on
+waiting=$(seq 0 11)
+for _ in $(seq 1200); do
+  left=
+  for v in $waiting; do
+    if [[ -s $work/viewer-$v.out && -n $(served_by "$v") ]]; then kill -STOP "${viewer_pids[$v]}"; else left+=" $v"; fi
+  done
+  waiting=$left
+  [[ -z $waiting ]] && break
+  sleep 0.1
+done
+[[ -z $waiting ]] || fail "viewers$waiting did not start streaming within 120 s"
 for v in $(seq 0 11); do
-  for _ in $(seq 600); do [[ -n $(served_by "$v") ]] && break; sleep 0.1; done
   movie=${movies[$((v % 6))]} on=$(served_by "$v")
   [[ $on == "${expected[$movie]}" ]] || fail "viewer $v of $movie is on '$on', placement says ${expected[$movie]}: $(tail -3 "$work/viewer-$v.log")"
   viewers_on[$on]+="$v "
@@ -113,6 +124,7 @@ for n in 0 1 2; do
   ((count > most)) && { most=$count; victim=$n; }
 done
 victims=(${viewers_on[$(member_id "$victim")]})
+for v in $(seq 0 11); do kill -CONT "${viewer_pids[$v]}"; done
 killed_at=$(date +%s.%N)
 kill -KILL "${pids[$victim]}"
 wait "${pids[$victim]}" 2> /dev/null || true
