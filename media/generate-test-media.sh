@@ -5,7 +5,8 @@
 #   media/generate-test-media.sh --out DIR [--duration SECONDS] [--variants LIST] [--containers LIST]
 #
 #   variants    1080p (H.264 ~8.7 Mbps total, the dissertation's full-HD rate), 720p (~5.3 Mbps),
-#               480p (~1 Mbps); default: all three
+#               480p (~1 Mbps), 240p (~0.3 Mbps: light to decode, for players under emulation);
+#               default: the first three
 #   containers  mp4 (moov at the end), mp4-faststart (moov first), fmp4 (fragmented MP4, a fragment
 #               per keyframe), ts (MPEG-TS), mkv (Matroska); default: all five
 #   duration    default 60 s, long enough for the seek tests
@@ -37,6 +38,7 @@ declare -A spec=(
   [1080p]="1920 1080 8550k 128k"
   [720p]="1280 720 5200k 96k"
   [480p]="854 480 920k 64k"
+  [240p]="426 240 250k 48k"
 )
 declare -A suffix=([mp4]=mp4 [mp4-faststart]=faststart.mp4 [fmp4]=fragmented.mp4 [ts]=ts [mkv]=mkv)
 
@@ -46,7 +48,7 @@ bitexact=(-fflags +bitexact -flags:v +bitexact -flags:a +bitexact -map_metadata 
 IFS=, read -r -a variant_list <<< "$variants"
 IFS=, read -r -a container_list <<< "$containers"
 for v in "${variant_list[@]}"; do
-  [[ -n ${spec[$v]:-} ]] || { echo "generate-test-media: unknown variant '$v' (1080p, 720p, 480p)" >&2; exit 2; }
+  [[ -n ${spec[$v]:-} ]] || { echo "generate-test-media: unknown variant '$v' (1080p, 720p, 480p, 240p)" >&2; exit 2; }
   read -r width height vbit abit <<< "${spec[$v]}"
   base="$out/test-$v-${duration}s"
   recipe="$v $width $height $vbit $abit $duration $(ffmpeg -version | head -n 1) v1"

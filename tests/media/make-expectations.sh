@@ -4,7 +4,7 @@
 # and natively (the test media are bit-exact, so their decodes are too), into MEDIA_DIR/expected/.
 # The RDMA tests in the Soft-RoCE guest compare against these files instead of decoding a reference
 # under TCG. One file per fact, named MOVIE.WHAT:
-#   video-frames            video frames ffprobe decodes (-count_frames)
+#   video-frames            video frames ffprobe decodes (-count_frames); the only fact of the 240p movies
 #   audio-packets           audio packets of the first audio stream
 #   ss30-t5.video.framemd5  ffmpeg -ss 30 -i MOVIE -t 5 -map 0:v -f framemd5 (decoded video)
 #   ss30-t5.packets.framemd5  the same window, every stream's packets (-c copy): audio included, as
@@ -22,7 +22,8 @@ dir=$1 gst_seek_frames=${2:-}
 out=$dir/expected
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 movies=(test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv test-480p-60s.fragmented.mp4)
-stamp="$(md5sum < "${BASH_SOURCE[0]}" | cut -d' ' -f1) $(cat "$dir"/.test-480p-60s.recipe) $(ffmpeg -version | sed -n 1p)"
+light=(test-240p-20s.ts test-240p-20s.mp4 test-240p-20s.mkv)  # video-frames only
+stamp="$(md5sum < "${BASH_SOURCE[0]}" | cut -d' ' -f1) $(cat "$dir"/.test-480p-60s.recipe "$dir"/.test-240p-20s.recipe) $(ffmpeg -version | sed -n 1p)"
 [[ -n $gst_seek_frames ]] && stamp+=" $(gst-launch-1.0 --version | sed -n 2p) gst $(md5sum < "$gst_seek_frames" | cut -d' ' -f1)"
 if [[ -f $out/.stamp && "$(cat "$out/.stamp")" == "$stamp" ]]; then
   echo "make-expectations: $out is up to date"
@@ -63,6 +64,10 @@ for m in "${movies[@]}"; do
   if (( ${#pids[@]} == 2 )); then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
 done
 for p in "${pids[@]}"; do wait "$p" || exit 1; done
+for m in "${light[@]}"; do
+  [[ -f $dir/$m ]] || { echo "make-expectations: $dir/$m is missing: make the media first ($here/make-test-media.sh)" >&2; exit 1; }
+  ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$dir/$m" | sed -n 1p > "$out.tmp/$m.video-frames"
+done
 # Nothing empty: a fact that did not come out is a failure here, not a puzzle in the guest.
 for f in "$out.tmp"/*; do [[ -s $f ]] || { echo "make-expectations: $f came out empty" >&2; exit 1; }; done
 echo "$stamp" > "$out.tmp/.stamp"

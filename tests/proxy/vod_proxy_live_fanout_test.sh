@@ -77,7 +77,8 @@ for i in 1 2 3 4; do
   curl -s -N --max-time 8 -D "$work/h$i" -o "$work/v$i.ts" "$base/live/cam" &
   pids+=($!)
 done
-/usr/bin/python3 "$here/hostile_http.py" slowlive "$http" /live/cam --out "$work/slow.ts" --rate 20000 --seconds 8 > "$work/slow.out" &
+/usr/bin/python3 "$here/hostile_http.py" slowlive "$http" /live/cam --out "$work/slow.ts" --rate 20000 --seconds 8 \
+  --until-skip --max-seconds 40 > "$work/slow.out" &  # on until the proxy counts its jump, 40 s at most (the kernel's send buffer decides when)
 slow=$!
 sleep 4
 channels=$(metric vod_proxy_live_channels) viewers=$(metric vod_proxy_live_viewers) sessions=$(metric vod_proxy_live_sessions_opened_total)

@@ -134,31 +134,35 @@ TEST_P(PlaybinPerContainer, DecodesEveryVideoFrame) {
   EXPECT_EQ(p.frames.load(), expected_video_frames(movie));
 }
 
-TEST_P(PlaybinPerContainer, SeekTo30sResumesWithinAGopAndPlaysToTheEnd) {
+TEST_P(PlaybinPerContainer, SeekTo10sResumesWithinAGopAndPlaysToTheEnd) {
   const std::string movie = GetParam();
   Player p(uri_of(movie));
   gst_element_set_state(p.playbin, GST_STATE_PAUSED);
   ASSERT_EQ(gst_element_get_state(p.playbin, nullptr, nullptr, 60 * GST_SECOND), GST_STATE_CHANGE_SUCCESS);
   p.counting = false;
   ASSERT_TRUE(gst_element_seek_simple(p.playbin, GST_FORMAT_TIME,
-                                      static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT), 30 * GST_SECOND));
+                                      static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT), 10 * GST_SECOND));
   ASSERT_EQ(gst_element_get_state(p.playbin, nullptr, nullptr, 60 * GST_SECOND), GST_STATE_CHANGE_SUCCESS);
   gint64 position = -1;
   ASSERT_TRUE(gst_element_query_position(p.playbin, GST_FORMAT_TIME, &position));
-  EXPECT_NEAR(static_cast<double>(position) / GST_SECOND, 30.0, 2.0) << "the GOP is 2 s";
+  EXPECT_NEAR(static_cast<double>(position) / GST_SECOND, 10.0, 2.0) << "the GOP is 2 s";
   p.frames = 0;
   p.counting = true;
   gst_element_set_state(p.playbin, GST_STATE_PLAYING);
   BusResult r;
   wait_for_end(p.playbin, 240, r);
   ASSERT_TRUE(r.eos) << r.source << ": " << (r.error ? r.error->message : "");
-  // 30 s of 25 fps video remain after 30 s. A key-unit seek starts at the keyframe at or before
-  // the target, and tsdemux's push-mode seek may resync up to a GOP before that: so 28 to 33 s.
-  EXPECT_GE(p.frames.load(), 700) << "frames decoded after the seek";
-  EXPECT_LE(p.frames.load(), 825) << "frames decoded after the seek";
+  // 10 s of 25 fps video remain after 10 s of the 20 s movie. A key-unit seek starts at the
+  // keyframe at or before the target, and tsdemux's push-mode seek, which guesses a byte offset
+  // from the rate, may resync up to two GOPs before it (7.4 s once, on this low-rate TS): so 6 to 13 s.
+  EXPECT_GE(p.frames.load(), 175) << "frames decoded after the seek";
+  EXPECT_LE(p.frames.load(), 350) << "frames decoded after the seek";
 }
 
-INSTANTIATE_TEST_SUITE_P(Containers, PlaybinPerContainer, ::testing::Values("test-480p-60s.mp4", "test-480p-60s.ts", "test-480p-60s.mkv"),
+// The light 240p movies (tests/media/make-test-media.sh): playbin decodes every frame under TCG,
+// and what these tests prove (rdmasrc in pull and push mode, seeking, every container) does not
+// depend on the picture size.
+INSTANTIATE_TEST_SUITE_P(Containers, PlaybinPerContainer, ::testing::Values("test-240p-20s.mp4", "test-240p-20s.ts", "test-240p-20s.mkv"),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
                            return n.substr(n.rfind('.') + 1);

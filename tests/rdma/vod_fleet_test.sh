@@ -195,7 +195,7 @@ for m in "${movies[@]}"; do grep -q "$m" "$work/playlist.m3u" || fail "vod-proxy
 curl -sf -r 1000-4000999 -o "$work/proxy-range" "http://127.0.0.1:$http_port/movies/fleet-d.bin" || fail "Range through vod-proxy failed: $(tail -3 "$work/proxy.log")"
 dd if="$media/fleet-d.bin" iflag=skip_bytes,count_bytes skip=1000 count=4000000 status=none | cmp - "$work/proxy-range" || fail "vod-proxy's Range of fleet-d.bin differs"
 kill "$proxy_pid"; wait "$proxy_pid" 2> /dev/null || true
-GST_PLUGIN_PATH=$build/client/gst gst-launch-1.0 -q rdmasrc uri="$(fleet_uri fleet-e.bin)" ! filesink location="$work/gst.bin" > "$work/gst.log" 2>&1 ||
+gst-launch-1.0 -q rdmasrc uri="$(fleet_uri fleet-e.bin)" ! filesink location="$work/gst.bin" > "$work/gst.log" 2>&1 ||
   fail "rdmasrc with a fleet URI failed: $(tail -3 "$work/gst.log")"
 cmp "$media/fleet-e.bin" "$work/gst.bin" || fail "rdmasrc delivered other bytes than fleet-e.bin"
 mnt=$(mktemp -d /tmp/vod-mnt.XXXXXX)

@@ -57,29 +57,34 @@ start_server "$media" --live "demo=file:$work/loop.ts" --live "big=file:$test_me
 grep -Eq '^demo .* LIVE' "$work/list.txt" || fail "the catalog does not list the live channel"
 pass "the catalog lists both channels as live"
 
-step "20 viewers record 'demo' for 10 s (a loop every 4 s)"
+step "20 viewers record 'demo' for 6 s (a loop every 4 s)"
 cpu_before=$(server_cpu_ticks "$server_pid")
 pids=()
 for i in $(seq 20); do
-  "$client_bin" get "$(uri live/demo)" -o "$work/v$i.ts" --duration 10 --log-level info 2> "$work/v$i.log" &
+  "$client_bin" get "$(uri live/demo)" -o "$work/v$i.ts" --duration 6 --log-level info 2> "$work/v$i.log" &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || fail "a viewer exited with an error"; done
 cpu_after=$(server_cpu_ticks "$server_pid")
-probe_all "$work"/v{1..20}.ts
+# All twenty decoded by one ffmpeg (framecrc_all): no error in any, each from a keyframe.
+framecrc_all "$work"/v{1..20}.ts
+[[ ! -s $work/framecrc.errors ]] || fail "the recordings do not decode cleanly: $(head -n 3 "$work/framecrc.errors")"
 loops=0
 for i in $(seq 20); do
-  frames=$(decodes "$work/v$i.ts")
+  frames=$(framecrc_lines "$work/v$i.ts.frames")
+  [[ $(grep -v -m 1 '^#' "$work/v$i.ts.packets") != *F=* ]] || fail "viewer $i's recording does not start with a keyframe"
   # shellcheck disable=SC2046
   "$ts_tool" check "$work/v$i.ts" $(allowed "$work/v$i.log") > "$work/check$i.txt" || { cat "$work/check$i.txt"; fail "viewer $i: continuity"; }
   n=$(grep -c 'discontinuity at output byte' "$work/v$i.log" || true)
   loops=$((loops + n))
   [[ $(stat_of "$work/v$i.log" skips) == 0 ]] || fail "viewer $i skipped: it should keep up"
-  ((frames >= 200)) || fail "viewer $i decoded only $frames frames in 10 s"
+  # 150 frames in 6 s at 25 fps, less the wait for the first keyframe (1 s GOP) and a connect
+  # slowed by 19 others under TCG: 100 frames are 4 s, which holds a loop (every 4 s) in any case.
+  ((frames >= 100)) || fail "viewer $i decoded only $frames frames in 6 s"
 done
 ((loops >= 20)) || fail "the viewers reported $loops loop discontinuities; each should have seen at least one"
 [[ $(grep -c "disconnect .* live channel 'demo'" "$server_log") -ge 20 ]] || fail "the server did not log 20 live disconnects"
-echo "server CPU for 20 viewers x 10 s: $(( (cpu_after - cpu_before) * 10 )) ms"
+echo "server CPU for 20 viewers x 6 s: $(( (cpu_after - cpu_before) * 10 )) ms"
 pass "20 viewers: every recording decodes from a keyframe, counters continuous except at $loops reported loops"
 
 step "three viewers at once: a late joiner, one granting 2 credits, one following the header alone"
@@ -164,11 +169,16 @@ start_server "$media" --live "cam=udp://$addr:$udp_port" --live "gst=gst:$gst_pi
 ffmpeg -hide_banner -loglevel error -nostdin -re -stream_loop -1 -i "$work/loop.ts" -c copy -f mpegts "udp://$addr:$udp_port?pkt_size=1316" &
 sender=$!
 cleanup_hooks+=("kill $sender 2>/dev/null")
-sleep 2
+# The viewer's 5 s window starts once the input does: ffmpeg took 12 s to send its first datagram
+# in a loaded guest once, and a fixed sleep left the viewer an empty window. 60 s is generous.
+for _ in $(seq 600); do grep -q 'cam: stream .* begins' "$server_log" && break; sleep 0.1; done
+grep -q 'cam: stream .* begins' "$server_log" || fail "no datagram from ffmpeg reached the server in 60 s"
 "$client_bin" get "$(uri live/cam)" -o "$work/udp.ts" --duration 5 --log-level info 2> "$work/udp.log"
 kill "$sender"; wait "$sender" 2>/dev/null || true
 frames=$(decodes "$work/udp.ts")
 pass "udp:// from ffmpeg: $frames frames"
+for _ in $(seq 600); do grep -q 'gst: stream .* begins' "$server_log" && break; sleep 0.1; done
+grep -q 'gst: stream .* begins' "$server_log" || fail "the gst: pipeline did not start in 60 s"
 "$client_bin" get "$(uri live/gst)" -o "$work/gst.ts" --duration 5 --log-level info 2> "$work/gst.log"
 frames=$(decodes "$work/gst.ts")
 pass "gst: videotestsrc through x264enc and mpegtsmux: $frames frames"

@@ -167,7 +167,7 @@ live_accepts() { grep -c "accept .*: live channel 'cam'" "$server_log" || true; 
 accepted_before=$(live_accepts)
 fan=()
 for i in $(seq 8); do
-  curl -s -N --max-time 8 -o "$work/fan$i.ts" "$base/live/cam" &
+  curl -s -N --max-time 6 -o "$work/fan$i.ts" "$base/live/cam" &
   fan+=($!)
 done
 sleep 4
@@ -176,18 +176,26 @@ for p in "${fan[@]}"; do wait "$p" || true; done  # curl ends at --max-time (exi
 accepted=$(( $(live_accepts) - accepted_before ))
 ((accepted == 1)) || fail "8 HTTP viewers made $accepted live connections to the server (its log's \"accept ...: live channel 'cam'\" lines), not 1"
 [[ $fan_channels == 1 && $fan_viewers == 8 ]] || fail "the proxy's /metrics: $fan_channels live sessions and $fan_viewers viewers, not 1 and 8"
-# Whole packets (curl stopped mid-packet), then decoded two at a time (the guest's two vCPUs).
+# Whole packets (curl stopped mid-packet), then one ffmpeg (framecrc_all) lists every viewer's video
+# packets (the first must be a keyframe, and 6 s hold 150) and decodes two of them, as the previous
+# step decoded curl's and VLC's: the eight carry the same bytes of one session, and decoding all
+# eight 480p recordings, a player started for each, took 80 s of this serial test under TCG.
 for i in $(seq 8); do
   size_fan=$(stat -c %s "$work/fan$i.ts")
   head -c $((size_fan / 188 * 188)) "$work/fan$i.ts" > "$work/fan-whole$i.ts"
 done
-seq 8 | xargs -P 2 -I{} sh -c 'ffprobe -v error -select_streams v:0 -show_entries frame=key_frame -of csv=p=0 "$1/fan-whole$2.ts" > "$1/fan$2.frames" 2> "$1/fan$2.errors"; true' _ "$work" {}
+framecrc_all --decode 2 "$work"/fan-whole{1..8}.ts
+# curl cut each recording's last frame short: at most two complaints each, nothing else.
+(( $(grep -c . "$work/framecrc.errors" || true) <= 2 * 8 )) || fail "the viewers' bytes do not decode: $(head -n 3 "$work/framecrc.errors")"
 for i in $(seq 8); do
-  [[ $(head -n 1 "$work/fan$i.frames" | tr -d ,) == 1 ]] || fail "viewer $i does not start with a keyframe"
-  fan_frames=$(grep -c . "$work/fan$i.frames")
-  ((fan_frames >= 100)) || fail "viewer $i: 8 s of the live channel gave $fan_frames frames"
-  (( $(grep -c . "$work/fan$i.errors" || true) <= 2 )) || fail "viewer $i's bytes do not decode: $(head -n 3 "$work/fan$i.errors")"
-  echo "    viewer $i: $(stat -c %s "$work/fan$i.ts") bytes, $fan_frames frames from a keyframe"
+  [[ $(grep -v -m 1 '^#' "$work/fan-whole$i.ts.packets") != *F=* ]] || fail "viewer $i does not start with a keyframe"
+  fan_frames=$(framecrc_lines "$work/fan-whole$i.ts.packets")
+  ((fan_frames >= 75)) || fail "viewer $i: 6 s of the live channel gave $fan_frames video packets"
+  if ((i <= 2)); then
+    decoded=$(framecrc_lines "$work/fan-whole$i.ts.frames")
+    ((decoded + 2 >= fan_frames)) || fail "viewer $i: $fan_frames video packets but $decoded frames decoded"
+  fi
+  echo "    viewer $i: $(stat -c %s "$work/fan$i.ts") bytes, $fan_frames video packets from a keyframe"
 done
 # A slow viewer (4 KiB receive buffer, 8 kB/s of a ~130 kB/s channel) of a proxy with a small
 # backlog: it falls out, jumps to the newest keyframe (logged, counted), and its bytes stay whole
@@ -197,7 +205,8 @@ slow_port=$((http_port + 1))
 slow_proxy=$!
 cleanup_hooks+=("kill $slow_proxy 2>/dev/null")
 for _ in $(seq 600); do grep -q 'listening on' "$work/proxy-slow.log" && break; sleep 0.1; done
-/usr/bin/python3 "$(dirname "$0")/../proxy/hostile_http.py" slowlive "$slow_port" /live/cam --out "$work/slow.ts" --rate 8000 --seconds 7 > "$work/slow.out"
+/usr/bin/python3 "$(dirname "$0")/../proxy/hostile_http.py" slowlive "$slow_port" /live/cam --out "$work/slow.ts" --rate 8000 --seconds 7 \
+  --until-skip --max-seconds 40 > "$work/slow.out"  # on until the proxy counts the jump, 40 s at most: 7 s were once not enough (the kernel's send buffer on loopback took much of the channel)
 grep -q "status='HTTP/1.1 200" "$work/slow.out" || fail "slow viewer: $(cat "$work/slow.out")"
 skips=$(curl -s "http://127.0.0.1:$slow_port/metrics" | awk '$1 == "vod_proxy_live_skips_total" { print $2 }')
 kill "$slow_proxy"; wait "$slow_proxy" 2>/dev/null || true
@@ -210,7 +219,7 @@ cmp -s <(od -An -v -tu1 -w188 "$work/slow-whole.ts" | awk '{ print $1 }' | sort 
   fail "after its jumps the slow viewer's bytes are not whole TS packets"
 slow_frames=$(video_frames "$work/slow-whole.ts")
 ((${slow_frames:-0} >= 5)) || fail "the slow viewer's bytes decode to ${slow_frames:-0} frames"
-pass "8 viewers, 1 server connection (server log), each from a keyframe with >= 100 frames; a slow viewer jumped $skips times, its $size_slow bytes whole packets ($slow_frames frames)"
+pass "8 viewers, 1 server connection (server log), each from a keyframe with >= 75 frames; a slow viewer jumped $skips times, its $size_slow bytes whole packets ($slow_frames frames)"
 
 fi
 

@@ -9,6 +9,11 @@ build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 server_bin=$build/server/vod-server
 client_bin=$build/client/vod-client
 work=$(mktemp -d)
+# GStreamer finds rdmasrc in the build tree, through one registry per session and user: a fresh
+# registry scans every installed plugin, which takes tens of seconds under TCG, so the tests share
+# the one the first of them makes (GStreamer writes it by a rename, and rescans a plugin that changed).
+export GST_PLUGIN_PATH=$build/client/gst
+export GST_REGISTRY=${TMPDIR:-/tmp}/vod-gst-registry-$(id -u).bin
 server_pid=
 server_log=
 port=
@@ -90,6 +95,25 @@ vlc_remux() {
   HOME=$vlc_home timeout "${limit[@]}" setpriv --reuid=nobody --regid=nogroup --clear-groups \
     cvlc --play-and-exit --vout=dummy --aout=dummy "$@" "$src" --sout "#std{access=file,mux=ts,dst=$vlc_home/$name}" > "$log" 2>&1
 }
+# framecrc_all [--decode N] FILE...: one ffmpeg reads every FILE and writes FILE.packets, a framecrc
+# of its first video stream's packets (a line each; a keyframe's line has no "F=" field), and for
+# the first N files (all by default) FILE.frames, a framecrc of the decoded frames (a line each).
+# The errors of all of them go to $work/framecrc.errors. Under TCG a player's start costs a few
+# seconds, more than decoding seconds of video: twenty recordings checked by one process instead of
+# twenty saved most of a minute of a serial test.
+framecrc_all() {
+  local decode=$# n=0 f inputs=() outputs=()
+  [[ $1 == --decode ]] && { decode=$2; shift 2; }
+  for f in "$@"; do
+    inputs+=(-i "$f")
+    outputs+=(-map "$n:v:0" -c copy -copyinkf -f framecrc "$f.packets")  # -copyinkf: from the first packet, key or not
+    ((n < decode)) && outputs+=(-map "$n:v:0" -f framecrc "$f.frames")
+    n=$((n + 1))
+  done
+  ffmpeg -hide_banner -nostdin -v error -y "${inputs[@]}" "${outputs[@]}" 2> "$work/framecrc.errors" || true
+}
+# framecrc_lines FILE: its data lines (a framecrc's lines that are not comments)
+framecrc_lines() { grep -vc '^#' "$1" 2>/dev/null || true; }
 # video_frames FILE: the video frames ffprobe decodes in FILE (empty when none)
 video_frames() { { ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1" 2>/dev/null || true; } | head -n 1; }  # never fails: callers check the count and say why
 
@@ -117,7 +141,7 @@ clients_byte_exact() {
   dd if="$media/$range_file" iflag=skip_bytes,count_bytes skip="$first" count=$((last - first + 1)) status=none | cmp - "$work/range" ||
     fail "vod-proxy's Range $first-$last of $range_file differs"
   kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
-  GST_PLUGIN_PATH=$build/client/gst gst-launch-1.0 -q rdmasrc uri="$(uri test-480p-60s.mp4)" ! filesink location="$work/gst.mp4" > "$work/gst.log" 2>&1 ||
+  gst-launch-1.0 -q rdmasrc uri="$(uri test-480p-60s.mp4)" ! filesink location="$work/gst.mp4" > "$work/gst.log" 2>&1 ||
     fail "rdmasrc failed: $(tail -3 "$work/gst.log")"
   cmp "$media/test-480p-60s.mp4" "$work/gst.mp4" || fail "rdmasrc delivered other bytes than test-480p-60s.mp4"
   mnt=$(mktemp -d /tmp/vod-mnt.XXXXXX)

@@ -119,11 +119,11 @@ for _ in $(seq 300); do grep -q 'listening on' "$work/mc-server.log" && break; s
 grep -q "multicast to 239.255.71.1" "$work/mc-server.log" || { cat "$work/mc-server.log"; fail "the server does not send to the group"; }
 receivers=()
 for i in $(seq 10); do
-  ip netns exec "$ns" "$client_bin" get "rdma://$server_addr/live/pattern" -o "$work/mc$i.ts" --duration 8 --transport udp --udp-port "$udp" \
+  ip netns exec "$ns" "$client_bin" get "rdma://$server_addr/live/pattern" -o "$work/mc$i.ts" --duration 5 --transport udp --udp-port "$udp" \
     --udp-group "$group" --udp-interface 198.51.100.2 --log-level info 2> "$work/mc$i.log" &
   receivers+=($!)
 done
-ip netns exec "$ns" "$client_bin" get "rdma://$server_addr/live/film" -o "$work/mcfilm.ts" --duration 8 --transport udp --udp-port "$udp" \
+ip netns exec "$ns" "$client_bin" get "rdma://$server_addr/live/film" -o "$work/mcfilm.ts" --duration 5 --transport udp --udp-port "$udp" \
   --udp-group "$group" --udp-interface 198.51.100.2 --log-level info 2> "$work/mcfilm.log" &
 film=$!
 for i in $(seq 10); do wait "${receivers[$((i - 1))]}" || { tail -n 5 "$work/mc$i.log"; fail "multicast receiver $i exited with an error"; }; done
@@ -135,20 +135,20 @@ for i in $(seq 10); do
   bytes=$(mc_stat "$work/mc$i.log" bytes)
   holes=$(( $(mc_stat "$work/mc$i.log" records_with_holes) + $(mc_stat "$work/mc$i.log" records_lost) ))
   disc=$(mc_stat "$work/mc$i.log" discontinuities)
-  [[ ${bytes:-0} -gt 500000 ]] || { grep ^LIVE "$work/mc$i.log"; fail "receiver $i delivered ${bytes:-0} bytes in 8 s"; }
+  # 3 Mbit/s for 5 s is 1.9 MB; a sixth of it is generous for a receiver that joined late under load.
+  [[ ${bytes:-0} -gt 300000 ]] || { grep ^LIVE "$work/mc$i.log"; fail "receiver $i delivered ${bytes:-0} bytes in 5 s"; }
   ((holes == 0 || disc > 0)) || fail "receiver $i: $holes records with holes or lost, but no discontinuity reported"
   "$build/tests/rdma/ts_tool" check "$work/mc$i.ts" --pattern $(mc_allowed "$work/mc$i.log") > "$work/mccheck$i.txt" ||
     { cat "$work/mccheck$i.txt"; fail "receiver $i: a loss that was not reported"; }
   holes_total=$((holes_total + holes))
   echo "    receiver $i: $bytes bytes, $holes records with holes or lost, $disc discontinuities reported; $(cat "$work/mccheck$i.txt")"
 done
-((holes_total > 0)) || fail "1% loss made no hole in 10 receivers' 8 s: the test proves nothing"
+((holes_total > 0)) || fail "1% loss made no hole in 10 receivers' 5 s: the test proves nothing"
 frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/mcfilm.ts" | sed -n 1p)
 [[ ${frames:-0} -gt 50 ]] || { grep ^LIVE "$work/mcfilm.log"; fail "ffprobe decoded ${frames:-0} frames of the multicast film"; }
 grep -q 'other channel' "$work/mcfilm.log" || fail "the film receiver's summary lacks the other channel's datagrams"
 
 # rdmasrc and vod-proxy take the same channel from the group, in the receivers' namespace.
-export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin
 ip netns exec "$ns" timeout 60 gst-launch-1.0 -q rdmasrc uri="rdma://$server_addr/live/film" transport=udp udp-port="$udp" udp-group="$group" \
   udp-interface=198.51.100.2 num-buffers=400 ! filesink location="$work/mcgst.ts" 2> "$work/mcgst.log" || { cat "$work/mcgst.log"; fail "rdmasrc transport=udp udp-group: error"; }
 gst_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/mcgst.ts" | sed -n 1p)
@@ -158,7 +158,7 @@ ip netns exec "$ns" "$build/proxy/vod-proxy" --server "rdma://$server_addr" --tr
   --udp-interface 198.51.100.2 --listen "127.0.0.1:$http" 2> "$work/mcproxy.log" &
 proxy_pid=$!
 for _ in $(seq 600); do grep -q 'listening' "$work/mcproxy.log" && break; sleep 0.1; done
-ip netns exec "$ns" curl -s --max-time 6 "http://127.0.0.1:$http/live/film" -o "$work/mcproxy.ts" || true
+ip netns exec "$ns" curl -s --max-time 4 "http://127.0.0.1:$http/live/film" -o "$work/mcproxy.ts" || true
 proxy_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/mcproxy.ts" | sed -n 1p)
 [[ ${proxy_frames:-0} -gt 5 ]] || { tail -n 5 "$work/mcproxy.log"; fail "vod-proxy's multicast live stream decodes to ${proxy_frames:-0} frames"; }
 kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
