@@ -14,6 +14,10 @@ pairs on one line (the shell test asserts on them):
                                       --rate bytes a second for --seconds; the body goes to FILE.
                                       With --until-skip, it reads on (at most --max-seconds) until
                                       the proxy's /metrics on PORT count a live skip
+  slowget PORT PATH --out FILE        one GET read at --rate bytes a second through a 64 KiB receive
+                                      buffer (curl's --limit-rate leaves the kernel free to buffer
+                                      the whole body ahead of it on loopback), to its end or
+                                      --max-seconds; the body goes to FILE
 """
 import argparse
 import os
@@ -239,6 +243,39 @@ def cmd_slowlive(a):
     return 0
 
 
+def cmd_slowget(a):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before connect: the window stays small
+    s.settimeout(30)
+    s.connect((LOOPBACK, a.port))
+    s.sendall(f"GET {a.path} HTTP/1.1\r\nHost: 127.0.0.1:{a.port}\r\nConnection: close\r\n\r\n".encode())
+    start = time.monotonic()
+    data = bytearray()
+    step = 0.05
+    while time.monotonic() - start < a.max_seconds:
+        want = int(a.rate * step)
+        got = 0
+        while got < want:
+            try:
+                chunk = s.recv(want - got)
+            except socket.timeout:
+                chunk = b""
+            if not chunk:
+                break
+            data += chunk
+            got += len(chunk)
+        if got < want:  # the end of the body (Connection: close), or nothing for 30 s
+            break
+        time.sleep(step)
+    s.close()
+    head, _, body = bytes(data).partition(b"\r\n\r\n")
+    with open(a.out, "wb") as f:
+        f.write(body)
+    status = head.split(b"\r\n", 1)[0].decode("latin-1")
+    print(f"status={status!r} body_bytes={len(body)} seconds={time.monotonic() - start:.1f}")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -275,9 +312,15 @@ def main():
     # (autotuned), not only on the proxy's backlog: a test of the jump reads on until it happened.
     c.add_argument("--until-skip", action="store_true", help="after --seconds, read on until the proxy counts a live skip")
     c.add_argument("--max-seconds", type=float, default=60.0)
+    c = sub.add_parser("slowget")
+    c.add_argument("port", type=int)
+    c.add_argument("path")
+    c.add_argument("--out", required=True)
+    c.add_argument("--rate", type=int, default=1000000, help="bytes a second")
+    c.add_argument("--max-seconds", type=float, default=120.0)
     a = p.parse_args()
     commands = {"idle": cmd_idle, "cap": cmd_cap, "slowloris": cmd_slowloris, "keepalive": cmd_keepalive, "request": cmd_request,
-                "slowlive": cmd_slowlive}
+                "slowlive": cmd_slowlive, "slowget": cmd_slowget}
     return commands[a.cmd](a)
 
 

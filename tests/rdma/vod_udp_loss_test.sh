@@ -128,6 +128,7 @@ ip netns exec "$ns" "$client_bin" get "rdma://$server_addr/live/film" -o "$work/
 film=$!
 for i in $(seq 10); do wait "${receivers[$((i - 1))]}" || { tail -n 5 "$work/mc$i.log"; fail "multicast receiver $i exited with an error"; }; done
 wait "$film" || { tail -n 5 "$work/mcfilm.log"; fail "the film receiver exited with an error"; }
+echo "    [${SECONDS}s] the receivers are done"
 mc_stat() { sed -n "s/^LIVE .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
 mc_allowed() { sed -n 's/.*live: discontinuity at output byte \([0-9]*\).*/--allow-at \1/p' "$1" | tr '\n' ' '; }
 holes_total=0
@@ -148,11 +149,13 @@ frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream
 [[ ${frames:-0} -gt 50 ]] || { grep ^LIVE "$work/mcfilm.log"; fail "ffprobe decoded ${frames:-0} frames of the multicast film"; }
 grep -q 'other channel' "$work/mcfilm.log" || fail "the film receiver's summary lacks the other channel's datagrams"
 
+echo "    [${SECONDS}s] the receivers' recordings checked"
 # rdmasrc and vod-proxy take the same channel from the group, in the receivers' namespace.
 ip netns exec "$ns" timeout 60 gst-launch-1.0 -q rdmasrc uri="rdma://$server_addr/live/film" transport=udp udp-port="$udp" udp-group="$group" \
   udp-interface=198.51.100.2 num-buffers=400 ! filesink location="$work/mcgst.ts" 2> "$work/mcgst.log" || { cat "$work/mcgst.log"; fail "rdmasrc transport=udp udp-group: error"; }
 gst_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/mcgst.ts" | sed -n 1p)
 [[ ${gst_frames:-0} -gt 5 ]] || fail "rdmasrc's multicast recording decodes to ${gst_frames:-0} frames"
+echo "    [${SECONDS}s] rdmasrc's recording checked"
 http=$((udp + 2))
 ip netns exec "$ns" "$build/proxy/vod-proxy" --server "rdma://$server_addr" --transport udp --udp-port "$udp" --udp-group "$group" \
   --udp-interface 198.51.100.2 --listen "127.0.0.1:$http" 2> "$work/mcproxy.log" &
@@ -162,6 +165,7 @@ ip netns exec "$ns" curl -s --max-time 4 "http://127.0.0.1:$http/live/film" -o "
 proxy_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/mcproxy.ts" | sed -n 1p)
 [[ ${proxy_frames:-0} -gt 5 ]] || { tail -n 5 "$work/mcproxy.log"; fail "vod-proxy's multicast live stream decodes to ${proxy_frames:-0} frames"; }
 kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+echo "    [${SECONDS}s] vod-proxy's recording checked"
 ip netns exec "$ns" "$build/proxy/vod-proxy" --server "rdma://$server_addr" --transport udp --udp-port "$udp" --listen "127.0.0.1:$http" \
   2> "$work/mcproxy2.log" &
 proxy_pid=$!
