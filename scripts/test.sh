@@ -56,7 +56,7 @@ cat build-sanitize/tests/fuzz-report.txt
 
 stage "RDMA tests on real rdma-core (Soft-RoCE, and siw for the rdma-iwarp label)"
 # One guest boot with both software devices: -L rdma matches rdma-iwarp too. The group's budget is
-# 25 minutes (docs/testing.md); the guest's limit leaves room for a machine twice as slow and still
+# 22.5 minutes (docs/testing.md); the guest's limit leaves room for a machine twice as slow and still
 # ends inside CI's 90 minutes.
 tests/softroce/softroce-run --device both --timeout 3000 -- ctest --preset default -L rdma -j 2
 
