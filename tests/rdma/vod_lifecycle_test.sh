@@ -47,9 +47,14 @@ echo "server process CPU over the 6 s bench: ${cpu} s (utime+stime from /proc/$s
 pass "server CPU ${cpu} s while 4 clients streamed"
 
 step "SIGTERM: connected clients drain, new ones are refused, exit 0"
+keep_accepts() { grep -c "accept .*keep.bin" "$server_log" || true; }
+accepts_before=$(keep_accepts)
 "$client_bin" play "$(uri keep.bin)" --rate 8 --burst 0 --chunk-kib 64 --readahead-kib 256 > "$work/keep.out" 2> "$work/keep.err" &
 streamer=$!
-sleep 1
+# SIGTERM once the streamer is connected: after a fixed second it once was not, and the server,
+# with no client to drain, had exited before the new client came (60 s is generous).
+for _ in $(seq 600); do (( $(keep_accepts) > accepts_before )) && break; sleep 0.1; done
+(( $(keep_accepts) > accepts_before )) || fail "the streamer was not accepted within 60 s"
 kill -TERM "$server_pid"
 sleep 0.5
 rc=0; out=$("$client_bin" get "$(uri keep.bin)" -o "$work/refused" 2>&1) || rc=$?
