@@ -196,75 +196,31 @@ def live_skips(port):
     return 0
 
 
-def cmd_slowlive(a):
+def slow_read(a, request, rcvbuf, timeout, step, go_on, end_on_short):
+    """Sends REQUEST to a.port through a socket with a small receive buffer, then reads a.rate bytes a
+    second in steps of STEP seconds while go_on(seconds since the request) holds. A step that got
+    less than it wanted ends the read if END_ON_SHORT (the body's end, or nothing for TIMEOUT), else
+    only if it got nothing. The body goes to a.out; prints the status line and the body's size."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: the window stays small
-    s.settimeout(10)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)  # before connect: the window stays small
+    s.settimeout(timeout)
     s.connect((LOOPBACK, a.port))
-    s.sendall(f"GET {a.path} HTTP/1.0\r\nHost: 127.0.0.1:{a.port}\r\n\r\n".encode())
-    start = time.monotonic()
-    data = b""
-    step = 0.1
-    checked = start
-
-    def go_on():
-        nonlocal checked
-        now = time.monotonic()
-        if now - start < a.seconds:
-            return True
-        if not a.until_skip or now - start >= a.max_seconds:
-            return False
-        if now - checked < 1.0:
-            return True
-        checked = now
-        return live_skips(a.port) < 1
-
-    while go_on():
-        want = int(a.rate * step)
-        got = b""
-        while len(got) < want:
-            try:
-                chunk = s.recv(want - len(got))
-            except socket.timeout:
-                break
-            if not chunk:
-                break
-            got += chunk
-        data += got
-        if len(got) < want and not got:
-            break
-        time.sleep(step)
-    s.close()
-    head, _, body = data.partition(b"\r\n\r\n")
-    with open(a.out, "wb") as f:
-        f.write(body)
-    status = head.split(b"\r\n", 1)[0].decode("latin-1")
-    print(f"status={status!r} body_bytes={len(body)} seconds={time.monotonic() - start:.1f}")
-    return 0
-
-
-def cmd_slowget(a):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before connect: the window stays small
-    s.settimeout(30)
-    s.connect((LOOPBACK, a.port))
-    s.sendall(f"GET {a.path} HTTP/1.1\r\nHost: 127.0.0.1:{a.port}\r\nConnection: close\r\n\r\n".encode())
+    s.sendall(request.encode())
     start = time.monotonic()
     data = bytearray()
-    step = 0.05
-    while time.monotonic() - start < a.max_seconds:
+    while go_on(time.monotonic() - start):
         want = int(a.rate * step)
         got = 0
         while got < want:
             try:
                 chunk = s.recv(want - got)
             except socket.timeout:
-                chunk = b""
+                break
             if not chunk:
                 break
             data += chunk
             got += len(chunk)
-        if got < want:  # the end of the body (Connection: close), or nothing for 30 s
+        if got < want and (end_on_short or got == 0):
             break
         time.sleep(step)
     s.close()
@@ -274,6 +230,28 @@ def cmd_slowget(a):
     status = head.split(b"\r\n", 1)[0].decode("latin-1")
     print(f"status={status!r} body_bytes={len(body)} seconds={time.monotonic() - start:.1f}")
     return 0
+
+
+def cmd_slowlive(a):
+    checked = 0.0
+
+    def go_on(elapsed):
+        nonlocal checked
+        if elapsed < a.seconds:
+            return True
+        if not a.until_skip or elapsed >= a.max_seconds:
+            return False
+        if elapsed - checked < 1.0:
+            return True
+        checked = elapsed
+        return live_skips(a.port) < 1
+
+    return slow_read(a, f"GET {a.path} HTTP/1.0\r\nHost: 127.0.0.1:{a.port}\r\n\r\n", 4096, 10, 0.1, go_on, end_on_short=False)
+
+
+def cmd_slowget(a):
+    return slow_read(a, f"GET {a.path} HTTP/1.1\r\nHost: 127.0.0.1:{a.port}\r\nConnection: close\r\n\r\n", 65536, 30, 0.05,
+                     lambda elapsed: elapsed < a.max_seconds, end_on_short=True)
 
 
 def main():
