@@ -43,6 +43,7 @@ start_etcd() {
 declare -A server_pid
 start_server() {  # start_server N [TTL]: vod-server on 127.0.0.N, in the fleet, with a lease of TTL seconds (2)
   local n=$1 ttl=${2:-2}
+  : > "$work/server-$n.log"  # emptied here: the child's redirection may come after the wait below has read a restarted server's old log
   "$build/server/vod-server" --no-rdma --media-dir "$work/media" --bind "127.0.0.$n" --port "$rdma_port" --udp-port "$udp_port" \
     --cluster "$fleet" --cluster-ttl "$ttl" --cluster-weight "$n" --live "cam$n=file:/dev/null" 2> "$work/server-$n.log" &
   server_pid[$n]=$!

@@ -54,6 +54,7 @@ fleet_uri() { echo "rdma+etcd://127.0.0.1:$etcd_port/$1?prefix=/fleet-test"; }
 pids=()
 start_member() {  # start_member N: vod-server N (0-3) in the fleet, with a 6 s lease (TCG delays keepalives)
   local n=$1 log=$work/member-$1.log
+  : > "$log"  # emptied here: the child's redirection may come after the wait below has read a restarted member's old log
   "$server_bin" --media-dir "$media" --bind "${hosts[$n]}" --port "${ports[$n]}" --cluster "$fleet" --cluster-ttl 6 2> "$log" &
   pids[$n]=$!
   cleanup_hooks+=("kill -KILL ${pids[$n]} 2>/dev/null")

@@ -37,6 +37,7 @@ start_server() {
   local dir=$1; shift
   port=${VOD_TEST_PORT:-$((20000 + RANDOM % 20000))}
   server_log=$work/server-$port.log
+  : > "$server_log"  # emptied here: the child's redirection may come after the wait below has read a restarted server's old log
   "$server_bin" --media-dir "$dir" --bind "$addr" --port "$port" "$@" 2> "$server_log" &
   server_pid=$!
   for _ in $(seq 600); do

@@ -37,6 +37,7 @@ udp=$(free_port)
 
 start_udp_server() {
   server_log=$work/udp-server.log
+  : > "$server_log"  # emptied here: the child's redirection may come after the wait below has read the last log
   "$server_bin" --no-rdma --udp-port "$udp" --bind "$server_addr" --media-dir "$media" "$@" 2> "$server_log" &
   server_pid=$!
   for _ in $(seq 300); do grep -q 'listening on' "$server_log" && return 0; sleep 0.1; done

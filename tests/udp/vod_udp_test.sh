@@ -44,6 +44,7 @@ for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do cp "$media_src
 
 udp=$(free_port)
 start_server() {
+  : > "$work/server.log"  # emptied here, not by the child's redirection, which may come after the wait reads the last log
   "$server_bin" --no-rdma --udp-port "$udp" --bind 127.0.0.1 --media-dir "$media" "$@" 2> "$work/server.log" &
   server_pid=$!
   pids+=("$server_pid")
