@@ -60,21 +60,31 @@ std::string prefix_end(std::string prefix) {
   return std::string(1, '\0');  // every key
 }
 
+// One easy handle (its keep-alive connection reused call after call) driven by its own multi
+// handle, so that a call can be ended between two polls of at most kStopPoll (curl_easy_perform
+// asks its progress callback only about once a second while a peer is silent).
 struct EtcdClient::Curl {
   CURL* handle = nullptr;
+  CURLM* multi = nullptr;
   curl_slist* headers = nullptr;
   ~Curl() {
     curl_slist_free_all(headers);
+    if (multi) curl_multi_cleanup(multi);
     if (handle) curl_easy_cleanup(handle);
   }
 };
 
-EtcdClient::EtcdClient(EtcdEndpoint endpoint, std::chrono::milliseconds timeout)
-    : endpoint_(std::move(endpoint)), timeout_(timeout), curl_(std::make_unique<Curl>()) {
+namespace {
+constexpr int kStopPollMs = 100;
+}
+
+EtcdClient::EtcdClient(EtcdEndpoint endpoint, std::chrono::milliseconds timeout, std::function<bool()> stop)
+    : endpoint_(std::move(endpoint)), timeout_(timeout), stop_(std::move(stop)), curl_(std::make_unique<Curl>()) {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   curl_->handle = curl_easy_init();
-  if (!curl_->handle) throw EtcdError("curl_easy_init failed: no memory for an HTTP client");
+  curl_->multi = curl_multi_init();
+  if (!curl_->handle || !curl_->multi) throw EtcdError("curl_easy_init/curl_multi_init failed: no memory for an HTTP client");
   curl_->headers = curl_slist_append(nullptr, "Content-Type: application/json");
 }
 
@@ -85,7 +95,6 @@ namespace {
 struct Transfer {
   std::string body;
   const std::function<bool(std::string&)>* on_data = nullptr;  // true: enough, end the transfer
-  const std::function<bool()>* stop = nullptr;
   bool ended_by_reader = false;
   bool too_long = false;
   bool reader_failed = false;
@@ -110,20 +119,14 @@ size_t on_write(char* data, size_t size, size_t count, void* user) {
   return size * count;
 }
 
-int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  auto* t = static_cast<Transfer*>(user);
-  return t->stop && *t->stop && (*t->stop)() ? 1 : 0;  // non-zero aborts
-}
-
 }  // namespace
 
 std::string EtcdClient::post(const char* call, const std::string& path, const std::string& body, std::chrono::milliseconds timeout,
-                             const std::function<bool(std::string&)>& on_data, const std::function<bool()>& stop) {
+                             const std::function<bool(std::string&)>& on_data, bool interruptible) {
   const bool v6 = endpoint_.host.find(':') != std::string::npos;
   const std::string url = "http://" + (v6 ? "[" + endpoint_.host + "]" : endpoint_.host) + ":" + std::to_string(endpoint_.port) + path;
   Transfer t;
   t.on_data = &on_data;
-  t.stop = &stop;
   CURL* h = curl_->handle;
   curl_easy_reset(h);
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
@@ -132,19 +135,43 @@ std::string EtcdClient::post(const char* call, const std::string& path, const st
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for name lookups
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(timeout, timeout_).count()));
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  // Never 0, which libcurl reads as "no timeout at all".
+  const long total_ms = std::max<long>(1, static_cast<long>(timeout.count()));
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, std::max<long>(1, static_cast<long>(std::min(timeout, timeout_).count())));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, total_ms);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");  // never redirected elsewhere
-  const CURLcode rc = curl_easy_perform(h);
+
+  CURLMcode mc = curl_multi_add_handle(curl_->multi, h);
+  if (mc != CURLM_OK) throw EtcdError(std::string(call) + ": curl_multi_add_handle: " + curl_multi_strerror(mc));
+  CURLcode rc = CURLE_OK;
+  bool interrupted = false;
+  for (int running = 1;;) {
+    mc = curl_multi_perform(curl_->multi, &running);
+    if (mc != CURLM_OK) break;
+    if (!running) {
+      int left = 0;
+      while (CURLMsg* m = curl_multi_info_read(curl_->multi, &left))
+        if (m->msg == CURLMSG_DONE && m->easy_handle == h) rc = m->data.result;
+      break;
+    }
+    if (interruptible && stop_ && stop_()) {
+      interrupted = true;
+      break;
+    }
+    mc = curl_multi_poll(curl_->multi, nullptr, 0, kStopPollMs, nullptr);
+    if (mc != CURLM_OK) break;
+  }
+  curl_multi_remove_handle(curl_->multi, h);
+  if (mc != CURLM_OK) throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": " + curl_multi_strerror(mc));
+  if (interrupted) {
+    if (on_data) return t.body;  // a watch ended by its owner: nothing changed that it will act on
+    throw EtcdInterrupted(std::string(call) + " at " + endpoint_.to_string() + ": interrupted (stopping)");
+  }
   if (t.too_long) throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": the answer is longer than 16 MiB");
   if (t.reader_failed) throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": its answer could not be read");
   if (t.ended_by_reader) return t.body;
   if (rc == CURLE_OPERATION_TIMEDOUT && on_data) return t.body;  // a watch that saw nothing
-  if (rc == CURLE_ABORTED_BY_CALLBACK) return t.body;            // stop() asked
   if (rc != CURLE_OK) throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": " + curl_easy_strerror(rc));
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
@@ -180,7 +207,9 @@ bool EtcdClient::keepalive(std::int64_t lease) {
   return result.is_object() && json_int(result, "TTL") > 0;  // an unknown lease comes back without a TTL
 }
 
-void EtcdClient::revoke(std::int64_t lease) { post("lease revoke", "/v3/lease/revoke", json{{"ID", int_text(lease)}}.dump(), timeout_); }
+void EtcdClient::revoke(std::int64_t lease, std::chrono::milliseconds timeout) {
+  post("lease revoke", "/v3/lease/revoke", json{{"ID", int_text(lease)}}.dump(), timeout, {}, false);
+}
 
 void EtcdClient::put(const std::string& key, const std::string& value, std::int64_t lease) {
   json body{{"key", base64_encode(key)}, {"value", base64_encode(value)}};
@@ -205,7 +234,7 @@ RangeResult EtcdClient::range_prefix(const std::string& prefix, std::size_t limi
   return r;
 }
 
-bool EtcdClient::watch_prefix(const std::string& prefix, std::int64_t revision, std::chrono::milliseconds wait, const std::function<bool()>& stop) {
+bool EtcdClient::watch_prefix(const std::string& prefix, std::int64_t revision, std::chrono::milliseconds wait) {
   const json body{{"create_request",
                    {{"key", base64_encode(prefix)}, {"range_end", base64_encode(prefix_end(prefix))}, {"start_revision", int_text(revision + 1)}}}};
   bool changed = false;
@@ -221,7 +250,7 @@ bool EtcdClient::watch_prefix(const std::string& prefix, std::int64_t revision, 
     }
     return changed || !failure.empty();
   };
-  post("watch", "/v3/watch", body.dump(), wait, on_data, stop);
+  post("watch", "/v3/watch", body.dump(), wait, on_data);
   if (!failure.empty()) throw EtcdError("watch at " + endpoint_.to_string() + ": " + failure);
   return changed;
 }

@@ -80,7 +80,9 @@ void MemberDirectory::wait_for(std::chrono::milliseconds d) {
 }
 
 void MemberDirectory::run() {
-  EtcdClient client(etcd_, std::chrono::milliseconds(4000));  // generous: a loaded machine answers late, and members() falls back meanwhile
+  // Generous: a loaded machine answers late, and members() falls back meanwhile. Every call ends
+  // at once when the directory stops.
+  EtcdClient client(etcd_, std::chrono::milliseconds(4000), [this] { return stopping_.load(); });
   auto backoff = std::chrono::milliseconds(250);
   while (!stopping_) {
     try {
@@ -98,7 +100,9 @@ void MemberDirectory::run() {
       }
       changed_.notify_all();
       backoff = std::chrono::milliseconds(250);
-      client.watch_prefix(etcd_.members_key(), range.revision, kWatchFor, [this] { return stopping_.load(); });
+      client.watch_prefix(etcd_.members_key(), range.revision, kWatchFor);
+    } catch (const EtcdInterrupted&) {
+      break;
     } catch (const std::exception& e) {  // EtcdError, or an answer of an unexpected shape
       bool first_failure = false;
       {

@@ -7,6 +7,7 @@
 // lease) when etcd forgot the old one. withdraw() revokes the lease at once (a stopping server).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -21,7 +22,7 @@ namespace vod::server::fleet {
 class MemberRegistration {
  public:
   MemberRegistration(cluster::EtcdEndpoint etcd, std::chrono::seconds ttl, cluster::MemberRecord record);
-  ~MemberRegistration();  // withdraws, then waits for the thread (bounded by etcd's timeout)
+  ~MemberRegistration();  // withdraws, then waits for the thread: about a second at most, whatever etcd does
   MemberRegistration(const MemberRegistration&) = delete;
   MemberRegistration& operator=(const MemberRegistration&) = delete;
 
@@ -39,6 +40,7 @@ class MemberRegistration {
   cluster::MemberRecord record_;
   bool changed_ = true;
   bool withdraw_ = false;
+  std::atomic<bool> stopping_{false};  // withdraw_, read by the etcd client's calls without the mutex
   std::thread thread_;  // last
 };
 

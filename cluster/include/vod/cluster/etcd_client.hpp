@@ -31,9 +31,18 @@ struct RangeResult {
   bool more = false;  // etcd had more than the limit asked for
 };
 
+// A call that `stop` ended (its owner is stopping): nothing to report, and nothing to retry.
+class EtcdInterrupted : public EtcdError {
+ public:
+  using EtcdError::EtcdError;
+};
+
 class EtcdClient {
  public:
-  EtcdClient(EtcdEndpoint endpoint, std::chrono::milliseconds timeout);
+  // `timeout` bounds every call (connecting included). `stop`, when given, is asked at least every
+  // 100 ms during every call: true ends the call at once (EtcdInterrupted; a watch returns false),
+  // so that the thread that owns the client can end within a fraction of a second.
+  EtcdClient(EtcdEndpoint endpoint, std::chrono::milliseconds timeout, std::function<bool()> stop = {});
   ~EtcdClient();
   EtcdClient(const EtcdClient&) = delete;
   EtcdClient& operator=(const EtcdClient&) = delete;
@@ -42,20 +51,22 @@ class EtcdClient {
   std::int64_t grant(std::chrono::seconds ttl);
   // False when etcd no longer has the lease (it expired while etcd was unreachable, say).
   bool keepalive(std::int64_t lease);
-  void revoke(std::int64_t lease);
+  void revoke(std::int64_t lease, std::chrono::milliseconds timeout);  // its own bound: called on the way out, past `stop`
   void put(const std::string& key, const std::string& value, std::int64_t lease = 0);
   void erase(const std::string& key);
   RangeResult range_prefix(const std::string& prefix, std::size_t limit);
-  // Blocks until a key under `prefix` changes after `revision`, `wait` passes, or `stop()` returns
-  // true (asked about every few hundred ms). True when something changed.
-  bool watch_prefix(const std::string& prefix, std::int64_t revision, std::chrono::milliseconds wait, const std::function<bool()>& stop);
+  // Blocks until a key under `prefix` changes after `revision`, `wait` passes, or the client's
+  // `stop` returns true. True when something changed.
+  bool watch_prefix(const std::string& prefix, std::int64_t revision, std::chrono::milliseconds wait);
 
  private:
   struct Curl;
+  // `interruptible`: false only for a call made after `stop` (revoke on the way out).
   std::string post(const char* call, const std::string& path, const std::string& body, std::chrono::milliseconds timeout,
-                   const std::function<bool(std::string&)>& on_data = {}, const std::function<bool()>& stop = {});
+                   const std::function<bool(std::string&)>& on_data = {}, bool interruptible = true);
   EtcdEndpoint endpoint_;
   std::chrono::milliseconds timeout_;
+  std::function<bool()> stop_;
   std::unique_ptr<Curl> curl_;
 };
 
