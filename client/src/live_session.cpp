@@ -96,6 +96,7 @@ void LiveSession::connect() {
   o.send_queue_depth = options_.read_depth + 4;  // data Reads, the header Read, two credit messages
   o.recv_queue_depth = options_.credits;
   o.timeout = options_.connect_timeout;
+  o.ack_timeout = options_.ack_timeout;
   o.hub = hub_.get();
   try {
     ep_ = rdma::connect(o);
@@ -158,7 +159,8 @@ void LiveSession::connect() {
   }
   log::info("client", "live channel '" + channel_.name + "' on " + server() + ": ring of " + std::to_string(accept_.movie.length) + " bytes, " +
                           std::to_string(depth_) + " Reads in flight, " +
-                          (options_.poll_interval.count() > 0 ? "following the header" : std::to_string(options_.credits) + " credits"));
+                          (options_.poll_interval.count() > 0 ? "following the header" : std::to_string(options_.credits) + " credits") +
+                          ", ACK timeout " + rdma::ack_timeout_text(*ep_));
 }
 
 bool LiveSession::wait(Clock::time_point deadline) {

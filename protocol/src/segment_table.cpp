@@ -105,6 +105,7 @@ const char* to_string(SegmentStatus s) noexcept {
     case SegmentStatus::unknown_movie: return "not a cached movie of this connection's catalog";
     case SegmentStatus::disk_error: return "the server could not read it from disk";
     case SegmentStatus::refused: return "this connection may not read that movie";
+    case SegmentStatus::busy: return "the server has no memory left to isolate this read (its --isolation-memory is used up); try again later";
   }
   return "unknown status";
 }

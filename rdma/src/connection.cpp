@@ -33,6 +33,13 @@ std::unique_ptr<ClientEndpoint> connect(const ConnectOptions& o) {
   }
 }
 
+std::string ack_timeout_text(const ClientEndpoint& ep) {
+  if (ep.id && ep.id->verbs && ep.id->verbs->device->transport_type == IBV_TRANSPORT_IWARP) return "TCP's";
+  if (ep.qp_ack_timeout == 0) return "none (the QP never times out)";
+  const double ms = 4.096e-3 * static_cast<double>(1ull << std::min<unsigned>(ep.qp_ack_timeout, 31));
+  return std::to_string(static_cast<std::uint64_t>(ms + 0.5)) + " ms a try (exponent " + std::to_string(ep.qp_ack_timeout) + ")";
+}
+
 Listener::Listener(const std::string& host, std::uint16_t port, int backlog) : id_(create_id(events_, nullptr)) {
   rdma_addrinfo hints{};
   hints.ai_flags = RAI_PASSIVE;

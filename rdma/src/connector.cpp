@@ -180,6 +180,9 @@ void Connector::act(ConnectAction action, CmEvent& e) {
     case ConnectAction::take_accept: {
       auto pd = e.private_data();
       ep_->accept_data.assign(pd.begin(), pd.end());
+      ibv_qp_attr attr{};
+      ibv_qp_init_attr init{};
+      if (ibv_query_qp(ep_->qp.get(), &attr, IBV_QP_TIMEOUT, &init) == 0) ep_->qp_ack_timeout = attr.timeout;
       return;
     }
     case ConnectAction::fail_rejected: {

@@ -122,7 +122,7 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
     } else {
       m->index_bytes = HostBuffer(0);  // no index: an empty region, as for a movie served whole
     }
-    m->cached = std::make_shared<cache::CachedFile>(next_cached_id++, m->path, m->file_size, *options.cache);
+    m->cached = std::make_shared<cache::CachedFile>(next_cached_id++, m->path, m->file_size, m->mtime_ns, m->inode, *options.cache);
     if (options.remux_ts && m->info.is_media && m->info.container != "mpegts")
       log::warn("library", m->name + ": not remuxed to MPEG-TS: it is served from the segment cache as it is on disk (--pin it to remux it)");
     return m;

@@ -133,8 +133,10 @@ VodServer::VodServer(ServerConfig config)
       if (notifier_.active()) notifier_.status(service_status());
     }
     if (std::exchange(udp_served_, false) && metrics_endpoint_) metrics_.set_udp(udp_->stats());
-    if (cache_ && metrics_endpoint_)
-      metrics_.set_cache({cache_->stats(), cache_->slots(), cache_->slots_in_use(), vod_.channel_stats().requests, vod_.channel_stats().bad_messages});
+    if (cache_ && metrics_endpoint_) {
+      const auto& ch = vod_.channel_stats();
+      metrics_.set_cache({cache_->stats(), cache_->slots(), cache_->slots_in_use(), ch.requests, ch.bad_messages, ch.credit_violations, ch.coalesced});
+    }
   });
   channels_.start();
   log::info("server", "listening on " + config_.bind + ":" + (listener_ ? std::to_string(listener_->port()) : std::string("- (no RDMA)")) +

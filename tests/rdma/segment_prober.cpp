@@ -27,6 +27,16 @@
 //   elsewhere     A's window rkey at the address of B's slot: refused
 //   mr-rkey       the arena's own key (--mr-rkey, as if leaked from the server's log): refused
 //   beyond        4 KiB from 100 bytes before the end of a segment's window: refused
+// Abuse by a client that speaks the protocol (--attack):
+//
+//   segment_prober --host H --port P --name MOVIE --file F --attack flood
+//                 more requests than the table's credits, none waited for and no answer taken:
+//                 the server cuts the connection off (a protocol violation) instead of queueing
+//                 answers without bound or dropping them
+//   segment_prober --host H --port P --name MOVIE --file F --attack pin --seconds S
+//                 within its credits, asks for as many of MOVIE's segments as the cache has slots,
+//                 again and again for S seconds, so its grace would cover every slot; prints
+//                 "pinning" after the first round (other viewers' faults must still find slots)
 // Exit 0 when every probe behaved as expected, 1 otherwise.
 #include <boost/program_options.hpp>
 #include <endian.h>
@@ -66,6 +76,7 @@ struct Prober {
   std::uint32_t owner = 0;
   std::vector<std::uint32_t> arrived;  // receive slots with a message
   std::optional<ibv_wc_status> read_status;
+  std::uint32_t sends_done = 0;
   std::string failure;
 
   std::uint8_t* recv_at(std::uint32_t i) { return memory.data() + i * kSlot; }
@@ -102,6 +113,7 @@ struct Prober {
     owner = hub.add_owner([this](const ibv_wc& wc, rdma::WorkId id) {
       if (id.kind == kRecv && wc.status == IBV_WC_SUCCESS) arrived.push_back(id.index);
       if (id.kind == kRead) read_status = wc.status;
+      if (id.kind == kSend) ++sends_done;
       if (wc.status != IBV_WC_SUCCESS && failure.empty()) failure = ibv_wc_status_str(wc.status);
     });
     for (std::uint32_t i = 0; i < kRecvs; ++i)
@@ -271,22 +283,74 @@ void probe_windows(const std::string& host, std::uint16_t port, const Movie& a, 
          "beyond: 4 KiB across the end of the segment's window: refused");
 }
 
+void attack_flood(const std::string& host, std::uint16_t port, const std::string& name) {
+  Prober p;
+  p.connect(host, port, name);
+  const auto header = read_header(p);
+  // It takes none of the answers either (its receives stay full), so the server's notifications
+  // stall and its answers queue: past 2 × credits posted and credits queued, a request is one too many.
+  const std::uint32_t credits = header.request_credits, total = 4 * credits;
+  bool cut_off = false;
+  std::uint32_t sent = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  // One request at a time on the wire (one send buffer), none waited for: its answers pile up.
+  while (!cut_off && std::chrono::steady_clock::now() < until) {
+    if (sent < total && p.sends_done == sent && p.failure.empty()) {
+      p.send(proto::encode(proto::SegmentRequest{p.accept.movie_index, sent % 2, 0, sent + 1}));
+      ++sent;
+    }
+    p.hub.poll();
+    if (auto e = p.ep->events.next(std::chrono::milliseconds(1))) cut_off = e->type() == RDMA_CM_EVENT_DISCONNECTED;
+  }
+  report(cut_off && sent > credits, "flood: " + std::to_string(sent) + " requests sent without waiting (credits " + std::to_string(credits) + "): " +
+                                        (cut_off ? "the server cut the connection off" : "still connected after 20 s"));
+}
+
+void attack_pin(const std::string& host, std::uint16_t port, const std::string& name, unsigned seconds) {
+  Prober p;
+  p.connect(host, port, name);
+  const auto header = read_header(p);
+  const std::uint32_t slots = static_cast<std::uint32_t>(header.arena_length / header.segment_size);
+  const std::uint32_t count = std::min(slots, header.segment_count);
+  std::uint32_t id = 1, rounds = 0, answered = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < until && p.failure.empty()) {
+    for (std::uint32_t s = 0; s < count && std::chrono::steady_clock::now() < until; ++s) {
+      auto n = ask(p, {p.accept.movie_index, s, 0, id++});  // within its credits: one at a time
+      answered += n && n->status == proto::SegmentStatus::ok;
+    }
+    if (rounds++ == 0) {
+      std::printf("pinning %u segments of %u slots\n", count, slots);
+      std::fflush(stdout);
+    }
+  }
+  report(p.failure.empty(), "pin: " + std::to_string(rounds) + " rounds over " + std::to_string(count) + " segments, " + std::to_string(answered) +
+                                " answered ok; its connection " + (p.failure.empty() ? "stayed up (it kept its credits)" : "failed: " + p.failure));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string host, name, file, token, other, other_file, other_token, mr_rkey = "0";
-  unsigned port = 0;
+  std::string host, name, file, token, other, other_file, other_token, mr_rkey = "0", attack;
+  unsigned port = 0, seconds = 10;
   po::options_description opts("segment_prober");
   opts.add_options()("host", po::value(&host)->required(), "server address")("port", po::value(&port)->required(), "rdma_cm port")(
       "name", po::value(&name)->required(), "a cached movie")("file", po::value(&file)->required(), "its bytes, to compare reads with")(
       "token", po::value(&token), "with tokens: a token for --name")("other", po::value(&other), "with tokens: another cached movie")(
       "other-file", po::value(&other_file), "its bytes")("other-token", po::value(&other_token), "a token for it alone")(
-      "mr-rkey", po::value(&mr_rkey), "the arena's key, hex, as the server logs it");
+      "mr-rkey", po::value(&mr_rkey), "the arena's key, hex, as the server logs it")("attack", po::value(&attack), "flood or pin")(
+      "seconds", po::value(&seconds), "pin: for how long");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, opts), vm);
   po::notify(vm);
   try {
-    if (token.empty()) {
+    if (attack == "flood") {
+      attack_flood(host, static_cast<std::uint16_t>(port), name);
+    } else if (attack == "pin") {
+      attack_pin(host, static_cast<std::uint16_t>(port), name, seconds);
+    } else if (!attack.empty()) {
+      throw std::runtime_error("--attack is flood or pin");
+    } else if (token.empty()) {
       probe_messages(host, static_cast<std::uint16_t>(port), name, slurp(file));
     } else {
       if (other.empty() || other_token.empty() || other_file.empty()) throw std::runtime_error("--token needs --other, --other-file and --other-token");

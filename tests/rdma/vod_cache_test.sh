@@ -79,6 +79,35 @@ clients_byte_exact movie3.bin 3000000 6999999 movie2.bin --chunk-kib 128
 pass "vod-proxy Range, rdmasrc (test-480p-60s.mp4) and vod-mount (movie2.bin): byte-identical"
 stop_server
 
+step "abuse within the protocol: a flood past the credits is cut off; a peer that asks for every slot again and again keeps only its share"
+# A grace longer than the attacker's round over 8 segments (a fraction of a second even here): before
+# grace was shared, its requests kept every slot protected and the honest get below never finished.
+start_server "$media" --cache-size 8M --segment-size 1M --cache-grace 1500 --cache-read-deadline 1000 --metrics-port "$metrics_port" \
+  --metrics-bind "$addr"
+"$build/tests/rdma/segment_prober" --host "$addr" --port "$port" --name movie1.bin --file "$media/movie1.bin" --attack flood > "$work/flood.out" 2>&1 ||
+  { cat "$work/flood.out"; fail "a flood past the credits was not cut off"; }
+sed 's/^/    /' "$work/flood.out"
+grep -q "protocol violation" "$server_log" || fail "the server did not log the violation: $(grep -m3 -i credit "$server_log")"
+[[ $(metric vod_server_cache_credit_violations_total) -ge 1 ]] || fail "vod_server_cache_credit_violations_total is $(metric vod_server_cache_credit_violations_total)"
+"$build/tests/rdma/segment_prober" --host "$addr" --port "$port" --name movie3.bin --file "$media/movie3.bin" --attack pin --seconds 150 \
+  > "$work/pin.out" 2>&1 & pinner=$!
+cleanup_hooks+=("kill $pinner 2>/dev/null")
+for _ in $(seq 600); do grep -q pinning "$work/pin.out" && break; kill -0 "$pinner" 2>/dev/null || break; sleep 0.1; done
+grep -q pinning "$work/pin.out" || fail "the pinning prober did not start: $(cat "$work/pin.out")"
+start=$SECONDS
+# 120 s is far beyond what the honest get needs here (its faults wait for over-share slots to leave
+# quarantine: seconds); before the fix it waited for ever.
+timeout 120 "$client_bin" get "$(uri movie5.bin)" -o "$work/out" --chunk-kib 256 2> "$work/honest.log" ||
+  { tail -n 5 "$work/honest.log" >&2; fail "an honest get beside the pinning peer failed or did not finish within 120 s"; }
+cmp "$media/movie5.bin" "$work/out" || fail "movie5.bin differs beside the pinning peer"
+honest=$((SECONDS - start))
+kill "$pinner"; wait "$pinner" 2>/dev/null || true
+over=$(metric vod_server_cache_over_share_evictions_total)
+[[ ${over%.*} -gt 0 ]] || fail "no eviction over a requester's share was counted ($over)"
+kill -0 "$server_pid" || fail "the server died"
+pass "flood cut off; beside a peer asking for all 8 slots' segments, an honest 10 MiB get was byte-exact in ${honest} s ($over evictions over the peer's share)"
+stop_server
+
 # Every 700 ms: a period that divides the 1.5 s quarantine (300 ms did) evicts each fill at the tick
 # after the quarantine that made room for it, faster than an emulated NIC reads a segment.
 step "the test hook evicts the newest slot every 700 ms while a client reads: delivered byte-exact, segments read again"

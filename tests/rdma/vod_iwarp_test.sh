@@ -158,3 +158,17 @@ start_server "$media" --auth-secret "$keys" --cache-size 8M --segment-size 1M --
 cmp "$media/pattern-a.bin" "$work/cached.out" || fail "pattern-a.bin from the cache differs on siw"
 pass "48 MiB through an 8 MiB cache, each slot on the connection's own PD, byte-exact on siw"
 stop_server
+
+step "each slot's registration counts against --isolation-memory: past it the segment is answered busy, with the reason, on a connection that stays"
+# 512 KiB: the accept's registrations (catalog, table) fit, one 1 MiB slot does not. Before slot
+# registrations were counted, this get was served whole.
+start_server "$media" --auth-secret "$keys" --cache-size 8M --segment-size 1M --cache-grace 300 --cache-read-deadline 1000 --state-dir "" \
+  --isolation-memory 512K
+rc=0
+"$client_bin" get "$(with pattern-a.bin "$(mint --movie pattern-a.bin)")" -o "$work/busy.out" --chunk-kib 256 2> "$work/busy.err" || rc=$?
+[[ $rc -ne 0 ]] && grep -q "isolation-memory" "$work/busy.err" || fail "a get past --isolation-memory: exit $rc: $(tail -n 2 "$work/busy.err")"
+grep -q "lost" "$work/busy.err" && fail "the connection broke instead of answering busy: $(tail -n 2 "$work/busy.err")"
+grep -q "answered busy" "$server_log" || fail "the server did not log the busy answer"
+kill -0 "$server_pid" || fail "the server died"
+pass "refused with the reason: $(grep -o "isolation-memory.*" "$work/busy.err" | head -n 1)"
+stop_server

@@ -66,6 +66,10 @@ for i in $(seq 20); do
 done
 for p in "${pids[@]}"; do wait "$p" || fail "a viewer exited with an error"; done
 cpu_after=$(server_cpu_ticks "$server_pid")
+# The live QP's ACK timeout as the device holds it (ibv_query_qp): libvodclient's 537 ms a try, as
+# for VoD, so a dead server is noticed as soon (rdma_cm's RoCE default is about 2 s a try).
+ack=$(grep -o 'ACK timeout .*' "$work/v1.log" || true)
+[[ $ack == "ACK timeout 537 ms a try (exponent 17)" || $ack == "ACK timeout TCP's" ]] || fail "the live viewer's QP: '${ack:-no ACK timeout logged}'"
 # All twenty decoded by one ffmpeg (framecrc_all): no error in any, each from a keyframe.
 framecrc_all "$work"/v{1..20}.ts
 [[ ! -s $work/framecrc.errors ]] || fail "the recordings do not decode cleanly: $(head -n 3 "$work/framecrc.errors")"

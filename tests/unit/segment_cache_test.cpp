@@ -4,6 +4,8 @@
 // with generations that only grow, and disk errors answered, not hidden.
 #include <gtest/gtest.h>
 #include <endian.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -12,11 +14,20 @@
 #include <random>
 
 #include "cache/segment_cache.hpp"
+#include "ondemand/segment_channel.hpp"
 
 namespace vod::server::cache {
 namespace {
 
 using namespace std::chrono_literals;
+
+// A CachedFile as the library lists it: the path's inode, size and mtime as stat sees them now.
+std::shared_ptr<CachedFile> listed(std::uint64_t id, const std::filesystem::path& path, const TableLayout& layout) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw std::runtime_error("stat " + path.string());
+  return std::make_shared<CachedFile>(id, path.string(), static_cast<std::uint64_t>(st.st_size),
+                                      std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec, st.st_ino, layout);
+}
 
 struct TempFile {
   std::filesystem::path path;
@@ -51,7 +62,7 @@ struct Rig {
 TEST(SegmentCache, FaultsASegmentInAndPublishesItsEntry) {
   TempFile t(200'000, 1);  // 4 segments of 64 KiB, the last 3392 bytes
   Rig rig(8);
-  auto file = std::make_shared<CachedFile>(1, t.path.string(), t.bytes.size(), rig.cache.layout());
+  auto file = listed(1, t.path, rig.cache.layout());
   ASSERT_EQ(file->segments(), 4u);
   EXPECT_FALSE(table_entry(*file, 3).resident());
   std::optional<proto::SegmentEntry> got;
@@ -83,7 +94,7 @@ TEST(SegmentCache, FaultsASegmentInAndPublishesItsEntry) {
 TEST(SegmentCache, ReadAheadFillsTheNextSegmentsAndAFullCacheEvictsWithNewGenerations) {
   TempFile t(16 * (64u << 10), 2);
   Rig rig(4);
-  auto file = std::make_shared<CachedFile>(1, t.path.string(), t.bytes.size(), rig.cache.layout());
+  auto file = listed(1, t.path, rig.cache.layout());
   int answered = 0;
   auto count = [&](proto::SegmentStatus s, const proto::SegmentEntry&) { answered += s == proto::SegmentStatus::ok; };
   rig.cache.request(file, 0, 2, count);
@@ -113,7 +124,7 @@ TEST(SegmentCache, ReadAheadFillsTheNextSegmentsAndAFullCacheEvictsWithNewGenera
 TEST(SegmentCache, TheRefillHookRunsBeforeASlotGetsNewBytesAndAfterItsOldEntryWentAbsent) {
   TempFile t(8 * (64u << 10), 4);
   Rig rig(2);
-  auto file = std::make_shared<CachedFile>(1, t.path.string(), t.bytes.size(), rig.cache.layout());
+  auto file = listed(1, t.path, rig.cache.layout());
   std::vector<std::uint32_t> refilled;
   rig.cache.on_refill([&](std::uint32_t slot) {
     for (std::uint32_t s = 0; s < file->segments(); ++s) {
@@ -134,7 +145,7 @@ TEST(SegmentCache, TheRefillHookRunsBeforeASlotGetsNewBytesAndAfterItsOldEntryWe
 TEST(SegmentCache, AFileThatShrankIsADiskErrorNotGarbage) {
   TempFile t(4 * (64u << 10), 3);
   Rig rig(4);
-  auto file = std::make_shared<CachedFile>(1, t.path.string(), t.bytes.size(), rig.cache.layout());
+  auto file = listed(1, t.path, rig.cache.layout());
   std::filesystem::resize_file(t.path, 64u << 10);
   std::optional<proto::SegmentStatus> status;
   rig.cache.request(file, 2, 0, [&](proto::SegmentStatus s, const proto::SegmentEntry&) { status = s; });
@@ -142,6 +153,89 @@ TEST(SegmentCache, AFileThatShrankIsADiskErrorNotGarbage) {
   EXPECT_EQ(status, proto::SegmentStatus::disk_error);
   EXPECT_FALSE(table_entry(*file, 2).resident());
   EXPECT_EQ(rig.cache.slots_in_use(), 0u);
+}
+
+TEST(FdCache, HoldsNoMoreThanItsCapacityAndNeverClosesAPinnedDescriptor) {
+  std::vector<std::unique_ptr<TempFile>> temps;
+  std::vector<std::shared_ptr<CachedFile>> files;
+  TableLayout layout;
+  layout.segment_size = 64u << 10;
+  for (unsigned i = 0; i < 5; ++i) {
+    temps.push_back(std::make_unique<TempFile>(70'000, 40 + i));
+    files.push_back(listed(i + 1, temps.back()->path, layout));
+  }
+  FdCache fds(2);
+  for (auto& f : files) {
+    auto h = fds.open(*f);
+    EXPECT_GE(h.fd(), 0);
+    EXPECT_LE(fds.open_count(), 2u);
+  }
+  EXPECT_EQ(fds.open_count(), 2u);
+  EXPECT_EQ(fds.opens(), 5u);
+  {
+    auto again = fds.open(*files[4]);  // the most recent: still open, not opened again
+    EXPECT_EQ(fds.opens(), 5u);
+  }
+  std::vector<FdCache::Handle> held;
+  for (auto& f : files) held.push_back(fds.open(*f));
+  EXPECT_EQ(fds.open_count(), 5u) << "descriptors in use stay open beyond the capacity";
+  for (auto& h : held) EXPECT_NE(fcntl(h.fd(), F_GETFD), -1) << "a pinned descriptor was closed";
+  std::uint8_t byte = 0;
+  EXPECT_EQ(pread(held[0].fd(), &byte, 1, 0), files[0]->direct() ? -1 : 1) << "readable (O_DIRECT wants an aligned buffer)";
+  held.clear();
+  EXPECT_EQ(fds.open_count(), 2u) << "back to its capacity once no read uses them";
+}
+
+TEST(FdCache, RefusesAFileThatIsNoLongerTheOneListed) {
+  TempFile t(100'000, 50);
+  TableLayout layout;
+  layout.segment_size = 64u << 10;
+  auto file = listed(1, t.path, layout);
+  FdCache fds(4);
+  { auto ok = fds.open(*file); }
+  // Another file of the same size renamed over it (a new version): another inode.
+  const auto next = t.path.string() + ".new";
+  std::filesystem::copy_file(t.path, next);
+  std::filesystem::rename(next, t.path);
+  FdCache fresh(4);
+  EXPECT_THROW(fresh.open(*file), FileChanged);
+  // The cache that already held the listed file's descriptor reads that version on, whole.
+  auto kept = fds.open(*file);
+  EXPECT_GE(kept.fd(), 0);
+}
+
+// A stale answer (its segment left the slot before it went out, with windows) is asked for again;
+// when that refault fails, the answer must not carry the old entry: the client rejects a failure
+// with an entry as undecodable and drops its connection instead of reporting the disk error.
+TEST(SegmentChannel, SettleNeverCarriesAnEarlierEntry) {
+  using proto::SegmentStatus;
+  proto::SegmentNotify stale;
+  stale.movie_index = 3;
+  stale.segment = 17;
+  stale.request_id = 99;
+  stale.status = SegmentStatus::ok;
+  stale.entry = proto::pack(proto::SegmentEntry{5, proto::SegmentState::resident, 12});
+  stale.rkey = 0x1234;
+  const proto::SegmentEntry now_resident{6, proto::SegmentState::resident, 40};
+  for (const auto status : {SegmentStatus::disk_error, SegmentStatus::out_of_range, SegmentStatus::refused, SegmentStatus::unknown_movie, SegmentStatus::busy}) {
+    for (const auto rkey : {std::optional<std::uint32_t>(), std::optional<std::uint32_t>(0x77)}) {
+      const auto n = ondemand::SegmentChannel::settle(stale, status, proto::SegmentEntry{}, rkey);
+      const auto decoded = proto::decode_segment_notify(proto::encode(n));
+      ASSERT_TRUE(decoded) << proto::to_string(status) << ": " << decoded.error().message;
+      EXPECT_EQ(decoded->status, status);
+      EXPECT_EQ(decoded->entry, 0u);
+      EXPECT_EQ(decoded->rkey, 0u);
+      EXPECT_EQ(decoded->request_id, 99u);
+      EXPECT_EQ(decoded->segment, 17u);
+    }
+  }
+  const auto ok = ondemand::SegmentChannel::settle(stale, SegmentStatus::ok, now_resident, 0x77);
+  const auto decoded = proto::decode_segment_notify(proto::encode(ok));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->entry, proto::pack(now_resident));
+  EXPECT_EQ(decoded->rkey, 0x77u);
+  const auto windowed = ondemand::SegmentChannel::settle(stale, SegmentStatus::ok, now_resident, std::nullopt);
+  EXPECT_EQ(windowed.rkey, 0u) << "with windows the rkey is its window's, set as it goes out";
 }
 
 }  // namespace

@@ -83,5 +83,81 @@ TEST(SlotTable, ATestHookEvictsWhateverItsGrace) {
   EXPECT_EQ(t.take({3, 5}, t0 + 1001ms), 0u);
 }
 
+TEST(SlotTable, ProtectedShareIsAnEqualPartOfWhatIsNotReserved) {
+  struct Row {
+    std::uint32_t slots, reserve, active, share;
+  };
+  const Row rows[] = {
+      {8, 1, 1, 7},   {8, 1, 2, 3},     {8, 1, 7, 1},   {8, 1, 100, 1},  // never 0: one slot at least
+      {2, 1, 1, 1},   {1, 1, 1, 1},     {1, 0, 1, 1},   {1000, 64, 0, 936},
+      {1000, 64, 5, 187}, {1000, 64, 1000, 1},
+  };
+  for (const Row& r : rows)
+    EXPECT_EQ(protected_share(r.slots, r.reserve, r.active), r.share) << r.slots << " slots, " << r.reserve << " reserved, " << r.active << " active";
+  // All of them together never protect every slot beyond the reserve.
+  for (std::uint32_t slots : {2u, 8u, 64u, 1000u})
+    for (std::uint32_t active = 1; active <= 2 * slots; ++active) {
+      const std::uint32_t reserve = std::max<std::uint32_t>(1, slots / 8);
+      const std::uint32_t share = protected_share(slots, reserve, active);
+      if (share > 1) {
+        EXPECT_LE(std::uint64_t{share} * active, slots - reserve) << slots << " slots, " << active << " active";
+      }
+    }
+}
+
+TEST(SlotTable, OnePeerThatTouchesEverySlotProtectsOnlyItsShare) {
+  // 8 slots, 1 reserved. An attacker (requester 66) asks for every resident segment every 100 ms;
+  // an honest viewer (requester 7) faults: the attacker's grace keeps only its share, and the
+  // honest fault finds slots.
+  SlotTable t(8, 2s, 1s, 1);
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    ASSERT_EQ(t.take({1, i}, t0), i);
+    t.filled(i, t0, 66);
+  }
+  for (int round = 1; round <= 10; ++round)
+    for (std::uint32_t i = 0; i < 8; ++i) t.touch(i, t0 + std::chrono::milliseconds(100 * round) + std::chrono::microseconds(i), 66);
+  const auto now = t0 + 1050ms;
+  const auto alone = t.plan_evictions(now, 0);
+  ASSERT_EQ(alone.size(), 1u) << "alone, it keeps 7 of the 8 it asked for within grace: the reserve's slot goes";
+  EXPECT_EQ(alone[0].slot, 0u) << "its least recently requested";
+  const std::vector<Requester> waiting{7};
+  const auto ev = t.plan_evictions(now, 2, waiting);
+  ASSERT_EQ(ev.size(), 2u) << "two honest faults: with two requesters active, the attacker keeps 3";
+  EXPECT_EQ(ev[0].slot, 1u);
+  EXPECT_EQ(ev[1].slot, 2u);
+  EXPECT_EQ(t.over_share_evictions(), 3u);
+}
+
+TEST(SlotTable, ASharedSegmentStaysWhileAnyOfItsViewersProtectsIt) {
+  SlotTable t(4, 2s, 1s, 1);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(t.take({1, i}, t0), i);
+    t.filled(i, t0, 66);
+  }
+  // Viewer 7 reads slot 2 (asked for after the attacker's touches); the attacker touches every slot.
+  for (std::uint32_t i = 0; i < 4; ++i) t.touch(i, t0 + 500ms + std::chrono::microseconds(i), 66);
+  t.touch(2, t0 + 400ms, 7);
+  const std::vector<Requester> waiting{9};
+  // Three requesters (66, 7, 9): a share of 1 each. 66 keeps its most recent (slot 3);
+  // 7 keeps slot 2; slots 0 and 1 go.
+  const auto ev = t.plan_evictions(t0 + 600ms, 1, waiting);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].slot, 0u);
+  EXPECT_EQ(ev[1].slot, 1u);
+  EXPECT_EQ(t.state(2), State::resident);
+}
+
+TEST(SlotTable, ASlotRemembersAFewRequestersAtMost) {
+  SlotTable t(2, 2s, 1s, 0);
+  ASSERT_EQ(t.take({1, 0}, t0), 0u);
+  t.filled(0, t0, 1);
+  for (Requester who = 2; who < 100000; ++who) t.touch(0, t0 + std::chrono::microseconds(who), who);
+  ASSERT_EQ(t.take({1, 1}, t0), 1u);
+  t.filled(1, t0 + 1s, 5);
+  // Requester 1's request was pushed out long ago: slot 0 is protected by its last four requesters only.
+  const std::vector<Requester> waiting{1};
+  EXPECT_TRUE(t.plan_evictions(t0 + 1100ms, 1, waiting).empty()) << "six requesters, a share of at least one each: both slots protected";
+}
+
 }  // namespace
 }  // namespace vod::server::cache

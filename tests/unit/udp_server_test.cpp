@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -672,7 +673,12 @@ TEST(UdpFromTheCache, ARangeAcrossSegmentsOfAMovieLargerThanTheCacheArrivesByteE
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   loop::Reactor reactor;
   cache::SegmentCache cache(reactor, {3 * (64u << 10), 64u << 10, std::chrono::milliseconds(0), std::chrono::milliseconds(100), 8, 4});
-  auto file = std::make_shared<cache::CachedFile>(1, path.string(), bytes.size(), cache.layout());
+  auto file = [&] {
+    struct stat st {};
+    EXPECT_EQ(stat(path.c_str(), &st), 0);
+    return std::make_shared<cache::CachedFile>(1, path.string(), bytes.size(), std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec,
+                                               st.st_ino, cache.layout());
+  }();
   UdpOptions o;
   o.bind = "127.0.0.1";
   o.port = 0;

@@ -30,7 +30,7 @@ struct SegmentReader::Movie {
   std::uint64_t size = 0;
   enum class State { reading, ready } state = State::reading;
   std::vector<std::uint8_t> table_bytes;
-  rdma::MemoryRegion table_mr;
+  rdma::MemoryRegion table_mr;  // declared after the bytes: deregistered before they are freed
   proto::SegmentTableHeader header;
   std::chrono::milliseconds deadline{0};
   std::vector<std::uint64_t> words;   // each segment's entry as last seen (0: absent or unknown)
@@ -48,16 +48,20 @@ struct SegmentReader::Movie {
 
 SegmentReader::SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned read_room,
                              std::function<unsigned()> other_reads, Done done)
-    : ep_(ep), owner_(owner), batch_(batch), done_(std::move(done)), memory_(kMemory), parts_(std::clamp<unsigned>(read_room, 2, kMaxParts)),
+    : ep_(ep), owner_(owner), batch_(batch), done_(std::move(done)), parts_(std::clamp<unsigned>(read_room, 2, kMaxParts)),
       read_room_(std::max(read_room, 3u)), other_reads_(std::move(other_reads)), window_(std::max(1u, read_room_ / 2)) {
+  auto memory = std::make_shared<std::vector<std::uint8_t>>(kMemory);
+  memory_ = memory->data();
+  ep_.pinned.push_back(std::move(memory));
   for (std::uint32_t i = 0; i < parts_.size(); ++i) free_parts_.push_back(static_cast<std::uint32_t>(parts_.size()) - 1 - i);
   for (std::uint32_t i = 0; i < kMaxCredits; ++i) free_sends_.push_back(i);
 }
 
 SegmentReader::~SegmentReader() {
   if (!fetches_.empty()) log::debug("client", "segment reader closed with work left: " + state());
-  // Receives, check Reads and table Reads may still be posted into memory this reader owns; the
-  // fetcher goes only with its connection, so its QP stops here, before that memory is freed.
+  // Receives, check Reads and table Reads may still be posted: the QP stops here. What they land
+  // in outlives this reader: the check words and messages are the endpoint's (pinned) until its QP
+  // and MRs are gone, and a table's MR is deregistered before its bytes are freed (Movie).
   if (receives_posted_ || !table_reads_.empty() || in_flight_) rdma::move_to_error(ep_.qp.get());
 }
 
@@ -81,7 +85,7 @@ void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::Regio
     return;
   }
   if (!mr_) {
-    ep_.memory.push_back(rdma::register_memory(ep_.pd.get(), memory_.data(), memory_.size(), rdma::read_sink_access(ep_.limits),
+    ep_.memory.push_back(rdma::register_memory(ep_.pd.get(), memory_, kMemory, rdma::read_sink_access(ep_.limits),
                                                "segment check words and messages"));
     mr_ = ep_.memory.back().get();
   }
@@ -188,7 +192,7 @@ void SegmentReader::dispatch(std::uint32_t i) {
   p.data_done = false;
   ++stats_.parts;
   batch_.add(rdma::WorkId{owner_, kData, i}.pack(), p.dest, p.length, p.lkey, m.arena.addr + slot * m.header.segment_size + p.offset, rkey);
-  batch_.add(rdma::WorkId{owner_, kCheck, i}.pack(), memory_.data() + std::size_t{i} * 8, 8, mr_->lkey,
+  batch_.add(rdma::WorkId{owner_, kCheck, i}.pack(), memory_ + std::size_t{i} * 8, 8, mr_->lkey,
              m.table.addr + proto::segment_entry_offset(p.segment), m.table.rkey, rdma::fences_reads(ep_.limits));
 }
 
@@ -205,7 +209,7 @@ void SegmentReader::send_requests() {
     const std::uint32_t id = next_request_++;
     const std::uint32_t buffer = free_sends_.back();
     const auto bytes = proto::encode(proto::SegmentRequest{r.movie->index, r.segment, r.ahead, id});
-    std::uint8_t* at = memory_.data() + kChecks + kMaxCredits * kRecvSlot + buffer * kSendSlot;
+    std::uint8_t* at = memory_ + kChecks + kMaxCredits * kRecvSlot + buffer * kSendSlot;
     std::memcpy(at, bytes.data(), bytes.size());
     if (int err = rdma::post_send(ep_.qp.get(), rdma::WorkId{owner_, kSend, buffer}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
       // Its parts would wait for ever: the connection is lost instead (RdmaFetcher::poll throws).
@@ -221,7 +225,7 @@ void SegmentReader::send_requests() {
 }
 
 void SegmentReader::post_recv(std::uint32_t index) {
-  if (int err = rdma::post_recv(ep_.qp.get(), rdma::WorkId{owner_, kRecv, index}.pack(), memory_.data() + kChecks + index * kRecvSlot,
+  if (int err = rdma::post_recv(ep_.qp.get(), rdma::WorkId{owner_, kRecv, index}.pack(), memory_ + kChecks + index * kRecvSlot,
                                 static_cast<std::uint32_t>(kRecvSlot), mr_->lkey))
     rdma::throw_error("ibv_post_recv", err, rdma::device_name(ep_.id->verbs), "posting a receive for segment notifications");
 }
@@ -245,7 +249,7 @@ std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {
       Part& p = parts_.at(id.index);
       if (!p.movie || !p.data_done) return "a segment check completed before its data Read";
       std::uint64_t be;
-      std::memcpy(&be, memory_.data() + std::size_t{id.index} * 8, 8);
+      std::memcpy(&be, memory_ + std::size_t{id.index} * 8, 8);
       const std::uint64_t now_word = be64toh(be);
       const bool late = std::chrono::steady_clock::now() - p.posted > p.movie->deadline;
       const bool gone = now_word != p.word;
@@ -326,7 +330,7 @@ std::string SegmentReader::on_table(std::uint32_t index, bool) {
 
 std::string SegmentReader::on_notify(std::uint32_t index) {
   std::uint8_t message[kRecvSlot];
-  std::memcpy(message, memory_.data() + kChecks + index * kRecvSlot, kRecvSlot);
+  std::memcpy(message, memory_ + kChecks + index * kRecvSlot, kRecvSlot);
   post_recv(index);
   auto n = proto::decode_segment_notify(message);
   if (!n) return "the server sent a segment notification that does not decode: " + n.error().message;

@@ -125,8 +125,10 @@ class SegmentReader {
   std::uint32_t owner_;
   rdma::ReadBatch& batch_;
   Done done_;
-  // Registered once: check words, then message buffers (receives, then sends).
-  std::vector<std::uint8_t> memory_;
+  // Registered once: check words, then message buffers (receives, then sends). Owned by the
+  // endpoint (ClientEndpoint::pinned), which frees it only after its QP and MRs: a Read or receive
+  // posted by this reader may land after the reader is gone.
+  std::uint8_t* memory_ = nullptr;
   ibv_mr* mr_ = nullptr;  // owned by ep_.memory
   bool receives_posted_ = false;
 

@@ -16,12 +16,8 @@ namespace {
 constexpr std::size_t kDirectAlign = 4096;
 }
 
-CachedFile::CachedFile(std::uint64_t id, std::string path, std::uint64_t size, const TableLayout& layout)
-    : id_(id), path_(std::move(path)), size_(size), segment_size_(layout.segment_size) {
-  buffered_fd_ = UniqueFd(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!buffered_fd_) throw std::runtime_error("open " + path_ + ": " + std::strerror(errno));
-  direct_fd_ = UniqueFd(open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
-  direct_ = static_cast<bool>(direct_fd_);  // tmpfs and some network file systems refuse O_DIRECT
+CachedFile::CachedFile(std::uint64_t id, std::string path, std::uint64_t size, std::int64_t mtime_ns, ino_t inode, const TableLayout& layout)
+    : id_(id), path_(std::move(path)), size_(size), mtime_ns_(mtime_ns), inode_(inode), segment_size_(layout.segment_size) {
   const std::uint64_t count = (size_ + segment_size_ - 1) / segment_size_;
   if (count > 0xffffffffu) throw std::runtime_error(path_ + ": too many segments");
   entries_.assign(static_cast<std::size_t>(count), proto::SegmentEntry{});

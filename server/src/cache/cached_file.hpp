@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// A movie served from the segment cache: its file, opened for the disk reads, and its segment
+// A movie served from the segment cache: its file as it was listed (path, inode, size, mtime; the
+// disk reads open it through the FdCache, which checks it is still that file), and its segment
 // table (vod/protocol/segment_table.hpp), the RDMA-readable region clients check entries in. The
 // server writes an entry with one aligned 8-byte store; its own copy of the entries is the truth.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <optional>
@@ -11,7 +14,6 @@
 
 #include "host_buffer.hpp"
 #include "vod/protocol/segment_table.hpp"
-#include "vod/unique_fd.hpp"
 
 namespace vod::server::cache {
 
@@ -26,13 +28,15 @@ struct TableLayout {
 
 class CachedFile {
  public:
-  // Opens `path` (O_DIRECT where its file system allows it) and lays out its table, every segment
-  // absent. Throws std::runtime_error naming open and errno.
-  CachedFile(std::uint64_t id, std::string path, std::uint64_t size, const TableLayout& layout);
+  // The file listed at `path` (its inode and mtime as stat saw them), with its table laid out, every
+  // segment absent. Opens nothing: no descriptor is held for it until a disk read needs one.
+  CachedFile(std::uint64_t id, std::string path, std::uint64_t size, std::int64_t mtime_ns, ino_t inode, const TableLayout& layout);
 
   std::uint64_t id() const noexcept { return id_; }
   const std::string& path() const noexcept { return path_; }
   std::uint64_t size() const noexcept { return size_; }
+  std::int64_t mtime_ns() const noexcept { return mtime_ns_; }
+  ino_t inode() const noexcept { return inode_; }
   std::uint32_t segment_size() const noexcept { return segment_size_; }
   std::uint32_t segments() const noexcept { return static_cast<std::uint32_t>(entries_.size()); }
   // Bytes of segment `s` (the last one may be short).
@@ -44,21 +48,22 @@ class CachedFile {
   // Segment `s` is now in `slot`, or (nullopt) in none: a new generation, published to the table.
   proto::SegmentEntry publish(std::uint32_t s, std::optional<std::uint32_t> slot);
 
-  // The fd disk reads use, and the length to read for segment `s` (rounded up to the device's
-  // block for O_DIRECT; the read ends at the end of the file).
-  int read_fd() const noexcept { return direct_ ? direct_fd_.get() : buffered_fd_.get(); }
+  // The length to read for segment `s` (rounded up to the device's block for O_DIRECT; the read
+  // ends at the end of the file).
   std::size_t read_length(std::uint32_t s) const noexcept;
+  // Whether reads go through O_DIRECT: until the file system refuses it (at open or at read time),
+  // then through the page cache from now on.
   bool direct() const noexcept { return direct_; }
-  // O_DIRECT was refused at read time (EINVAL): read through the page cache from now on.
   void stop_direct() noexcept { direct_ = false; }
 
  private:
   std::uint64_t id_;
   std::string path_;
   std::uint64_t size_;
+  std::int64_t mtime_ns_;
+  ino_t inode_;
   std::uint32_t segment_size_;
-  UniqueFd buffered_fd_, direct_fd_;
-  bool direct_ = false;
+  bool direct_ = true;
   std::vector<proto::SegmentEntry> entries_;
   HostBuffer table_;
 };

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "vod/log.hpp"
 
@@ -29,8 +30,12 @@ SegmentCache::SegmentCache(loop::Reactor& reactor, const CacheOptions& options)
     : reactor_(reactor),
       options_(options),
       arena_(std::uint64_t{slot_count(options)} * options.segment_size),
-      slots_(slot_count(options), options.grace, options.read_deadline + kQuarantineMargin, reserve_for(slot_count(options))),
+      slots_(slot_count(options), options.grace, options.read_deadline + kQuarantineMargin, reserve_for(slot_count(options)),
+             std::chrono::milliseconds(proto::window_use_ms(
+                 static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.grace).count()),
+                 static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.read_deadline).count())))),
       disk_(options.disk_depth),
+      fds_(fd_cache_capacity()),
       slot_files_(slot_count(options)) {
   stats_.fill_buckets.assign(std::size(kFillBuckets), 0);
   disk_events_ = reactor_.add(disk_.event_fd(), [this] { disk_.reap(); });
@@ -56,21 +61,21 @@ std::uint32_t SegmentCache::slots_in_use() const noexcept {
   return slots_.count(SlotTable::State::resident) + slots_.count(SlotTable::State::filling);
 }
 
-void SegmentCache::request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer) {
+void SegmentCache::request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer, Requester who) {
   if (segment >= file->segments()) return answer(proto::SegmentStatus::out_of_range, {});
   const auto now = Clock::now();
   const std::size_t waiting = waiting_.size();
-  demand(file, segment, std::move(answer), now);
-  for (std::uint32_t i = 1; i <= ahead && segment + i < file->segments(); ++i) demand(file, segment + i, nullptr, now);
+  demand(file, segment, std::move(answer), now, who);
+  for (std::uint32_t i = 1; i <= ahead && segment + i < file->segments(); ++i) demand(file, segment + i, nullptr, now, who);
   if (waiting_.size() != waiting) make_progress();  // a hit changes no slot: nothing to start or evict
 }
 
-void SegmentCache::demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now) {
+void SegmentCache::demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now, Requester who) {
   const SegmentKey key{file->id(), segment};
   ++stats_.requests;
   if (auto it = resident_.find(key); it != resident_.end()) {
     ++stats_.hits;
-    slots_.touch(it->second, now);
+    slots_.touch(it->second, now, who);
     if (answer) answer(proto::SegmentStatus::ok, file->entry(segment));
     return;
   }
@@ -86,6 +91,7 @@ void SegmentCache::demand(const std::shared_ptr<CachedFile>& file, std::uint32_t
   Fault f;
   f.file = file;
   f.segment = segment;
+  f.requester = who;
   f.asked = now;
   attach(f);
   waiting_.emplace(key, std::move(f));
@@ -111,24 +117,40 @@ void SegmentCache::make_progress() {
       start(*it, *slot, now);
       it = waiting_order_.erase(it);
     }
-  for (const auto& e : slots_.plan_evictions(now, static_cast<std::uint32_t>(waiting_.size()))) evicted(e);
+  std::vector<Requester> waiting_for;
+  waiting_for.reserve(waiting_.size());
+  for (const auto& [key, f] : waiting_) waiting_for.push_back(f.requester);
+  for (const auto& e : slots_.plan_evictions(now, static_cast<std::uint32_t>(waiting_.size()), waiting_for)) evicted(e);
+  stats_.over_share_evictions = slots_.over_share_evictions();
   timer_.cancel();
   if (!waiting_.empty() || slots_.count(SlotTable::State::quarantined) > 0)
     if (auto next = slots_.next_change(now)) timer_ = reactor_.at(*next, [this] { make_progress(); });
+  for (auto failed = std::exchange(unreadable_, {}); auto& w : failed) w(proto::SegmentStatus::disk_error, {});
 }
 
 void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_point) {
   auto node = waiting_.extract(key);
   Fault& f = node.mapped();
+  CachedFile& file = *f.file;
+  try {
+    f.fd = fds_.open(file);  // before anything changes: a file that cannot be read fails its fault here
+  } catch (const std::exception& e) {
+    ++stats_.disk_errors;
+    log::error("cache", "segment " + std::to_string(key.segment) + ": " + e.what());
+    slots_.fill_failed(slot);
+    // Answered once make_progress is done with its queue: an answer may ask for more.
+    for (auto& w : f.waiters) unreadable_.push_back(std::move(w));
+    return;
+  }
   if (refill_hook_) refill_hook_(slot);  // no window over the slot outlives what it held
   slot_files_[slot] = f.file;
-  CachedFile& file = *f.file;
   std::uint8_t* dest = arena_.data() + std::uint64_t{slot} * options_.segment_size;
   const std::uint64_t offset = std::uint64_t{key.segment} * options_.segment_size;
   const std::size_t length = file.read_length(key.segment);
   f.direct = file.direct();
+  const int fd = f.fd.fd();
   filling_.emplace(key, std::make_pair(slot, std::move(f)));
-  disk_.read(file.read_fd(), dest, length, offset, [this, key](std::int64_t result) { filled(key, result); });
+  disk_.read(fd, dest, length, offset, [this, key](std::int64_t result) { filled(key, result); });
 }
 
 void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
@@ -161,7 +183,7 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
   // A short last segment: the rest of its slot holds zeros, not what an earlier occupant (another
   // movie, perhaps) left there, for a device that bounds a window by the region under it.
   if (want < options_.segment_size) std::memset(arena_.data() + std::uint64_t{slot} * options_.segment_size + want, 0, options_.segment_size - want);
-  slots_.filled(slot, now);
+  slots_.filled(slot, now, f.requester);
   last_filled_ = slot;
   const proto::SegmentEntry entry = file.publish(key.segment, slot);
   resident_.emplace(key, slot);
@@ -182,10 +204,10 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
   make_progress();
 }
 
-std::span<const std::uint8_t> SegmentCache::resident_bytes(const CachedFile& file, std::uint32_t segment, Clock::time_point now) {
+std::span<const std::uint8_t> SegmentCache::resident_bytes(const CachedFile& file, std::uint32_t segment, Clock::time_point now, Requester who) {
   auto it = resident_.find(SegmentKey{file.id(), segment});
   if (it == resident_.end()) return {};
-  slots_.touch(it->second, now);
+  slots_.touch(it->second, now, who);
   return {arena_.data() + std::uint64_t{it->second} * options_.segment_size, file.segment_length(segment)};
 }
 

@@ -23,6 +23,7 @@
 
 #include "cache/cached_file.hpp"
 #include "cache/disk_reader.hpp"
+#include "cache/fd_cache.hpp"
 #include "cache/slot_table.hpp"
 #include "host_buffer.hpp"
 #include "loop/reactor.hpp"
@@ -44,6 +45,7 @@ struct CacheStats {
   std::uint64_t misses = 0;           // demanded segments that had to come from disk
   std::uint64_t readahead_fills = 0;  // read-ahead segments that had to come from disk
   std::uint64_t evictions = 0;
+  std::uint64_t over_share_evictions = 0;  // ... within grace: their requester held more than its fair share
   std::uint64_t disk_bytes = 0;
   std::uint64_t disk_errors = 0;
   std::uint64_t fill_count = 0;
@@ -65,12 +67,13 @@ class SegmentCache {
   const CacheOptions& options() const noexcept { return options_; }
 
   // Makes segment `segment` of `file` resident and calls `answer` (now, or once read); makes the
-  // next `ahead` segments resident too, without an answer.
-  void request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer);
-  // The bytes of `segment` of `file` in its slot when it is resident now (a use, as a request is:
-  // it counts for eviction and grace), else empty. For the server's own senders (Write-Record over
-  // UDP), which check it again before every send in the same turn of the loop.
-  std::span<const std::uint8_t> resident_bytes(const CachedFile& file, std::uint32_t segment, Clock::time_point now);
+  // next `ahead` segments resident too, without an answer. `who` asks (its grace protects only its
+  // fair share of the slots: slot_table.hpp).
+  void request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer, Requester who = 0);
+  // The bytes of `segment` of `file` in its slot when it is resident now (a use by `who`, as a
+  // request is: it counts for eviction and grace), else empty. For the server's own senders
+  // (Write-Record over UDP), which check it again before every send in the same turn of the loop.
+  std::span<const std::uint8_t> resident_bytes(const CachedFile& file, std::uint32_t segment, Clock::time_point now, Requester who = 0);
   // A test hook: evicts the most recently filled resident slot now, grace or not.
   void evict_one_for_test();
   // Called with a slot just before a segment is read into it (its quarantine over): with tokens,
@@ -80,6 +83,7 @@ class SegmentCache {
   const CacheStats& stats() const noexcept { return stats_; }
   std::uint32_t slots() const noexcept { return slots_.size(); }
   std::uint32_t slots_in_use() const noexcept;
+  const FdCache& files() const noexcept { return fds_; }
 
  private:
   struct KeyHash {
@@ -89,12 +93,14 @@ class SegmentCache {
     std::shared_ptr<CachedFile> file;
     std::uint32_t segment = 0;
     std::vector<Answer> waiters;
+    Requester requester = 0;  // the first to ask: the filled slot counts as requested by it
     Clock::time_point asked{};
     bool demanded = false;
     bool direct = false;  // its read went to the O_DIRECT fd
+    FdCache::Handle fd;   // while its read is under way
   };
 
-  void demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now);
+  void demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now, Requester who);
   void start(const SegmentKey& key, std::uint32_t slot, Clock::time_point now);
   void filled(const SegmentKey& key, std::int64_t result);
   void evicted(const SlotTable::Eviction& e);
@@ -107,6 +113,7 @@ class SegmentCache {
   HostBuffer arena_;
   SlotTable slots_;
   DiskReader disk_;
+  FdCache fds_;
   loop::Reactor::Registration disk_events_;
   loop::Reactor::Timer timer_;
   std::vector<std::shared_ptr<CachedFile>> slot_files_;      // the file of each resident or filling slot
@@ -114,6 +121,7 @@ class SegmentCache {
   std::unordered_map<SegmentKey, std::pair<std::uint32_t, Fault>, KeyHash> filling_;  // slot, fault
   std::unordered_map<SegmentKey, Fault, KeyHash> waiting_;  // no free slot yet
   std::deque<SegmentKey> waiting_order_;
+  std::vector<Answer> unreadable_;  // waiters of faults whose file could not be opened, answered after make_progress
   std::function<void(std::uint32_t)> refill_hook_;
   std::uint32_t last_filled_ = 0;
   CacheStats stats_;

@@ -38,6 +38,11 @@ void render_cache(metrics::Exposition& m, const ServerMetrics::CacheFigures& c) 
   m.sample("vod_server_cache_requests_total", static_cast<double>(c.requests));
   m.family("vod_server_cache_bad_messages_total", "counter", "messages on VoD connections that were not segment requests (dropped)");
   m.sample("vod_server_cache_bad_messages_total", static_cast<double>(c.bad_messages));
+  m.family("vod_server_cache_credit_violations_total", "counter",
+           "connections cut off for a segment request beyond their credits (more unanswered than the table allows)");
+  m.sample("vod_server_cache_credit_violations_total", static_cast<double>(c.credit_violations));
+  m.family("vod_server_cache_coalesced_requests_total", "counter", "segment requests a connection repeated while its first was unanswered (one cache waiter for all)");
+  m.sample("vod_server_cache_coalesced_requests_total", static_cast<double>(c.coalesced));
   m.family("vod_server_cache_hits_total", "counter", "segments asked for (demand or read-ahead) that were resident");
   m.sample("vod_server_cache_hits_total", static_cast<double>(s.hits));
   m.family("vod_server_cache_misses_total", "counter", "demanded segments read from disk");
@@ -46,6 +51,9 @@ void render_cache(metrics::Exposition& m, const ServerMetrics::CacheFigures& c) 
   m.sample("vod_server_cache_readahead_fills_total", static_cast<double>(s.readahead_fills));
   m.family("vod_server_cache_evictions_total", "counter", "segments evicted from their slot");
   m.sample("vod_server_cache_evictions_total", static_cast<double>(s.evictions));
+  m.family("vod_server_cache_over_share_evictions_total", "counter",
+           "segments evicted within their grace because their requester held more than its fair share of the slots");
+  m.sample("vod_server_cache_over_share_evictions_total", static_cast<double>(s.over_share_evictions));
   m.family("vod_server_cache_disk_read_bytes_total", "counter", "bytes read from disk into the cache");
   m.sample("vod_server_cache_disk_read_bytes_total", static_cast<double>(s.disk_bytes));
   m.family("vod_server_cache_disk_errors_total", "counter", "segment reads from disk that failed");

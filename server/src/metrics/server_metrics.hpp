@@ -45,6 +45,7 @@ class ServerMetrics {
     cache::CacheStats stats;
     std::uint32_t slots = 0, slots_in_use = 0;
     std::uint64_t requests = 0, bad_messages = 0;
+    std::uint64_t credit_violations = 0, coalesced = 0;
   };
   void set_cache(CacheFigures figures);
   void set_draining();

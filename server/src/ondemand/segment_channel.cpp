@@ -17,7 +17,8 @@ constexpr std::size_t kSlot = proto::kSegmentMessageMax;
 }
 
 SegmentChannel::SegmentChannel(cache::SegmentCache& cache, std::shared_ptr<CatalogRegistration> catalog, ibv_pd* pd, ibv_qp* qp,
-                               std::uint32_t owner, std::string peer, ChannelStats& stats, std::optional<SlotAccess> access)
+                               std::uint32_t owner, std::string peer, ChannelStats& stats, loop::Reactor& reactor,
+                               std::function<void(const std::string&)> fatal, std::optional<SlotAccess> access)
     : cache_(cache),
       catalog_(std::move(catalog)),
       qp_(qp),
@@ -27,12 +28,14 @@ SegmentChannel::SegmentChannel(cache::SegmentCache& cache, std::shared_ptr<Catal
       credits_(cache.options().request_credits),
       buffers_((recv_depth(credits_) + send_depth(credits_)) * kSlot),
       access_(std::move(access)),
+      reactor_(reactor),
+      fatal_(std::move(fatal)),
       self_(std::make_shared<SegmentChannel*>(this)) {
   mr_ = rdma::register_memory(pd, buffers_.data(), buffers_.mapped_length(), IBV_ACCESS_LOCAL_WRITE, "segment message buffers for " + peer_);
   if (access_) {
     const auto layout = cache_.layout();
     windows_.emplace(access_->watchers, pd, catalog_->device->rkeys, access_->max_windows, windows::window_keep(layout.grace_ms, layout.read_deadline_ms),
-                     access_->own_pd ? windows::SlotWindows::Kind::region : windows::SlotWindows::Kind::window);
+                     access_->own_pd ? windows::SlotWindows::Kind::region : windows::SlotWindows::Kind::window, access_->budget);
   }
   for (std::uint32_t i = 0; i < send_depth(credits_) - 1; ++i) free_sends_.push_back(send_depth(credits_) - 2 - i);
   for (std::uint32_t i = 0; i < recv_depth(credits_); ++i) post_recv(i);
@@ -45,8 +48,20 @@ void SegmentChannel::close() noexcept {
   *self_ = nullptr;
   queued_.clear();
   lease_wait_.cancel();
+  give_up_.cancel();
   if (windows_) windows_->clear();  // their rkeys read nothing from now on
 }
+
+void SegmentChannel::give_up(std::string why) {
+  if (closed_ || give_up_.armed()) return;
+  queued_.clear();
+  closed_ = true;  // nothing more goes out; completions are still counted for the drain
+  log::warn("cache", peer_ + ": " + why + "; disconnecting it (its unanswered requests would wait in vain)");
+  give_up_ = reactor_.at(std::chrono::steady_clock::now(), [fatal = fatal_, why = std::move(why)] {
+    if (fatal) fatal(why);  // may destroy this channel: the handler holds copies of what it needs
+  });
+}
+
 
 void SegmentChannel::post_recv(std::uint32_t slot) {
   if (int err = rdma::post_recv(qp_, rdma::WorkId{owner_, kRecv, slot}.pack(), buffers_.data() + slot * kSlot, static_cast<std::uint32_t>(kSlot), mr_->lkey))
@@ -91,6 +106,13 @@ std::string SegmentChannel::on_completion(const ibv_wc& wc, std::uint8_t kind, s
     return {};
   }
   ++stats_.requests;
+  if (unanswered_ >= credits_) {
+    ++stats_.credit_violations;
+    give_up("sent a segment request beyond its " + std::to_string(credits_) + " credits (" + std::to_string(unanswered_) +
+            " unanswered): a protocol violation");
+    return {};
+  }
+  ++unanswered_;
   handle(*request);
   return {};
 }
@@ -113,28 +135,48 @@ void SegmentChannel::handle(const proto::SegmentRequest& r) {
     n.status = proto::SegmentStatus::refused;
     return answer({n, nullptr});
   }
+  // One cache waiter per segment and connection: a request repeated while the first is unanswered
+  // is answered with it.
+  if (auto it = asked_.find(segment_key(n.movie_index, n.segment)); it != asked_.end()) {
+    ++stats_.coalesced;
+    it->second.push_back(n.request_id);
+    return;
+  }
+  asked_.emplace(segment_key(n.movie_index, n.segment), std::vector<std::uint32_t>{});
   ask_cache(movies[r.movie_index]->movie->cached, n, std::min(r.ahead, kMaxAhead));
+}
+
+void SegmentChannel::resolved(const proto::SegmentNotify& n, proto::SegmentStatus status, const proto::SegmentEntry& entry,
+                              std::shared_ptr<cache::CachedFile> file) {
+  // With windows, the rkey is its window's, set as it goes out.
+  const auto rkey = windows_ ? std::nullopt : std::optional<std::uint32_t>(catalog_->device->arena->rkey);
+  const proto::SegmentNotify settled = settle(n, status, entry, rkey);
+  std::vector<std::uint32_t> also;
+  if (auto node = asked_.extract(segment_key(n.movie_index, n.segment)); !node.empty()) also = std::move(node.mapped());
+  const bool ok = status == proto::SegmentStatus::ok;
+  answer({settled, ok ? file : nullptr});
+  for (std::uint32_t id : also) {
+    proto::SegmentNotify copy = settled;
+    copy.request_id = id;
+    answer({copy, ok ? file : nullptr});
+  }
 }
 
 void SegmentChannel::ask_cache(std::shared_ptr<cache::CachedFile> file, proto::SegmentNotify n, std::uint16_t ahead) {
   std::weak_ptr<SegmentChannel*> weak = self_;
+  // This connection asks: its grace protects its fair share of the slots (bit 62 keeps connections
+  // apart from UDP addresses and from the server itself).
+  const cache::Requester who = (1ull << 62) | owner_;
   cache_.request(file, n.segment, ahead, [weak, n, file](proto::SegmentStatus status, const proto::SegmentEntry& entry) mutable {
     auto self = weak.lock();
     if (!self || !*self) return;  // the connection went meanwhile
-    n.status = status;
-    if (status == proto::SegmentStatus::ok) {
-      n.entry = proto::pack(entry);
-      if (!(*self)->windows_) n.rkey = (*self)->catalog_->device->arena->rkey;  // with windows: its window's, as it goes out
-    }
-    (*self)->answer({n, status == proto::SegmentStatus::ok ? std::move(file) : nullptr});
-  });
+    (*self)->resolved(n, status, entry, std::move(file));
+  }, who);
 }
 
 void SegmentChannel::answer(Answer a) {
   if (closed_) return;
-  // A client keeps at most `credits` requests unanswered; a hostile one that sends more gets its
-  // answers as send buffers free up, and never more queued than one per receive posted since.
-  if (queued_.size() >= 4u * credits_) return;
+  // At most credits_ answers are ever queued: no connection has more requests unanswered.
   queued_.push_back(std::move(a));
   post_sends();
 }
@@ -163,6 +205,12 @@ SegmentChannel::Front SegmentChannel::ready_front() {
   const std::uint8_t* at = reinterpret_cast<const std::uint8_t*>(catalog_->device->arena_addr) + std::uint64_t{slot} * segment_size;
   try {
     bind = windows_->make(slot, at, a.file->segment_length(a.notify.segment), now);
+  } catch (const windows::BudgetExhausted& e) {
+    if (stats_.busy++ < 16 || stats_.busy % 1024 == 0) log::warn("auth", peer_ + ": segment " + std::to_string(a.notify.segment) + ": " + e.what() + "; answered busy");
+    a.notify.status = proto::SegmentStatus::busy;
+    a.notify.entry = 0;
+    a.notify.rkey = 0;
+    return Front::send;
   } catch (const rdma::RdmaError& e) {
     log::error("auth", peer_ + ": no memory window for cache slot " + std::to_string(slot) + ": " + e.what() + "; refusing the segment");
     a.notify.status = proto::SegmentStatus::refused;
@@ -171,7 +219,7 @@ SegmentChannel::Front SegmentChannel::ready_front() {
   }
   if (!bind) {  // max_windows held, every one still leased: the first lease's end is soon
     if (!lease_wait_.armed())
-      if (auto when = windows_->expiry()) lease_wait_ = access_->reactor.at(*when, [this] { post_sends(); });
+      if (auto when = windows_->expiry()) lease_wait_ = reactor_.at(*when, [this] { post_sends(); });
     return Front::wait;
   }
   if (!bind->mw) {  // a registration on the connection's own PD: usable now
@@ -194,9 +242,8 @@ SegmentChannel::Front SegmentChannel::ready_front() {
   wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
   ibv_send_wr* bad = nullptr;
   if (int err = ibv_post_send(qp_, &wr, &bad)) {
-    log::warn("auth", peer_ + ": ibv_post_send of a window bind over cache slot " + std::to_string(slot) + " failed: " + std::strerror(err));
     windows_->bind_done(slot, false, now);
-    queued_.clear();
+    give_up("ibv_post_send of a window bind over cache slot " + std::to_string(slot) + " failed: " + std::strerror(err));
     return Front::wait;
   }
   ++stats_.slot_binds;
@@ -216,13 +263,13 @@ void SegmentChannel::post_sends() {
     std::uint8_t* at = buffers_.data() + (recv_depth(credits_) + slot) * kSlot;
     std::memcpy(at, bytes.data(), bytes.size());
     if (int err = rdma::post_send(qp_, rdma::WorkId{owner_, kSend, slot}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
-      log::warn("cache", peer_ + ": ibv_post_send of a segment notification failed: " + std::strerror(err));
-      queued_.clear();
+      give_up(std::string("ibv_post_send of a segment notification failed: ") + std::strerror(err));
       return;
     }
     ++outstanding_;
     free_sends_.pop_back();
     queued_.pop_front();
+    if (unanswered_ > 0) --unanswered_;  // before the client can see it: its next request may come at once
     ++stats_.notifications;
   }
 }

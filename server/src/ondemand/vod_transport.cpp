@@ -67,8 +67,9 @@ void VodTransport::accept(cm::Accepting a) {
       c->qp_ = rdma::QueuePair(id, pd, attr);
       c->hub_owner_ = rdma::HubOwner(hub, [raw = c.get()](const ibv_wc& wc, rdma::WorkId wid) { raw->on_completion(wc, wid); });
       std::optional<SlotAccess> access;
-      if (device.own_pds()) access.emplace(SlotAccess{ctx_.reactor, *ctx_.slot_watchers, m ? a.admit.entry : proto::kNoMovie, kMaxSlotWindows, true});
-      c->channel_.emplace(*ctx_.cache, a.catalog, pd, c->qp_.get(), c->hub_owner_.id(), a.peer, channel_stats_, std::move(access));
+      if (device.own_pds()) access.emplace(SlotAccess{*ctx_.slot_watchers, m ? a.admit.entry : proto::kNoMovie, kMaxSlotWindows, true, ctx_.pinned});
+      c->channel_.emplace(*ctx_.cache, a.catalog, pd, c->qp_.get(), c->hub_owner_.id(), a.peer, channel_stats_, ctx_.reactor,
+                          [raw = c.get()](const std::string& why) { raw->cut_off(why); }, std::move(access));
     } else {
       // The hub's CQ, with nothing reserved on it: the server posts nothing on this QP (Reads are
       // answered by the responder), so nothing of it ever completes.
@@ -114,8 +115,8 @@ void VodTransport::accept(cm::Accepting a) {
     }
     if (ctx_.cache) {  // receives posted now that the QP is up, before the accept
       const std::uint32_t movie = m ? a.admit.entry : proto::kNoMovie;
-      c->channel_.emplace(*ctx_.cache, a.catalog, device.pd.get(), c->own_qp_.get(), c->hub_owner_.id(), a.peer, channel_stats_,
-                          SlotAccess{ctx_.reactor, *ctx_.slot_watchers, movie, kMaxSlotWindows});
+      c->channel_.emplace(*ctx_.cache, a.catalog, device.pd.get(), c->own_qp_.get(), c->hub_owner_.id(), a.peer, channel_stats_, ctx_.reactor,
+                          [raw = c.get()](const std::string& why) { raw->cut_off(why); }, SlotAccess{*ctx_.slot_watchers, movie, kMaxSlotWindows});
     }
     c->state_ = State::binding;
     c->binding_ = Counted(binding_);

@@ -599,7 +599,10 @@ UdpService::Ready UdpService::ready_bytes(const Client& c, Job& j, Clock::time_p
   const auto segment = static_cast<std::uint32_t>(at / segment_size);
   // Checked at every train, and sent in the same turn of the loop: a slot holding the segment now
   // is not refilled before the datagrams have left (sendmsg copies them).
-  const auto whole = cache_->resident_bytes(*j.data.cached, segment, now);
+  // The client's address asks (a UDP client's grace protects its fair share of the slots, as a
+  // connection's does): the high bit keeps it apart from connections' ids.
+  const cache::Requester who = (1ull << 63) | ((c.key.prefix ^ (std::uint64_t{c.key.family} << 56)) & ~(1ull << 63));
+  const auto whole = cache_->resident_bytes(*j.data.cached, segment, now, who);
   if (!whole.empty()) {
     j.fault.reset();
     const std::uint64_t in = at - std::uint64_t{segment} * segment_size;
@@ -622,7 +625,7 @@ UdpService::Ready UdpService::ready_bytes(const Client& c, Job& j, Clock::time_p
     if (it == u.clients_.end() || it->second.jobs == 0) return;
     u.enqueue(it->second);
     u.arm_timer(Clock::now());  // the pump runs from the loop, not from inside the cache
-  });
+  }, who);
   return {};
 }
 

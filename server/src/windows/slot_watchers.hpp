@@ -8,9 +8,9 @@
 // The lease (both sides compute it from the segment table's header): a client uses a window's rkey
 // for Reads it posts within proto::window_use_ms() of sending the request it answered. The server keeps the
 // window at least window_keep() after the answer, and a slot is refilled no sooner than the read
-// deadline plus a margin after its eviction, which comes no sooner than the grace time after the
-// last request: so no Read posted within the lease can meet a freed window unless it takes longer
-// than the read deadline to reach the server.
+// deadline plus a margin after both its eviction and the end of the last request's lease
+// (cache/slot_table.hpp): so no Read posted within the lease can meet a freed window unless it
+// takes longer than the read deadline to reach the server.
 #pragma once
 
 #include <chrono>

@@ -2,6 +2,7 @@
 #include "windows/slot_windows.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace vod::server::windows {
 
@@ -13,6 +14,17 @@ void SlotWindows::clear() noexcept {
 }
 
 void SlotWindows::slot_refilling(std::uint32_t slot) noexcept { windows_.erase(slot); }
+
+void SlotWindows::drop_expired(Clock::time_point now) noexcept {
+  for (auto it = windows_.begin(); it != windows_.end();) {
+    if (it->second.bound && it->second.keep_until <= now) {
+      watchers_.unwatch(it->first, *this);
+      it = windows_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
 
 std::optional<std::uint32_t> SlotWindows::bound(std::uint32_t slot, Clock::time_point now) {
   auto it = windows_.find(slot);
@@ -35,7 +47,14 @@ std::optional<SlotWindows::ToBind> SlotWindows::make(std::uint32_t slot, const v
   }
   Window w;
   if (kind_ == Kind::region) {
+    if (budget_ && !budget_->fits(length)) {
+      drop_expired(now);
+      if (!budget_->fits(length))
+        throw BudgetExhausted("registering " + std::to_string(length) + " more bytes would pass --isolation-memory (" +
+                              std::to_string(budget_->used() >> 20) + " of " + std::to_string(budget_->limit() >> 20) + " MiB in use)");
+    }
     w.mr = rdma::register_memory(pd_, const_cast<void*>(addr), length, IBV_ACCESS_REMOTE_READ, "a cache slot on a connection's own PD");
+    if (budget_) w.pinned = budget_->take(length);
     w.rkey = w.mr->rkey;
     w.bound = true;
   } else {

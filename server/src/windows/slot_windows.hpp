@@ -12,24 +12,37 @@
 // With a PD per connection (--isolation pd, for iWARP, whose QPs cannot bind a window before the
 // accept) the same set holds registrations instead: each exactly one segment's bytes in its slot, on
 // the connection's own PD, usable at once (no bind) and deregistered where a window would be freed.
+// Every one of them counts against the server's --isolation-memory (PinnedBudget), as the
+// connection's registrations at accept do: past it, the window whose lease is over goes first, and
+// then make() throws BudgetExhausted (the segment is answered "busy", the connection stays).
 #pragma once
 
 #include <infiniband/verbs.h>
 
 #include <optional>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "vod/rdma/handles.hpp"
+#include "windows/connection_pd.hpp"
 #include "windows/rkey_history.hpp"
 #include "windows/slot_watchers.hpp"
 
 namespace vod::server::windows {
 
+// A region for a slot would take the server past --isolation-memory.
+class BudgetExhausted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class SlotWindows final : public SlotWatchers::Holder {
  public:
   enum class Kind { window, region };
-  SlotWindows(SlotWatchers& watchers, ibv_pd* pd, RkeyHistory& rkeys, std::size_t cap, Clock::duration keep, Kind kind = Kind::window) noexcept
-      : watchers_(watchers), pd_(pd), rkeys_(rkeys), cap_(cap), keep_(keep), kind_(kind) {}
+  // `budget`: with Kind::region, what every registration counts against (null: not counted).
+  SlotWindows(SlotWatchers& watchers, ibv_pd* pd, RkeyHistory& rkeys, std::size_t cap, Clock::duration keep, Kind kind = Kind::window,
+              PinnedBudget* budget = nullptr) noexcept
+      : watchers_(watchers), pd_(pd), rkeys_(rkeys), cap_(cap), keep_(keep), kind_(kind), budget_(budget) {}
   ~SlotWindows();
   SlotWindows(const SlotWindows&) = delete;
   SlotWindows& operator=(const SlotWindows&) = delete;
@@ -40,7 +53,8 @@ class SlotWindows final : public SlotWatchers::Holder {
   // A new window for `slot`, over `length` bytes at `addr`, to bind (the caller posts the bind and
   // calls bind_done): the window and the rkey to bind it with. A region is registered here and
   // usable at once (mw null). Nullopt when `cap` are held and none of their leases is over:
-  // expiry() says when one will be. Throws RdmaError when the device has no window (or region) to give.
+  // expiry() says when one will be. Throws RdmaError when the device has no window (or region) to
+  // give, BudgetExhausted when a region would pass the budget even after the expired ones went.
   struct ToBind {
     ibv_mw* mw;
     std::uint32_t rkey;
@@ -61,6 +75,7 @@ class SlotWindows final : public SlotWatchers::Holder {
   struct Window {
     rdma::MemoryWindow mw;
     rdma::MemoryRegion mr;  // Kind::region
+    PinnedBudget::Lease pinned;  // Kind::region: its bytes of --isolation-memory
     std::uint32_t rkey = 0;
     bool bound = false;
     Clock::time_point keep_until{};
@@ -71,7 +86,9 @@ class SlotWindows final : public SlotWatchers::Holder {
   std::size_t cap_;
   Clock::duration keep_;
   Kind kind_;
+  PinnedBudget* budget_;
   std::unordered_map<std::uint32_t, Window> windows_;  // by slot
+  void drop_expired(Clock::time_point now) noexcept;  // every window whose lease is over
 };
 
 }  // namespace vod::server::windows

@@ -55,11 +55,9 @@ struct SessionOptions {
   // chunk, at most engine.readahead_bytes); otherwise engine.readahead_bytes.
   double readahead_seconds = 0;
   std::chrono::milliseconds connect_timeout{5000};
-  // The QP's local ACK timeout exponent (rdma::ConnectOptions::ack_timeout): 17 is 537 ms a try
-  // (7 retries), so a server that died or vanished under a Read is noticed sooner than with
-  // rdma_cm's RoCE default (about 2 s a try), and the session reconnects, in a fleet to another
-  // member. 0: rdma_cm's.
-  std::uint8_t ack_timeout = 17;
+  // The QP's local ACK timeout exponent (defaults::kAckTimeout): a server that died or vanished
+  // under a Read is noticed sooner, and the session reconnects, in a fleet to another member.
+  std::uint8_t ack_timeout = defaults::kAckTimeout;
   // After a connection breaks: retry with exponential backoff, for at most give_up_after in all.
   ReconnectPolicy reconnect;
   // In a fleet (rdma+etcd:// URIs): this client's id, which picks among a movie's top k servers;

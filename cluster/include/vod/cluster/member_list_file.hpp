@@ -5,6 +5,7 @@
 // are kept, and decoded again when read: the file gets no more trust than etcd.
 #pragma once
 
+#include <chrono>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -21,8 +22,13 @@ struct SavedMembers {
 
 // Empty when no directory is known (no HOME, say): nothing is saved.
 std::string member_list_path(const EtcdEndpoint& etcd);
-// Atomic (a new file renamed over the old one); a failure is logged, never thrown.
+// Atomic (a new file from mkstemp, renamed over the old one); a failure is logged, never thrown.
 void save_member_list(const EtcdEndpoint& etcd, const std::vector<KeyValue>& records);
-std::optional<SavedMembers> load_member_list(const EtcdEndpoint& etcd);
+
+// A saved list older than this is ignored with a warning: the members it names may be anything by
+// now. $VOD_CLUSTER_LIST_MAX_AGE (seconds) overrides the default of a day.
+inline constexpr std::chrono::seconds kMemberListMaxAge{24 * 3600};
+std::chrono::seconds member_list_max_age();
+std::optional<SavedMembers> load_member_list(const EtcdEndpoint& etcd, std::chrono::seconds max_age = member_list_max_age());
 
 }  // namespace vod::cluster

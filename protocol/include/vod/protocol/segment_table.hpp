@@ -128,8 +128,9 @@ enum class SegmentStatus : std::uint16_t {
   unknown_movie = 2,  // no such entry in the connection's catalog, or it is not a cached movie
   disk_error = 3,    // the server could not read it from disk; the reason is in its log
   refused = 4,       // this connection may not read that movie (its token is for another)
+  busy = 5,          // no memory left to isolate the read (--isolation-memory): try again later
 };
-inline constexpr std::uint16_t kMaxSegmentStatus = 4;
+inline constexpr std::uint16_t kMaxSegmentStatus = 5;
 const char* to_string(SegmentStatus s) noexcept;
 
 // Server -> client: one per request, once the segment is resident (or cannot be).

@@ -68,8 +68,13 @@ struct ConnectOptions {
 };
 
 // One connected RC endpoint on the active side. Members are declared in creation order, so they are
-// destroyed in reverse: QP, its share of the hub's CQ, local MRs, PD, cm_id, event channel.
+// destroyed in reverse: QP, its share of the hub's CQ, local MRs, PD, cm_id, event channel, and last
+// the memory those MRs cover that the endpoint was given to keep.
 struct ClientEndpoint {
+  // Buffers under MRs in `memory` whose users may go before the endpoint (a reader destroyed while
+  // its Reads and receives are still posted): freed only once the QP and every MR are gone, so a
+  // Read that lands late lands in memory nobody else has.
+  std::vector<std::shared_ptr<void>> pinned;
   EventChannel events;
   CmIdHandle id;
   ProtectionDomain pd;
@@ -91,6 +96,9 @@ struct ClientEndpoint {
   std::uint8_t initiator_depth = 0;            // what this side asked for
   std::uint32_t max_inline_data = 0;           // what the QP was created with
   std::vector<std::uint8_t> accept_data;       // the peer's accept private data, copied
+  // The QP's local ACK timeout exponent as the device holds it once connected (ibv_query_qp):
+  // what ConnectOptions::ack_timeout asked for, or rdma_cm's default. 0 on iWARP (TCP's timer).
+  std::uint8_t qp_ack_timeout = 0;
 
   ClientEndpoint() = default;
   ClientEndpoint(const ClientEndpoint&) = delete;
@@ -100,6 +108,9 @@ struct ClientEndpoint {
 
 // Connects; throws ConnectRejected, ConnectFailed, NoDeviceError or RdmaError.
 std::unique_ptr<ClientEndpoint> connect(const ConnectOptions& options);
+
+// "537 ms a try" for exponent 17 (4.096 us × 2^exponent); "TCP's" for an iWARP endpoint.
+std::string ack_timeout_text(const ClientEndpoint& ep);
 
 // A listening cm_id with its own event channel.
 class Listener {
