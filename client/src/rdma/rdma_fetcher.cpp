@@ -128,6 +128,8 @@ void RdmaFetcher::flush() {
 void RdmaFetcher::poll() {
   // Completions of every connection on the hub are handled here; each lands in its own engine.
   ep_.cq.hub->poll();
+  if (segments_)
+    if (auto refusal = segments_->take_refusal(); !refusal.empty()) throw ClientError(ErrorKind::rejected, "the server refused a read: " + refusal);
   if (segments_ && failure_.empty()) failure_ = segments_->take_failure();
   if (!failure_.empty()) throw ConnectionLost(std::exchange(failure_, {}));
   flush();  // Reads the segment reader decided on while handling completions

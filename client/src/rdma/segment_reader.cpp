@@ -341,7 +341,9 @@ std::string SegmentReader::on_notify(std::uint32_t index) {
   m.asked.erase(r.segment);
   if (n->segment != r.segment || n->movie_index != m.index) return "the server's answer names another segment than was asked for";
   if (n->status != proto::SegmentStatus::ok) {
-    fail_waiting(m, r.segment, "segment " + std::to_string(r.segment) + " of the movie: " + proto::to_string(n->status));
+    const std::string why = "segment " + std::to_string(r.segment) + " of the movie: " + proto::to_string(n->status);
+    if (n->status != proto::SegmentStatus::disk_error && refusal_.empty()) refusal_ = why;  // a disk may recover; these answers would not
+    fail_waiting(m, r.segment, why);
   } else if (m.state == Movie::State::ready) {
     if ((n->entry & proto::kMaxSlot) >= m.header.arena_length / m.header.segment_size)
       return "the server named a slot past its arena for segment " + std::to_string(r.segment);

@@ -37,6 +37,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "vod/protocol/region_descriptor.hpp"
@@ -81,6 +82,9 @@ class SegmentReader {
   std::string state() const;  // what is pending, for diagnostics
   // A failure found outside a completion (a request that could not be posted), once.
   std::string take_failure();
+  // An answer that reconnecting would not change (busy, refused, not a cached movie, no such
+  // segment), once: the read ends with it as its reason instead of a reconnect.
+  std::string take_refusal() { return std::exchange(refusal_, {}); }
   // Its Reads posted and not completed (two per part, one per table).
   unsigned reads_in_flight() const noexcept { return 2 * in_flight_ + table_reads_in_flight_; }
 
@@ -158,6 +162,7 @@ class SegmentReader {
   std::uint32_t next_request_ = 1;
   std::uint16_t credits_ = 1;  // until a table says: one request at a time
   std::string failure_;
+  std::string refusal_;
   std::vector<std::uint32_t> free_sends_;
   SegmentStats stats_;
 };
