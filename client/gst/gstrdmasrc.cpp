@@ -335,10 +335,19 @@ static GstFlowReturn live_create(GstRdmaSrc* self, vod::client::LiveSource& sess
   GstFlowReturn ret = GST_FLOW_OK;
   bool discont = false;
   try {
+    // A channel that gives nothing for this long says so on the bus, with the viewer's figures
+    // (notifications, header reads, credits), instead of blocking without a word.
+    constexpr int kQuietWarnSeconds = 5;
+    int quiet = 0;
     do {
       chunk = session.read(std::span<std::uint8_t>(map.data, map.size), std::chrono::milliseconds(1000));
       discont = discont || chunk.discontinuity;
       if (chunk.end_of_stream) GST_INFO_OBJECT(self, "the channel's source stopped; waiting for it to come back");
+      if (chunk.bytes == 0 && !chunk.end_of_stream && ++quiet == kQuietWarnSeconds) {
+        const std::string figures = session.summary();
+        GST_ELEMENT_WARNING(self, RESOURCE, READ, ("Live channel '%s' gave no bytes for %d s.", session.channel().name.c_str(), kQuietWarnSeconds),
+                            ("%s", figures.c_str()));
+      }
     } while (chunk.bytes == 0);
   } catch (const vod::client::Interrupted&) {
     ret = GST_FLOW_FLUSHING;
