@@ -22,8 +22,8 @@ packages=(
   # the segment cache's disk reads: io_uring (liburing)
   liburing-dev
   # a fleet: etcd (server and etcdctl, for the tests), reached over its JSON gateway with libcurl;
-  # nlohmann-json reads and writes the JSON
-  etcd-server etcd-client libcurl4-openssl-dev nlohmann-json3-dev
+  # nlohmann-json reads and writes the JSON; openssl makes the tests' certificates for etcds://
+  etcd-server etcd-client libcurl4-openssl-dev nlohmann-json3-dev openssl
   # promtool (in Debian's prometheus package) checks both /metrics outputs
   prometheus
   # Boost: Program_options, Beast/Asio; OpenSSL's libcrypto (HMAC for Write-Record cookies)

@@ -70,7 +70,7 @@ std::optional<std::string> expired_token(const Uri& uri, std::uint64_t now_unix)
 std::string Uri::to_string() const {
   const std::string& h = cluster ? cluster->etcd.host : host;
   const bool v6 = h.find(':') != std::string::npos;
-  std::string s = std::string(cluster ? "rdma+etcd://" : "rdma://") + (v6 ? "[" + h + "]" : h) + ":" + std::to_string(cluster ? cluster->etcd.port : port);
+  std::string s = std::string(cluster ? (cluster->etcd.tls ? "rdma+etcds://" : "rdma+etcd://") : "rdma://") + (v6 ? "[" + h + "]" : h) + ":" + std::to_string(cluster ? cluster->etcd.port : port);
   if (movie) s += (live ? "/live/" : "/") + percent_encode(*movie);
   if (cluster) {
     std::string query;
@@ -82,10 +82,11 @@ std::string Uri::to_string() const {
 }
 
 Uri parse_uri(std::string_view text) {
-  constexpr std::string_view scheme = "rdma://", fleet_scheme = "rdma+etcd://";
-  const bool fleet = text.substr(0, fleet_scheme.size()) == fleet_scheme;
-  if (text.substr(0, scheme.size()) != scheme && !fleet) bad(text, "the scheme must be rdma:// (or rdma+etcd:// for a fleet)");
-  std::string_view rest = text.substr(fleet ? fleet_scheme.size() : scheme.size());
+  constexpr std::string_view scheme = "rdma://", fleet_scheme = "rdma+etcd://", tls_fleet_scheme = "rdma+etcds://";
+  const bool tls_fleet = text.substr(0, tls_fleet_scheme.size()) == tls_fleet_scheme;
+  const bool fleet = tls_fleet || text.substr(0, fleet_scheme.size()) == fleet_scheme;
+  if (text.substr(0, scheme.size()) != scheme && !fleet) bad(text, "the scheme must be rdma:// (or rdma+etcd://, rdma+etcds:// for a fleet)");
+  std::string_view rest = text.substr(tls_fleet ? tls_fleet_scheme.size() : fleet ? fleet_scheme.size() : scheme.size());
   if (rest.find('#') != std::string_view::npos) bad(text, "fragments are not part of rdma:// URIs");
   std::string_view query;
   if (const auto q = rest.find('?'); q != std::string_view::npos) {
@@ -119,6 +120,8 @@ Uri parse_uri(std::string_view text) {
   if (uri.host.empty()) bad(text, "the host is empty");
   if (fleet) {
     uri.cluster.emplace();
+    uri.cluster->etcd.tls = tls_fleet;
+    uri.cluster->etcd.security = cluster::etcd_security();  // the tool's --etcd-* options
     uri.cluster->etcd.host = std::move(uri.host);
     uri.host.clear();
     if (port_text.empty()) uri.port = cluster::kEtcdPort;
@@ -181,7 +184,7 @@ Uri parse_uri(std::string_view text) {
 }
 
 Uri parse_server_uri(std::string_view text) {
-  if (text.substr(0, 7) != "etcd://") return parse_uri(text);
+  if (text.substr(0, 7) != "etcd://" && text.substr(0, 8) != "etcds://") return parse_uri(text);
   Uri uri;
   uri.cluster.emplace();
   try {

@@ -50,6 +50,7 @@ struct CommonOptions {
   double udp_rate_mbps = 0;
   unsigned udp_payload = 0;
   std::string cluster;  // --cluster etcd://HOST[:PORT][/PREFIX]: URIs are movie names placed over the fleet
+  cluster::EtcdSecurity etcd;  // --etcd-*: TLS and authentication for the fleet's etcd
   std::string zero_copy = "auto";  // --zero-copy auto|off
 };
 boost::program_options::options_description common_options(CommonOptions& o);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "vod/cluster/etcd_options.hpp"
 #include "vod/cluster/etcd_url.hpp"
 #include "vod/defaults.hpp"
 #include "vod/log.hpp"
@@ -52,6 +53,7 @@ boost::program_options::options_description common_options(CommonOptions& o) {
                                                      "(default: random per process)")
       ("zero-copy", po::value(&o.zero_copy)->default_value(o.zero_copy), "auto: RDMA Reads land straight in registered buffers (get), "
                                                                           "off: every byte through the read ring and copied (tests, bisecting)");
+  cluster::add_etcd_options(d, o.etcd);
   return d;
 }
 
@@ -60,6 +62,11 @@ void apply(CommonOptions& o) {
     log::set_level(log::parse_level(o.log_level));
     log::set_format(log::parse_format(o.log_format));
   } catch (const std::invalid_argument& e) {
+    throw ClientError(ErrorKind::usage, e.what());
+  }
+  try {
+    cluster::set_etcd_security(o.etcd);  // before any etcd URL is parsed
+  } catch (const cluster::ClusterError& e) {
     throw ClientError(ErrorKind::usage, e.what());
   }
   if (o.chunk_kib < 8) throw ClientError(ErrorKind::usage, "--chunk-kib must be at least 8 (RDMA Reads of 8 KiB or more)");
@@ -94,7 +101,8 @@ Uri command_uri(const std::string& text, const CommonOptions& o) {
   }
   if (text.rfind("rdma", 0) == 0) throw ClientError(ErrorKind::usage, "with --cluster, name the movie alone (NAME or live/NAME), not a URI: " + text);
   const bool v6 = etcd.host.find(':') != std::string::npos;
-  return parse_uri("rdma+etcd://" + (v6 ? "[" + etcd.host + "]" : etcd.host) + ":" + std::to_string(etcd.port) + "/" + text + "?prefix=" + etcd.prefix);
+  return parse_uri(std::string(etcd.tls ? "rdma+etcds://" : "rdma+etcd://") + (v6 ? "[" + etcd.host + "]" : etcd.host) + ":" + std::to_string(etcd.port) + "/" + text +
+                   "?prefix=" + etcd.prefix);
 }
 
 bool parse(const std::vector<std::string>& args, const boost::program_options::options_description& opts,

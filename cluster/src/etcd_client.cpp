@@ -4,6 +4,9 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +26,16 @@ std::int64_t json_int(const json& j, const char* field) {
   if (it->is_number_integer()) return it->get<std::int64_t>();
   if (it->is_string()) return std::stoll(it->get<std::string>());
   throw EtcdError(std::string("etcd answered a non-number '") + field + "'");
+}
+
+}  // namespace
+
+namespace {
+
+json parse_answer(const char* call, const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (!j.is_object()) throw EtcdError(std::string(call) + ": etcd's answer is not a JSON object");
+  return j;
 }
 
 }  // namespace
@@ -121,16 +134,79 @@ size_t on_write(char* data, size_t size, size_t count, void* user) {
 
 }  // namespace
 
+namespace {
+
+// etcd's answer when a token is missing, expired or revoked (the gateway maps gRPC's
+// Unauthenticated to 401; an empty user name comes as 400 with this text).
+class EtcdAuthExpired : public EtcdError {
+ public:
+  using EtcdError::EtcdError;
+};
+
+constexpr auto kTokenRenewal = std::chrono::seconds(60);
+
+std::string read_password(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) throw EtcdError("--etcd-password-file " + path + ": " + std::strerror(errno));
+  std::string text;
+  char buffer[512];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0 && text.size() < 4096;) text.append(buffer, n);
+  std::fclose(f);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+void EtcdClient::authenticate(std::chrono::milliseconds timeout) {
+  const json body{{"name", endpoint_.security.user}, {"password", read_password(endpoint_.security.password_file)}};
+  const json j = parse_answer("authenticate", post_once("authenticate", "/v3/auth/authenticate", body.dump(), timeout, {}, true, false));
+  if (!j.contains("token") || !j["token"].is_string() || j["token"].get<std::string>().empty())
+    throw EtcdError("authenticate at " + endpoint_.to_string() + " as " + endpoint_.security.user + ": no token in etcd's answer");
+  token_ = j["token"].get<std::string>();
+  token_at_ = std::chrono::steady_clock::now();
+}
+
 std::string EtcdClient::post(const char* call, const std::string& path, const std::string& body, std::chrono::milliseconds timeout,
                              const std::function<bool(std::string&)>& on_data, bool interruptible) {
+  const bool auth = !endpoint_.security.user.empty();
+  if (auth && (token_.empty() || std::chrono::steady_clock::now() - token_at_ >= kTokenRenewal)) authenticate(std::min(timeout, timeout_));
+  try {
+    return post_once(call, path, body, timeout, on_data, interruptible, auth);
+  } catch (const EtcdAuthExpired&) {
+    if (!auth) throw;
+    authenticate(std::min(timeout, timeout_));  // expired or revoked meanwhile: once more with a new one
+    return post_once(call, path, body, timeout, on_data, interruptible, auth);
+  }
+}
+
+std::string EtcdClient::post_once(const char* call, const std::string& path, const std::string& body, std::chrono::milliseconds timeout,
+                                  const std::function<bool(std::string&)>& on_data, bool interruptible, bool with_token) {
   const bool v6 = endpoint_.host.find(':') != std::string::npos;
-  const std::string url = "http://" + (v6 ? "[" + endpoint_.host + "]" : endpoint_.host) + ":" + std::to_string(endpoint_.port) + path;
+  const std::string url = std::string(endpoint_.tls ? "https://" : "http://") + (v6 ? "[" + endpoint_.host + "]" : endpoint_.host) + ":" +
+                          std::to_string(endpoint_.port) + path;
   Transfer t;
   t.on_data = &on_data;
   CURL* h = curl_->handle;
   curl_easy_reset(h);
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, curl_->headers);
+  // The token goes in a header of this call only.
+  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(nullptr, curl_slist_free_all);
+  if (with_token) {
+    headers.reset(curl_slist_append(nullptr, "Content-Type: application/json"));
+    curl_slist_append(headers.get(), ("Authorization: " + token_).c_str());
+  }
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers ? headers.get() : curl_->headers);
+  char error_text[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_text);
+  if (endpoint_.tls) {
+    const EtcdSecurity& s = endpoint_.security;
+    if (!s.cacert.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, s.cacert.c_str());
+    if (!s.cert.empty()) curl_easy_setopt(h, CURLOPT_SSLCERT, s.cert.c_str());
+    if (!s.key.empty()) curl_easy_setopt(h, CURLOPT_SSLKEY, s.key.c_str());
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+  }
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
@@ -140,7 +216,7 @@ std::string EtcdClient::post(const char* call, const std::string& path, const st
   const long total_ms = std::max<long>(1, static_cast<long>(timeout.count()));
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, std::max<long>(1, static_cast<long>(std::min(timeout, timeout_).count())));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, total_ms);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");  // never redirected elsewhere
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, endpoint_.tls ? "https" : "http");  // never redirected elsewhere, nor down to plain HTTP
 
   CURLMcode mc = curl_multi_add_handle(curl_->multi, h);
   if (mc != CURLM_OK) throw EtcdError(std::string(call) + ": curl_multi_add_handle: " + curl_multi_strerror(mc));
@@ -172,27 +248,28 @@ std::string EtcdClient::post(const char* call, const std::string& path, const st
   if (t.reader_failed) throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": its answer could not be read");
   if (t.ended_by_reader) return t.body;
   if (rc == CURLE_OPERATION_TIMEDOUT && on_data) return t.body;  // a watch that saw nothing
-  if (rc != CURLE_OK) throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": " + curl_easy_strerror(rc));
+  if (rc != CURLE_OK) {
+    // Over TLS 1.3 a server that wants a client certificate ends the connection after the
+    // handshake, and libcurl then reports a failed send or receive: say what is likely missing.
+    const bool no_client_cert = endpoint_.tls && endpoint_.security.cert.empty() &&
+                                (rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_SSL_CONNECT_ERROR);
+    throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": " + curl_easy_strerror(rc) + (*error_text ? std::string(": ") + error_text : "") +
+                    (no_client_cert ? " (etcd may require a client certificate: --etcd-cert and --etcd-key)" : ""));
+  }
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   if (status != 200) {
     std::string message = t.body.substr(0, 200);
     const json j = json::parse(t.body, nullptr, false);
     if (j.is_object() && j.contains("message") && j["message"].is_string()) message = j["message"].get<std::string>();
-    throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": HTTP " + std::to_string(status) + ": " + message);
+    const std::string what = std::string(call) + " at " + endpoint_.to_string() + ": HTTP " + std::to_string(status) + ": " + message;
+    if (with_token && (status == 401 || message.find("invalid auth token") != std::string::npos || message.find("user name is empty") != std::string::npos))
+      throw EtcdAuthExpired(what);
+    throw EtcdError(what);
   }
   return t.body;
 }
 
-namespace {
-
-json parse_answer(const char* call, const std::string& body) {
-  json j = json::parse(body, nullptr, false);
-  if (!j.is_object()) throw EtcdError(std::string(call) + ": etcd's answer is not a JSON object");
-  return j;
-}
-
-}  // namespace
 
 std::int64_t EtcdClient::grant(std::chrono::seconds ttl) {
   const json j = parse_answer("lease grant", post("lease grant", "/v3/lease/grant", json{{"TTL", ttl.count()}}.dump(), timeout_));

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/cluster/etcd_url.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 namespace vod::cluster {
 
 namespace {
@@ -11,9 +15,37 @@ bool prefix_char(char c) {
 
 }  // namespace
 
+namespace {
+EtcdSecurity& process_security() {
+  static EtcdSecurity s;
+  return s;
+}
+}  // namespace
+
+void set_etcd_security(EtcdSecurity s) {
+  auto readable = [](const std::string& path, const char* option) {
+    if (path.empty()) return;
+    if (FILE* f = std::fopen(path.c_str(), "r")) {
+      std::fclose(f);
+      return;
+    }
+    throw ClusterError(std::string(option) + " " + path + ": " + std::strerror(errno));
+  };
+  readable(s.cacert, "--etcd-cacert");
+  readable(s.cert, "--etcd-cert");
+  readable(s.key, "--etcd-key");
+  readable(s.password_file, "--etcd-password-file");
+  if (s.cert.empty() != s.key.empty()) throw ClusterError("--etcd-cert and --etcd-key go together: a client certificate needs its key");
+  if (!s.user.empty() && s.password_file.empty()) throw ClusterError("--etcd-user needs --etcd-password-file (the password is never given on the command line)");
+  if (s.user.empty() && !s.password_file.empty()) throw ClusterError("--etcd-password-file needs --etcd-user");
+  process_security() = std::move(s);
+}
+
+const EtcdSecurity& etcd_security() noexcept { return process_security(); }
+
 std::string EtcdEndpoint::to_string() const {
   const bool v6 = host.find(':') != std::string::npos;
-  return "etcd://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + prefix;
+  return std::string(tls ? "etcds://" : "etcd://") + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + prefix;
 }
 
 void parse_host_port(std::string_view text, std::string& host, std::uint16_t& port, std::string_view what) {
@@ -68,13 +100,17 @@ std::string checked_prefix(std::string_view prefix) {
 }
 
 EtcdEndpoint parse_etcd_url(std::string_view text) {
-  constexpr std::string_view scheme = "etcd://";
-  const std::string form = " (expected etcd://HOST[:PORT][/PREFIX], e.g. etcd://192.0.2.10:2379/rdma-vod)";
-  if (text.substr(0, scheme.size()) != scheme) throw ClusterError("invalid cluster URL '" + std::string(text) + "': the scheme must be etcd://" + form);
-  std::string_view rest = text.substr(scheme.size());
+  constexpr std::string_view scheme = "etcd://", tls_scheme = "etcds://";
+  const std::string form = " (expected etcd://HOST[:PORT][/PREFIX], e.g. etcd://192.0.2.10:2379/rdma-vod, or etcds:// for TLS)";
+  const bool tls = text.substr(0, tls_scheme.size()) == tls_scheme;
+  if (!tls && text.substr(0, scheme.size()) != scheme)
+    throw ClusterError("invalid cluster URL '" + std::string(text) + "': the scheme must be etcd:// or etcds://" + form);
+  std::string_view rest = text.substr(tls ? tls_scheme.size() : scheme.size());
   if (rest.find_first_of("?#") != std::string_view::npos)
     throw ClusterError("invalid cluster URL '" + std::string(text) + "': no query or fragment" + form);
   EtcdEndpoint e;
+  e.tls = tls;
+  e.security = etcd_security();
   const auto slash = rest.find('/');
   try {
     parse_host_port(rest.substr(0, slash), e.host, e.port, "cluster URL");

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "mount_config.hpp"
 
+#include "vod/cluster/etcd_options.hpp"
+
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <set>
@@ -40,6 +42,7 @@ po::options_description own_options(MountConfig& c) {
       ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error")
       ("log-format", po::value(&c.log_format)->default_value(c.log_format), "text (one line per event) or json (one object per line, for log shippers)")
       ("log-file", po::value(&c.log_file), "in the background, append log lines to FILE (default: they are dropped)");
+  cluster::add_etcd_options(d, c.etcd);
   return d;
 }
 
@@ -114,6 +117,11 @@ std::optional<MountConfig> parse_mount_config(const std::vector<std::string>& ar
     throw std::invalid_argument("expected the server and the mount point: vod-mount rdma://host[:port] MOUNTPOINT, or for a fleet vod-mount etcd://host:2379 MOUNTPOINT (see vod-mount --help)");
   c.server = positional[0];
   c.mountpoint = positional[1];
+  try {
+    cluster::set_etcd_security(c.etcd);  // before the server's etcd URL is parsed
+  } catch (const cluster::ClusterError& e) {
+    throw std::invalid_argument(e.what());
+  }
   const std::string page_cache = vm["page-cache"].as<std::string>();
   if (page_cache == "on" || page_cache == "yes" || page_cache == "1") c.page_cache = true;
   else if (page_cache == "off" || page_cache == "no" || page_cache == "0") c.page_cache = false;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "vod/cluster/etcd_url.hpp"
 #include "vod/defaults.hpp"
 
 namespace vod::mount {
@@ -16,6 +17,7 @@ namespace vod::mount {
 struct MountConfig {
   std::string server;                 // rdma://host[:port]
   std::string mountpoint;
+  cluster::EtcdSecurity etcd;         // --etcd-*: TLS and authentication for a fleet's etcd
   bool foreground = false;            // -f: stay in the foreground (logs to stderr)
   bool debug = false;                 // -d: libfuse's debug output; implies -f
   bool single_thread = false;         // -s: one FUSE thread

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "proxy_config.hpp"
 
+#include "vod/cluster/etcd_options.hpp"
+
 #include "host_allow_list.hpp"
 
 #include <boost/program_options.hpp>
@@ -68,6 +70,7 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("hls-live-idle", po::value(&c.hls_live_idle)->default_value(c.hls_live_idle),
        "LL-HLS of live channels: seconds without a request before a channel's packaging stops (5..3600)")
       ("udp-interface", po::value(&c.udp_interface), "with --udp-group: the IPv4 address (IPv6: name) of the interface to join the group on");
+  cluster::add_etcd_options(d, c.etcd);
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);
@@ -89,9 +92,15 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   } catch (const po::error& e) {
     throw std::invalid_argument(std::string(e.what()) + " (see vod-proxy --help)");
   }
+  try {
+    cluster::set_etcd_security(c.etcd);  // before any etcd URL is parsed
+  } catch (const cluster::ClusterError& e) {
+    throw std::invalid_argument(e.what());
+  }
   if (!c.cluster.empty()) {
     if (!c.server.empty()) throw std::invalid_argument("give --server or --cluster, not both");
-    if (c.cluster.rfind("etcd://", 0) != 0) throw std::invalid_argument("--cluster takes a fleet's etcd URL: etcd://HOST[:2379][/PREFIX]");
+    if (c.cluster.rfind("etcd://", 0) != 0 && c.cluster.rfind("etcds://", 0) != 0)
+      throw std::invalid_argument("--cluster takes a fleet's etcd URL: etcd://HOST[:2379][/PREFIX] (etcds:// for TLS)");
     c.server = c.cluster;
   }
   if (c.server.empty()) throw std::invalid_argument("--server rdma://host[:port] (or --cluster etcd://host:2379) is required (see vod-proxy --help)");

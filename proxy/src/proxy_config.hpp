@@ -16,6 +16,7 @@ namespace vod::proxy {
 struct ProxyConfig {
   std::string server;                   // rdma://host[:port]
   std::string cluster;  // --cluster etcd://...: the same as --server with that URL
+  cluster::EtcdSecurity etcd;  // --etcd-*: TLS and authentication for the fleet's etcd
   std::string listen = "127.0.0.1:8080";
   bool allow_remote = false;            // required to listen on anything but loopback
   unsigned chunk_kib = defaults::kChunkBytes / 1024;

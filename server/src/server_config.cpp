@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "server_config.hpp"
 
+#include "vod/cluster/etcd_options.hpp"
 #include "vod/cluster/etcd_url.hpp"
 #include "vod/cluster/member_record.hpp"
 #include "vod/protocol/catalog_layout.hpp"
@@ -48,6 +49,7 @@ static void check_cluster_options(ServerConfig& c) {
     return;
   }
   try {
+    cluster::set_etcd_security(c.etcd);
     (void)cluster::parse_etcd_url(c.cluster);
     std::string host = c.advertise.empty() ? c.bind : std::string();
     std::uint16_t port = c.port;
@@ -140,13 +142,14 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("cache-grace", po::value(&c.cache_grace_ms)->default_value(c.cache_grace_ms), "with --cache-size: milliseconds after a client asked for a segment during which it is never evicted")
       ("cache-read-deadline", po::value(&c.cache_read_deadline_ms)->default_value(c.cache_read_deadline_ms),
        "with --cache-size: milliseconds a client's segment Read may take before it drops it; an evicted slot is refilled only after longer")
-      ("cluster", po::value(&c.cluster), "join a fleet: register in etcd at etcd://HOST[:PORT][/PREFIX] under a lease, kept alive, with this "
+      ("cluster", po::value(&c.cluster), "join a fleet: register in etcd at etcd://HOST[:PORT][/PREFIX] (etcds:// for TLS) under a lease, kept alive, with this "
                                          "server's address, weight and load; clients of rdma+etcd:// URIs place movies over the members")
       ("advertise", po::value(&c.advertise), "with --cluster: the ADDR[:PORT] clients connect to (default: --bind and --port, unless --bind is 0.0.0.0 or ::)")
       ("cluster-weight", po::value(&c.cluster_weight)->default_value(c.cluster_weight), "with --cluster: this server's capacity relative to the others (0..1000)")
       ("cluster-ttl", po::value(&c.cluster_ttl)->default_value(c.cluster_ttl), "with --cluster: seconds of the etcd lease; a server that dies leaves the fleet within this")
       ("cluster-spread", po::value(&c.cluster_spread)->composing(), "with --cluster: NAME=K (repeatable): place this popular movie on its top K servers (1..16), "
                                                                     "viewers spread over them");
+  cluster::add_etcd_options(general, c.etcd);
   // Options for the tests only: accepted, not listed by --help.
   po::options_description hidden;
   hidden.add_options()("udp-test-drop", po::value(&c.udp_test_drop), "last:N,record:N,datagram:N: datagrams the UDP sender drops on purpose")

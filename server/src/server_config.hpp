@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "vod/cluster/etcd_url.hpp"
 #include "vod/defaults.hpp"
 
 namespace vod::server {
@@ -64,6 +65,7 @@ struct ServerConfig {
   std::string state_dir = "/var/lib/rdma-vod";  // what the server derives from files and keeps (cached movies' indexes); empty: nothing
   // A fleet (docs/operations.md, "A fleet"): a member record in etcd under a lease.
   std::string cluster;                      // etcd://HOST[:PORT][/PREFIX]; empty: not in a fleet
+  cluster::EtcdSecurity etcd;               // --etcd-*: TLS and authentication
   std::string advertise;                    // ADDR[:PORT] clients connect to; default --bind:--port unless --bind is a wildcard
   double cluster_weight = 1;                // relative capacity, for placement
   unsigned cluster_ttl = 10;                // seconds: a dead server drops out of the fleet within this

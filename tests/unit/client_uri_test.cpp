@@ -78,6 +78,9 @@ TEST(Uri, NamesAFleet) {
   EXPECT_TRUE(w.token);
   EXPECT_EQ(w.to_string(), "rdma+etcd://[::1]:2380/live/cam?prefix=/tv/fleet&k=3");
   EXPECT_EQ(parse_uri(w.to_string()).cluster, w.cluster);
+  const Uri tls = parse_uri("rdma+etcds://192.0.2.10/movie.mp4");
+  EXPECT_TRUE(tls.cluster->etcd.tls);
+  EXPECT_EQ(tls.to_string(), "rdma+etcds://192.0.2.10:2379/movie.mp4");
   for (const char* bad : {"rdma+etcd:///m", "rdma+etcd://h/m?k=0", "rdma+etcd://h/m?k=17", "rdma+etcd://h/m?prefix=a//b", "rdma+etcd://h/m?x=1",
                           "rdma://h/m?prefix=/p", "rdma+etcd://h:0/m"})
     EXPECT_THROW(parse_uri(bad), UriError) << bad;

@@ -4,6 +4,9 @@
 // load estimate a server puts in its record.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include "fleet/load_estimate.hpp"
 #include "vod/cluster/etcd_client.hpp"
 #include "vod/cluster/etcd_url.hpp"
@@ -94,8 +97,32 @@ TEST(EtcdUrl, ParsesAndRefuses) {
   EXPECT_EQ(e.members_key(), "/video/fleet/members/");
   EXPECT_EQ(parse_etcd_url("etcd://h").to_string(), "etcd://h:2379/rdma-vod");
   EXPECT_EQ(parse_etcd_url("etcd://[::1]:1/p/").to_string(), "etcd://[::1]:1/p");
-  for (const char* bad : {"http://h", "etcd://", "etcd://h:0", "etcd://h:99999", "etcd://h/a//b", "etcd://h/a b", "etcd://h?x=1", "etcd://[::1"})
+  for (const char* bad : {"http://h", "etcd://", "etcd://h:0", "etcd://h:99999", "etcd://h/a//b", "etcd://h/a b", "etcd://h?x=1", "etcd://[::1", "etcds:/h", "https://h"})
     EXPECT_THROW(parse_etcd_url(bad), ClusterError) << bad;
+  const auto tls = parse_etcd_url("etcds://192.0.2.10/video");
+  EXPECT_TRUE(tls.tls);
+  EXPECT_FALSE(e.tls);
+  EXPECT_EQ(tls.to_string(), "etcds://192.0.2.10:2379/video");
+}
+
+TEST(EtcdSecurity, RefusesHalfAPairOrAFileThatCannotBeRead) {
+  const std::string pem = ::testing::TempDir() + "/vod-etcd-test.pem";
+  std::ofstream(pem) << "-----BEGIN CERTIFICATE-----\n";
+  EtcdSecurity s;
+  s.cert = pem;
+  EXPECT_THROW(set_etcd_security(s), ClusterError) << "a certificate without its key";
+  s = {};
+  s.user = "vod";
+  EXPECT_THROW(set_etcd_security(s), ClusterError) << "a user without a password file";
+  s = {};
+  s.cacert = "/nonexistent/ca.pem";
+  EXPECT_THROW(set_etcd_security(s), ClusterError) << "a CA file that is not there";
+  s = {};
+  s.cacert = pem;
+  set_etcd_security(s);
+  EXPECT_EQ(parse_etcd_url("etcds://h").security.cacert, pem) << "every endpoint parsed afterwards carries them";
+  set_etcd_security({});
+  std::remove(pem.c_str());
 }
 
 TEST(EtcdClient, Base64AndPrefixEnd) {

@@ -735,7 +735,9 @@ TEST(UdpFromTheCache, ARangeAcrossSegmentsOfAMovieLargerThanTheCacheArrivesByteE
   std::vector<std::uint8_t> got(q.length);
   std::uint64_t arrived = 0;
   bool crossed = false;
-  for (int round = 0; round < 100 && arrived < q.length; ++round) {
+  // About 2 s here (each eviction's slot waits out its 0.6 s quarantine); 20 s at most, for a
+  // loaded machine (it once took longer than 5 s beside a compile on the same cores).
+  for (int round = 0; round < 400 && arrived < q.length; ++round) {
     run_both(50);
     for (const auto& d : p.take()) {
       auto w = proto::decode_write_record_data(d, 1 << 20);

@@ -390,8 +390,6 @@ void SegmentReader::finish(std::uint32_t i, bool ok, const std::string& why) {
   }
 }
 
-std::string SegmentReader::take_failure() { return std::exchange(failure_, {}); }
-
 std::string SegmentReader::summary() const {
   if (!stats_.parts) return {};
   return "segment cache: " + std::to_string(stats_.parts) + " segment Reads, " + std::to_string(stats_.requests) + " requests, " +

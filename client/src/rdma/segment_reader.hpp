@@ -81,7 +81,7 @@ class SegmentReader {
   std::string summary() const;
   std::string state() const;  // what is pending, for diagnostics
   // A failure found outside a completion (a request that could not be posted), once.
-  std::string take_failure();
+  std::string take_failure() { return std::exchange(failure_, {}); }
   // An answer that reconnecting would not change (busy, refused, not a cached movie, no such
   // segment), once: the read ends with it as its reason instead of a reconnect.
   std::string take_refusal() { return std::exchange(refusal_, {}); }

@@ -3,6 +3,13 @@
 // calls a fleet needs: leases, put, prefix range, delete, and a watch that returns at the first
 // change. One EtcdClient per thread: it keeps one libcurl handle (and its keep-alive connection).
 // Every failure throws EtcdError naming the call, the endpoint and what libcurl or etcd said.
+//
+// Over etcds:// it speaks TLS, checking etcd's certificate (against --etcd-cacert, else the
+// system's CAs; a certificate that does not verify is refused with libcurl's reason) and showing
+// a client certificate when one is set. With --etcd-user it authenticates (POST
+// /v3/auth/authenticate, the password read from its file each time) and sends the token with every
+// call; the token is renewed every minute, before etcd's default TTL of five minutes ends, and at
+// once when etcd says it is no longer valid.
 #pragma once
 
 #include <chrono>
@@ -64,7 +71,12 @@ class EtcdClient {
   // `interruptible`: false only for a call made after `stop` (revoke on the way out).
   std::string post(const char* call, const std::string& path, const std::string& body, std::chrono::milliseconds timeout,
                    const std::function<bool(std::string&)>& on_data = {}, bool interruptible = true);
+  std::string post_once(const char* call, const std::string& path, const std::string& body, std::chrono::milliseconds timeout,
+                        const std::function<bool(std::string&)>& on_data, bool interruptible, bool with_token);
+  void authenticate(std::chrono::milliseconds timeout);
   EtcdEndpoint endpoint_;
+  std::string token_;  // etcd's auth token, with --etcd-user
+  std::chrono::steady_clock::time_point token_at_{};
   std::chrono::milliseconds timeout_;
   std::function<bool()> stop_;
   std::unique_ptr<Curl> curl_;
