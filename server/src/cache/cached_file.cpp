@@ -2,11 +2,9 @@
 #include "cache/cached_file.hpp"
 
 #include <endian.h>
-#include <fcntl.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
