@@ -81,8 +81,12 @@ proto::Catalog read_fleet_catalog(const Uri& fleet, const SessionOptions& option
       Session session(m.uri, o);
       const auto& c = session.catalog();
       merged.generation += c.generation;
-      for (const auto& e : c.entries)
-        if (!merged.find(e.name)) merged.entries.push_back(e);
+      for (const auto& e : c.entries) {
+        auto have = std::find_if(merged.entries.begin(), merged.entries.end(), [&](const proto::CatalogEntry& x) { return x.name == e.name; });
+        if (have == merged.entries.end()) merged.entries.push_back(e);
+        // Two members with different bytes under one name: the fleet has no one version of it.
+        else if (!have->content.same(e.content) || have->size != e.size) have->content = {};
+      }
       ++answered;
     } catch (const ClientError& e) {
       if (unreachable) unreachable->push_back(m.record.id() + ": " + e.what());

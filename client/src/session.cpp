@@ -234,6 +234,8 @@ void Session::switch_movie(const std::string& name) {
   if (!entry) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' in the catalog of " + server() + "; it has: " + list_names(catalog_));
   if ((entry->flags & proto::kEntryWindowed) && options_.transport == Transport::rdma) return switch_by_connecting(name);
   movie_ = *entry;
+  delivered_ = false;
+  served_by_ = server();
   uri_.movie = name;
   engine_.select_movie(proto::name_hash(entry->name), catalog_.generation);
   select_movie_region(entry->movie, entry->segments, static_cast<std::uint32_t>(entry - catalog_.entries.data()), entry->size);
@@ -252,6 +254,7 @@ void Session::switch_by_connecting(const std::string& name) {
   const auto movie_region = engine_.region(Region::movie), index_region = engine_.region(Region::index);
   const rdma::ClientEndpoint* before = endpoint_.get();
   const std::uint64_t saved_resume = resume_at_;
+  const bool saved_delivered = std::exchange(delivered_, false);
   movie_.reset();
   uri_.movie = name;
   resume_at_ = 0;  // the new movie is prefetched from its start
@@ -260,6 +263,7 @@ void Session::switch_by_connecting(const std::string& name) {
   } catch (const ClientError&) {
     if (endpoint_.get() != before || !endpoint_) throw;  // the new connection was made and then failed: nothing to go back to
     movie_ = saved_movie;
+    delivered_ = saved_delivered;
     uri_.movie = saved_name;
     resume_at_ = saved_resume;
     engine_.set_region(Region::movie, movie_region);
@@ -292,7 +296,10 @@ void Session::use_buffers(std::shared_ptr<BufferPool> pool) {
 std::uint64_t Session::pread_async(std::uint64_t offset, std::span<std::uint8_t> dest, ReadEngine::Callback done) {
   if (!has_movie()) throw ClientError(ErrorKind::usage, "this session has no movie (it was opened for the catalog only)");
   resume_at_ = offset;  // where a reconnect prefetches
-  return engine_.submit(Region::movie, offset, dest, std::move(done));
+  return engine_.submit(Region::movie, offset, dest, [this, done = std::move(done)](std::size_t n) {
+    if (n > 0) delivered_ = true;  // from now on a reconnect continues only onto this version
+    done(n);
+  });
 }
 
 void Session::progress(std::chrono::milliseconds wait) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "vod/log.hpp"
 #include "vod/protocol/name_hash.hpp"
 
 namespace vod::client {
@@ -106,14 +107,27 @@ void Session::adopt(proto::CatalogEntry entry) {
   const std::string& name = entry.name;
   if (entry.flags & proto::kEntryLive)
     throw ClientError(ErrorKind::usage, "'" + name + "' is a live channel: use rdma://" + uri_.host + "/live/" + percent_encode(name));
-  refuse_if_resized(name, entry.size);
+  if (movie_) check_same_version(entry);
+  if (!movie_ || !delivered_) served_by_ = server();
   movie_ = std::move(entry);
 }
 
-void Session::refuse_if_resized(const std::string& name, std::uint64_t size) const {
-  if (movie_ && movie_->size != size)
-    throw ClientError(ErrorKind::movie_changed, "'" + name + "' on " + server() + " is now " + std::to_string(size) + " bytes, not " +
-                                                    std::to_string(movie_->size) + ": refusing to resume into another file");
+void Session::check_same_version(const proto::CatalogEntry& entry) {
+  if (movie_->content.same(entry.content) && movie_->size == entry.size) return;
+  const std::string& name = entry.name;
+  if (!delivered_) {  // nothing of the old version reached the reader: read this one instead
+    if (movie_->content != entry.content || movie_->size != entry.size)
+      log::info("client", "'" + name + "' on " + server() + " is another version (" + entry.content.hex() + ", " + std::to_string(entry.size) +
+                              " bytes) than on " + served_by_ + "; nothing was delivered yet, so reading that one");
+    return;
+  }
+  if (movie_->content.known() && !entry.content.known())
+    throw ClientError(ErrorKind::rejected, "'" + name + "' on " + server() + " has no content identity yet (its server is still hashing it); " +
+                                               "not resuming what " + served_by_ + " served (" + movie_->content.hex() + ") before it can be compared");
+  throw ClientError(ErrorKind::movie_changed,
+                    "'" + name + "' on " + server() + " (" + entry.content.hex() + ", " + std::to_string(entry.size) + " bytes) is not the version " +
+                        served_by_ + " served (" + movie_->content.hex() + ", " + std::to_string(movie_->size) + " bytes)" +
+                        (movie_->content.known() ? "" : ", whose identity was not known") + ": refusing to resume into another version");
 }
 
 void Session::describe_from_accept(const std::string& name) {
@@ -124,7 +138,14 @@ void Session::describe_from_accept(const std::string& name) {
   // they have landed (confirm_catalog, index()). On Soft-RoCE a Read posted with others waits for
   // theirs, so posting the catalog with the head would delay the head by it.
   const std::uint64_t size = accept_.size();
-  refuse_if_resized(name, size);  // a reconnect: before a byte of it is read
+  if (movie_ && delivered_) {
+    // A reconnect after bytes were delivered: the catalog first, and its identity checked, before a
+    // byte of this server's movie is read.
+    read_catalog();
+    if (accept_.movie_index >= catalog_.entries.size() || catalog_.entries[accept_.movie_index].name != name)
+      throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + name + "' with an entry its catalog does not list");
+    check_same_version(catalog_.entries[accept_.movie_index]);
+  }
   accepted_name_ = name;
   select_movie_region(accept_.movie, accept_.segments, accept_.movie_index, size);
   engine_.set_region(Region::index, accept_.index);  // now: a region set later would discard the head

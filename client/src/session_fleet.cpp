@@ -2,8 +2,9 @@
 // A session in a fleet (rdma+etcd:// URIs): the movie's members in placement order (fleet.hpp), the
 // first that accepts. A refusal that another member may not give (server full, source limit,
 // unknown movie, shutting down) or a connect that fails moves on to the next; a reconnect after a
-// lost connection tries the member it lost last. Everything else (resuming at the reader's
-// position, the size check against the movie it was reading) is as with one server.
+// lost connection tries the member it lost last, and a member with another version of the movie
+// (its content identity) the next. Everything else (resuming at the reader's position only onto the
+// version it was reading) is as with one server.
 #include "vod/client/fleet.hpp"
 #include "vod/client/session.hpp"
 #include "vod/log.hpp"
@@ -34,7 +35,7 @@ void Session::connect_in_fleet() {
   const std::string what = name.empty() ? std::string("the catalog") : (uri_.live ? "live channel '" : "'") + name + "'";
   const auto order = fleet_order(wanted, *fleet_, options_.client_id, lost_member_);
   std::string refusals;
-  bool all_unknown = true;
+  bool all_unknown = true, changed = false;
   for (std::size_t n = 0; n < order.size(); ++n) {
     const auto& m = order[n];
     uri_.host = m.uri.host;
@@ -44,7 +45,9 @@ void Session::connect_in_fleet() {
       log::info("cluster", what + " on " + m.record.id() + " (" + ordinal(n + 1) + " of " + std::to_string(order.size()) + " in its placement order)");
       return;
     } catch (const ClientError& e) {
-      if (!try_next_member(e)) throw;
+      // Another version of the movie here: perhaps not on the next member.
+      if (!try_next_member(e) && e.kind() != ErrorKind::movie_changed) throw;
+      changed = changed || e.kind() == ErrorKind::movie_changed;
       all_unknown = all_unknown && e.kind() == ErrorKind::unknown_movie;
       refusals += std::string(refusals.empty() ? "" : "; ") + e.what();
       log::info("cluster", m.record.id() + " cannot serve " + what + " (" + e.what() + "), trying the next member");
@@ -53,7 +56,8 @@ void Session::connect_in_fleet() {
       refusals += std::string(refusals.empty() ? "" : "; ") + m.record.id() + ": " + e.what();
     }
   }
-  throw ClientError(all_unknown ? ErrorKind::unknown_movie : ErrorKind::server_unreachable,
+  // A member that has another version answered, and none has this one: stop rather than wait.
+  throw ClientError(changed ? ErrorKind::movie_changed : all_unknown ? ErrorKind::unknown_movie : ErrorKind::server_unreachable,
                     "no member of " + uri_.cluster->etcd.to_string() + " could serve " + what + ": " + refusals);
 }
 

@@ -40,6 +40,17 @@ const CatalogEntry* Catalog::find_hash(std::uint64_t hash) const noexcept {
   return it == entries.end() ? nullptr : &*it;
 }
 
+std::string ContentId::hex() const {
+  if (!known()) return "unknown";
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out = kind == kContentSha256 ? "sha256:" : "kind" + num(kind) + ":";
+  for (std::uint8_t b : digest) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
 const char* invalid_name_reason(std::string_view name) noexcept {
   if (name.empty()) return "the name is empty";
   if (name.size() > kCatalogNameMax) return "the name is longer than 128 bytes";
@@ -53,7 +64,7 @@ const char* invalid_name_reason(std::string_view name) noexcept {
 
 std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
   const bool v2 = std::any_of(c.entries.begin(), c.entries.end(), [](const CatalogEntry& e) { return (e.flags & kEntrySegmented) != 0; });
-  const std::size_t entry_size = v2 ? sizeof(WireCatalogEntryV2) : kEntrySize;
+  const std::size_t entry_size = sizeof(WireCatalogEntryV2Content);
   const std::size_t total = kHeaderLength + c.entries.size() * entry_size;
   std::vector<std::uint8_t> out(total);
 
@@ -89,14 +100,12 @@ std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
     std::copy(e.name.begin(), e.name.end(), w.name);
     if (((e.flags & kEntrySegmented) != 0) == e.segments.empty())
       throw std::invalid_argument("catalog: entry '" + e.name + "' must have a segment table exactly when it is segmented");
-    if (v2) {
-      WireCatalogEntryV2 w2{};
-      w2.v1 = w;
-      w2.segments = to_wire(e.segments);
-      store_wire(out.data() + at, w2);
-    } else {
-      store_wire(out.data() + at, w);
-    }
+    WireCatalogEntryV2Content w3{};
+    w3.v2.v1 = w;
+    if (v2) w3.v2.segments = to_wire(e.segments);
+    w3.content_kind = e.content.kind;
+    std::copy(e.content.digest.begin(), e.content.digest.end(), w3.content_digest);
+    store_wire(out.data() + at, w3);
     at += entry_size;
   }
   return out;
@@ -184,6 +193,13 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
       return fail(DecodeFault::inconsistent, where + ": has-index flag with an index region of " + num(e.index.length) + " bytes");
     if ((e.flags & kEntryLive) && ((e.flags & kEntryHasIndex) || e.index.length < 64 || e.size == 0 || e.duration_us != 0))
       return fail(DecodeFault::inconsistent, where + ": a live channel needs a ring, a 64-byte live header and no keyframe index or duration");
+    if (entry_size >= sizeof(WireCatalogEntryV2Content)) {
+      const auto w3 = load_wire<WireCatalogEntryV2Content>(buf.data() + header_length + i * entry_size);
+      if (w3.content_kind == kContentSha256) {
+        e.content.kind = w3.content_kind;
+        std::copy(std::begin(w3.content_digest), std::end(w3.content_digest), e.content.digest.begin());
+      }  // a kind this client does not know: unknown, so never the same as anything
+    }
     e.width = w.width.get();
     e.height = w.height.get();
     auto container = detail::fixed_text(w.container);

@@ -142,10 +142,9 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   const bool piece = w.kind == HlsWant::Kind::init || w.kind == HlsWant::Kind::segment;
   if (piece && !fmp4) return error_plan(404, "'" + e.name + "' is MPEG-TS: its segments are byte ranges of movie.ts (see index.m3u8)");
   Plan p;
-  // Playlists and pieces change only with the catalog generation (the ETag's).
-  p.headers = {{"Content-Type", piece ? "video/mp4" : "application/vnd.apple.mpegurl"},
-               {"Cache-Control", piece ? "max-age=3600" : "max-age=30"},
-               {"ETag", etag_for(site.catalog, e).insert(1, "hls-" + file + "-")}};
+  // Playlists and pieces change only with the movie's bytes (the ETag's content identity).
+  p.headers = {{"Content-Type", piece ? "video/mp4" : "application/vnd.apple.mpegurl"}, {"Cache-Control", piece ? "max-age=3600" : "max-age=30"}};
+  if (std::string etag = etag_for(site.catalog, e); !etag.empty()) p.headers.emplace_back("ETag", etag.insert(1, "hls-" + file + "-"));
   w.name = e.name;
   w.movie_uri = ts_segments_uri(e);
   w.bitrate_bps = e.bitrate_bps;

@@ -275,7 +275,7 @@ void HttpConnection::fill_blocks() {
     b.length = static_cast<std::size_t>(std::min<std::uint64_t>(to_boundary, end_ - next_read_));
     next_read_ += b.length;
     Block* block = &b;
-    b.read_id = pool_.read(plan_.movie, b.offset, std::span<std::uint8_t>(b.data(), b.length),
+    b.read_id = pool_.read(plan_.movie, plan_.content, b.offset, std::span<std::uint8_t>(b.data(), b.length),
                            // The read keeps the connection alive: between writes it is the only thing that does.
                            [self = shared_from_this(), block](std::size_t n, const std::string& error) {
                              if (!error.empty() || n != block->length) {

@@ -34,6 +34,8 @@ struct RdmaPool::Movie {
   std::unique_ptr<client::Session> session;  // null while it is being opened (or reopened)
   bool opening = false;
   std::uint64_t size = 0;                    // as first opened: a reopen must find the same movie
+  proto::ContentId content;                  // its version: the ETag's, or as first opened; a reopen needs the same
+  bool opened_once = false;
   struct Pending {
     std::uint64_t offset;
     std::span<std::uint8_t> dest;
@@ -157,11 +159,17 @@ std::optional<std::string> RdmaPool::catalog_staleness() const {
   return text;
 }
 
-std::shared_ptr<RdmaPool::Movie> RdmaPool::movie_session(const std::string& name) {
+std::shared_ptr<RdmaPool::Movie> RdmaPool::movie_session(const std::string& name, const proto::ContentId& content) {
   auto it = movies_.find(name);
-  if (it != movies_.end()) return it->second;
+  if (it != movies_.end()) {
+    if (!content.known() || content.same(it->second->content)) return it->second;
+    // The catalog now lists another version than this session reads (a rescan, another member):
+    // its reads end, and the new one opens for this version.
+    fail(it->second, "'" + name + "' is now " + content.hex() + ", not " + it->second->content.hex() + ": the movie changed");
+  }
   auto m = std::make_shared<Movie>();
   m->name = name;
+  m->content = content;
   m->last_used = std::chrono::steady_clock::now();
   movies_[name] = m;
   open(m, false);
@@ -195,11 +203,16 @@ void RdmaPool::opened(const std::shared_ptr<Movie>& m, std::unique_ptr<client::S
     return;
   }
   if (!session) return fail(m, error);
-  if (m->size && session->size() != m->size) {
+  const proto::ContentId got = session->movie() ? session->movie()->content : proto::ContentId{};  // settled by the opener
+  // A reopen, or a version promised by an ETag: the same identity and size, or nothing. An identity
+  // not known counts as different.
+  if ((m->opened_once || m->content.known()) && (!m->content.same(got) || (m->size && session->size() != m->size))) {
     retired_.merge(session->stats());
-    return fail(m, "'" + m->name + "' on " + server() + " is now " + std::to_string(session->size()) + " bytes, not " +
-                       std::to_string(m->size) + ": it changed while it was being read");
+    return fail(m, "'" + m->name + "' on " + session->server() + " is " + got.hex() + ", " + std::to_string(session->size()) + " bytes, not " +
+                       m->content.hex() + (m->size ? ", " + std::to_string(m->size) + " bytes" : std::string()) + ": the movie changed");
   }
+  m->opened_once = true;
+  m->content = got;
   if (!m->size) log::info("proxy", "RDMA session for '" + m->name + "' on " + session->server() + ": " + std::to_string(session->read_depth()) + " Reads in flight");
   m->size = session->size();
   if (blocks_) session->use_buffers(blocks_);
@@ -239,8 +252,8 @@ void RdmaPool::lost(const std::shared_ptr<Movie>& m, const std::string& why) {
   open(m, true);
 }
 
-std::uint64_t RdmaPool::read(const std::string& movie, std::uint64_t offset, std::span<std::uint8_t> dest, Done done) {
-  std::shared_ptr<Movie> m = movie_session(movie);
+std::uint64_t RdmaPool::read(const std::string& movie, const proto::ContentId& content, std::uint64_t offset, std::span<std::uint8_t> dest, Done done) {
+  std::shared_ptr<Movie> m = movie_session(movie, content);
   const std::uint64_t id = next_read_++;
   m->last_used = std::chrono::steady_clock::now();
   m->pending[id] = Movie::Pending{offset, dest, std::move(done)};

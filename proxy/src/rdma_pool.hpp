@@ -50,9 +50,10 @@ class RdmaPool {
   // reached (the response then uses plain memory, and its bytes are copied out of the ring).
   std::optional<client::ReadBuffer> take_block();
 
-  // Reads dest.size() bytes of `movie` at `offset`. `done` runs later, on the io thread. Returns an
-  // id for cancel().
-  std::uint64_t read(const std::string& movie, std::uint64_t offset, std::span<std::uint8_t> dest, Done done);
+  // Reads dest.size() bytes of `movie` at `offset`, of the version `content` names when it is known
+  // (the one the response's ETag promised: a session on another version fails, and the next is
+  // opened anew). `done` runs later, on the io thread. Returns an id for cancel().
+  std::uint64_t read(const std::string& movie, const proto::ContentId& content, std::uint64_t offset, std::span<std::uint8_t> dest, Done done);
   // The caller no longer wants the read (its HTTP client left): `done` will not run, and the
   // destination is not written.
   void cancel(std::uint64_t id) noexcept;
@@ -83,7 +84,7 @@ class RdmaPool {
 
  private:
   struct Movie;
-  std::shared_ptr<Movie> movie_session(const std::string& name);
+  std::shared_ptr<Movie> movie_session(const std::string& name, const proto::ContentId& content);
   // Opens (`reopen`: reopens after a lost connection) `m`'s session on a worker, retrying on the
   // reconnect policy.
   void open(const std::shared_ptr<Movie>& m, bool reopen);

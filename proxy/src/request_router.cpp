@@ -143,10 +143,13 @@ namespace routing {
 Plan movie(const Request& r, const proto::Catalog& c, const proto::CatalogEntry& e) {
   const std::string etag = etag_for(c, e);
   Plan p;
-  p.headers = {{"Content-Type", e.mime_type.empty() ? "application/octet-stream" : e.mime_type}, {"Accept-Ranges", "bytes"}, {"ETag", etag}};
-  if (!r.if_match.empty() && !lists_tag(r.if_match, etag))
-    return error_plan(412, "If-Match does not match " + etag + " (the movie changed, or the catalog generation did)");
-  if (!r.if_none_match.empty() && lists_tag(r.if_none_match, etag)) {
+  p.headers = {{"Content-Type", e.mime_type.empty() ? "application/octet-stream" : e.mime_type}, {"Accept-Ranges", "bytes"}};
+  if (!etag.empty()) p.headers.emplace_back("ETag", etag);
+  p.content = e.content;
+  if (!r.if_match.empty() && (etag.empty() ? r.if_match != "*" : !lists_tag(r.if_match, etag)))
+    return error_plan(412, "If-Match does not match " + (etag.empty() ? std::string("(no ETag: the movie's content identity is not known yet)") : etag) +
+                               " (the movie changed)");
+  if (!r.if_none_match.empty() && !etag.empty() && lists_tag(r.if_none_match, etag)) {
     p.status = 304;
     p.send_body = false;
     return p;
@@ -155,7 +158,7 @@ Plan movie(const Request& r, const proto::Catalog& c, const proto::CatalogEntry&
   p.offset = 0;
   p.length = e.size;
   // If-Range: the Range applies only while the validator still matches; otherwise the whole movie.
-  const bool range_applies = !r.range.empty() && (r.if_range.empty() || r.if_range == etag);
+  const bool range_applies = !r.range.empty() && (r.if_range.empty() || (!etag.empty() && r.if_range == etag));
   if (range_applies) {
     const RangeDecision d = decide_range(r.range, e.size);
     using Kind = RangeDecision::Kind;
@@ -213,11 +216,13 @@ const std::string* Plan::header(const std::string& name) const noexcept {
   return nullptr;
 }
 
-std::string etag_for(const proto::Catalog& c, const proto::CatalogEntry& e) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "\"g%u-%016llx-%llu\"", c.generation, static_cast<unsigned long long>(proto::name_hash(e.name)),
-                static_cast<unsigned long long>(e.size));
-  return buf;
+std::string etag_for(const proto::Catalog&, const proto::CatalogEntry& e) {
+  // The bytes' identity, not the catalog generation: equal on two members (or across a restart)
+  // exactly when the bytes are, so If-Range never splices two versions, and a cache keeps its copy
+  // over a rescan that changed nothing. Not known yet: no validator at all rather than a weak one.
+  if (!e.content.known()) return {};
+  std::string hex = e.content.hex();
+  return "\"" + hex.substr(hex.find(':') + 1) + "-" + std::to_string(e.size) + "\"";
 }
 
 Plan error_plan(unsigned status, const std::string& message) {

@@ -49,6 +49,7 @@ struct Plan {
   std::vector<std::pair<std::string, std::string>> headers;  // Content-Length is added by the sender
   std::string text;        // the body of pages and errors
   std::string movie;       // set when the body is a movie range
+  proto::ContentId content;  // the version of it the ETag names (unknown: none was sent)
   std::uint64_t offset = 0, length = 0;
   std::string live;        // set when the body is a live channel: endless, chunked, no Content-Length
   std::optional<ThumbnailWant> thumbnail;  // set when the body is a picture still to be made
@@ -88,6 +89,8 @@ Plan live_hls_plan(Plan want, const LiveHlsReply& reply);
 std::optional<Plan> static_plan(const Request& request, const WebPages& pages);
 
 // The strong validator of a movie: its catalog generation, name hash and size.
+// A strong ETag from the movie's content identity and size, or "" when its identity is not known
+// (then no ETag is sent, and If-Range and If-None-Match never match).
 std::string etag_for(const proto::Catalog& catalog, const proto::CatalogEntry& movie);
 
 // A plan for an error page (for failures found outside route(), e.g. the server being unreachable).

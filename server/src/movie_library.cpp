@@ -20,6 +20,7 @@
 #include "vod/media/remux.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/name_hash.hpp"
+#include "cache/content_digest.hpp"
 #include "cache/file_map.hpp"
 #include "cache/lazy_indexer.hpp"
 #include "vod/unique_fd.hpp"
@@ -37,12 +38,13 @@ std::string mib(std::uint64_t bytes) {
 }
 
 // Reads a whole file into a HostBuffer with pread, which also makes every page resident before
-// registration. Logs progress for large files.
-HostBuffer load_file(const std::string& path, const struct stat& st) {
+// registration, and hashes it on the way (its content identity). Logs progress for large files.
+HostBuffer load_file(const std::string& path, const struct stat& st, proto::ContentId& content) {
   const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
   const auto size = static_cast<std::size_t>(st.st_size);
   HostBuffer buffer(size);
+  cache::ContentDigest digest(size);
   constexpr std::size_t kStep = 64u << 20;
   const bool report = size >= 4 * kStep;
   std::size_t next_report = size / 4;
@@ -53,12 +55,14 @@ HostBuffer load_file(const std::string& path, const struct stat& st) {
       const int err = n < 0 ? errno : EIO;
       throw std::runtime_error(n < 0 ? std::string("read: ") + std::strerror(err) : "the file shrank while being read");
     }
+    digest.update({buffer.data() + done, static_cast<std::size_t>(n)});
     done += static_cast<std::size_t>(n);
     if (report && done >= next_report && done < size) {
       log::info("library", "loading " + path + ": " + std::to_string(done * 100 / size) + "% of " + mib(size));
       next_report += size / 4;
     }
   }
+  content = digest.finish();
   return buffer;
 }
 
@@ -116,18 +120,20 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
       auto kept = options.index_store ? options.index_store->load(id) : std::nullopt;
       if (kept) m->index = *kept;
       m->index_pending = !kept;
+      m->content = options.index_store ? options.index_store->load_digest(id) : proto::ContentId{};
       m->index_bytes = cache::index_region(kept, m->file_size, cache::index_capacity(m->info.duration_us));
       log::info("library", m->name + ": " + m->info.container + " " + m->info.video_codec + ", " + std::to_string(m->info.duration_us / 1'000'000) +
                                " s, " + (kept ? std::to_string(kept->entries.size()) + " keyframes from the state directory" : "index pending"));
     } else {
       m->index_bytes = HostBuffer(0);  // no index: an empty region, as for a movie served whole
+      if (options.index_store) m->content = options.index_store->load_digest({m->path, m->file_size, m->mtime_ns, m->inode});
     }
     m->cached = std::make_shared<cache::CachedFile>(next_cached_id++, m->path, m->file_size, m->mtime_ns, m->inode, *options.cache);
     if (options.remux_ts && m->info.is_media && m->info.container != "mpegts")
       log::warn("library", m->name + ": not remuxed to MPEG-TS: it is served from the segment cache as it is on disk (--pin it to remux it)");
     return m;
   }
-  m->bytes = load_file(m->path, st);
+  m->bytes = load_file(m->path, st, m->content);
   analyse(*m, m->bytes.bytes());
   if (options.remux_ts && m->info.is_media && m->info.container != "mpegts") {
     try {
@@ -135,6 +141,7 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
       log::info("library", m->name + ": remuxed " + m->info.container + " to MPEG-TS (" + mib(m->bytes.length()) + " -> " + mib(ts.size()) + ")");
       m->bytes = copy_into_buffer(ts);
       m->remuxed = true;
+      m->content = cache::content_id(m->bytes.bytes());  // what clients read: the remux
       analyse(*m, m->bytes.bytes());
     } catch (const std::exception& e) {
       log::warn("library", std::string(e.what()) + "; serving the original bytes");
@@ -217,7 +224,7 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
     try {
       library.movies.push_back(load_movie(path, st, options, pin));
       if (pin) pinned_bytes += library.movies.back()->size();
-      if (library.movies.back()->index_pending) library.unindexed.push_back(library.movies.back());
+      if (library.movies.back()->index_pending || !library.movies.back()->content.known()) library.unindexed.push_back(library.movies.back());
       ++loaded;
     } catch (const std::exception& e) {
       log::warn("library", "skipping " + path.string() + ": " + e.what());

@@ -34,6 +34,10 @@ struct LoadedMovie {
   HostBuffer index_bytes;  // the index in the protocol layout; a cached movie's is built lazily, in place
   bool index_pending = false;  // a cached movie whose index the LazyIndexer builds after start
   bool remuxed = false;
+  // The content identity of what clients read (cache/content_digest.hpp): a pinned movie's is hashed
+  // as it loads; a cached movie's comes from the state directory or, unknown until then, from the
+  // LazyIndexer, which sets it on the event loop (the only thread that reads it).
+  mutable proto::ContentId content;
 
   std::uint64_t size() const noexcept { return cached ? cached->size() : bytes.length(); }
 };
@@ -52,7 +56,8 @@ struct LibraryOptions {
 struct Library {
   std::uint32_t generation = 0;
   std::vector<std::shared_ptr<const LoadedMovie>> movies;  // sorted by name, unique name hashes
-  std::vector<std::shared_ptr<const LoadedMovie>> unindexed;  // new cached movies whose index is pending
+  // New cached movies whose index or content identity is pending (the LazyIndexer's work).
+  std::vector<std::shared_ptr<const LoadedMovie>> unindexed;
   std::uint64_t total_bytes() const noexcept;
 };
 

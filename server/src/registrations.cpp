@@ -80,6 +80,7 @@ proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionD
   e.video_codec = movie.info.video_codec.substr(0, 15);
   e.audio_codec = movie.info.audio_codec.substr(0, 15);
   e.mime_type = movie.info.mime_type.substr(0, 47);
+  e.content = movie.content;
   return e;
 }
 

@@ -65,7 +65,9 @@ VodServer::VodServer(ServerConfig config)
   for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
   if (cache_) {
     index_store_.emplace(config_.state_dir);
-    indexer_ = std::make_unique<cache::LazyIndexer>(reactor_, *index_store_);
+    indexer_ = std::make_unique<cache::LazyIndexer>(reactor_, *index_store_, [this] {
+      if (!republish_timer_.armed()) republish_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] { republish_identities(); });
+    });
     library_options_.index_store = &*index_store_;
     library_options_.cache = cache_->layout();
     library_options_.pin = config_.pin;
@@ -185,6 +187,14 @@ void VodServer::publish_generation(Library next) {
   library_ = std::move(next);
   update_catalog_metrics();
   if (membership_) membership_->update(member_record());
+}
+
+void VodServer::republish_identities() {
+  std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
+  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, library_, channels_.catalog_entries(ctx));
+  current_ = std::move(registered);  // connections keep the catalog they were accepted with
+  if (udp_) udp_->publish(udp::udp_regions(library_, channels_.catalog_entries(nullptr)));
+  log::info("server", "catalog generation " + std::to_string(library_.generation) + " republished with the content identities found since");
 }
 
 void VodServer::test_evict() {

@@ -61,6 +61,9 @@ class VodServer {
   void open_devices();
   void register_arena(Device& device);  // the cache's arena on a new device
   void publish_generation(Library next);
+  // The current generation registered again, with the content identities the LazyIndexer found
+  // since: at most once a second (the timer below).
+  void republish_identities();
   void rescan();
   void load_auth_keys();
   void load_revocations();
@@ -118,6 +121,7 @@ class VodServer {
   std::unique_ptr<fleet::MemberRegistration> membership_;  // --cluster: after everything its record describes
   loop::Reactor::Timer drain_timer_;  // the drain's end, after SIGTERM
   loop::Reactor::Timer test_evict_timer_;  // --test-evict-every
+  loop::Reactor::Timer republish_timer_;  // identities found: the catalog again, within a second
   bool draining_ = false;
   bool stop_ = false;
   bool counts_changed_ = false;  // a connect, disconnect or accept: metrics and status after the turn

@@ -41,17 +41,19 @@ start_etcd() {
   fail "etcd did not come up"
 }
 declare -A server_pid
-start_server() {  # start_server N [TTL]: vod-server on 127.0.0.N, in the fleet, with a lease of TTL seconds (2)
+media=$work/media cluster=$fleet extra=()
+start_server() {  # start_server N [TTL]: vod-server on 127.0.0.N, in the fleet, with a lease of TTL seconds (2); $media, $cluster, $extra
   local n=$1 ttl=${2:-2}
   : > "$work/server-$n.log"  # emptied here: the child's redirection may come after the wait below has read a restarted server's old log
-  "$build/server/vod-server" --no-rdma --media-dir "$work/media" --bind "127.0.0.$n" --port "$rdma_port" --udp-port "$udp_port" \
-    --cluster "$fleet" --cluster-ttl "$ttl" --cluster-weight "$n" --live "cam$n=file:/dev/null" 2> "$work/server-$n.log" &
+  "$build/server/vod-server" --no-rdma --media-dir "$media" --bind "127.0.0.$n" --port "$rdma_port" --udp-port "$udp_port" \
+    --cluster "$cluster" --cluster-ttl "$ttl" --cluster-weight "$n" --live "cam$n=file:/dev/null" "${extra[@]}" 2> "$work/server-$n.log" &
   server_pid[$n]=$!
   pids+=("${server_pid[$n]}")
   for _ in $(seq 100); do grep -q 'listening on' "$work/server-$n.log" && return 0; sleep 0.1; done
   fail "server $n did not start"
 }
-record() { etcdctl get --print-value-only "/membership/members/127.0.0.$1:$rdma_port"; }
+prefix=membership
+record() { etcdctl get --print-value-only "/$prefix/members/127.0.0.$1:$rdma_port"; }
 wait_record() {  # wait_record N present|absent SECONDS
   local deadline=$((SECONDS + $3))
   while ((SECONDS <= deadline)); do
@@ -147,6 +149,62 @@ for n in 4 5; do
 done
 kill -CONT "$etcd_pid"
 pass "both members exited while etcd hung"
+
+step "members with other bytes under one name: a resume never joins two versions (content identity)"
+# Two members list versions/movie.bin with the same size: all 0x00 on member 8 (loaded whole: its
+# identity is hashed as it loads), all 0xFF on member 9 (from its segment cache: hashed after start,
+# kept in its state directory). A paced get loses its member to kill -9 mid-transfer. Before issue
+# 43 it resumed on the other one and exited 0 with a file of both.
+size=$((4 * 1024 * 1024))
+mkdir -p "$work/zeros" "$work/ones"
+head -c "$size" /dev/zero > "$work/zeros/movie.bin"
+head -c "$size" /dev/zero | tr '\0' '\377' > "$work/ones/movie.bin"
+vfleet="etcd://127.0.0.1:$etcd_port/versions" prefix=versions
+cluster=$vfleet media=$work/zeros extra=()
+start_server 8 30
+media=$work/ones extra=(--cache-size 32M --state-dir "$work/state-9")
+start_server 9 30
+wait_record 8 present 10
+wait_record 9 present 10
+for _ in $(seq 100); do grep -q 'content identity of movie.bin' "$work/server-9.log" && break; sleep 0.1; done
+grep -q 'content identity of movie.bin: sha256:' "$work/server-9.log" || fail "member 9 logged no content identity: $(grep -m 3 cache "$work/server-9.log")"
+ls "$work/state-9/digests/"*.rvcd > /dev/null 2>&1 || fail "member 9 kept no digest in its state directory"
+paced_get() {  # paced_get OUT LOG: a get of versions/movie.bin at 4 Mbit/s that loses its first member to kill -9 after 1 MiB; its exit status
+  local out=$1 log=$2 first
+  first=$("$build/client/vod-client" cluster "$vfleet" movie.bin 2> /dev/null | awk '/ k=/ { sub("first=", "", $3); print $3 }')
+  "$build/client/vod-client" get "rdma+etcd://127.0.0.1:$etcd_port/movie.bin?prefix=/versions" -o "$out" --transport udp --udp-port "$udp_port" \
+    --udp-rate 4 --quiet --log-level info --connect-timeout 2 2> "$log" &
+  local get=$!
+  for _ in $(seq 200); do (($(stat -c %s "$out" 2> /dev/null || echo 0) >= 1024 * 1024)) && break; sleep 0.05; done
+  killed=${first%%:*}
+  killed=${killed##*.}
+  kill -KILL "${server_pid[$killed]}"
+  local rc=0
+  wait "$get" || rc=$?
+  return "$rc"
+}
+rc=0
+paced_get "$work/spliced.bin" "$work/get-versions.log" || rc=$?
+((rc != 0)) || fail "the get exited 0 after its member died and the other has other bytes"
+grep -q "movie changed" "$work/get-versions.log" || fail "no 'movie changed': $(tail -n 3 "$work/get-versions.log")"
+grep "movie changed" "$work/get-versions.log" | grep -q "127.0.0.8" && grep "movie changed" "$work/get-versions.log" | grep -q "127.0.0.9" ||
+  fail "movie_changed does not name both members: $(grep "movie changed" "$work/get-versions.log")"
+[[ $(od -An -v -tx1 "$work/spliced.bin" | tr -s ' \n' '\n' | grep -v '^$' | sort -u | wc -l) == 1 ]] ||
+  fail "the output holds bytes of both versions: $(od -An -v -tx1 "$work/spliced.bin" | tr -s ' \n' '\n' | grep -v '^$' | sort | uniq -c | tr '\n' ' ')"
+echo "    exit $rc after $(stat -c %s "$work/spliced.bin") bytes of one version: $(grep -o "movie changed.*" "$work/get-versions.log" | cut -c 1-220)"
+# Now both members hold the 0xFF bytes (member 9 restarted: its identity from its state directory,
+# at once): the same identity, so the same get resumes on the other member and ends byte-exact.
+for n in 8 9; do kill -KILL "${server_pid[$n]}" 2> /dev/null || true; done
+media=$work/ones extra=()
+start_server 8 30
+extra=(--cache-size 32M --state-dir "$work/state-9")
+start_server 9 30
+wait_record 8 present 10
+wait_record 9 present 10
+paced_get "$work/resumed.bin" "$work/get-resumed.log" || fail "a resume onto the same bytes failed: $(tail -n 3 "$work/get-resumed.log")"
+cmp "$work/ones/movie.bin" "$work/resumed.bin" || fail "the resumed get differs"
+grep -q "reconnected" "$work/get-resumed.log" || fail "the get did not resume on another member: $(grep -i -m 3 "cluster\|reconnect" "$work/get-resumed.log")"
+pass "another version: exit $rc with 'movie changed' naming both members and one version's bytes; the same bytes: resumed and byte-exact"
 
 step "etcd over TLS with client certificates and authentication (etcds://, --etcd-*): a member registers, a client reads through it; a certificate that does not verify and a wrong password are refused with the reason"
 tls=$work/tls

@@ -48,13 +48,13 @@ Catalog sample() {
 
 TEST(Catalog, LayoutAndRoundTrip) {
   const ByteVector v = encode_catalog(sample());
-  ASSERT_EQ(v.size(), 64u + 3 * 320);
+  ASSERT_EQ(v.size(), 64u + 3 * 384);
   EXPECT_EQ(std::string(v.begin(), v.begin() + 4), "RVCT");
   EXPECT_EQ(v[4], 1);
   EXPECT_EQ(get_be(v, 6, 2), 64u);
   EXPECT_EQ(get_be(v, 8, 4), 7u);    // generation
   EXPECT_EQ(get_be(v, 12, 4), 3u);   // entry count
-  EXPECT_EQ(get_be(v, 16, 4), 320u); // entry size
+  EXPECT_EQ(get_be(v, 16, 4), 384u); // entry size: 320 and the content identity appended
   EXPECT_EQ(get_be(v, 24, 8), v.size());
   const std::size_t e0 = 64;
   EXPECT_EQ(get_be(v, e0 + 0, 8), name_hash("hd-1080p.mp4"));
@@ -92,22 +92,57 @@ TEST(Catalog, EmptyCatalogIsValid) {
 
 TEST(Catalog, LargerEntriesFromALaterRevisionDecode) {
   const ByteVector v1 = encode_catalog(sample());
-  ByteVector v(64 + 3 * 352, 0xab);
+  ByteVector v(64 + 3 * 416, 0xab);
   std::copy(v1.begin(), v1.begin() + 64, v.begin());
-  put_be(v, 16, 352, 4);
+  put_be(v, 16, 416, 4);
   put_be(v, 24, v.size(), 8);
-  for (int i = 0; i < 3; ++i) std::copy(v1.begin() + 64 + i * 320, v1.begin() + 64 + (i + 1) * 320, v.begin() + 64 + i * 352);
+  for (int i = 0; i < 3; ++i) std::copy(v1.begin() + 64 + i * 384, v1.begin() + 64 + (i + 1) * 384, v.begin() + 64 + i * 416);
   auto d = decode_catalog(v);
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(*d, sample());
 }
 
+TEST(Catalog, ContentIdentityRoundTripsAndOlderLayoutsReadAsUnknown) {
+  Catalog c = sample();
+  c.entries[0].content.kind = kContentSha256;
+  for (std::size_t i = 0; i < 16; ++i) c.entries[0].content.digest[i] = static_cast<std::uint8_t>(0xf0 + i);
+  const ByteVector v = encode_catalog(c);
+  EXPECT_EQ(v[64 + 352], 0xf0);  // the digest at 352, its kind at 368
+  EXPECT_EQ(v[64 + 368], kContentSha256);
+  auto d = decode_catalog(v);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(*d, c);
+  EXPECT_EQ(d->entries[0].content.hex(), "sha256:f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
+  EXPECT_TRUE(d->entries[0].content.same(c.entries[0].content));
+  EXPECT_FALSE(d->entries[1].content.known());
+  EXPECT_FALSE(d->entries[1].content.same(d->entries[1].content));  // unknown is never the same, not even as itself
+  ContentId other = c.entries[0].content;
+  other.digest[15] ^= 1;
+  EXPECT_FALSE(other.same(c.entries[0].content));
+
+  // A kind this decoder does not know reads as unknown, not as a digest to compare.
+  auto later = decode_catalog(test::with(v, 64 + 368, 7, 1));
+  ASSERT_TRUE(later.ok()) << later.error().message;
+  EXPECT_FALSE(later->entries[0].content.known());
+
+  // A server of the previous revision writes 320-byte entries: everything decodes, identity unknown.
+  ByteVector old(64 + 3 * 320);
+  std::copy(v.begin(), v.begin() + 64, old.begin());
+  put_be(old, 16, 320, 4);
+  put_be(old, 24, old.size(), 8);
+  for (int i = 0; i < 3; ++i) std::copy(v.begin() + 64 + i * 384, v.begin() + 64 + i * 384 + 320, old.begin() + 64 + i * 320);
+  auto o = decode_catalog(old);
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_FALSE(o->entries[0].content.known());
+  EXPECT_EQ(o->entries[0].name, c.entries[0].name);
+}
+
 TEST(Catalog, RejectsEachMalformedField) {
   const ByteVector good = encode_catalog(sample());
   auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_catalog(test::with(good, at, value, width)); };
-  const std::size_t e1 = 64 + 320;
+  const std::size_t e1 = 64 + 384;
   EXPECT_TRUE(fails_with(decode_catalog(ByteVector(63)), DecodeFault::truncated, "fewer than the 64-byte header"));
-  EXPECT_TRUE(fails_with(decode_catalog(ByteVector(good.begin(), good.end() - 1)), DecodeFault::truncated, "only 1023 bytes"));
+  EXPECT_TRUE(fails_with(decode_catalog(ByteVector(good.begin(), good.end() - 1)), DecodeFault::truncated, "only 1215 bytes"));
   EXPECT_TRUE(fails_with(poked(0, 0, 4), DecodeFault::bad_magic, "magic 0x0"));
   EXPECT_TRUE(fails_with(poked(4, 9, 1), DecodeFault::unsupported_version, "layout version 9"));
   EXPECT_TRUE(fails_with(poked(6, 32, 2), DecodeFault::bad_length, "header length 32"));

@@ -69,7 +69,10 @@ proto::Catalog catalog() {
   e.mime_type = "video/mp2t";
   e.container = "mpegts";
   e.video_codec = "h264";
+  e.content.kind = proto::kContentSha256;
+  e.content.digest[0] = 0xab;
   c.entries.push_back(e);
+  e.content = {};  // the next one's identity is not known yet
   e.name = "<x>.mp4";
   e.mime_type = "video/mp4";
   e.container = "mp4";
@@ -155,6 +158,37 @@ TEST(Router, Validators) {
   p = route_on(r, catalog(), "h");
   EXPECT_EQ(p.status, 304u);
   EXPECT_FALSE(p.send_body);
+}
+
+// The ETag is the bytes' identity: the same over another generation (a rescan, another member with
+// the same bytes), another with other bytes, and none while the identity is not known, so that no
+// If-Range resume and no cache can join two versions (issue 43).
+TEST(Router, EtagIsTheContentIdentity) {
+  proto::Catalog c = catalog();
+  const std::string etag = etag_for(c, c.entries[0]);
+  EXPECT_EQ(etag, "\"ab000000000000000000000000000000-1000\"");
+  c.generation = 9;
+  EXPECT_EQ(etag_for(c, c.entries[0]), etag);
+  proto::Catalog other = c;
+  other.entries[0].content.digest[15] = 1;
+  Request r{"GET", "/movies/a%20b.ts", "", "bytes=0-9", etag, "", ""};
+  EXPECT_EQ(route_on(r, c, "h").status, 206u);
+  EXPECT_EQ(route_on(r, other, "h").status, 200u) << "other bytes of one size: the whole movie, not a splice";
+  EXPECT_EQ(route_on(r, other, "h").content, other.entries[0].content) << "the pool reads the version the ETag names";
+
+  Request unknown{"GET", "/movies/%3Cx%3E.mp4", "", "bytes=0-9", "", "", ""};
+  Plan p = route_on(unknown, c, "h");
+  EXPECT_EQ(p.status, 206u);
+  EXPECT_FALSE(p.header("ETag")) << "no validator while the identity is not known";
+  unknown.if_range = "\"\"";
+  EXPECT_EQ(route_on(unknown, c, "h").status, 200u);
+  unknown.if_range.clear();
+  unknown.if_none_match = "\"\"";
+  EXPECT_EQ(route_on(unknown, c, "h").status, 206u);
+  unknown.if_match = "\"\"";
+  EXPECT_EQ(route_on(unknown, c, "h").status, 412u);
+  unknown.if_match = "*";
+  EXPECT_EQ(route_on(unknown, c, "h").status, 206u);
 }
 
 // The catalog last read, served while the server does not answer (issue 30): the pages made from

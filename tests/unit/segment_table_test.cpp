@@ -124,19 +124,19 @@ TEST(SegmentedCatalog, Version1LayoutUnlessAnEntryIsSegmented) {
   const Catalog whole{4, {entry("a.ts", false)}};
   const ByteVector v1 = encode_catalog(whole);
   EXPECT_EQ(v1[4], 1);
-  EXPECT_EQ(get_be(v1, 16, 4), 320u);
+  EXPECT_EQ(get_be(v1, 16, 4), 384u);  // 320, the unused segment descriptor and the content identity
   EXPECT_EQ(*decode_catalog(v1), whole);
   const Catalog mixed{5, {entry("a.ts", false), entry("b.ts", true)}};
   const ByteVector v2 = encode_catalog(mixed);
   EXPECT_EQ(v2[4], 2);
-  EXPECT_EQ(get_be(v2, 16, 4), 352u);
-  EXPECT_EQ(get_be(v2, 64 + 352 + 320, 8), 0x30000u);  // b's segment table descriptor follows its version-1 fields
+  EXPECT_EQ(get_be(v2, 16, 4), 384u);
+  EXPECT_EQ(get_be(v2, 64 + 384 + 320, 8), 0x30000u);  // b's segment table descriptor follows its version-1 fields
   const auto back = decode_catalog(v2);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back, mixed);
   // A segment table on an entry that is not segmented, or a segmented entry without one.
   EXPECT_TRUE(fails_with(decode_catalog(with(v2, 64 + 320 + 8, 64, 8)), DecodeFault::inconsistent, "not segmented"));
-  EXPECT_TRUE(fails_with(decode_catalog(with(v2, 64 + 352 + 320 + 8, 16, 8)), DecodeFault::inconsistent, "segment table of at least 64"));
+  EXPECT_TRUE(fails_with(decode_catalog(with(v2, 64 + 384 + 320 + 8, 16, 8)), DecodeFault::inconsistent, "segment table of at least 64"));
   // Version 2 entries shorter than 352 bytes.
   EXPECT_TRUE(fails_with(decode_catalog_header(with(v2, 16, 320, 4)), DecodeFault::bad_length, "below layout version 2's 352"));
 }

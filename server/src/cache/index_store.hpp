@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // What the server derives from a file and keeps across restarts, in its state directory
-// (--state-dir): the keyframe indexes of cached movies, one file each under DIR/indexes/, named by
-// the movie file's path, size, mtime and inode. A file that changed gets a new name, so a stale
-// index is never found; saving one removes the other indexes of that path.
+// (--state-dir): the keyframe indexes of cached movies, one file each under DIR/indexes/, and their
+// content identities under DIR/digests/, each named by the movie file's path, size, mtime and inode.
+// A file that changed gets a new name, so a stale index or digest is never found; saving one removes
+// the others of that path.
 #pragma once
 
 #include <sys/types.h>
@@ -10,7 +11,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
 
 namespace vod::server::cache {
@@ -33,11 +36,14 @@ class IndexStore {
   // Keeps `index` for this file (write, fsync-free rename), dropping older ones of its path. Errors
   // are logged, not thrown: the index is still served from memory.
   void save(const FileIdentity& f, const proto::KeyframeIndex& index) const;
+  // The content identity kept for exactly this file, or unknown; keeping one, as save() does.
+  proto::ContentId load_digest(const FileIdentity& f) const;
+  void save_digest(const FileIdentity& f, const proto::ContentId& id) const;
 
  private:
-  std::string file_for(const FileIdentity& f) const;
-  std::string prefix_for(const std::string& path) const;
+  void keep(const std::string& dir, const FileIdentity& f, const char* suffix, const std::vector<std::uint8_t>& bytes, const char* what) const;
   std::string dir_;  // DIR/indexes, or empty
+  std::string digests_;  // DIR/digests, or empty
 };
 
 }  // namespace vod::server::cache

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "cache/lazy_indexer.hpp"
+#include "cache/content_digest.hpp"
 #include "cache/file_map.hpp"
 
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,7 +60,8 @@ void publish_index(const HostBuffer& region, const proto::KeyframeIndex& index) 
   std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(at + proto::kIndexPublishWord)).store(word, std::memory_order_release);
 }
 
-LazyIndexer::LazyIndexer(loop::Reactor& reactor, const IndexStore& store) : reactor_(reactor), store_(store) {
+LazyIndexer::LazyIndexer(loop::Reactor& reactor, const IndexStore& store, std::function<void()> on_identities)
+    : reactor_(reactor), store_(store), on_identities_(std::move(on_identities)) {
   event_ = UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!event_) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
   events_ = reactor_.add(event_.get(), [this] { publish_results(); });
@@ -74,9 +77,13 @@ LazyIndexer::~LazyIndexer() {
 }
 
 void LazyIndexer::add(std::shared_ptr<const LoadedMovie> movie) {
+  Job job{std::move(movie), false, false};
+  job.index = job.movie->index_pending;
+  job.digest = !job.movie->content.known();  // read here, on the event loop, never on the thread
+  if (!job.index && !job.digest) return;
   {
     std::lock_guard lock(mutex_);
-    to_index_.push_back(std::move(movie));
+    to_index_.push_back(std::move(job));
   }
   wake_.notify_one();
 }
@@ -92,27 +99,19 @@ void LazyIndexer::start() {
 
 void LazyIndexer::run() {
   for (;;) {
-    std::shared_ptr<const LoadedMovie> m;
+    Result r;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [this] { return stop_ || !to_index_.empty(); });
       if (stop_) return;
-      m = std::move(to_index_.front());
+      r.job = std::move(to_index_.front());
       to_index_.pop_front();
     }
-    Result r{m, std::nullopt, {}, 0};
     const auto started = std::chrono::steady_clock::now();
     try {
-      const FileMap map(m->path, m->file_size, MADV_SEQUENTIAL);
-      r.index = media::index_keyframes(map.bytes(), m->info,
-                                       [this](std::uint64_t, std::uint64_t) {
-                                         if (stop_) throw Stopped{};
-                                       });
-      store_.save({m->path, m->file_size, m->mtime_ns, m->inode}, *r.index);
+      work(r);
     } catch (const Stopped&) {
       return;
-    } catch (const std::exception& e) {
-      r.error = e.what();
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     {
@@ -124,6 +123,36 @@ void LazyIndexer::run() {
   }
 }
 
+// The file must still be the one listed (path, size, mtime, inode) after it was read, or what was
+// derived from it belongs to nobody: a file replaced meanwhile is the next rescan's.
+void LazyIndexer::work(Result& r) {
+  const LoadedMovie& m = *r.job.movie;
+  const FileIdentity id{m.path, m.file_size, m.mtime_ns, m.inode};
+  try {
+    const FileMap map(m.path, m.file_size, MADV_SEQUENTIAL);
+    if (r.job.index)
+      r.index = media::index_keyframes(map.bytes(), m.info, [this](std::uint64_t, std::uint64_t) {
+        if (stop_) throw Stopped{};
+      });
+    if (r.job.digest)
+      r.content = content_id(map.bytes(), [this] {
+        if (stop_) throw Stopped{};
+      });
+    struct stat st {};
+    if (stat(m.path.c_str(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) != m.file_size || st.st_ino != m.inode ||
+        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec != m.mtime_ns) {
+      r.content = {};  // never an identity of bytes that changed while they were read
+      throw std::runtime_error("the file changed while it was read");
+    }
+    if (r.index) store_.save(id, *r.index);
+    if (r.content.known()) store_.save_digest(id, r.content);
+  } catch (const Stopped&) {
+    throw;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+}
+
 void LazyIndexer::publish_results() {
   std::uint64_t ignored;
   (void)!read(event_.get(), &ignored, sizeof ignored);
@@ -132,20 +161,33 @@ void LazyIndexer::publish_results() {
     std::lock_guard lock(mutex_);
     results.swap(done_);
   }
+  bool identities = false;
   for (Result& r : results) {
-    if (!r.index) {
-      log::warn("cache", "cannot index " + r.movie->name + ": " + r.error + "; it is served without a keyframe index");
-      proto::KeyframeIndex empty;
-      empty.movie_size = r.movie->file_size;
-      publish_index(r.movie->index_bytes, empty);
-      continue;
-    }
-    publish_index(r.movie->index_bytes, *r.index);
+    const LoadedMovie& m = *r.job.movie;
     char secs[16];
     std::snprintf(secs, sizeof secs, "%.1f", r.seconds);
-    log::info("cache", "index of " + r.movie->name + " ready: " + std::to_string(r.index->entries.size()) + " keyframes in " + secs + " s" +
+    if (r.job.digest) {
+      if (r.content.known()) {
+        m.content = r.content;
+        identities = true;
+        log::info("cache", "content identity of " + m.name + ": " + r.content.hex() + " (" + secs + " s)");
+      } else {
+        log::warn("cache", "no content identity for " + m.name + ": " + r.error + "; a resume elsewhere restarts or stops with movie_changed");
+      }
+    }
+    if (!r.job.index) continue;
+    if (!r.index) {
+      log::warn("cache", "cannot index " + m.name + ": " + r.error + "; it is served without a keyframe index");
+      proto::KeyframeIndex empty;
+      empty.movie_size = m.file_size;
+      publish_index(m.index_bytes, empty);
+      continue;
+    }
+    publish_index(m.index_bytes, *r.index);
+    log::info("cache", "index of " + m.name + " ready: " + std::to_string(r.index->entries.size()) + " keyframes in " + secs + " s" +
                            (store_.enabled() ? ", kept in the state directory" : ""));
   }
+  if (identities && on_identities_) on_identities_();
 }
 
 }  // namespace vod::server::cache

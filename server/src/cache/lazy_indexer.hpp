@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Keyframe indexes of cached movies, built after the server is listening, one movie at a time on a
-// thread of their own, and kept in the state directory (IndexStore). A movie is listed at once with
+// Keyframe indexes and content identities of cached movies, built after the server is listening,
+// one movie at a time on a thread of their own, and kept in the state directory (IndexStore). A movie is listed at once with
 // an index region of its final size marked pending (kIndexPending); its index is written into that
 // region in place when ready: the entries, then their CRC, then the count and flags in one aligned
 // 8-byte store. No new catalog generation, and clients that read it meanwhile read it again.
+// A content identity is set on the movie on the event loop, and `on_identities` runs once per batch
+// so the server republishes its catalog (the same generation, with the identities filled in).
 //
 // Why a thread: building an MPEG-TS index reads the whole file, which the event loop must never
 // wait for; one thread, one file at a time, bounds what indexing takes from the disk.
@@ -12,6 +14,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -39,23 +42,30 @@ void publish_index(const HostBuffer& region, const proto::KeyframeIndex& index);
 
 class LazyIndexer {
  public:
-  LazyIndexer(loop::Reactor& reactor, const IndexStore& store);
+  LazyIndexer(loop::Reactor& reactor, const IndexStore& store, std::function<void()> on_identities = {});
   ~LazyIndexer();  // stops the thread (a file being indexed is abandoned)
   LazyIndexer(const LazyIndexer&) = delete;
   LazyIndexer& operator=(const LazyIndexer&) = delete;
 
+  // Queues what `movie` still lacks: its index (index_pending), its identity (content unknown).
   void add(std::shared_ptr<const LoadedMovie> movie);
   // Starts indexing (after the server is listening: nothing is read before).
   void start();
   std::size_t queued() const;
 
  private:
-  struct Result {
+  struct Job {
     std::shared_ptr<const LoadedMovie> movie;
+    bool index = false, digest = false;
+  };
+  struct Result {
+    Job job;
     std::optional<proto::KeyframeIndex> index;
+    proto::ContentId content;
     std::string error;
     double seconds = 0;
   };
+  void work(Result& r);
   void run();
   void publish_results();
 
@@ -63,7 +73,8 @@ class LazyIndexer {
   const IndexStore& store_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::shared_ptr<const LoadedMovie>> to_index_;
+  std::function<void()> on_identities_;
+  std::deque<Job> to_index_;
   std::deque<Result> done_;
   std::atomic<bool> stop_{false};
   UniqueFd event_;

@@ -17,7 +17,7 @@ enum class ErrorKind {
   protocol_error,      // the server's private data or regions did not decode
   connection_lost,     // the connection broke and reconnecting gave up
   out_of_range,        // a seek or read past the movie
-  movie_changed,       // after a reconnect the movie has another size: resuming would mix files
+  movie_changed,       // after a reconnect the movie is another version (content identity): resuming would mix files
   usage,               // a bad argument from the caller
 };
 

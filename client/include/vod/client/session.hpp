@@ -173,7 +173,10 @@ class Session {
   void select_movie_region(const proto::RegionDescriptor& movie, const proto::RegionDescriptor& segments, std::uint32_t index, std::uint64_t size);
   void describe_from_catalog(const std::string& name);
   void adopt(proto::CatalogEntry entry);  // checks it, then makes it the current movie
-  void refuse_if_resized(const std::string& name, std::uint64_t size) const;  // movie_changed
+  // A reconnect (here, or on another member) continues only onto the same content identity: else it
+  // starts over when nothing was delivered yet, or throws movie_changed (rejected while the server
+  // does not know the identity yet: a retry may find it known). `where` names the new server.
+  void check_same_version(const proto::CatalogEntry& entry);
   void switch_by_connecting(const std::string& name);
   // Each returns when its connection came back (the rdma_cm connect, or the UDP hello), for startup().
   std::chrono::steady_clock::time_point open_rdma(const std::string& name);
@@ -223,6 +226,8 @@ class Session {
   unsigned read_depth_ = 0;
   StartupTimes startup_;
   std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
+  bool delivered_ = false;  // a read of the current movie completed with bytes: its version is fixed
+  std::string served_by_;  // the server the current movie's version came from (movie_changed names it)
   std::uint64_t reconnects_ = 0;
   // In a fleet: the member list, and the member a connection was lost to (tried last on reconnect).
   std::shared_ptr<cluster::MemberDirectory> fleet_;

@@ -3,6 +3,7 @@
 // to the server. docs/protocol.md, "Catalog region".
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,6 +32,25 @@ inline constexpr std::uint32_t kEntryWindowed = 1u << 3;
 inline constexpr std::uint32_t kEntrySegmented = 1u << 4;
 inline constexpr std::uint32_t kEntryKnownFlags = kEntryIsMedia | kEntryHasIndex | kEntryLive | kEntryWindowed | kEntrySegmented;
 
+// What the bytes of an entry are, equal on two servers exactly when the bytes are: a client resumes
+// a read elsewhere (another member, a later generation) only onto the same identity.
+// docs/protocol.md, "Content identity".
+inline constexpr std::uint8_t kContentUnknown = 0;  // not computed yet (or a kind this client does not know)
+// The first 16 bytes of SHA-256 over "rvod-content-v1" NUL, the size as 8 big-endian bytes, and the
+// bytes a client reads (a remuxed movie's remux, not its file).
+inline constexpr std::uint8_t kContentSha256 = 1;
+
+struct ContentId {
+  std::uint8_t kind = kContentUnknown;
+  std::array<std::uint8_t, 16> digest{};
+
+  bool known() const noexcept { return kind != kContentUnknown; }
+  // Same bytes: both known, of one kind, with one digest. Unknown is never the same as anything.
+  bool same(const ContentId& other) const noexcept { return known() && kind == other.kind && digest == other.digest; }
+  std::string hex() const;  // "sha256:<32 hex digits>", or "unknown"
+  bool operator==(const ContentId&) const = default;
+};
+
 struct CatalogEntry {
   std::string name;  // 1..128 bytes, no '/', NUL or control characters, not "." or ".."
   std::uint64_t size = 0;
@@ -45,6 +65,7 @@ struct CatalogEntry {
   std::string video_codec;  // e.g. "h264"
   std::string audio_codec;  // e.g. "aac"
   std::string mime_type;    // for HTTP Content-Type, e.g. "video/mp4"
+  ContentId content;        // entries of 384 bytes or more; unknown in a live channel
 
   bool operator==(const CatalogEntry&) const = default;
 };
@@ -65,7 +86,7 @@ struct WireCatalogHeader {
   be16 header_length;  // 64 in v1; entries start here
   be32 generation;
   be32 entry_count;
-  be32 entry_size;  // 320 in v1, 352 in v2; a larger size is a later revision with appended fields
+  be32 entry_size;  // at least 320 in v1, 352 in v2; written as 384 (the content identity appended)
   be32 reserved1;
   be64 region_length;  // header_length + entry_count * entry_size
   std::uint8_t reserved2[32];
@@ -101,6 +122,17 @@ struct WireCatalogEntryV2 {
   std::uint8_t reserved[8];
 };
 static_assert(sizeof(WireCatalogEntryV2) == 352);
+
+// The entry every encoder writes since the content identity (in both layout versions: in a version-1
+// catalog the segment descriptor stays zero). Appended, so a client that knows only 320 or 352
+// bytes skips the identity and reads the rest as before.
+struct WireCatalogEntryV2Content {
+  WireCatalogEntryV2 v2;
+  std::uint8_t content_digest[16];
+  std::uint8_t content_kind;  // kContentUnknown or kContentSha256; a later kind reads as unknown
+  std::uint8_t reserved[15];
+};
+static_assert(sizeof(WireCatalogEntryV2Content) == 384);
 
 // Why a name cannot be published, or nullptr when it can.
 const char* invalid_name_reason(std::string_view name) noexcept;

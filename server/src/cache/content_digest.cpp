@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "cache/content_digest.hpp"
+
+#include <openssl/evp.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace vod::server::cache {
+
+namespace {
+constexpr char kDomain[] = "rvod-content-v1";  // hashed with its NUL
+}
+
+void ContentDigest::Free::operator()(EVP_MD_CTX* c) const noexcept { EVP_MD_CTX_free(c); }
+
+ContentDigest::ContentDigest(std::uint64_t size) : ctx_(EVP_MD_CTX_new()), size_(size) {
+  if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) throw std::runtime_error("EVP_DigestInit_ex(SHA-256) failed");
+  std::uint8_t be[8];
+  for (int i = 0; i < 8; ++i) be[i] = static_cast<std::uint8_t>(size >> (56 - 8 * i));
+  if (EVP_DigestUpdate(ctx_.get(), kDomain, sizeof kDomain) != 1 || EVP_DigestUpdate(ctx_.get(), be, sizeof be) != 1)
+    throw std::runtime_error("EVP_DigestUpdate failed");
+}
+
+void ContentDigest::update(std::span<const std::uint8_t> bytes) {
+  if (bytes.empty()) return;
+  if (EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()) != 1) throw std::runtime_error("EVP_DigestUpdate failed");
+  seen_ += bytes.size();
+}
+
+proto::ContentId ContentDigest::finish() {
+  // A digest of fewer or more bytes than announced would name bytes nobody serves.
+  if (seen_ != size_) throw std::logic_error("content digest of " + std::to_string(seen_) + " bytes for a size of " + std::to_string(size_));
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (EVP_DigestFinal_ex(ctx_.get(), md, &n) != 1 || n < 16) throw std::runtime_error("EVP_DigestFinal_ex failed");
+  proto::ContentId id;
+  id.kind = proto::kContentSha256;
+  std::copy(md, md + 16, id.digest.begin());
+  return id;
+}
+
+}  // namespace vod::server::cache
