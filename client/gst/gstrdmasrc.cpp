@@ -57,6 +57,11 @@ enum {
   PROP_UDP_GROUP,
   PROP_UDP_INTERFACE,
   PROP_ZERO_COPY,
+  PROP_ETCD_CACERT,
+  PROP_ETCD_CERT,
+  PROP_ETCD_KEY,
+  PROP_ETCD_USER,
+  PROP_ETCD_PASSWORD_FILE,
 };
 
 // The C++ state of the element. GObject allocates the instance zeroed and runs no constructors,
@@ -78,6 +83,7 @@ struct State {
   std::string udp_group;      // a live channel with transport=udp: the server's --live-multicast group
   std::string udp_interface;
   bool zero_copy = kDefaultZeroCopy;  // push mode: Reads land in the GstBuffers that go downstream
+  vod::cluster::EtcdSecurity etcd;  // a fleet's etcd over TLS, with authentication: the etcd-* properties
   // Created in start(), destroyed in stop(), used by the streaming thread in between. unlock()
   // from another thread only calls their thread-safe interrupt(). A movie's session, or a live
   // channel's source (over RDMA, or by multicast with transport=udp).
@@ -209,6 +215,11 @@ static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* v
     case PROP_UDP_GROUP: s.udp_group = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     case PROP_UDP_INTERFACE: s.udp_interface = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     case PROP_ZERO_COPY: s.zero_copy = g_value_get_boolean(value); break;
+    case PROP_ETCD_CACERT: s.etcd.cacert = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_ETCD_CERT: s.etcd.cert = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_ETCD_KEY: s.etcd.key = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_ETCD_USER: s.etcd.user = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_ETCD_PASSWORD_FILE: s.etcd.password_file = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -238,6 +249,11 @@ static void gst_rdma_src_get_property(GObject* object, guint id, GValue* value, 
     case PROP_UDP_GROUP: g_value_set_string(value, s.udp_group.c_str()); break;
     case PROP_UDP_INTERFACE: g_value_set_string(value, s.udp_interface.c_str()); break;
     case PROP_ZERO_COPY: g_value_set_boolean(value, s.zero_copy); break;
+    case PROP_ETCD_CACERT: g_value_set_string(value, s.etcd.cacert.c_str()); break;
+    case PROP_ETCD_CERT: g_value_set_string(value, s.etcd.cert.c_str()); break;
+    case PROP_ETCD_KEY: g_value_set_string(value, s.etcd.key.c_str()); break;
+    case PROP_ETCD_USER: g_value_set_string(value, s.etcd.user.c_str()); break;
+    case PROP_ETCD_PASSWORD_FILE: g_value_set_string(value, s.etcd.password_file.c_str()); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -264,7 +280,16 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   vod::client::MulticastLiveOptions multicast;
   multicast.group = s.udp_group;
   multicast.interface = s.udp_interface;
+  const vod::cluster::EtcdSecurity etcd = s.etcd;
   GST_OBJECT_UNLOCK(self);
+  if (uri.cluster) {
+    try {
+      uri.cluster->etcd.security = vod::cluster::checked_etcd_security(etcd);
+    } catch (const std::exception& e) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", e.what()), ("rdmasrc: the etcd-* properties"));
+      return FALSE;
+    }
+  }
   if ((uri.host.empty() && !uri.cluster) || !uri.movie) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No movie to read: set uri=rdma://host[:port]/movie (or host and movie)."), (nullptr));
     return FALSE;
@@ -553,6 +578,17 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                            "In push mode, RDMA Reads land straight in the buffers that go downstream (registered memory of the session); "
                            "false: every byte through the read ring, copied (for tests and bisecting)",
                            kDefaultZeroCopy, flags));
+  // A fleet's etcd over TLS (rdma+etcds://) and with authentication: vod-client's --etcd-* options.
+  g_object_class_install_property(gobject, PROP_ETCD_CACERT,
+      g_param_spec_string("etcd-cacert", "etcd CA", "With rdma+etcds://: the CA certificate (PEM) etcd's certificate must verify against (empty: the system's)", "", flags));
+  g_object_class_install_property(gobject, PROP_ETCD_CERT,
+      g_param_spec_string("etcd-cert", "etcd client certificate", "With rdma+etcds://: a client certificate (PEM) for an etcd run with --client-cert-auth", "", flags));
+  g_object_class_install_property(gobject, PROP_ETCD_KEY,
+      g_param_spec_string("etcd-key", "etcd client key", "The private key (PEM) of etcd-cert", "", flags));
+  g_object_class_install_property(gobject, PROP_ETCD_USER,
+      g_param_spec_string("etcd-user", "etcd user", "etcd's authentication: a user whose role may read the fleet's prefix", "", flags));
+  g_object_class_install_property(gobject, PROP_ETCD_PASSWORD_FILE,
+      g_param_spec_string("etcd-password-file", "etcd password file", "A file holding etcd-user's password (read at each authentication)", "", flags));
 
   gst_element_class_add_static_pad_template(element, &src_template);
   gst_element_class_set_static_metadata(element, "RDMA source", "Source/Network",

@@ -138,6 +138,11 @@ void Session::describe_from_accept(const std::string& name) {
   // they have landed (confirm_catalog, index()). On Soft-RoCE a Read posted with others waits for
   // theirs, so posting the catalog with the head would delay the head by it.
   const std::uint64_t size = accept_.size();
+  if (!movie_ && delivered_)  // the first connection was lost before its catalog said which version it read
+    throw ClientError(ErrorKind::movie_changed, "'" + name + "': bytes were delivered before the catalog of " + served_by_ +
+                                                    " said which version they are; refusing to resume on " + server() + " into what may be another");
+  if (movie_ && !delivered_) movie_.reset();  // nothing of it reached the reader: this server's version is read from the start
+  if (!movie_) served_by_ = server();
   if (movie_ && delivered_) {
     // A reconnect after bytes were delivered: the catalog first, and its identity checked, before a
     // byte of this server's movie is read.

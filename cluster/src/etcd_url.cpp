@@ -22,7 +22,7 @@ EtcdSecurity& process_security() {
 }
 }  // namespace
 
-void set_etcd_security(EtcdSecurity s) {
+EtcdSecurity checked_etcd_security(EtcdSecurity s) {
   auto readable = [](const std::string& path, const char* option) {
     if (path.empty()) return;
     if (FILE* f = std::fopen(path.c_str(), "r")) {
@@ -38,8 +38,10 @@ void set_etcd_security(EtcdSecurity s) {
   if (s.cert.empty() != s.key.empty()) throw ClusterError("--etcd-cert and --etcd-key go together: a client certificate needs its key");
   if (!s.user.empty() && s.password_file.empty()) throw ClusterError("--etcd-user needs --etcd-password-file (the password is never given on the command line)");
   if (s.user.empty() && !s.password_file.empty()) throw ClusterError("--etcd-password-file needs --etcd-user");
-  process_security() = std::move(s);
+  return s;
 }
+
+void set_etcd_security(EtcdSecurity s) { process_security() = checked_etcd_security(std::move(s)); }
 
 const EtcdSecurity& etcd_security() noexcept { return process_security(); }
 

@@ -40,7 +40,10 @@ std::shared_ptr<MemberDirectory> MemberDirectory::shared(const EtcdEndpoint& etc
   static std::mutex mutex;
   static std::map<std::string, std::weak_ptr<MemberDirectory>> directories;
   std::lock_guard lock(mutex);
-  auto& slot = directories[etcd.to_string()];
+  // One directory per endpoint and credentials: two rdmasrc elements of one process may reach one
+  // etcd as different users.
+  const EtcdSecurity& c = etcd.security;
+  auto& slot = directories[etcd.to_string() + '\n' + c.cacert + '\n' + c.cert + '\n' + c.key + '\n' + c.user + '\n' + c.password_file];
   if (auto d = slot.lock()) return d;
   auto d = std::make_shared<MemberDirectory>(etcd);
   slot = d;

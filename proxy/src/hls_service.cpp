@@ -102,6 +102,13 @@ void HlsService::facts(const std::string& name, std::uint32_t generation, FactsD
 
 client::Session& HlsService::session_for(const std::string& name, std::uint32_t generation) {
   if (session_ && !settings_.server.cluster && session_->catalog().generation != generation) session_.reset();  // a new catalog: a new connection (a fleet's switches always connect)
+  // A server registers its generation again when it has probed a movie it listed unprobed at start
+  // (raw bytes until then): HLS is asked for media only, so a session whose catalog still lists the
+  // movie as raw bytes has an older registration; a new connection reads the current one.
+  if (session_ && !settings_.server.cluster) {
+    const proto::CatalogEntry* listed = session_->catalog().find(name);
+    if (!listed || !(listed->flags & proto::kEntryIsMedia)) session_.reset();
+  }
   if (!session_) {
     client::Uri uri = settings_.server;
     uri.movie = name;

@@ -30,7 +30,7 @@ struct FdWatch {
 }  // namespace
 
 struct RdmaPool::Movie {
-  std::string name;
+  std::string name, key;  // key: in movies_, the name and the version asked for (each its own session)
   std::unique_ptr<client::Session> session;  // null while it is being opened (or reopened)
   bool opening = false;
   std::uint64_t size = 0;                    // as first opened: a reopen must find the same movie
@@ -160,18 +160,17 @@ std::optional<std::string> RdmaPool::catalog_staleness() const {
 }
 
 std::shared_ptr<RdmaPool::Movie> RdmaPool::movie_session(const std::string& name, const proto::ContentId& content) {
-  auto it = movies_.find(name);
-  if (it != movies_.end()) {
-    if (!content.known() || content.same(it->second->content)) return it->second;
-    // The catalog now lists another version than this session reads (a rescan, another member):
-    // its reads end, and the new one opens for this version.
-    fail(it->second, "'" + name + "' is now " + content.hex() + ", not " + it->second->content.hex() + ": the movie changed");
-  }
+  // One session per version asked for (names hold no control character): a response planned from an
+  // older catalog finishes on its ETag's version while a newer one opens its own (the old idles out).
+  const std::string key = name + '\n' + content.hex();
+  auto it = movies_.find(key);
+  if (it != movies_.end()) return it->second;
   auto m = std::make_shared<Movie>();
   m->name = name;
+  m->key = key;
   m->content = content;
   m->last_used = std::chrono::steady_clock::now();
-  movies_[name] = m;
+  movies_[key] = m;
   open(m, false);
   return m;
 }
@@ -197,15 +196,14 @@ void RdmaPool::open(const std::shared_ptr<Movie>& m, bool reopen) {
 
 void RdmaPool::opened(const std::shared_ptr<Movie>& m, std::unique_ptr<client::Session> session, const std::string& error, unsigned) {
   m->opening = false;
-  auto it = movies_.find(m->name);
+  auto it = movies_.find(m->key);
   if (it == movies_.end() || it->second != m) {  // closed meanwhile (its readers left): not wanted any more
     if (session) retired_.merge(session->stats());
     return;
   }
   if (!session) return fail(m, error);
   const proto::ContentId got = session->movie() ? session->movie()->content : proto::ContentId{};  // settled by the opener
-  // A reopen, or a version promised by an ETag: the same identity and size, or nothing. An identity
-  // not known counts as different.
+  // A reopen, or a version an ETag promised: the same identity and size (unknown is never the same).
   if ((m->opened_once || m->content.known()) && (!m->content.same(got) || (m->size && session->size() != m->size))) {
     retired_.merge(session->stats());
     return fail(m, "'" + m->name + "' on " + session->server() + " is " + got.hex() + ", " + std::to_string(session->size()) + " bytes, not " +
@@ -277,8 +275,10 @@ void RdmaPool::cancel(std::uint64_t id) noexcept {
 
 void RdmaPool::fail(const std::shared_ptr<Movie>& m, const std::string& error) {
   log::warn("proxy", "RDMA session for '" + m->name + "' failed: " + error);
-  if (movies_.count(m->name)) retire(*m);
-  movies_.erase(m->name);
+  if (auto it = movies_.find(m->key); it != movies_.end() && it->second == m) {
+    retire(*m);
+    movies_.erase(it);
+  }
   auto pending = std::move(m->pending);
   m->pending.clear();
   for (auto& [id, p] : pending) {
@@ -361,7 +361,7 @@ void RdmaPool::sweep() {
   const auto now = std::chrono::steady_clock::now();
   for (auto it = movies_.begin(); it != movies_.end();) {
     if (it->second->pending.empty() && !it->second->opening && now - it->second->last_used > kIdleSession) {
-      log::info("proxy", "closing the idle RDMA session for '" + it->first + "'");
+      log::info("proxy", "closing the idle RDMA session for '" + it->second->name + "'");
       retire(*it->second);
       it = movies_.erase(it);
     } else {

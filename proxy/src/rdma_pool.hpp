@@ -109,7 +109,7 @@ class RdmaPool {
   std::string catalog_error_ = "the first read of the catalog is under way";
   client::Stats retired_;  // of the sessions closed so far
   std::shared_ptr<client::BufferPool> blocks_;  // take_block(): every session reads into it
-  std::map<std::string, std::shared_ptr<Movie>> movies_;
+  std::map<std::string, std::shared_ptr<Movie>> movies_;  // by name and version (Movie::key)
   std::map<std::uint64_t, std::weak_ptr<Movie>> reads_;  // read id -> its movie session
   std::uint64_t next_read_ = 1;
   boost::asio::steady_timer sweeper_;

@@ -104,7 +104,7 @@ void analyse(LoadedMovie& m, std::span<const std::uint8_t> bytes) {
                              " ms");
 }
 
-std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct stat& st, const LibraryOptions& options, bool pin) {
+std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct stat& st, const LibraryOptions& options, bool pin, bool probe_later) {
   auto m = std::make_shared<LoadedMovie>();
   m->name = path.filename().string();
   m->path = path.string();
@@ -112,23 +112,16 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
   m->mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
   m->inode = st.st_ino;
   if (!pin) {
-    // Served from the segment cache: probed through a mapping (headers only), never held in memory;
-    // its index is the one kept in the state directory, or built after start (LazyIndexer).
-    probe_movie(*m, cache::FileMap(m->path, m->file_size, MADV_RANDOM).bytes());
-    if (m->info.is_media) {
-      const cache::FileIdentity id{m->path, m->file_size, m->mtime_ns, m->inode};
-      auto kept = options.index_store ? options.index_store->load(id) : std::nullopt;
-      if (kept) m->index = *kept;
-      m->index_pending = !kept;
-      m->content = options.index_store ? options.index_store->load_digest(id) : proto::ContentId{};
-      m->index_bytes = cache::index_region(kept, m->file_size, cache::index_capacity(m->info.duration_us));
-      log::info("library", m->name + ": " + m->info.container + " " + m->info.video_codec + ", " + std::to_string(m->info.duration_us / 1'000'000) +
-                               " s, " + (kept ? std::to_string(kept->entries.size()) + " keyframes from the state directory" : "index pending"));
-    } else {
-      m->index_bytes = HostBuffer(0);  // no index: an empty region, as for a movie served whole
-      if (options.index_store) m->content = options.index_store->load_digest({m->path, m->file_size, m->mtime_ns, m->inode});
-    }
+    // Served from the segment cache, never held in memory: its file's descriptors and segment
+    // table; probed now (describe_cached) or, past the scan's probe budget, after start.
     m->cached = std::make_shared<cache::CachedFile>(next_cached_id++, m->path, m->file_size, m->mtime_ns, m->inode, *options.cache);
+    if (options.index_store) m->content = options.index_store->load_digest({m->path, m->file_size, m->mtime_ns, m->inode});
+    m->index_bytes = HostBuffer(0);
+    if (probe_later) {
+      m->probe_pending = true;
+      return m;
+    }
+    describe_cached(*m, options.index_store);
     if (options.remux_ts && m->info.is_media && m->info.container != "mpegts")
       log::warn("library", m->name + ": not remuxed to MPEG-TS: it is served from the segment cache as it is on disk (--pin it to remux it)");
     return m;
@@ -151,6 +144,35 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
 }
 
 }  // namespace
+
+void describe_cached(LoadedMovie& m, const cache::IndexStore* store) {
+  // Probed through a mapping (headers only); its index is the one kept in the state directory, or
+  // built after start (LazyIndexer).
+  probe_movie(m, cache::FileMap(m.path, m.file_size, MADV_RANDOM).bytes());
+  m.probe_pending = false;
+  if (!m.info.is_media) {
+    m.index_bytes = HostBuffer(0);  // no index: an empty region, as for a movie served whole
+    return;
+  }
+  auto kept = store ? store->load({m.path, m.file_size, m.mtime_ns, m.inode}) : std::nullopt;
+  if (kept) m.index = *kept;
+  m.index_pending = !kept;
+  m.index_bytes = cache::index_region(kept, m.file_size, cache::index_capacity(m.info.duration_us));
+  log::info("library", m.name + ": " + m.info.container + " " + m.info.video_codec + ", " + std::to_string(m.info.duration_us / 1'000'000) +
+                           " s, " + (kept ? std::to_string(kept->entries.size()) + " keyframes from the state directory" : "index pending"));
+}
+
+std::shared_ptr<LoadedMovie> describe_copy(const LoadedMovie& listed, const cache::IndexStore* store) {
+  auto m = std::make_shared<LoadedMovie>();
+  m->name = listed.name;
+  m->path = listed.path;
+  m->file_size = listed.file_size;
+  m->mtime_ns = listed.mtime_ns;
+  m->inode = listed.inode;
+  m->cached = listed.cached;  // the same segments: the cache keeps what it holds of them
+  describe_cached(*m, store);
+  return m;
+}
 
 std::uint64_t Library::total_bytes() const noexcept {
   std::uint64_t n = 0;
@@ -192,7 +214,7 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
   library.generation = generation;
   std::unordered_map<std::uint64_t, std::string> hashes;
   const auto started = std::chrono::steady_clock::now();
-  std::size_t loaded = 0, reused = 0;
+  std::size_t loaded = 0, reused = 0, later = 0;
   std::uint64_t pinned_bytes = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
     const fs::path& path = files[i];
@@ -219,12 +241,18 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
       pin = options.pin_budget == 0 || pinned_bytes + static_cast<std::uint64_t>(st.st_size) <= options.pin_budget;
       if (!pin) log::warn("library", name + ": matches --pin but does not fit --pin-budget (" + mib(pinned_bytes) + " pinned already): serving it from the segment cache");
     }
-    log::info("library", std::string(pin ? "loading " : "probing (segment cache) ") + std::to_string(i + 1) + "/" + std::to_string(files.size()) + ": " + name + " (" +
-                             mib(static_cast<std::uint64_t>(st.st_size)) + ")");
+    // Past the probe budget a cached movie is listed as it is and probed after the server listens:
+    // starting does not grow with the library (pinned movies are loaded whole, by design).
+    const bool probe_later = !pin && std::chrono::steady_clock::now() - started > options.probe_budget;
+    if (!probe_later)
+      log::info("library", std::string(pin ? "loading " : "probing (segment cache) ") + std::to_string(i + 1) + "/" + std::to_string(files.size()) + ": " +
+                               name + " (" + mib(static_cast<std::uint64_t>(st.st_size)) + ")");
     try {
-      library.movies.push_back(load_movie(path, st, options, pin));
+      library.movies.push_back(load_movie(path, st, options, pin, probe_later));
+      later += probe_later;
       if (pin) pinned_bytes += library.movies.back()->size();
-      if (library.movies.back()->index_pending || !library.movies.back()->content.known()) library.unindexed.push_back(library.movies.back());
+      const auto& m = library.movies.back();
+      if (m->probe_pending || m->index_pending || !m->content.known()) library.unindexed.push_back(m);
       ++loaded;
     } catch (const std::exception& e) {
       log::warn("library", "skipping " + path.string() + ": " + e.what());
@@ -234,6 +262,9 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
   log::info("library", "generation " + std::to_string(generation) + ": " + std::to_string(library.movies.size()) + " movies, " +
                            mib(library.total_bytes()) + " (" + std::to_string(loaded) + " loaded, " + std::to_string(reused) +
                            " unchanged) in " + std::to_string(secs).substr(0, 5) + " s");
+  if (later)
+    log::info("library", std::to_string(later) + " movies listed without a probe (past the " + std::to_string(options.probe_budget.count()) +
+                             " ms probe budget): probed after the server listens, and listed as raw bytes until then");
   if (library.movies.empty()) log::warn("library", "the media directory " + dir + " holds no servable file");
   return library;
 }

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -33,6 +34,9 @@ struct LoadedMovie {
   proto::KeyframeIndex index;
   HostBuffer index_bytes;  // the index in the protocol layout; a cached movie's is built lazily, in place
   bool index_pending = false;  // a cached movie whose index the LazyIndexer builds after start
+  // A cached movie listed before it was probed (past the scan's probe budget): raw bytes, no index,
+  // until the LazyIndexer probes it and a described copy replaces it in the library.
+  bool probe_pending = false;
   bool remuxed = false;
   // The content identity of what clients read (cache/content_digest.hpp): a pinned movie's is hashed
   // as it loads; a cached movie's comes from the state directory or, unknown until then, from the
@@ -51,6 +55,8 @@ struct LibraryOptions {
   std::vector<std::string> pin;
   std::uint64_t pin_budget = 0;
   const cache::IndexStore* index_store = nullptr;  // --state-dir: cached movies' indexes kept across restarts
+  // How long a scan probes cached movies before it lists the rest unprobed (probed after start).
+  std::chrono::milliseconds probe_budget{2000};
 };
 
 struct Library {
@@ -60,6 +66,12 @@ struct Library {
   std::vector<std::shared_ptr<const LoadedMovie>> unindexed;
   std::uint64_t total_bytes() const noexcept;
 };
+
+// Probes a cached movie (headers, through a mapping) and gives it its index region: the one kept in
+// `store`, or a pending one. Throws what the probe refuses.
+void describe_cached(LoadedMovie& m, const cache::IndexStore* store);
+// A described copy of a movie listed unprobed, sharing its file and segment table.
+std::shared_ptr<LoadedMovie> describe_copy(const LoadedMovie& listed, const cache::IndexStore* store);
 
 // Scans `dir`: every regular, non-hidden file becomes a movie. Files that cannot be read or named
 // are skipped with a warning; the scan itself fails only when `dir` cannot be listed.

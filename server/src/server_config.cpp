@@ -137,8 +137,10 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
                                               "as without a cache, in memory beside the cache")
       ("pin-budget", po::value(&pin_budget)->default_value(pin_budget), "with --pin: bytes the pinned movies may take at most (0: no limit); "
                                                                           "a match beyond it is served from the cache")
-      ("state-dir", po::value(&c.state_dir)->default_value(c.state_dir), "with --cache-size: where the keyframe indexes of cached movies are kept "
-                                                                         "across restarts (built after start, once per file version); empty: not kept")
+      ("state-dir", po::value(&c.state_dir)->default_value(c.state_dir), "with --cache-size: where the keyframe indexes and content identities of "
+                                                                         "cached movies are kept across restarts (built after start, once per file version); empty: not kept")
+      ("probe-budget", po::value(&c.probe_budget_ms)->default_value(c.probe_budget_ms), "with --cache-size: milliseconds the start-up scan probes cached "
+                                                                                        "movies before it lists the rest unprobed (probed after the server listens)")
       ("cache-grace", po::value(&c.cache_grace_ms)->default_value(c.cache_grace_ms), "with --cache-size: milliseconds after a client asked for a segment during which it is never evicted")
       ("cache-read-deadline", po::value(&c.cache_read_deadline_ms)->default_value(c.cache_read_deadline_ms),
        "with --cache-size: milliseconds a client's segment Read may take before it drops it; an evicted slot is refilled only after longer")

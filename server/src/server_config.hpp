@@ -61,6 +61,7 @@ struct ServerConfig {
   std::vector<std::string> pin;             // shell patterns of movie names loaded whole
   std::uint64_t pin_budget = 0;             // bytes pinned movies may take, beside the cache; 0: no limit
   unsigned cache_grace_ms = 2000;           // a segment asked for within this is never evicted
+  unsigned probe_budget_ms = 2000;          // the scan's time for probing cached movies; the rest after start
   unsigned cache_read_deadline_ms = 3000;   // clients drop a segment Read older than this; slots wait longer
   std::string state_dir = "/var/lib/rdma-vod";  // what the server derives from files and keeps (cached movies' indexes); empty: nothing
   // A fleet (docs/operations.md, "A fleet"): a member record in etcd under a lease.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod_server.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -44,6 +45,7 @@ std::unique_ptr<cache::SegmentCache> make_cache(loop::Reactor& reactor, const Se
   o.segment_size = c.segment_size;
   o.grace = std::chrono::milliseconds(c.cache_grace_ms);
   o.read_deadline = std::chrono::milliseconds(c.cache_read_deadline_ms);
+  o.remote_readers = !c.no_rdma;
   return std::make_unique<cache::SegmentCache>(reactor, o);
 }
 }  // namespace
@@ -65,13 +67,24 @@ VodServer::VodServer(ServerConfig config)
   for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
   if (cache_) {
     index_store_.emplace(config_.state_dir);
-    indexer_ = std::make_unique<cache::LazyIndexer>(reactor_, *index_store_, [this] {
-      if (!republish_timer_.armed()) republish_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] { republish_identities(); });
-    });
+    const auto republish_soon = [this] {
+      if (!republish_timer_.armed()) republish_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] { republish(); });
+    };
+    indexer_ = std::make_unique<cache::LazyIndexer>(reactor_, *index_store_, republish_soon,
+                                                    [this, republish_soon](const std::shared_ptr<const LoadedMovie>& listed, std::shared_ptr<const LoadedMovie> described) {
+                                                      auto& movies = library_.movies;
+                                                      auto at = std::find(movies.begin(), movies.end(), listed);
+                                                      if (at == movies.end()) return false;  // a rescan dropped it meanwhile
+                                                      if (described) *at = std::move(described);
+                                                      else movies.erase(at);
+                                                      republish_soon();
+                                                      return true;
+                                                    });
     library_options_.index_store = &*index_store_;
     library_options_.cache = cache_->layout();
     library_options_.pin = config_.pin;
     library_options_.pin_budget = config_.pin_budget;
+    library_options_.probe_budget = std::chrono::milliseconds(config_.probe_budget_ms);
   }
   if (config_.test_evict_every_ms && cache_) {
     log::warn("cache", "--test-evict-every " + std::to_string(config_.test_evict_every_ms) + " ms: evicting cache slots on purpose (a test hook)");
@@ -151,68 +164,11 @@ VodServer::VodServer(ServerConfig config)
                                                               member_record());
 }
 
-cluster::MemberRecord VodServer::member_record() const {
-  cluster::MemberRecord r;
-  cluster::parse_host_port(config_.advertise, r.host, r.port, "--advertise");
-  r.weight = config_.cluster_weight;
-  r.cache_bytes = config_.cache_size;
-  for (const auto& [ctx, port] : device_ports_) r.nic_gbps += metrics_.port_rate_gbps(rdma::device_name(ctx), port);
-  ServerMetrics::ConnectionCounts counts;
-  vod_.count(counts);
-  live_.count(counts);
-  r.load = fleet::estimate_load(counts, [this](const std::string& kind, const std::string& name) -> std::uint64_t {
-    if (kind == "live") return static_cast<std::uint64_t>(config_.live_bitrate_mbps * 1e6);  // the assumed rate: a channel's is measured by its source
-    if (kind != "movie") return 0;
-    for (const auto& m : library_.movies)
-      if (m->name == name) return m->info.bitrate_bps;
-    return 0;
-  });
-  r.catalog_generation = library_.generation;
-  for (const auto& s : config_.cluster_spread) r.spread[s.substr(0, s.rfind('='))] = static_cast<unsigned>(std::stoul(s.substr(s.rfind('=') + 1)));
-  for (const auto& c : live_channels(config_)) r.live.push_back(c.name);
-  return r;
-}
-
 VodServer::~VodServer() = default;
-
-void VodServer::publish_generation(Library next) {
-  std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
-  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, next, channels_.catalog_entries(ctx));
-  // Connections keep the generation they were accepted with; new ones get this one.
-  current_ = std::move(registered);
-  if (udp_) udp_->publish(udp::udp_regions(next, channels_.catalog_entries(nullptr)));
-  if (indexer_)
-    for (auto& m : next.unindexed) indexer_->add(m);
-  next.unindexed.clear();
-  library_ = std::move(next);
-  update_catalog_metrics();
-  if (membership_) membership_->update(member_record());
-}
-
-void VodServer::republish_identities() {
-  std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
-  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, library_, channels_.catalog_entries(ctx));
-  current_ = std::move(registered);  // connections keep the catalog they were accepted with
-  if (udp_) udp_->publish(udp::udp_regions(library_, channels_.catalog_entries(nullptr)));
-  log::info("server", "catalog generation " + std::to_string(library_.generation) + " republished with the content identities found since");
-}
 
 void VodServer::test_evict() {
   cache_->evict_one_for_test();
   test_evict_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.test_evict_every_ms), [this] { test_evict(); });
-}
-
-void VodServer::update_catalog_metrics() {
-  metrics_.set_catalog(library_.generation, library_.movies.size(), config_.live.size());
-  std::vector<DevicePortMetrics> devices;
-  for (const auto& [ctx, device] : devices_) {
-    DevicePortMetrics d{rdma::device_name(ctx), device_ports_.count(ctx) ? device_ports_.at(ctx) : 1u, 0};
-    if (auto c = current_.find(ctx); c != current_.end() && c->second->mr) d.registered_bytes += c->second->mr->length;
-    for (const auto& [movie, weak] : device->movies)
-      if (auto r = weak.lock()) d.registered_bytes += (r->movie_mr ? r->movie_mr->length : 0) + (r->index_mr ? r->index_mr->length : 0);
-    devices.push_back(std::move(d));
-  }
-  metrics_.set_devices(std::move(devices));
 }
 
 void VodServer::update_connection_metrics() {

@@ -61,9 +61,9 @@ class VodServer {
   void open_devices();
   void register_arena(Device& device);  // the cache's arena on a new device
   void publish_generation(Library next);
-  // The current generation registered again, with the content identities the LazyIndexer found
-  // since: at most once a second (the timer below).
-  void republish_identities();
+  // The current generation registered again, with what the LazyIndexer found since (movies probed
+  // after start, content identities): at most once a second (the timer below).
+  void republish();
   void rescan();
   void load_auth_keys();
   void load_revocations();

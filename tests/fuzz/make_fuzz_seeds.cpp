@@ -64,6 +64,8 @@ int main(int argc, char** argv) {
   e.flags = kEntryIsMedia | kEntryHasIndex;
   e.container = "mp4";
   e.mime_type = "video/mp4";
+  e.content.kind = kContentSha256;  // the content identity at 352 (docs/protocol.md)
+  e.content.digest.fill(0x5a);
   catalog.entries.push_back(e);
   write(dir, "catalog", "one", encode_catalog(catalog));
   CatalogEntry cached = e;

@@ -248,6 +248,12 @@ grep -q 'registered in etcds://' "$work/server-7.log" || fail "the member did no
 "$build/client/vod-client" get "rdma+etcds://127.0.0.1:$tls_port/one.bin?prefix=/secure" -o "$work/secure.bin" --transport udp --udp-port "$udp_port" \
   --quiet "${secure[@]}" 2> "$work/secure-get.log" || fail "a get through etcds:// failed: $(tail -n 3 "$work/secure-get.log")"
 cmp "$work/media/one.bin" "$work/secure.bin" || fail "one.bin through etcds:// differs"
+# rdmasrc takes the same as properties (etcd-cacert, etcd-cert, etcd-key, etcd-user, etcd-password-file).
+GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin timeout 60 gst-launch-1.0 -q \
+  rdmasrc uri="rdma+etcds://127.0.0.1:$tls_port/one.bin?prefix=/secure" transport=udp udp-port="$udp_port" etcd-cacert="$tls/ca.crt" \
+  etcd-cert="$tls/client.crt" etcd-key="$tls/client.key" etcd-user=root etcd-password-file="$tls/password" ! filesink location="$work/secure-gst.bin" \
+  > "$work/secure-gst.log" 2>&1 || fail "rdmasrc through etcds:// failed: $(tail -n 3 "$work/secure-gst.log")"
+cmp "$work/media/one.bin" "$work/secure-gst.bin" || fail "one.bin through rdmasrc and etcds:// differs"
 refused() {  # refused WHAT EXPECTED OPTIONS...: vod-client cluster fails, saying EXPECTED
   local what=$1 expected=$2 rc=0
   shift 2
@@ -266,4 +272,4 @@ sleep 7
 grep -q "cannot keep this server's record" "$work/server-7.log" && fail "the member lost etcd when its token expired: $(grep -m 1 "cannot keep" "$work/server-7.log")"
 [[ -n $(tls_etcdctl --user "root:$(cat "$tls/password")" get --print-value-only "/secure/members/127.0.0.7:$rdma_port") ]] ||
   fail "the record went when the member's token expired"
-pass "registered and read over etcds:// with a client certificate and a password (kept across expired 1 s tokens); a foreign CA, a wrong password and a missing certificate refused"
+pass "registered and read (vod-client, rdmasrc) over etcds:// with a client certificate and a password (kept across expired 1 s tokens); a foreign CA, a wrong password and a missing certificate refused"

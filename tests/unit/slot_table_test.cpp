@@ -62,6 +62,25 @@ TEST(SlotTable, KeepsTheReserveByEvictingAhead) {
   EXPECT_EQ(t.count(State::resident), 2u);
 }
 
+// With no grace, a slot just filled is still not taken to keep the reserve before its requester
+// could read it (else a sender refaults the same segment again and again); a waiting fault may take
+// it, the least recently requested first.
+TEST(SlotTable, TheReserveNeverTakesASlotJustFilled) {
+  SlotTable t(3, 0s, 1s, 1);
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(t.take({3, i}, t0).has_value());
+    t.filled(i, t0 + std::chrono::milliseconds(10 * i));
+  }
+  EXPECT_TRUE(t.plan_evictions(t0 + 100ms, 0).empty()) << "all three were filled within the hold";
+  EXPECT_EQ(t.next_change(t0 + 100ms), t0 + SlotTable::kFillHold);
+  const auto for_fault = t.plan_evictions(t0 + 100ms, 1);
+  ASSERT_EQ(for_fault.size(), 1u) << "a fault that waits may take one";
+  EXPECT_EQ(for_fault[0].slot, 0u);
+  const auto later = t.plan_evictions(t0 + SlotTable::kFillHold + 10ms, 0);
+  EXPECT_TRUE(later.empty()) << "the quarantined slot is the reserve";
+  EXPECT_EQ(t.count(State::quarantined), 1u);
+}
+
 TEST(SlotTable, FillingSlotsAreNeitherEvictedNorTakenAndFailuresFreeThem) {
   SlotTable t(1, 0s, 1s, 0);
   ASSERT_EQ(t.take({1, 0}, t0), 0u);

@@ -60,8 +60,8 @@ void publish_index(const HostBuffer& region, const proto::KeyframeIndex& index) 
   std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(at + proto::kIndexPublishWord)).store(word, std::memory_order_release);
 }
 
-LazyIndexer::LazyIndexer(loop::Reactor& reactor, const IndexStore& store, std::function<void()> on_identities)
-    : reactor_(reactor), store_(store), on_identities_(std::move(on_identities)) {
+LazyIndexer::LazyIndexer(loop::Reactor& reactor, const IndexStore& store, std::function<void()> on_identities, Probed on_probed)
+    : reactor_(reactor), store_(store), on_identities_(std::move(on_identities)), on_probed_(std::move(on_probed)) {
   event_ = UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!event_) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
   events_ = reactor_.add(event_.get(), [this] { publish_results(); });
@@ -77,20 +77,23 @@ LazyIndexer::~LazyIndexer() {
 }
 
 void LazyIndexer::add(std::shared_ptr<const LoadedMovie> movie) {
-  Job job{std::move(movie), false, false};
-  job.index = job.movie->index_pending;
-  job.digest = !job.movie->content.known();  // read here, on the event loop, never on the thread
-  if (!job.index && !job.digest) return;
+  // Three kinds of work, each its own job, the quick ones first: probes (headers), then indexes (an
+  // MPEG-TS index reads the file, others only their container's index), then content identities
+  // (every byte of every file).
+  const bool probe = movie->probe_pending, index = !probe && movie->index_pending;
+  const bool digest = !probe && !movie->content.known();  // read here, on the event loop, never on the thread
   {
     std::lock_guard lock(mutex_);
-    to_index_.push_back(std::move(job));
+    if (probe) to_probe_.push_back({movie, true, false, false});
+    if (index) to_index_.push_back({movie, false, true, false});
+    if (digest) to_digest_.push_back({movie, false, false, true});
   }
   wake_.notify_one();
 }
 
 std::size_t LazyIndexer::queued() const {
   std::lock_guard lock(mutex_);
-  return to_index_.size();
+  return to_probe_.size() + to_index_.size() + to_digest_.size();
 }
 
 void LazyIndexer::start() {
@@ -102,10 +105,11 @@ void LazyIndexer::run() {
     Result r;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stop_ || !to_index_.empty(); });
+      wake_.wait(lock, [this] { return stop_ || !to_probe_.empty() || !to_index_.empty() || !to_digest_.empty(); });
       if (stop_) return;
-      r.job = std::move(to_index_.front());
-      to_index_.pop_front();
+      auto& queue = !to_probe_.empty() ? to_probe_ : !to_index_.empty() ? to_index_ : to_digest_;
+      r.job = std::move(queue.front());
+      queue.pop_front();
     }
     const auto started = std::chrono::steady_clock::now();
     try {
@@ -128,7 +132,20 @@ void LazyIndexer::run() {
 void LazyIndexer::work(Result& r) {
   const LoadedMovie& m = *r.job.movie;
   const FileIdentity id{m.path, m.file_size, m.mtime_ns, m.inode};
+  const auto unchanged = [&m] {
+    struct stat st {};
+    return stat(m.path.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) == m.file_size && st.st_ino == m.inode &&
+           static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec == m.mtime_ns;
+  };
   try {
+    if (r.job.probe) {
+      r.described = describe_copy(m, &store_);
+      if (!unchanged()) {
+        r.described.reset();
+        throw std::runtime_error("the file changed since it was listed (the next rescan lists it again)");
+      }
+      return;
+    }
     const FileMap map(m.path, m.file_size, MADV_SEQUENTIAL);
     if (r.job.index)
       r.index = media::index_keyframes(map.bytes(), m.info, [this](std::uint64_t, std::uint64_t) {
@@ -138,9 +155,7 @@ void LazyIndexer::work(Result& r) {
       r.content = content_id(map.bytes(), [this] {
         if (stop_) throw Stopped{};
       });
-    struct stat st {};
-    if (stat(m.path.c_str(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) != m.file_size || st.st_ino != m.inode ||
-        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec != m.mtime_ns) {
+    if (!unchanged()) {
       r.content = {};  // never an identity of bytes that changed while they were read
       throw std::runtime_error("the file changed while it was read");
     }
@@ -164,6 +179,14 @@ void LazyIndexer::publish_results() {
   bool identities = false;
   for (Result& r : results) {
     const LoadedMovie& m = *r.job.movie;
+    if (r.job.probe) {
+      if (!r.described) log::warn("library", "dropping " + m.path + " from the catalog: " + r.error);
+      else r.described->content = m.content;  // on the event loop, as every write of it
+      // Its index and identity follow, if it still lacks them, and if the library took it (a rescan
+      // may have dropped the file meanwhile).
+      if (on_probed_ && on_probed_(r.job.movie, r.described) && r.described) add(r.described);
+      continue;
+    }
     char secs[16];
     std::snprintf(secs, sizeof secs, "%.1f", r.seconds);
     if (r.job.digest) {

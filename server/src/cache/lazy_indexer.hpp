@@ -5,7 +5,10 @@
 // region in place when ready: the entries, then their CRC, then the count and flags in one aligned
 // 8-byte store. No new catalog generation, and clients that read it meanwhile read it again.
 // A content identity is set on the movie on the event loop, and `on_identities` runs once per batch
-// so the server republishes its catalog (the same generation, with the identities filled in).
+// so the server republishes its catalog (the same generation, with the identities filled in). A
+// movie listed unprobed (past the scan's probe budget) is probed first, before any index or digest:
+// `on_probed` gets the described copy that replaces it (null when the probe refused the file), and
+// the copy's index and identity follow.
 //
 // Why a thread: building an MPEG-TS index reads the whole file, which the event loop must never
 // wait for; one thread, one file at a time, bounds what indexing takes from the disk.
@@ -42,12 +45,15 @@ void publish_index(const HostBuffer& region, const proto::KeyframeIndex& index);
 
 class LazyIndexer {
  public:
-  LazyIndexer(loop::Reactor& reactor, const IndexStore& store, std::function<void()> on_identities = {});
+  // Returns whether the library still listed `listed` (and now lists `described` instead).
+  using Probed = std::function<bool(const std::shared_ptr<const LoadedMovie>& listed, std::shared_ptr<const LoadedMovie> described)>;
+  LazyIndexer(loop::Reactor& reactor, const IndexStore& store, std::function<void()> on_identities = {}, Probed on_probed = {});
   ~LazyIndexer();  // stops the thread (a file being indexed is abandoned)
   LazyIndexer(const LazyIndexer&) = delete;
   LazyIndexer& operator=(const LazyIndexer&) = delete;
 
-  // Queues what `movie` still lacks: its index (index_pending), its identity (content unknown).
+  // Queues what `movie` still lacks: its probe (probe_pending, ahead of everything else), its index
+  // (index_pending), its identity (content unknown).
   void add(std::shared_ptr<const LoadedMovie> movie);
   // Starts indexing (after the server is listening: nothing is read before).
   void start();
@@ -56,12 +62,13 @@ class LazyIndexer {
  private:
   struct Job {
     std::shared_ptr<const LoadedMovie> movie;
-    bool index = false, digest = false;
+    bool probe = false, index = false, digest = false;
   };
   struct Result {
     Job job;
     std::optional<proto::KeyframeIndex> index;
     proto::ContentId content;
+    std::shared_ptr<LoadedMovie> described;  // a probe's
     std::string error;
     double seconds = 0;
   };
@@ -74,7 +81,8 @@ class LazyIndexer {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::function<void()> on_identities_;
-  std::deque<Job> to_index_;
+  Probed on_probed_;
+  std::deque<Job> to_probe_, to_index_, to_digest_;
   std::deque<Result> done_;
   std::atomic<bool> stop_{false};
   UniqueFd event_;

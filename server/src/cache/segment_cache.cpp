@@ -30,10 +30,12 @@ SegmentCache::SegmentCache(loop::Reactor& reactor, const CacheOptions& options)
     : reactor_(reactor),
       options_(options),
       arena_(std::uint64_t{slot_count(options)} * options.segment_size),
-      slots_(slot_count(options), options.grace, options.read_deadline + kQuarantineMargin, reserve_for(slot_count(options)),
-             std::chrono::milliseconds(proto::window_use_ms(
-                 static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.grace).count()),
-                 static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.read_deadline).count())))),
+      slots_(slot_count(options), options.grace, options.remote_readers ? options.read_deadline + kQuarantineMargin : Clock::duration::zero(),
+             reserve_for(slot_count(options)),
+             options.remote_readers ? std::optional<Clock::duration>(std::chrono::milliseconds(proto::window_use_ms(
+                                          static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.grace).count()),
+                                          static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.read_deadline).count()))))
+                                    : std::nullopt),
       disk_(options.disk_depth),
       fds_(fd_cache_capacity()),
       slot_files_(slot_count(options)) {
@@ -42,7 +44,8 @@ SegmentCache::SegmentCache(loop::Reactor& reactor, const CacheOptions& options)
   log::info("cache", "segment cache: " + std::to_string(slots_.size()) + " slots of " + std::to_string(options_.segment_size >> 10) + " KiB (" +
                          std::to_string(arena_length() >> 20) + " MiB" + (arena_.huge_pages() ? ", huge pages" : "") + "), grace " +
                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options_.grace).count()) + " ms, client Read deadline " +
-                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options_.read_deadline).count()) + " ms");
+                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options_.read_deadline).count()) + " ms" +
+                         (options_.remote_readers ? "" : "; no RDMA readers: evicted slots are refilled at once"));
 }
 
 SegmentCache::~SegmentCache() = default;
@@ -119,11 +122,15 @@ void SegmentCache::make_progress() {
     }
   std::vector<Requester> waiting_for;
   waiting_for.reserve(waiting_.size());
-  for (const auto& [key, f] : waiting_) waiting_for.push_back(f.requester);
-  for (const auto& e : slots_.plan_evictions(now, static_cast<std::uint32_t>(waiting_.size()), waiting_for)) evicted(e);
+  std::uint32_t demanded = 0;
+  for (const auto& [key, f] : waiting_) {
+    waiting_for.push_back(f.requester);
+    demanded += f.demanded;
+  }
+  for (const auto& e : slots_.plan_evictions(now, static_cast<std::uint32_t>(waiting_.size()), waiting_for, demanded)) evicted(e);
   stats_.over_share_evictions = slots_.over_share_evictions();
   timer_.cancel();
-  if (!waiting_.empty() || slots_.count(SlotTable::State::quarantined) > 0)
+  if (!waiting_.empty() || slots_.count(SlotTable::State::quarantined) > 0 || slots_.short_of_reserve())
     if (auto next = slots_.next_change(now)) timer_ = reactor_.at(*next, [this] { make_progress(); });
   for (auto failed = std::exchange(unreadable_, {}); auto& w : failed) w(proto::SegmentStatus::disk_error, {});
 }

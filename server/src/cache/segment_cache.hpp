@@ -37,6 +37,11 @@ struct CacheOptions {
   Clock::duration read_deadline = std::chrono::seconds(3);
   std::uint16_t request_credits = 16;
   unsigned disk_depth = 32;           // disk reads in flight at most
+  // Clients read slots one-sided (RDMA): an evicted slot is quarantined past their Read deadline
+  // before it is refilled. Without (vod-server --no-rdma: only the server's UDP sender reads slots,
+  // within a turn of its loop) a slot is refilled at once; a quarantine of 3.5 s there held a
+  // 16-slot cache to 16 segments per 3.5 s.
+  bool remote_readers = true;
 };
 
 struct CacheStats {

@@ -69,6 +69,7 @@ void SlotTable::filled(std::uint32_t slot, Clock::time_point now, Requester who)
   if (s.state != State::filling) throw std::logic_error("SlotTable::filled: the slot is not filling");
   set_state(s, State::resident);
   s.recent = {};
+  s.filled_at = now;
   note(s, who, now);
 }
 
@@ -103,7 +104,8 @@ void SlotTable::fill_failed(std::uint32_t slot) {
   s = Slot{};
 }
 
-std::vector<SlotTable::Eviction> SlotTable::plan_evictions(Clock::time_point now, std::uint32_t waiting, std::span<const Requester> waiting_for) {
+std::vector<SlotTable::Eviction> SlotTable::plan_evictions(Clock::time_point now, std::uint32_t waiting, std::span<const Requester> waiting_for,
+                                                           std::optional<std::uint32_t> demanded) {
   end_quarantines(now);
   std::vector<Eviction> out;
   const std::uint64_t want = std::uint64_t{reserve_} + waiting;
@@ -117,8 +119,11 @@ std::vector<SlotTable::Eviction> SlotTable::plan_evictions(Clock::time_point now
   std::sort(candidates.begin(), candidates.end(), [this](std::uint32_t a, std::uint32_t b) {
     return slots_[a].requested != slots_[b].requested ? slots_[a].requested < slots_[b].requested : a < b;
   });
+  // Slots filled within kFillHold go last, and only for faults that wait, never for the reserve.
+  std::stable_partition(candidates.begin(), candidates.end(), [&](std::uint32_t i) { return now - slots_[i].filled_at >= kFillHold; });
   for (std::uint32_t i : candidates) {
     if (room >= want) break;
+    if (now - slots_[i].filled_at < kFillHold && room >= demanded.value_or(waiting)) break;
     if (now - slots_[i].requested < grace_) ++over_share_evictions_;  // its requester held more than its share
     out.push_back(*evict(i, now));
     // Reused only once the last request's lease is over too (an eviction within grace comes before it).
@@ -144,7 +149,10 @@ std::optional<Clock::time_point> SlotTable::next_change(Clock::time_point now) c
   };
   for (const Slot& s : slots_) {
     if (s.state == State::quarantined) consider(s.free_at);
-    if (s.state == State::resident) consider(s.requested + grace_);
+    if (s.state == State::resident) {
+      consider(s.requested + grace_);
+      consider(s.filled_at + kFillHold);  // the reserve may take it from then on
+    }
   }
   return next;
 }

@@ -22,7 +22,10 @@
 //   whatever order a NIC samples memory in. An eviction within grace (over a requester's share)
 //   empties the entry at once, but its slot is reused only after that.
 // - `reserve` slots are kept free or quarantined by evicting ahead (plan_evictions), so that a
-//   fault on a full cache rarely waits out a quarantine.
+//   fault on a full cache rarely waits out a quarantine. Evicting ahead never takes a slot filled
+//   less than kFillHold ago, whatever the grace: its requester has not had the time to read it, and
+//   taking it would only make the fault again (with --cache-grace 0 a UDP sender could refault the
+//   same segment over and over). Faults that wait for a slot may still take it.
 #pragma once
 
 #include <array>
@@ -55,6 +58,7 @@ struct SegmentKey {
 
 class SlotTable {
  public:
+  static constexpr Clock::duration kFillHold = std::chrono::milliseconds(500);
   enum class State : std::uint8_t { free, filling, resident, quarantined };
 
   // `lease`: how long after a request a client may still post Reads of its slot (at least `grace`;
@@ -85,7 +89,13 @@ class SlotTable {
   // its requester's share), until `reserve` plus `waiting` slots are free or quarantined
   // (`waiting`: faults that found no free slot, asked for by `waiting_for`, who count as active
   // requesters). The slots are quarantined; the caller marks their segments absent.
-  std::vector<Eviction> plan_evictions(Clock::time_point now, std::uint32_t waiting, std::span<const Requester> waiting_for = {});
+  // Of the `waiting`, `demanded` are faults a client waits for (not read-ahead): only those may
+  // take a slot filled within kFillHold.
+  std::vector<Eviction> plan_evictions(Clock::time_point now, std::uint32_t waiting, std::span<const Requester> waiting_for = {},
+                                       std::optional<std::uint32_t> demanded = std::nullopt);
+  // Fewer slots free or quarantined than the reserve: evicting ahead has work left (a fill hold or
+  // a grace that ends will let it).
+  bool short_of_reserve() const noexcept { return count(State::free) + count(State::quarantined) < reserve_; }
   // Slots evicted within their grace because their requester held more than its share (a metric).
   std::uint64_t over_share_evictions() const noexcept { return over_share_evictions_; }
   // Evicts `slot` now whatever its grace and lease (a test hook, or its movie left the library): its
@@ -109,6 +119,7 @@ class SlotTable {
     SegmentKey key;
     Clock::time_point requested{};  // resident: last asked for (by anyone)
     Clock::time_point free_at{};    // quarantined: when it may be reused
+    Clock::time_point filled_at{};  // resident: when its segment was read in
     std::array<Request, kRequesters> recent{};
   };
   void end_quarantines(Clock::time_point now);

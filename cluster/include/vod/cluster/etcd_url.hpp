@@ -32,6 +32,9 @@ struct EtcdSecurity {
 // afterwards carries them). Throws ClusterError for a file that cannot be read, a certificate
 // without its key (or the other way round), or a user without a password file.
 void set_etcd_security(EtcdSecurity security);
+// The same checks for one endpoint's security (rdmasrc's properties, per element): returns it, or
+// throws ClusterError.
+EtcdSecurity checked_etcd_security(EtcdSecurity security);
 const EtcdSecurity& etcd_security() noexcept;
 
 struct EtcdEndpoint {

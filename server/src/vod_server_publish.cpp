@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// What a VodServer publishes: its catalog generations, registered on every device and offered over
+// UDP (again, within the same generation, as the indexer finds movies' descriptions and content
+// identities), their metrics, and its record in a fleet.
+#include "vod_server.hpp"
+
+#include "udp/udp_regions.hpp"
+#include "vod/log.hpp"
+
+namespace vod::server {
+
+cluster::MemberRecord VodServer::member_record() const {
+  cluster::MemberRecord r;
+  cluster::parse_host_port(config_.advertise, r.host, r.port, "--advertise");
+  r.weight = config_.cluster_weight;
+  r.cache_bytes = config_.cache_size;
+  for (const auto& [ctx, port] : device_ports_) r.nic_gbps += metrics_.port_rate_gbps(rdma::device_name(ctx), port);
+  ServerMetrics::ConnectionCounts counts;
+  vod_.count(counts);
+  live_.count(counts);
+  r.load = fleet::estimate_load(counts, [this](const std::string& kind, const std::string& name) -> std::uint64_t {
+    if (kind == "live") return static_cast<std::uint64_t>(config_.live_bitrate_mbps * 1e6);  // the assumed rate: a channel's is measured by its source
+    if (kind != "movie") return 0;
+    for (const auto& m : library_.movies)
+      if (m->name == name) return m->info.bitrate_bps;
+    return 0;
+  });
+  r.catalog_generation = library_.generation;
+  for (const auto& s : config_.cluster_spread) r.spread[s.substr(0, s.rfind('='))] = static_cast<unsigned>(std::stoul(s.substr(s.rfind('=') + 1)));
+  for (const auto& text : config_.live) r.live.push_back(live::parse_channel(text).name);
+  return r;
+}
+
+void VodServer::publish_generation(Library next) {
+  std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
+  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, next, channels_.catalog_entries(ctx));
+  // Connections keep the generation they were accepted with; new ones get this one.
+  current_ = std::move(registered);
+  if (udp_) udp_->publish(udp::udp_regions(next, channels_.catalog_entries(nullptr)));
+  if (indexer_)
+    for (auto& m : next.unindexed) indexer_->add(m);
+  next.unindexed.clear();
+  library_ = std::move(next);
+  update_catalog_metrics();
+  if (membership_) membership_->update(member_record());
+}
+
+void VodServer::republish() {
+  std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
+  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, library_, channels_.catalog_entries(ctx));
+  current_ = std::move(registered);  // connections keep the catalog they were accepted with
+  if (udp_) udp_->publish(udp::udp_regions(library_, channels_.catalog_entries(nullptr)));
+  update_catalog_metrics();
+  log::info("server", "catalog generation " + std::to_string(library_.generation) + " republished with what the indexer found since (probes, content identities)");
+}
+
+void VodServer::update_catalog_metrics() {
+  metrics_.set_catalog(library_.generation, library_.movies.size(), config_.live.size());
+  std::vector<DevicePortMetrics> devices;
+  for (const auto& [ctx, device] : devices_) {
+    DevicePortMetrics d{rdma::device_name(ctx), device_ports_.count(ctx) ? device_ports_.at(ctx) : 1u, 0};
+    if (auto c = current_.find(ctx); c != current_.end() && c->second->mr) d.registered_bytes += c->second->mr->length;
+    for (const auto& [movie, weak] : device->movies)
+      if (auto r = weak.lock()) d.registered_bytes += (r->movie_mr ? r->movie_mr->length : 0) + (r->index_mr ? r->index_mr->length : 0);
+    devices.push_back(std::move(d));
+  }
+  metrics_.set_devices(std::move(devices));
+}
+
+}  // namespace vod::server
