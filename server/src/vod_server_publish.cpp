@@ -47,7 +47,13 @@ void VodServer::publish_generation(Library next) {
 
 void VodServer::republish() {
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
-  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, library_, channels_.catalog_entries(ctx));
+  try {
+    for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, library_, channels_.catalog_entries(ctx));
+  } catch (const std::exception& e) {  // a registration the device refuses: the catalog published before still serves
+    log::error("server", std::string("cannot register generation ") + std::to_string(library_.generation) + " again: " + e.what() +
+                             "; serving the catalog registered before");
+    return;
+  }
   current_ = std::move(registered);  // connections keep the catalog they were accepted with
   if (udp_) udp_->publish(udp::udp_regions(library_, channels_.catalog_entries(nullptr)));
   update_catalog_metrics();
