@@ -141,9 +141,10 @@ void Session::describe_from_accept(const std::string& name) {
   if (!movie_ && delivered_)  // the first connection was lost before its catalog said which version it read
     throw ClientError(ErrorKind::movie_changed, "'" + name + "': bytes were delivered before the catalog of " + served_by_ +
                                                     " said which version they are; refusing to resume on " + server() + " into what may be another");
-  if (movie_ && !delivered_) movie_.reset();  // nothing of it reached the reader: this server's version is read from the start
-  if (!movie_) served_by_ = server();
-  if (movie_ && delivered_) {
+  if (!delivered_) movie_.reset();  // nothing of it reached the reader: this server's version is read from the start
+  if (!movie_) {
+    served_by_ = server();
+  } else {
     // A reconnect after bytes were delivered: the catalog first, and its identity checked, before a
     // byte of this server's movie is read.
     read_catalog();

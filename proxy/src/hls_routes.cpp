@@ -137,14 +137,14 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   // ends in .ts whatever the movie's (players such as ffmpeg take segments by their extension).
   if (file == "movie.ts") {
     if (fmp4) return error_plan(404, "'" + e.name + "' is " + e.container + ": its segments are init.mp4 and seg-N.m4s (see index.m3u8)");
-    return movie(r, site.catalog, e);
+    return movie(r, e);
   }
   const bool piece = w.kind == HlsWant::Kind::init || w.kind == HlsWant::Kind::segment;
   if (piece && !fmp4) return error_plan(404, "'" + e.name + "' is MPEG-TS: its segments are byte ranges of movie.ts (see index.m3u8)");
   Plan p;
   // Playlists and pieces change only with the movie's bytes (the ETag's content identity).
   p.headers = {{"Content-Type", piece ? "video/mp4" : "application/vnd.apple.mpegurl"}, {"Cache-Control", piece ? "max-age=3600" : "max-age=30"}};
-  if (std::string etag = etag_for(site.catalog, e); !etag.empty()) p.headers.emplace_back("ETag", etag.insert(1, "hls-" + file + "-"));
+  if (std::string etag = etag_for(e); !etag.empty()) p.headers.emplace_back("ETag", etag.insert(1, "hls-" + file + "-"));
   w.name = e.name;
   w.movie_uri = ts_segments_uri(e);
   w.bitrate_bps = e.bitrate_bps;

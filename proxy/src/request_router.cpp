@@ -140,8 +140,8 @@ Plan picture(const std::string& path, const Site& site) {
 
 namespace routing {
 
-Plan movie(const Request& r, const proto::Catalog& c, const proto::CatalogEntry& e) {
-  const std::string etag = etag_for(c, e);
+Plan movie(const Request& r, const proto::CatalogEntry& e) {
+  const std::string etag = etag_for(e);
   Plan p;
   p.headers = {{"Content-Type", e.mime_type.empty() ? "application/octet-stream" : e.mime_type}, {"Accept-Ranges", "bytes"}};
   if (!etag.empty()) p.headers.emplace_back("ETag", etag);
@@ -216,7 +216,7 @@ const std::string* Plan::header(const std::string& name) const noexcept {
   return nullptr;
 }
 
-std::string etag_for(const proto::Catalog&, const proto::CatalogEntry& e) {
+std::string etag_for(const proto::CatalogEntry& e) {
   // The bytes' identity, not the catalog generation: equal on two members (or across a restart)
   // exactly when the bytes are, so If-Range never splices two versions, and a cache keeps its copy
   // over a rescan that changed nothing. Not known yet: no validator at all rather than a weak one.
@@ -276,7 +276,7 @@ Plan route(const Request& r, const Site& site) {
       return error_plan(404, std::string("no ") + (live ? "live channel" : "movie") + " '" + name + "' in catalog generation " +
                                  std::to_string(catalog.generation));
     }
-    if (!live) return movie(r, catalog, *e);
+    if (!live) return movie(r, *e);
     // Endless: no length, no ranges, never cached. The sender frames it (chunked for HTTP/1.1).
     p.headers = {{"Content-Type", "video/mp2t"}, {"Cache-Control", "no-store"}, {"Accept-Ranges", "none"}};
     p.live = e->name;

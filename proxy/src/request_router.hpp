@@ -91,7 +91,7 @@ std::optional<Plan> static_plan(const Request& request, const WebPages& pages);
 // The strong validator of a movie: its catalog generation, name hash and size.
 // A strong ETag from the movie's content identity and size, or "" when its identity is not known
 // (then no ETag is sent, and If-Range and If-None-Match never match).
-std::string etag_for(const proto::Catalog& catalog, const proto::CatalogEntry& movie);
+std::string etag_for(const proto::CatalogEntry& movie);
 
 // A plan for an error page (for failures found outside route(), e.g. the server being unreachable).
 Plan error_plan(unsigned status, const std::string& message);

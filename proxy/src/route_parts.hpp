@@ -13,7 +13,7 @@
 namespace vod::proxy::routing {
 
 // A movie's body or its range (Range, If-Range, If-Match, If-None-Match answered).
-Plan movie(const Request& r, const proto::Catalog& c, const proto::CatalogEntry& e);
+Plan movie(const Request& r, const proto::CatalogEntry& e);
 // The value of `key` in the target's query string ("" when absent), percent-decoded; nullopt when
 // its encoding is bad.
 std::optional<std::string> query_value(const std::string& target, const std::string& key);

@@ -108,14 +108,15 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
   auto m = std::make_shared<LoadedMovie>();
   m->name = path.filename().string();
   m->path = path.string();
-  m->file_size = static_cast<std::uint64_t>(st.st_size);
-  m->mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-  m->inode = st.st_ino;
+  const cache::FileIdentity version = cache::FileIdentity::of(m->path, st);
+  m->file_size = version.size;
+  m->mtime_ns = version.mtime_ns;
+  m->inode = version.inode;
   if (!pin) {
     // Served from the segment cache, never held in memory: its file's descriptors and segment
     // table; probed now (describe_cached) or, past the scan's probe budget, after start.
     m->cached = std::make_shared<cache::CachedFile>(next_cached_id++, m->path, m->file_size, m->mtime_ns, m->inode, *options.cache);
-    if (options.index_store) m->content = options.index_store->load_digest({m->path, m->file_size, m->mtime_ns, m->inode});
+    if (options.index_store) m->content = options.index_store->load_digest(version);
     m->index_bytes = HostBuffer(0);
     if (probe_later) {
       m->probe_pending = true;
@@ -154,7 +155,7 @@ void describe_cached(LoadedMovie& m, const cache::IndexStore* store) {
     m.index_bytes = HostBuffer(0);  // no index: an empty region, as for a movie served whole
     return;
   }
-  auto kept = store ? store->load({m.path, m.file_size, m.mtime_ns, m.inode}) : std::nullopt;
+  auto kept = store ? store->load(m.identity()) : std::nullopt;
   if (kept) m.index = *kept;
   m.index_pending = !kept;
   m.index_bytes = cache::index_region(kept, m.file_size, cache::index_capacity(m.info.duration_us));
@@ -228,9 +229,7 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
       log::warn("library", "skipping " + path.string() + ": " + std::strerror(errno));
       continue;
     }
-    const std::int64_t mtime = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-    if (auto old = reusable.find(path.string()); old != reusable.end() && old->second->file_size == static_cast<std::uint64_t>(st.st_size) &&
-                                                 old->second->mtime_ns == mtime && old->second->inode == st.st_ino) {
+    if (auto old = reusable.find(path.string()); old != reusable.end() && old->second->identity().same_version(st)) {
       library.movies.push_back(old->second);
       if (!old->second->cached) pinned_bytes += old->second->size();
       ++reused;

@@ -44,6 +44,7 @@ struct LoadedMovie {
   mutable proto::ContentId content;
 
   std::uint64_t size() const noexcept { return cached ? cached->size() : bytes.length(); }
+  cache::FileIdentity identity() const { return {path, file_size, mtime_ns, inode}; }  // the file's version listed
 };
 
 struct LibraryOptions {

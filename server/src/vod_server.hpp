@@ -60,6 +60,9 @@ class VodServer {
  private:
   void open_devices();
   void register_arena(Device& device);  // the cache's arena on a new device
+  // Registers `library`'s catalog on every device and offers it over UDP; throws what a
+  // registration throws, before anything changed.
+  void offer(const Library& library);
   void publish_generation(Library next);
   // The current generation registered again, with what the LazyIndexer found since (movies probed
   // after start, content identities): at most once a second (the timer below).

@@ -31,12 +31,16 @@ cluster::MemberRecord VodServer::member_record() const {
   return r;
 }
 
-void VodServer::publish_generation(Library next) {
+void VodServer::offer(const Library& library) {
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
-  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, next, channels_.catalog_entries(ctx));
-  // Connections keep the generation they were accepted with; new ones get this one.
+  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, library, channels_.catalog_entries(ctx));
+  // Connections keep the catalog they were accepted with; new ones get this one.
   current_ = std::move(registered);
-  if (udp_) udp_->publish(udp::udp_regions(next, channels_.catalog_entries(nullptr)));
+  if (udp_) udp_->publish(udp::udp_regions(library, channels_.catalog_entries(nullptr)));
+}
+
+void VodServer::publish_generation(Library next) {
+  offer(next);
   if (indexer_)
     for (auto& m : next.unindexed) indexer_->add(m);
   next.unindexed.clear();
@@ -46,16 +50,13 @@ void VodServer::publish_generation(Library next) {
 }
 
 void VodServer::republish() {
-  std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
   try {
-    for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, library_, channels_.catalog_entries(ctx));
+    offer(library_);
   } catch (const std::exception& e) {  // a registration the device refuses: the catalog published before still serves
     log::error("server", std::string("cannot register generation ") + std::to_string(library_.generation) + " again: " + e.what() +
                              "; serving the catalog registered before");
     return;
   }
-  current_ = std::move(registered);  // connections keep the catalog they were accepted with
-  if (udp_) udp_->publish(udp::udp_regions(library_, channels_.catalog_entries(nullptr)));
   update_catalog_metrics();
   log::info("server", "catalog generation " + std::to_string(library_.generation) + " republished with what the indexer found since (probes, content identities)");
 }

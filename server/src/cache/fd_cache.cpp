@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cache/cached_file.hpp"
+#include "cache/index_store.hpp"
 
 namespace vod::server::cache {
 
@@ -79,8 +80,7 @@ FdCache::Handle FdCache::open(CachedFile& file) {
   ++opens_;
   struct stat st{};
   if (fstat(fd.get(), &st) != 0) throw std::runtime_error("fstat " + file.path() + ": " + std::strerror(errno));
-  const std::int64_t mtime_ns = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
-  if (st.st_ino != file.inode() || static_cast<std::uint64_t>(st.st_size) != file.size() || mtime_ns != file.mtime_ns())
+  if (!FileIdentity{{}, file.size(), file.mtime_ns(), file.inode()}.same_version(st))
     throw FileChanged(file.path() + " changed since it was listed (inode, size or mtime): not read, so that no two versions of it are served as one; a rescan (SIGHUP) lists the new one");
   lru_.push_front(key);
   auto& e = entries_[key];

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "cache/index_store.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -42,6 +42,15 @@ std::string made_dir(const std::string& dir, const char* sub, const char* what) 
 }
 
 }  // namespace
+
+FileIdentity FileIdentity::of(std::string path, const struct stat& st) {
+  return {std::move(path), static_cast<std::uint64_t>(st.st_size), std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec, st.st_ino};
+}
+
+bool FileIdentity::same_version(const struct stat& st) const noexcept {
+  const FileIdentity now = of({}, st);
+  return now.size == size && now.mtime_ns == mtime_ns && now.inode == inode;
+}
 
 IndexStore::IndexStore(const std::string& dir) {
   if (dir.empty()) return;

@@ -6,6 +6,7 @@
 // the others of that path.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -18,11 +19,18 @@
 
 namespace vod::server::cache {
 
+// One version of a file, as the server listed it: what indexes and digests are kept under, and what
+// every later read checks the file against.
 struct FileIdentity {
   std::string path;
   std::uint64_t size = 0;
   std::int64_t mtime_ns = 0;
   ino_t inode = 0;
+
+  // The version that `st` (a stat of `path`) describes.
+  static FileIdentity of(std::string path, const struct stat& st);
+  // Whether `st` still describes this version: the same inode, size and mtime.
+  bool same_version(const struct stat& st) const noexcept;
 };
 
 class IndexStore {

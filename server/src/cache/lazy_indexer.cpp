@@ -131,11 +131,10 @@ void LazyIndexer::run() {
 // derived from it belongs to nobody: a file replaced meanwhile is the next rescan's.
 void LazyIndexer::work(Result& r) {
   const LoadedMovie& m = *r.job.movie;
-  const FileIdentity id{m.path, m.file_size, m.mtime_ns, m.inode};
-  const auto unchanged = [&m] {
+  const FileIdentity id = m.identity();
+  const auto unchanged = [&id] {
     struct stat st {};
-    return stat(m.path.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) == m.file_size && st.st_ino == m.inode &&
-           static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec == m.mtime_ns;
+    return stat(id.path.c_str(), &st) == 0 && id.same_version(st);
   };
   try {
     if (r.job.probe) {
