@@ -306,6 +306,9 @@ void Session::progress(std::chrono::milliseconds wait) {
   try {
     engine_.progress(wait);
   } catch (const ConnectionLost& e) {
+    // A catalog that landed before the connection went still says which version the bytes
+    // delivered so far are: a reconnect can then resume on that version.
+    if (catalog_read_.state == BackgroundRead::State::reading && catalog_read_.landed) confirm_catalog();
     reconnect(e.what());
   }
   if (catalog_read_.state == BackgroundRead::State::reading && catalog_read_.landed) confirm_catalog();

@@ -110,10 +110,16 @@ void Session::adopt(proto::CatalogEntry entry) {
   if (movie_) check_same_version(entry);
   if (!movie_ || !delivered_) served_by_ = server();
   movie_ = std::move(entry);
+  movie_instance_ = catalog_.instance;
+  movie_generation_ = catalog_.generation;
 }
 
 void Session::check_same_version(const proto::CatalogEntry& entry) {
   if (movie_->content.same(entry.content) && movie_->size == entry.size) return;
+  // The same server process and generation: the same version, whether it has hashed it yet or not
+  // (a reconnect to a server still hashing its library resumes).
+  if (catalog_.instance != 0 && catalog_.instance == movie_instance_ && catalog_.generation == movie_generation_ && movie_->size == entry.size)
+    return;
   const std::string& name = entry.name;
   if (!delivered_) {  // nothing of the old version reached the reader: read this one instead
     if (movie_->content != entry.content || movie_->size != entry.size)

@@ -76,6 +76,7 @@ std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
   h.entry_count = static_cast<std::uint32_t>(c.entries.size());
   h.entry_size = static_cast<std::uint32_t>(entry_size);
   h.region_length = total;
+  h.instance = c.instance;
   store_wire(out.data(), h);
 
   std::size_t at = kHeaderLength;
@@ -149,6 +150,7 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
 
   Catalog c;
   c.generation = info->generation;
+  c.instance = h.instance.get();
   c.entries.reserve(info->entry_count);
   std::unordered_set<std::uint64_t> hashes;
   for (std::size_t i = 0; i < info->entry_count; ++i) {

@@ -11,8 +11,12 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <exception>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "vod/log.hpp"
@@ -21,6 +25,7 @@
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "cache/content_digest.hpp"
+#include "pinned_load.hpp"
 #include "cache/file_map.hpp"
 #include "cache/lazy_indexer.hpp"
 #include "vod/unique_fd.hpp"
@@ -35,35 +40,6 @@ std::string mib(std::uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
   return buf;
-}
-
-// Reads a whole file into a HostBuffer with pread, which also makes every page resident before
-// registration, and hashes it on the way (its content identity). Logs progress for large files.
-HostBuffer load_file(const std::string& path, const struct stat& st, proto::ContentId& content) {
-  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
-  const auto size = static_cast<std::size_t>(st.st_size);
-  HostBuffer buffer(size);
-  cache::ContentDigest digest(size);
-  constexpr std::size_t kStep = 64u << 20;
-  const bool report = size >= 4 * kStep;
-  std::size_t next_report = size / 4;
-  for (std::size_t done = 0; done < size;) {
-    const ssize_t n = pread(fd.get(), buffer.data() + done, std::min(kStep, size - done), static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      throw std::runtime_error(n < 0 ? std::string("read: ") + std::strerror(err) : "the file shrank while being read");
-    }
-    digest.update({buffer.data() + done, static_cast<std::size_t>(n)});
-    done += static_cast<std::size_t>(n);
-    if (report && done >= next_report && done < size) {
-      log::info("library", "loading " + path + ": " + std::to_string(done * 100 / size) + "% of " + mib(size));
-      next_report += size / 4;
-    }
-  }
-  content = digest.finish();
-  return buffer;
 }
 
 std::atomic<std::uint64_t> next_cached_id{1};
@@ -127,7 +103,7 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
       log::warn("library", m->name + ": not remuxed to MPEG-TS: it is served from the segment cache as it is on disk (--pin it to remux it)");
     return m;
   }
-  m->bytes = load_file(m->path, st, m->content);
+  m->bytes = load_pinned(m->path, static_cast<std::uint64_t>(st.st_size), m->content);
   analyse(*m, m->bytes.bytes());
   if (options.remux_ts && m->info.is_media && m->info.container != "mpegts") {
     try {

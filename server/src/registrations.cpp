@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "registrations.hpp"
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -84,12 +86,23 @@ proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionD
   return e;
 }
 
+std::uint64_t catalog_instance() {
+  static const std::uint64_t instance = [] {
+    std::uint64_t n = 0;
+    while (n == 0)
+      if (getrandom(&n, sizeof n, 0) != static_cast<ssize_t>(sizeof n)) throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+    return n;
+  }();
+  return instance;
+}
+
 std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Device>& device, const Library& library,
                                                       const std::vector<proto::CatalogEntry>& extra) {
   const auto started = std::chrono::steady_clock::now();
   auto reg = std::make_shared<CatalogRegistration>();
   reg->device = device;
   reg->catalog.generation = library.generation;
+  reg->catalog.instance = catalog_instance();
   std::size_t fresh = 0;
   for (const auto& movie : library.movies) {
     std::shared_ptr<MovieRegistration> m = device->movies[movie.get()].lock();

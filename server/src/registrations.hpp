@@ -86,7 +86,10 @@ struct CatalogRegistration {
   proto::AcceptData accept_for(std::uint32_t index) const;
 };
 
-// A movie's catalog entry, with the descriptors of its bytes and its keyframe index.
+// The random number every catalog of this process carries (drawn once, never 0): with the generation
+// it names one version of each entry (docs/protocol.md, "Catalog region").
+std::uint64_t catalog_instance();
+
 // A movie's catalog entry, with the descriptors of its bytes and its keyframe index (and of its
 // segment table, which makes it a segmented entry).
 proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionDescriptor& bytes, const proto::RegionDescriptor& index,

@@ -156,7 +156,8 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   po::options_description hidden;
   hidden.add_options()("udp-test-drop", po::value(&c.udp_test_drop), "last:N,record:N,datagram:N: datagrams the UDP sender drops on purpose")
       ("test-fail-binds", po::value(&c.test_fail_binds), "N: every Nth connection's memory window binds fail at the device")
-      ("test-evict-every", po::value(&c.test_evict_every_ms), "MS: evict the most recently filled cache slot this often, grace or not");
+      ("test-fail-notifications", po::value(&c.test_fail_notifications), "N: every Nth segment notification post is refused (ENOMEM)")
+      ("test-evict-every", po::value(&c.test_evict_every_ms), "MS: this often, evict the slot of the segment most recently asked for (else the newest filled), grace or not");
   po::options_description all;
   all.add(general).add(hidden);
   po::variables_map vm;

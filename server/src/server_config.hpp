@@ -71,9 +71,10 @@ struct ServerConfig {
   double cluster_weight = 1;                // relative capacity, for placement
   unsigned cluster_ttl = 10;                // seconds: a dead server drops out of the fleet within this
   std::vector<std::string> cluster_spread;  // NAME=K: a popular movie placed on the top K servers
-  unsigned test_evict_every_ms = 0;         // a test hook: evict the newest-filled slot this often (hidden)
+  unsigned test_evict_every_ms = 0;         // a test hook: evict the slot last asked for (else the newest filled) this often (hidden)
   std::string udp_test_drop;           // a test hook: datagrams to drop on purpose (hidden from --help)
   unsigned test_fail_binds = 0;        // a test hook: every Nth connection's window binds fail at the device (hidden)
+  unsigned test_fail_notifications = 0;  // a test hook: every Nth segment notification post is refused (hidden)
 };
 
 // Parses argv (and --config FILE). Returns nullopt after printing --help. Throws

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "ondemand/segment_channel.hpp"
 #include "udp/udp_regions.hpp"
 #include "vod/log.hpp"
 #include "vod/rdma/error.hpp"
@@ -94,6 +95,11 @@ VodServer::VodServer(ServerConfig config)
   if (config_.test_fail_binds) {
     windows::RdmaWindowVerbs::fail_every(config_.test_fail_binds);
     log::warn("auth", "--test-fail-binds " + std::to_string(config_.test_fail_binds) + ": window binds fail on purpose (a test hook)");
+  }
+  if (config_.test_fail_notifications) {
+    ondemand::SegmentChannel::fail_posts_every(config_.test_fail_notifications);
+    log::warn("cache", "--test-fail-notifications " + std::to_string(config_.test_fail_notifications) +
+                           ": segment notification posts fail on purpose (a test hook)");
   }
 
   // Signals arrive through a signalfd, so the event loop sleeps in one epoll_wait for everything.

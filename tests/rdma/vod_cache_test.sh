@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The segment cache (--cache-size): a library 5x the cache, every movie byte-exact by get while
 # other viewers jump across movies; the metrics show misses and evictions; a server that evicts
-# slots on purpose while a client reads them (the test hook) still delivers byte-exact, the client
-# having read segments again; a version-2 catalog lists cached movies for switching. With tokens,
+# the slot a client reads, on purpose (the test hook), still delivers byte-exact, the client
+# having read segments again; a notification the server cannot post cuts that connection off with
+# the reason, and the client reconnects; a version-2 catalog lists cached movies for switching. With tokens,
 # each slot is read through a window of the connection that asked for it: two viewers with tokens
 # for different movies read byte-exact while slots are evicted under them, and a raw client reads
 # neither the other movie's slots nor a slot it read before once another movie's segment is in it.
@@ -110,13 +111,13 @@ stop_server
 
 # Every 700 ms: a period that divides the 1.5 s quarantine (300 ms did) evicts each fill at the tick
 # after the quarantine that made room for it, faster than an emulated NIC reads a segment.
-step "the test hook evicts the newest slot every 700 ms while a client reads: delivered byte-exact, segments read again"
+step "the test hook evicts the slot a client reads every 700 ms: delivered byte-exact, segments read again"
 start_server "$media" --cache-size 8M --segment-size 1M --cache-grace 0 --cache-read-deadline 1000 --test-evict-every 700
 rereads=0 gets=0
-# Two gets at least; more (ten at most) until one of them met an eviction under a Read: how soon
-# that happens depends on how fast the emulated NIC reads beside the other test that CI runs. A
-# tick lands under a segment's Reads only while they are in flight, about one time in ten, so five
-# gets (about 16 ticks) missed once in a run beside the benchmark smoke; ten make that rare.
+# Two gets at least; more (ten at most) until one of them met an eviction under a Read. The hook
+# evicts the slot of the segment last asked for, the one the client is reading, so a tick lands
+# under its Reads whenever they are in flight. (When it evicted the newest fill instead, which is a
+# read-ahead segment nobody reads yet, ten gets alone in the guest once met no eviction at all.)
 for f in movie5.bin test-480p-60s.ts movie4.bin movie3.bin movie2.bin movie5.bin movie4.bin movie3.bin movie2.bin test-480p-60s.ts; do
   [[ $gets -ge 2 && $rereads -gt 0 ]] && break
   gets=$((gets + 1))
@@ -132,6 +133,21 @@ evicted=$(grep -c "test hook: evicted" "$server_log" || true)
 [[ $evicted -gt 5 ]] || fail "the hook evicted only $evicted slots"
 [[ $rereads -gt 0 ]] || fail "no Read was found evicted under the client ($evicted evictions): the hook did not test the check"
 pass "byte-identical with $evicted forced evictions; the clients found $rereads Reads evicted under them and read them again"
+stop_server
+
+step "a notification the server cannot post (the test hook refuses every 6th): that connection is cut off with the reason, the client reconnects, byte-exact"
+# Before the fix the refused answer was dropped and the connection stayed: the client's Reads of
+# that segment waited for an answer that never came.
+start_server "$media" --cache-size 8M --segment-size 1M --cache-grace 300 --cache-read-deadline 1000 --test-fail-notifications 6
+grep -q "segment notification posts fail on purpose" "$server_log" || fail "the server did not warn about --test-fail-notifications"
+"$client_bin" get "$(uri movie4.bin)" -o "$work/out" --chunk-kib 256 --log-level info 2> "$work/get.log" || { cat "$work/get.log" >&2; fail "get movie4.bin failed"; }
+cmp "$media/movie4.bin" "$work/out" || fail "movie4.bin differs after notifications were refused"
+cut_off=$(grep -c "ibv_post_send of a segment notification failed: Cannot allocate memory; disconnecting it" "$server_log" || true)
+[[ $cut_off -ge 1 ]] || fail "no connection was cut off for a refused notification: $(grep -m3 -i notification "$server_log")"
+lost=$(grep -c "connection to .* lost" "$work/get.log" || true)
+[[ $lost -ge 1 ]] || fail "the client did not see its connection go: $(tail -n 3 "$work/get.log")"
+kill -0 "$server_pid" || fail "the server died"
+pass "movie4.bin byte-identical; $cut_off connections cut off with the reason, the client reconnected $lost times"
 stop_server
 
 step "with tokens: a window per slot asked for; two viewers of different movies byte-exact while slots are evicted under them"

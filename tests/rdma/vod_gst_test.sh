@@ -16,7 +16,7 @@ media=$work/media
 mkdir -p "$media"
 for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv test-240p-20s.ts test-240p-20s.mp4 test-240p-20s.mkv; do cp "$test_media/$f" "$media/"; done
 start_server "$media" --live "cam=file:$media/test-480p-60s.ts"
-gst-inspect-1.0 rdmasrc > /dev/null || fail "gst-inspect-1.0 does not find rdmasrc in $GST_PLUGIN_PATH"
+gst_ready
 export VOD_POISON_BUFFERS=1   # zero copy: a Read landing in a buffer handed back aborts the test
 VOD_TEST_URI=$(uri) VOD_TEST_MEDIA_DIR=$media VOD_TEST_EXPECTED=$test_media/expected "$build/tests/rdma/vod_gst_tests" --gtest_filter="$filter"
 stop_server

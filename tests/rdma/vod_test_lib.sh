@@ -14,6 +14,12 @@ work=$(mktemp -d)
 # the one the first of them makes (GStreamer writes it by a rename, and rescans a plugin that changed).
 export GST_PLUGIN_PATH=$build/client/gst
 export GST_REGISTRY=${TMPDIR:-/tmp}/vod-gst-registry-$(id -u).bin
+# gst_ready: the registry made (or found) before a step that gives a GStreamer process a time limit:
+# a fresh one took 15.6 s to scan alone in the guest, longer beside another test, which is how a
+# 15-second live rdmasrc window once gave no frame at all (issue 43, defect 12).
+gst_ready() {
+  flock "$GST_REGISTRY.lock" gst-inspect-1.0 rdmasrc > /dev/null || fail "gst-inspect-1.0 does not find rdmasrc in $GST_PLUGIN_PATH"
+}
 server_pid=
 server_log=
 port=
@@ -40,12 +46,15 @@ start_server() {
   : > "$server_log"  # emptied here: the child's redirection may come after the wait below has read a restarted server's old log
   "$server_bin" --media-dir "$dir" --bind "$addr" --port "$port" "$@" 2> "$server_log" &
   server_pid=$!
-  for _ in $(seq 600); do
+  # 300 s: a start that loads (and hashes) the 1.1 GB movie of vod_get_test.sh took 150 s beside
+  # another test under TCG; a bound by the clock, not by rounds whose length the load decides.
+  local deadline=$((SECONDS + 300))
+  while ((SECONDS < deadline)); do
     grep -q 'listening on' "$server_log" && return 0
     kill -0 "$server_pid" 2>/dev/null || { cat "$server_log"; fail "vod-server exited while starting"; }
     sleep 0.1
   done
-  fail "vod-server did not listen within 60 s"
+  fail "vod-server did not listen within 300 s: $(tail -n 3 "$server_log")"
 }
 
 # crash_and_restart_server DIR [ARGS...]: SIGKILL the server, then start it again on the same port

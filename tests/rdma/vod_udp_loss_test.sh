@@ -152,6 +152,7 @@ grep -q 'other channel' "$work/mcfilm.log" || fail "the film receiver's summary 
 
 echo "    [${SECONDS}s] the receivers' recordings checked"
 # rdmasrc and vod-proxy take the same channel from the group, in the receivers' namespace.
+gst_ready  # outside the time limit below
 ip netns exec "$ns" timeout 60 gst-launch-1.0 -q rdmasrc uri="rdma://$server_addr/live/film" transport=udp udp-port="$udp" udp-group="$group" \
   udp-interface=198.51.100.2 num-buffers=400 ! filesink location="$work/mcgst.ts" 2> "$work/mcgst.log" || { cat "$work/mcgst.log"; fail "rdmasrc transport=udp udp-group: error"; }
 gst_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/mcgst.ts" | sed -n 1p)

@@ -35,6 +35,7 @@ CatalogEntry entry(const std::string& name, std::uint64_t size, std::uint64_t ba
 Catalog sample() {
   Catalog c;
   c.generation = 7;
+  c.instance = 0x0123456789abcdefull;
   c.entries.push_back(entry("hd-1080p.mp4", 65'000'000, 0x7f0000000000ull));
   c.entries.push_back(entry("sd 480p.ts", 7'500'000, 0x7f1000000000ull));
   CatalogEntry raw;
@@ -56,6 +57,7 @@ TEST(Catalog, LayoutAndRoundTrip) {
   EXPECT_EQ(get_be(v, 12, 4), 3u);   // entry count
   EXPECT_EQ(get_be(v, 16, 4), 384u); // entry size: 320 and the content identity appended
   EXPECT_EQ(get_be(v, 24, 8), v.size());
+  EXPECT_EQ(get_be(v, 32, 8), 0x0123456789abcdefull);  // the server process's instance
   const std::size_t e0 = 64;
   EXPECT_EQ(get_be(v, e0 + 0, 8), name_hash("hd-1080p.mp4"));
   EXPECT_EQ(get_be(v, e0 + 8, 8), 65'000'000u);

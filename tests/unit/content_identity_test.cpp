@@ -12,6 +12,7 @@
 
 #include "cache/content_digest.hpp"
 #include "cache/index_store.hpp"
+#include "pinned_load.hpp"
 
 namespace vod::server::cache {
 namespace {
@@ -64,5 +65,28 @@ TEST(IndexStore, KeepsADigestPerFileVersion) {
   std::filesystem::remove_all(dir);
 }
 
+// A pinned movie is hashed while it loads, by a thread behind the reads: the identity of exactly
+// the bytes read, for an empty file, a one-byte one and one of several read steps and an odd size;
+// a file shorter than listed is refused (and the hasher stopped).
+TEST(PinnedLoad, HashesExactlyTheBytesItLoads) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("vod-pinned-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::vector<std::uint8_t> big((37u << 20) + 4099);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::uint8_t>(i * 2654435761u >> 13);
+  const std::vector<std::uint8_t> empty, one{0x42};
+  for (const std::vector<std::uint8_t>* bytes : {&empty, &one, static_cast<const std::vector<std::uint8_t>*>(&big)}) {
+    const auto path = dir / std::to_string(bytes->size());
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+    proto::ContentId id;
+    const HostBuffer loaded = load_pinned(path, bytes->size(), id);
+    EXPECT_TRUE(id.same(content_id(*bytes))) << bytes->size() << " bytes";
+    EXPECT_TRUE(std::equal(bytes->begin(), bytes->end(), loaded.bytes().begin()));
+  }
+  proto::ContentId id;
+  EXPECT_THROW(load_pinned(dir / std::to_string(big.size()), big.size() + 1, id), std::runtime_error);
+  EXPECT_FALSE(id.known());
+  std::filesystem::remove_all(dir);
+}
 }  // namespace
 }  // namespace vod::server::cache

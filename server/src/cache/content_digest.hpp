@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // A movie's content identity (docs/protocol.md, "Content identity"): the first 16 bytes of SHA-256
 // over a domain string, the size and the bytes a client reads. Computed while a pinned movie is
-// loaded (it reads every byte anyway) and, for a cached movie, after start by the LazyIndexer.
+// loaded (it reads every byte anyway; a thread hashes behind the reads) and, for a cached movie, after start by the LazyIndexer.
 // SHA-256 from libcrypto: a collision-resistant digest, so two members' identities match only when
 // their bytes do, even when someone chose the bytes.
 #pragma once

@@ -68,6 +68,7 @@ void SegmentCache::request(const std::shared_ptr<CachedFile>& file, std::uint32_
   if (segment >= file->segments()) return answer(proto::SegmentStatus::out_of_range, {});
   const auto now = Clock::now();
   const std::size_t waiting = waiting_.size();
+  last_asked_ = SegmentKey{file->id(), segment};
   demand(file, segment, std::move(answer), now, who);
   for (std::uint32_t i = 1; i <= ahead && segment + i < file->segments(); ++i) demand(file, segment + i, nullptr, now, who);
   if (waiting_.size() != waiting) make_progress();  // a hit changes no slot: nothing to start or evict
@@ -225,8 +226,10 @@ void SegmentCache::evicted(const SlotTable::Eviction& e) {
 }
 
 void SegmentCache::evict_one_for_test() {
-  if (slots_.state(last_filled_) != SlotTable::State::resident) return;
-  if (auto e = slots_.evict(last_filled_, Clock::now())) {
+  const auto asked = last_asked_ ? resident_.find(*last_asked_) : resident_.end();
+  const std::uint32_t slot = asked != resident_.end() ? asked->second : last_filled_;
+  if (slots_.state(slot) != SlotTable::State::resident) return;
+  if (auto e = slots_.evict(slot, Clock::now())) {
     log::info("cache", "test hook: evicted slot " + std::to_string(e->slot) + " (segment " + std::to_string(e->key.segment) + ")");
     evicted(*e);
     make_progress();

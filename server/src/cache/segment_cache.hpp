@@ -79,7 +79,9 @@ class SegmentCache {
   // request is: it counts for eviction and grace), else empty. For the server's own senders
   // (Write-Record over UDP), which check it again before every send in the same turn of the loop.
   std::span<const std::uint8_t> resident_bytes(const CachedFile& file, std::uint32_t segment, Clock::time_point now, Requester who = 0);
-  // A test hook: evicts the most recently filled resident slot now, grace or not.
+  // A test hook: evicts now, grace or not, the slot of the segment most recently asked for (not
+  // read ahead: the one a client reads next, so the eviction lands under its Reads), else the most
+  // recently filled slot.
   void evict_one_for_test();
   // Called with a slot just before a segment is read into it (its quarantine over): with tokens,
   // every window over the slot is freed there (windows/slot_windows.hpp).
@@ -129,6 +131,7 @@ class SegmentCache {
   std::vector<Answer> unreadable_;  // waiters of faults whose file could not be opened, answered after make_progress
   std::function<void(std::uint32_t)> refill_hook_;
   std::uint32_t last_filled_ = 0;
+  std::optional<SegmentKey> last_asked_;  // for the test hook
   CacheStats stats_;
 };
 

@@ -2,6 +2,7 @@
 #include "ondemand/segment_channel.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "vod/log.hpp"
@@ -262,7 +263,8 @@ void SegmentChannel::post_sends() {
     const auto bytes = proto::encode(queued_.front().notify);
     std::uint8_t* at = buffers_.data() + (recv_depth(credits_) + slot) * kSlot;
     std::memcpy(at, bytes.data(), bytes.size());
-    if (int err = rdma::post_send(qp_, rdma::WorkId{owner_, kSend, slot}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
+    const bool refuse = fail_posts_every_ && ++posts_ % fail_posts_every_ == 0;  // the test hook
+    if (int err = refuse ? ENOMEM : rdma::post_send(qp_, rdma::WorkId{owner_, kSend, slot}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
       give_up(std::string("ibv_post_send of a segment notification failed: ") + std::strerror(err));
       return;
     }

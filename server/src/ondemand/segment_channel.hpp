@@ -94,6 +94,11 @@ class SegmentChannel {
   // drain needs no marker Send, which siw never completes on a QP in the error state.
   std::uint32_t outstanding() const noexcept { return outstanding_; }
 
+  // A test hook (vod-server --test-fail-notifications N): every Nth notification post of the
+  // process is refused as a full send queue refuses it (ENOMEM, before the device sees it), so
+  // tests reach the path that cuts a connection off instead of dropping its answers. 0: off.
+  static void fail_posts_every(unsigned n) noexcept { fail_posts_every_ = n; }
+
   // The notification that answers `asked` with the cache's verdict: the entry (and, without
   // windows, the arena's rkey) only when the segment is resident, and never the entry of an
   // earlier answer that was asked again (which the client could not decode).
@@ -134,6 +139,9 @@ class SegmentChannel {
   // Answers that cannot go out: nothing more is sent, and the owner is told (deferred) to cut the
   // connection off with `why`, so the client hears of it instead of waiting for its answers.
   void give_up(std::string why);
+
+  static inline unsigned fail_posts_every_ = 0;  // the test hook's setting, and posts counted for it
+  static inline unsigned posts_ = 0;
 
   cache::SegmentCache& cache_;
   std::shared_ptr<CatalogRegistration> catalog_;

@@ -11,6 +11,7 @@ std::shared_ptr<const UdpRegions> udp_regions(const Library& library, const std:
   r->generation = library.generation;
   proto::Catalog catalog;
   catalog.generation = library.generation;
+  catalog.instance = catalog_instance();
   for (const auto& m : library.movies) {
     catalog.entries.push_back(catalog_entry(*m, {0, m->size(), 0}, {0, m->index_bytes.length(), 0}));
     r->movies[proto::name_hash(m->name)] = {m->bytes.bytes(), m->index_bytes.bytes(), m, m->cached};

@@ -228,6 +228,10 @@ class Session {
   std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
   bool delivered_ = false;  // a read of the current movie completed with bytes: its version is fixed
   std::string served_by_;  // the server the current movie's version came from (movie_changed names it)
+  // The catalog movie_ was taken from: within one server process (instance) and one generation an
+  // entry names one version, known identity or not (docs/protocol.md, "Catalog region").
+  std::uint64_t movie_instance_ = 0;
+  std::uint32_t movie_generation_ = 0;
   std::uint64_t reconnects_ = 0;
   // In a fleet: the member list, and the member a connection was lost to (tried last on reconnect).
   std::shared_ptr<cluster::MemberDirectory> fleet_;

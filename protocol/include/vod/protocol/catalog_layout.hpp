@@ -73,6 +73,10 @@ struct CatalogEntry {
 struct Catalog {
   std::uint32_t generation = 0;
   std::vector<CatalogEntry> entries;
+  // A random number a server process draws once (0: a server of the previous revision): with the
+  // generation it names one version of every entry, so a client tells a restarted server's
+  // generation 1 from the one it read.
+  std::uint64_t instance = 0;
 
   const CatalogEntry* find(std::string_view name) const noexcept;
   const CatalogEntry* find_hash(std::uint64_t hash) const noexcept;
@@ -89,7 +93,8 @@ struct WireCatalogHeader {
   be32 entry_size;  // at least 320 in v1, 352 in v2; written as 384 (the content identity appended)
   be32 reserved1;
   be64 region_length;  // header_length + entry_count * entry_size
-  std::uint8_t reserved2[32];
+  be64 instance;
+  std::uint8_t reserved2[24];
 };
 static_assert(sizeof(WireCatalogHeader) == 64);
 
