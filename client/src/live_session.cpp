@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/client/live_session.hpp"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <cstring>
 #include <ctime>
 
+#include "engine/event_wait.hpp"
 #include "live_session_buffer.hpp"
+#include "rdma/server_connection.hpp"
 #include "vod/client/reconnect.hpp"
 #include "vod/log.hpp"
 #include "vod/protocol/name_hash.hpp"
@@ -62,10 +62,7 @@ std::vector<int> LiveSession::wait_fds() const {
   return fds;
 }
 
-std::string LiveSession::server() const {
-  const bool v6 = uri_.host.find(':') != std::string::npos;
-  return (v6 ? "[" + uri_.host + "]" : uri_.host) + ":" + std::to_string(uri_.port);
-}
+std::string LiveSession::server() const { return server_name(uri_); }
 
 void LiveSession::drop_connection() noexcept {
   if (owner_) hub_->remove_owner(owner_);  // completions still queued for the old QP are dropped
@@ -83,40 +80,24 @@ void LiveSession::drop_connection() noexcept {
 }
 
 void LiveSession::connect() {
-  proto::ConnectRequest request;
-  request.kind = proto::RequestKind::live;
-  request.selector_type = proto::SelectorType::name_hash;
-  request.selector = proto::name_hash(*uri_.movie);
-  add_token(request, uri_);
-  rdma::ConnectOptions o;
-  o.host = uri_.host;
-  o.port = uri_.port;
-  o.private_data = proto::encode(request);
-  o.wanted_read_depth = options_.read_depth;
+  ServerConnectOptions o;
+  o.request.kind = proto::RequestKind::live;
+  o.request.selector_type = proto::SelectorType::name_hash;
+  o.request.selector = proto::name_hash(*uri_.movie);
+  o.what = "live channel '" + *uri_.movie + "'";
+  o.read_depth = options_.read_depth;
   o.send_queue_depth = options_.read_depth + 4;  // data Reads, the header Read, two credit messages
   o.recv_queue_depth = options_.credits;
   o.timeout = options_.connect_timeout;
   o.ack_timeout = options_.ack_timeout;
   o.hub = hub_.get();
-  try {
-    ep_ = rdma::connect(o);
-  } catch (const rdma::ConnectRejected& r) {
-    if (r.no_listener()) throw ClientError(ErrorKind::server_unreachable, "nothing listens on " + server() + " (is vod-server running there?)");
-    auto reject = proto::decode_reject(r.private_data());
-    if (!reject) throw ClientError(ErrorKind::rejected, server() + " refused the connection (" + r.what() + ") without a readable reason");
-    throw ClientError(kind_of(reject->code), server() + " rejected live channel '" + *uri_.movie + "': " + proto::to_string(reject->code) + ": " + reject->reason);
-  } catch (const rdma::ConnectFailed& e) {
-    throw ClientError(ErrorKind::server_unreachable, std::string("cannot reach ") + server() + ": " + e.what());
-  } catch (const rdma::NoDeviceError& e) {
-    throw ClientError(ErrorKind::no_device, e.what());
-  }
-  auto accept = proto::decode_accept(ep_->accept_data);
-  if (!accept) throw ClientError(ErrorKind::protocol_error, server() + " sent an accept that does not decode: " + accept.error().message);
-  accept_ = *accept;
+  ServerConnection c = connect_to(uri_, std::move(o));
+  ep_ = std::move(c.endpoint);
+  accept_ = c.accept;
   if (accept_.movie.empty() || accept_.index.length < kHeaderSlot)
     throw ClientError(ErrorKind::protocol_error, server() + " accepted live channel '" + *uri_.movie + "' without a ring and a live header");
-  depth_ = std::max(1u, std::min<unsigned>(ep_->initiator_depth, accept_.granted_read_depth));
-  max_read_ = std::min<std::size_t>({accept_.max_message_size, ep_->limits.max_msg_size, std::max<std::size_t>(options_.chunk_size, 4096)});
+  depth_ = c.read_depth;
+  max_read_ = std::min<std::size_t>(c.max_read, std::max<std::size_t>(options_.chunk_size, 4096));
   ep_->memory.push_back(rdma::register_memory(ep_->pd.get(), memory_.data(), memory_.size(), rdma::read_sink_access(ep_->limits),
                                               "the live viewer's buffers"));
   mr_ = ep_->memory.back().get();
@@ -172,22 +153,14 @@ bool LiveSession::wait(Clock::time_point deadline) {
   if (options_.poll_interval.count() > 0 && batch_ == Batch::idle) until = std::min(until, next_poll_);
   const auto now = Clock::now();
   if (until <= now) return deadline > now;
-  std::vector<pollfd> fds;
-  for (int fd : hub_->fds()) fds.push_back({fd, POLLIN, 0});
-  const std::size_t completion_fds = fds.size();
-  fds.push_back({ep_->events.fd(), POLLIN, 0});
-  fds.push_back({interrupter_.fd(), POLLIN, 0});
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
-  const int n = poll(fds.data(), fds.size(), static_cast<int>(ms));
-  if (interrupter_.raised()) throw Interrupted();
-  if (n > 0) {
-    for (std::size_t i = 0; i < completion_fds; ++i)
-      if (fds[i].revents & POLLIN) hub_->consume();
-    if (fds[completion_fds].revents & POLLIN) {
-      while (auto e = ep_->events.next(std::chrono::milliseconds(0)))
-        if (e->type() == RDMA_CM_EVENT_DISCONNECTED || e->type() == RDMA_CM_EVENT_DEVICE_REMOVAL)
-          throw ConnectionLost(std::string("the server connection ended: ") + e->type_name());
-    }
+  const std::vector<int> completion_fds = hub_->fds();
+  const engine::EventsReady ready = engine::poll_events(completion_fds, ep_->events.fd(), &interrupter_, static_cast<int>(ms));
+  if (ready.completions) hub_->consume();
+  if (ready.control) {
+    while (auto e = ep_->events.next(std::chrono::milliseconds(0)))
+      if (e->type() == RDMA_CM_EVENT_DISCONNECTED || e->type() == RDMA_CM_EVENT_DEVICE_REMOVAL)
+        throw ConnectionLost(std::string("the server connection ended: ") + e->type_name());
   }
   return Clock::now() < deadline;
 }
@@ -240,26 +213,10 @@ void LiveSession::reconnect(const std::string& why) {
     throw ClientError(ErrorKind::connection_lost, "lost the live connection to " + server() + ": " + why);
   }
   log::warn("client", "live connection to " + server() + " lost (" + why + "); reconnecting");
-  Backoff backoff(options_.reconnect, Clock::now());
-  std::string last = why;
-  for (;;) {
-    drop_connection();
-    wait_until(backoff.next_attempt(), interrupter_);
-    try {
-      connect();
-      ++stats_.reconnects;
-      log::info("client", "reconnected to live channel '" + *uri_.movie + "' on " + server());
-      return;
-    } catch (const ConnectionLost& e) {
-      last = e.what();
-    } catch (const ClientError& e) {
-      if (!retryable(e)) throw;
-      last = e.what();
-    }
-    if (!backoff.failed(Clock::now()))
-      throw ClientError(ErrorKind::connection_lost, "lost the live connection to " + server() + " and could not reconnect within " +
-                                                        std::to_string(options_.reconnect.give_up_after.count() / 1000) + " s: " + last);
-  }
+  drop_connection();
+  const unsigned failed = reconnect_on_schedule(options_.reconnect, interrupter_, server(), why, [this] { connect(); }, [this] { drop_connection(); });
+  ++stats_.reconnects;
+  log::info("client", "reconnected to live channel '" + *uri_.movie + "' on " + server() + " after " + std::to_string(failed + 1) + " attempt(s)");
 }
 
 }  // namespace vod::client

@@ -41,4 +41,26 @@ void wait_until(Backoff::Clock::time_point deadline, const Interrupter& interrup
   }
 }
 
+unsigned reconnect_on_schedule(const ReconnectPolicy& policy, const Interrupter& interrupter, const std::string& server, const std::string& why,
+                               const std::function<void()>& attempt, const std::function<void()>& after_failure) {
+  Backoff backoff(policy, Backoff::Clock::now());
+  std::string last = why;
+  for (;;) {
+    wait_until(backoff.next_attempt(), interrupter);
+    try {
+      attempt();
+      return backoff.failed_attempts();
+    } catch (const ConnectionLost& e) {
+      last = e.what();
+    } catch (const ClientError& e) {
+      if (!retryable(e)) throw;
+      last = e.what();
+    }
+    after_failure();
+    if (!backoff.failed(Backoff::Clock::now()))
+      throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server + " and could not reconnect within " +
+                                                        std::to_string(policy.give_up_after.count() / 1000) + " s: " + last);
+  }
+}
+
 }  // namespace vod::client

@@ -5,6 +5,7 @@
 
 #include "rdma/rdma_fetcher.hpp"
 #include "rdma/segment_reader.hpp"
+#include "rdma/server_connection.hpp"
 #include "udp/udp_fetcher.hpp"
 #include "vod/client/reconnect.hpp"
 #include "vod/log.hpp"
@@ -60,20 +61,35 @@ Session::Session(Uri uri, SessionOptions options)
 Session::~Session() { drop_connection(); }
 
 std::string Session::server() const {
-  const bool v6 = uri_.host.find(':') != std::string::npos;
-  const bool udp = options_.transport == Transport::udp;
-  return (v6 ? "[" + uri_.host + "]" : uri_.host) + ":" + std::to_string(udp ? options_.udp.port : uri_.port) + (udp ? " (UDP)" : "");
+  if (options_.transport != Transport::udp) return server_name(uri_);
+  Uri udp = uri_;
+  udp.port = options_.udp.port;
+  return server_name(udp) + " (UDP)";
 }
 
-void Session::throw_rejected(const rdma::ConnectRejected& r) {
-  if (r.no_listener())
-    throw ClientError(ErrorKind::server_unreachable, "nothing listens on " + server() + " (is vod-server running there?)");
-  auto reject = proto::decode_reject(r.private_data());
-  if (!reject)
-    throw ClientError(ErrorKind::rejected, server() + " refused the connection (" + r.what() + ") without a readable reason: " + reject.error().message);
-  if (reject->code == proto::RejectCode::unknown_movie && uri_.cluster)  // the fleet tries the next member
-    throw ClientError(ErrorKind::unknown_movie, "no movie '" + uri_.movie.value_or("") + "' on " + server());
-  if (reject->code == proto::RejectCode::unknown_movie) {
+rdma::ClientEndpoint& Session::open_endpoint(const proto::ConnectRequest& request) {
+  ServerConnectOptions o;
+  o.request = request;
+  o.what = "the connection";
+  o.read_depth = options_.engine.read_depth;
+  // The engine's Reads, and for a movie of the segment cache each part's data and check Reads and
+  // the segment requests, with receives for their answers (rdma/segment_reader.hpp).
+  o.send_queue_depth = options_.engine.read_depth + RdmaFetcher::kSpareReads + SegmentReader::kMaxCredits;
+  o.recv_queue_depth = SegmentReader::kMaxCredits;
+  o.timeout = options_.connect_timeout;
+  o.ack_timeout = options_.ack_timeout;
+  o.hub = hub_.get();
+  // The ring is registered on the new connection's PD while the connect request is on the wire:
+  // the connection comes up with nothing left to do before the movie's first Read.
+  ibv_mr* ring_mr = nullptr;  // owned by the endpoint's memory
+  o.while_connecting = [this, &ring_mr](rdma::ClientEndpoint& ep) { ring_mr = engine_.register_ring(ep); };
+  ServerConnection c;
+  try {
+    c = connect_to(uri_, std::move(o));
+  } catch (const ClientError& e) {
+    if (e.kind() != ErrorKind::unknown_movie) throw;
+    if (uri_.cluster)  // the fleet tries the next member
+      throw ClientError(ErrorKind::unknown_movie, "no movie '" + uri_.movie.value_or("") + "' on " + server());
     std::string names;
     try {  // best effort: ask for the catalog to say what exists
       Uri catalog_uri = uri_;  // the same server and token
@@ -86,34 +102,12 @@ void Session::throw_rejected(const rdma::ConnectRejected& r) {
     }
     throw ClientError(ErrorKind::unknown_movie, "no movie '" + uri_.movie.value_or("") + "' on " + server() + "; it has: " + names);
   }
-  throw ClientError(kind_of(reject->code), server() + " rejected the connection: " + proto::to_string(reject->code) + ": " + reject->reason);
-}
-
-std::unique_ptr<rdma::ClientEndpoint> Session::open_endpoint(const proto::ConnectRequest& request, ibv_mr** ring_mr) {
-  rdma::ConnectOptions o;
-  o.host = uri_.host;
-  o.port = uri_.port;
-  o.private_data = proto::encode(request);
-  o.wanted_read_depth = options_.engine.read_depth;
-  // The engine's Reads, and for a movie of the segment cache each part's data and check Reads and
-  // the segment requests, with receives for their answers (rdma/segment_reader.hpp).
-  o.send_queue_depth = options_.engine.read_depth + RdmaFetcher::kSpareReads + SegmentReader::kMaxCredits;
-  o.recv_queue_depth = SegmentReader::kMaxCredits;
-  o.timeout = options_.connect_timeout;
-  o.ack_timeout = options_.ack_timeout;
-  o.hub = hub_.get();
-  // The ring is registered on the new connection's PD while the connect request is on the wire:
-  // the connection comes up with nothing left to do before the movie's first Read.
-  o.while_connecting = [this, ring_mr](rdma::ClientEndpoint& ep) { *ring_mr = engine_.register_ring(ep); };
-  try {
-    return rdma::connect(o);
-  } catch (const rdma::ConnectRejected& r) {
-    throw_rejected(r);
-  } catch (const rdma::ConnectFailed& e) {
-    throw ClientError(ErrorKind::server_unreachable, std::string("cannot reach ") + server() + ": " + e.what());
-  } catch (const rdma::NoDeviceError& e) {
-    throw ClientError(ErrorKind::no_device, e.what());
-  }
+  drop_connection();  // the old connection (and its MR) go before the new one is used
+  endpoint_ = std::move(c.endpoint);
+  read_depth_ = c.read_depth;
+  accept_ = c.accept;
+  engine_.attach(*endpoint_, read_depth_, c.max_read, ring_mr);
+  return *endpoint_;
 }
 
 std::string Session::transport_summary() const { return engine_.transport_summary(); }
@@ -131,19 +125,8 @@ std::chrono::steady_clock::time_point Session::open_rdma(const std::string& name
     request.selector_type = proto::SelectorType::name_hash;
     request.selector = proto::name_hash(name);
   }
-  add_token(request, uri_);
-  ibv_mr* ring_mr = nullptr;  // owned by ep->memory
-  auto ep = open_endpoint(request, &ring_mr);
+  open_endpoint(request);
   const auto connected = std::chrono::steady_clock::now();
-  auto accept = proto::decode_accept(ep->accept_data);
-  if (!accept) throw ClientError(ErrorKind::protocol_error, server() + " sent an accept that does not decode: " + accept.error().message);
-
-  read_depth_ = std::min<unsigned>(ep->initiator_depth, accept->granted_read_depth);
-  const std::size_t max_read = std::min<std::size_t>(accept->max_message_size, ep->limits.max_msg_size);
-  drop_connection();  // the old connection (and its MR) go before the new one is used
-  endpoint_ = std::move(ep);
-  engine_.attach(*endpoint_, read_depth_, max_read, ring_mr);
-  accept_ = *accept;
   engine_.set_region(Region::catalog, accept_.catalog);
   rdma::startup_trace::mark("accept decoded, engine attached");
   return connected;
@@ -198,27 +181,10 @@ void Session::reconnect(const std::string& why) {
   log::warn("client", "connection to " + server() + " lost (" + why + ")" + (uri_.cluster ? "; reconnecting in the fleet" : "; reconnecting"));
   if (uri_.cluster) lost_member_ = member_id();
   drop_connection();
-  Backoff backoff(options_.reconnect, Backoff::Clock::now());
-  std::string last = why;
-  for (;;) {
-    wait_until(backoff.next_attempt(), interrupter_);
-    try {
-      connect();
-      ++reconnects_;
-      lost_member_.clear();
-      log::info("client", "reconnected to " + server() + " after " + std::to_string(backoff.failed_attempts() + 1) + " attempt(s)");
-      return;
-    } catch (const ConnectionLost& e) {
-      last = e.what();
-    } catch (const ClientError& e) {
-      if (!retryable(e)) throw;
-      last = e.what();
-    }
-    drop_connection();
-    if (!backoff.failed(Backoff::Clock::now()))
-      throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server() + " and could not reconnect within " +
-                                                        std::to_string(options_.reconnect.give_up_after.count() / 1000) + " s: " + last);
-  }
+  const unsigned failed = reconnect_on_schedule(options_.reconnect, interrupter_, server(), why, [this] { connect(); }, [this] { drop_connection(); });
+  ++reconnects_;
+  lost_member_.clear();
+  log::info("client", "reconnected to " + server() + " after " + std::to_string(failed + 1) + " attempt(s)");
 }
 
 void Session::drop_connection() noexcept {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <string>
 #include <vector>
 
 #include "vod/client/reconnect.hpp"
@@ -113,6 +114,56 @@ TEST(Backoff, WaitUntilIsNeverEarlyAndStopsWhenInterrupted) {
   const auto before = Clock::now();
   EXPECT_THROW(wait_until(before + std::chrono::seconds(10), interrupter), Interrupted);
   EXPECT_LT(Clock::now() - before, std::chrono::seconds(1));
+}
+
+// The one loop both sessions reconnect with (reconnect_on_schedule): a table of attempts that fail
+// in each way, and what the loop does (attempts made, drops between them, what it throws).
+TEST(Backoff, TheReconnectLoopRetriesWhatMayPassAndNamesTheLastFailure) {
+  ReconnectPolicy quick;
+  quick.first = milliseconds(1);
+  quick.max = milliseconds(2);
+  quick.give_up_after = milliseconds(40);
+  struct Case {
+    const char* what;
+    std::vector<int> failures;  // per attempt before the last: 0 lost, 1 unreachable, 2 rejected, 3 unknown movie
+    int last;                   // -1: succeeds; else fails so for ever
+    unsigned attempts;          // 0: more than the failures (the schedule runs out)
+    const char* thrown;         // a part of the message thrown, or "" when it succeeds
+  };
+  const Case cases[] = {
+      {"succeeds at once", {}, -1, 1, ""},
+      {"lost, unreachable and full, then succeeds", {0, 1, 2}, -1, 4, ""},
+      {"an unknown movie is not retried", {1}, 3, 2, "no such movie"},
+      {"unreachable for ever: gives up naming the last failure", {}, 1, 0, "could not reconnect within 0 s: nothing listens"},
+  };
+  const auto fail = [](int how) {
+    switch (how) {
+      case 0: throw ConnectionLost("the QP went to error");
+      case 1: throw ClientError(ErrorKind::server_unreachable, "nothing listens");
+      case 2: throw ClientError(ErrorKind::rejected, "server full");
+      default: throw ClientError(ErrorKind::unknown_movie, "no such movie");
+    }
+  };
+  for (const Case& c : cases) {
+    Interrupter never;
+    unsigned attempts = 0, drops = 0;
+    std::string thrown;
+    try {
+      const unsigned failed = reconnect_on_schedule(quick, never, "192.0.2.1:7470", "the server disconnected", [&] {
+        const unsigned i = attempts++;
+        if (i < c.failures.size()) fail(c.failures[i]);
+        if (c.last >= 0) fail(c.last);
+      }, [&] { ++drops; });
+      EXPECT_EQ(failed + 1, attempts) << c.what;
+    } catch (const ClientError& e) {
+      thrown = e.what();
+    }
+    if (c.attempts) EXPECT_EQ(attempts, c.attempts) << c.what;
+    else EXPECT_GT(attempts, c.failures.size() + 2) << c.what;
+    EXPECT_EQ(drops, attempts - (thrown.empty() ? 1 : 0) - (thrown.find("no such movie") != std::string::npos ? 1 : 0)) << c.what;
+    if (*c.thrown) EXPECT_NE(thrown.find(c.thrown), std::string::npos) << c.what << ": " << thrown;
+    else EXPECT_EQ(thrown, "") << c.what;
+  }
 }
 
 }  // namespace

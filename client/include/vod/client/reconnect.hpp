@@ -14,6 +14,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <string>
 
 #include "vod/client/errors.hpp"
 #include "vod/client/interrupter.hpp"
@@ -72,5 +74,14 @@ void refuse_expired_token(const Uri& uri);
 // Sleeps until `deadline`, or throws Interrupted as soon as `interrupter` is raised (before the
 // sleep too).
 void wait_until(Backoff::Clock::time_point deadline, const Interrupter& interrupter);
+
+// The one reconnect loop of both sessions, for a connection to `server` lost just now because of
+// `why`: waits for each attempt's time on `policy`'s schedule (wait_until), runs `attempt`, and
+// returns once one succeeds, with the number of attempts that failed before it. A ConnectionLost
+// or a retryable ClientError is a failed attempt (`after_failure` then drops what it left); any
+// other error is thrown as it is; when the schedule is spent it throws ClientError(connection_lost)
+// naming `server` and the last failure.
+unsigned reconnect_on_schedule(const ReconnectPolicy& policy, const Interrupter& interrupter, const std::string& server, const std::string& why,
+                               const std::function<void()>& attempt, const std::function<void()>& after_failure);
 
 }  // namespace vod::client

@@ -186,10 +186,9 @@ class Session {
   void set_index(std::span<const std::uint8_t> bytes);    // the current movie's; empty: no index
   void reconnect(const std::string& why);
   void drop_connection() noexcept;  // the engine detached (its fetcher gone), the connection gone
-  // Connects; the engine's ring is registered on the new PD while the request is on the wire, and
-  // *ring_mr says where (owned by the endpoint's memory).
-  std::unique_ptr<rdma::ClientEndpoint> open_endpoint(const proto::ConnectRequest& request, ibv_mr** ring_mr);
-  [[noreturn]] void throw_rejected(const rdma::ConnectRejected& r);
+  // Connects with `request` (rdma/server_connection.hpp) and makes the new connection the engine's:
+  // endpoint_, read_depth_ and accept_. An unknown movie's refusal lists what the catalog has.
+  rdma::ClientEndpoint& open_endpoint(const proto::ConnectRequest& request);
   std::string catalog_names() const;
   // A region read behind the movie's first bytes (the catalog, the keyframe index): posted by the
   // next progress(), decoded when it has landed and a caller needs it.
