@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <variant>
 
-#include "byte_range.hpp"
 #include "route_parts.hpp"
+#include "vod/client/byte_range.hpp"
 #include "vod/client/uri.hpp"
 #include "vod/json_text.hpp"
 #include "vod/protocol/name_hash.hpp"
@@ -160,8 +160,8 @@ Plan movie(const Request& r, const proto::CatalogEntry& e) {
   // If-Range: the Range applies only while the validator still matches; otherwise the whole movie.
   const bool range_applies = !r.range.empty() && (r.if_range.empty() || (!etag.empty() && r.if_range == etag));
   if (range_applies) {
-    const RangeDecision d = decide_range(r.range, e.size);
-    using Kind = RangeDecision::Kind;
+    const client::RangeDecision d = client::decide_range(r.range, e.size);
+    using Kind = client::RangeDecision::Kind;
     if (d.kind == Kind::unsatisfiable || d.kind == Kind::invalid) {
       Plan bad = error_plan(416, d.kind == Kind::invalid ? "invalid Range '" + r.range + "'"
                                                          : "Range '" + r.range + "' is outside the " + std::to_string(e.size) + " bytes");

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // make_pattern SIZE SEED PATH: writes SIZE bytes of the offset pattern (pattern.hpp) to PATH, or to
 // standard output when PATH is "-".
-// make_pattern SIZE SEED --check: reads standard input and exits 0 only when it is exactly those SIZE
-// bytes, else says where it first differs. A test compares a stream against the pattern this way,
+// make_pattern SIZE SEED --check [FROM]: reads standard input and exits 0 only when it is exactly
+// those SIZE bytes (from byte FROM of the pattern on: a range of it), else says where it first
+// differs. A test compares a stream against the pattern this way,
 // made again as it reads, without reading a large file back over the guest's 9p root (which once
 // ended a read early), and without a second pipe and cmp, which under TCG cost as much again.
 #include <unistd.h>
@@ -32,7 +33,7 @@ void fill(std::uint8_t* buf, std::size_t n, std::uint64_t at, std::uint64_t seed
   for (; i < n; ++i) buf[i] = vod::test::pattern_byte(at + i, seed);
 }
 
-int check(std::uint64_t size, std::uint64_t seed) {
+int check(std::uint64_t size, std::uint64_t seed, std::uint64_t from) {
   std::vector<std::uint8_t> got(4u << 20), want(4u << 20);
   std::uint64_t at = 0;
   for (;;) {
@@ -48,9 +49,9 @@ int check(std::uint64_t size, std::uint64_t seed) {
       std::fprintf(stderr, "make_pattern --check: more than the %llu bytes of the pattern\n", static_cast<unsigned long long>(size));
       return 1;
     }
-    fill(want.data(), len, at, seed);
+    fill(want.data(), len, from + at, seed);
     if (std::memcmp(got.data(), want.data(), len) != 0) {
-      const long long off = vod::test::first_mismatch(got.data(), len, at, seed);
+      const long long off = vod::test::first_mismatch(got.data(), len, from + at, seed);
       std::fprintf(stderr, "make_pattern --check: differs from the pattern at byte %lld\n", off);
       return 1;
     }
@@ -67,13 +68,14 @@ int check(std::uint64_t size, std::uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: make_pattern SIZE SEED PATH|-|--check\n");
+  const bool checking = argc >= 4 && std::string(argv[3]) == "--check";
+  if (argc != 4 && !(checking && argc == 5)) {
+    std::fprintf(stderr, "usage: make_pattern SIZE SEED PATH|-|--check [FROM]\n");
     return 2;
   }
   const std::uint64_t size = std::strtoull(argv[1], nullptr, 10), seed = std::strtoull(argv[2], nullptr, 10);
   const std::string path = argv[3], tmp = path + ".tmp";
-  if (path == "--check") return check(size, seed);
+  if (checking) return check(size, seed, argc == 5 ? std::strtoull(argv[4], nullptr, 10) : 0);
   const bool to_stdout = path == "-";
   FILE* f = to_stdout ? stdout : std::fopen(tmp.c_str(), "wb");
   if (!f) {

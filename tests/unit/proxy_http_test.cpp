@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+// Longer than 400 lines because: its 25 cases are tables over the pure pieces of vod-proxy's HTTP
+// logic, which share one set of request and catalog builders.
 // vod-proxy's HTTP logic without sockets: the Range parser, route() (movies, pages, live channels,
 // errors), the Host allow-list (DNS rebinding) and the connection cap's slots.
 #include <gtest/gtest.h>
 
-#include "byte_range.hpp"
 #include "connection_slots.hpp"
 #include "host_allow_list.hpp"
 #include "request_path.hpp"
 #include "request_router.hpp"
+#include "vod/client/byte_range.hpp"
 #include "vod/client/uri.hpp"
 #include "web_pages.hpp"
 
 namespace vod::proxy {
 namespace {
 
-using Kind = RangeDecision::Kind;
+using client::decide_range;
+using Kind = client::RangeDecision::Kind;
 
 TEST(Range, SingleRangesOfEveryForm) {
   auto r = decide_range("bytes=0-499", 1000);

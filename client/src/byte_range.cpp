@@ -1,9 +1,10 @@
-#include "byte_range.hpp"
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "vod/client/byte_range.hpp"
 
 #include <algorithm>
 #include <optional>
 
-namespace vod::proxy {
+namespace vod::client {
 
 namespace {
 
@@ -94,4 +95,4 @@ RangeDecision decide_range(std::string_view header, std::uint64_t size) noexcept
   return {Kind::multiple};
 }
 
-}  // namespace vod::proxy
+}  // namespace vod::client

@@ -1,10 +1,13 @@
-// The Range request header (RFC 9110, section 14), for byte ranges of an entity of known size.
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The Range request header (RFC 9110, section 14), for byte ranges of an entity of known size: what
+// vod-proxy answers a Range with, and what vod-client get --range reads (its FIRST-LAST is the
+// header's byte-range-spec).
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-namespace vod::proxy {
+namespace vod::client {
 
 struct RangeDecision {
   enum class Kind {
@@ -21,4 +24,4 @@ struct RangeDecision {
 
 RangeDecision decide_range(std::string_view header, std::uint64_t size) noexcept;
 
-}  // namespace vod::proxy
+}  // namespace vod::client
