@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+// Longer than 400 lines because: one program plays the three roles smoke_exchange.sh sets against
+// each other (a serving peer, a fetching peer, a raw prober), on one shared set of verbs helpers.
 // smoke_peer: the first end-to-end proof of protocol v1 on real rdma-core (tests/rdma/smoke_exchange.sh).
 //
 //   smoke_peer serve --file F [--bind ADDR] [--port P]

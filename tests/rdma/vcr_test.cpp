@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+// Longer than 400 lines because: its 18 cases share one fixture (the connection to the test's
+// server, pattern movies whose every byte is checked by its offset, the poll loops that pace them).
 // VoD core, VCR control through libvodclient against a running vod-server (vod_vcr_test.sh starts
 // it): pause posts no Reads, seeks deliver the bytes at the new offset, switches stay on the same
 // connection, and completions from before a seek never reach the caller.

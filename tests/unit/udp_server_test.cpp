@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+// Longer than 400 lines because: its 20 cases share the in-process server on loopback and the raw
+// Write-Record client that speaks to it, a fixture too large to copy into several files.
 // The server's Write-Record side in-process on loopback (no RDMA): the cookie exchange, records
 // that arrive byte-exact, errors for what it cannot serve, and the anti-amplification rules: an
 // address that has not echoed a cookie never gets more bytes than it sent, and an error is never
