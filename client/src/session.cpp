@@ -8,6 +8,7 @@
 #include "rdma/server_connection.hpp"
 #include "udp/udp_fetcher.hpp"
 #include "vod/client/reconnect.hpp"
+#include "vod/cluster/etcd_url.hpp"
 #include "vod/log.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/rdma/error.hpp"
@@ -62,9 +63,7 @@ Session::~Session() { drop_connection(); }
 
 std::string Session::server() const {
   if (options_.transport != Transport::udp) return server_name(uri_);
-  Uri udp = uri_;
-  udp.port = options_.udp.port;
-  return server_name(udp) + " (UDP)";
+  return cluster::format_host_port(uri_.host, options_.udp.port) + " (UDP)";
 }
 
 rdma::ClientEndpoint& Session::open_endpoint(const proto::ConnectRequest& request) {
@@ -274,9 +273,13 @@ void Session::progress(std::chrono::milliseconds wait) {
   } catch (const ConnectionLost& e) {
     // A catalog that landed before the connection went still says which version the bytes
     // delivered so far are: a reconnect can then resume on that version.
-    if (catalog_read_.state == BackgroundRead::State::reading && catalog_read_.landed) confirm_catalog();
+    confirm_landed_catalog();
     reconnect(e.what());
   }
+  confirm_landed_catalog();
+}
+
+void Session::confirm_landed_catalog() {
   if (catalog_read_.state == BackgroundRead::State::reading && catalog_read_.landed) confirm_catalog();
 }
 

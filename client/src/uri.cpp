@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "vod/cluster/etcd_url.hpp"
 #include "vod/cluster/member_record.hpp"
 #include "vod/protocol/access_token.hpp"
 #include "vod/protocol/catalog_layout.hpp"
@@ -69,8 +70,8 @@ std::optional<std::string> expired_token(const Uri& uri, std::uint64_t now_unix)
 
 std::string Uri::to_string() const {
   const std::string& h = cluster ? cluster->etcd.host : host;
-  const bool v6 = h.find(':') != std::string::npos;
-  std::string s = std::string(cluster ? (cluster->etcd.tls ? "rdma+etcds://" : "rdma+etcd://") : "rdma://") + (v6 ? "[" + h + "]" : h) + ":" + std::to_string(cluster ? cluster->etcd.port : port);
+  std::string s = std::string(cluster ? (cluster->etcd.tls ? "rdma+etcds://" : "rdma+etcd://") : "rdma://") +
+                  cluster::format_host_port(h, cluster ? cluster->etcd.port : port);
   if (movie) s += (live ? "/live/" : "/") + percent_encode(*movie);
   if (cluster) {
     std::string query;

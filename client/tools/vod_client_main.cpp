@@ -100,8 +100,7 @@ Uri command_uri(const std::string& text, const CommonOptions& o) {
     throw ClientError(ErrorKind::usage, std::string("--cluster: ") + e.what());
   }
   if (text.rfind("rdma", 0) == 0) throw ClientError(ErrorKind::usage, "with --cluster, name the movie alone (NAME or live/NAME), not a URI: " + text);
-  const bool v6 = etcd.host.find(':') != std::string::npos;
-  return parse_uri(std::string(etcd.tls ? "rdma+etcds://" : "rdma+etcd://") + (v6 ? "[" + etcd.host + "]" : etcd.host) + ":" + std::to_string(etcd.port) + "/" + text +
+  return parse_uri(std::string(etcd.tls ? "rdma+etcds://" : "rdma+etcd://") + cluster::format_host_port(etcd.host, etcd.port) + "/" + text +
                    "?prefix=" + etcd.prefix);
 }
 

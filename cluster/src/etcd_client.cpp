@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/cluster/etcd_client.hpp"
+#include "vod/cluster/etcd_url.hpp"
 
 #include <curl/curl.h>
 #include <openssl/evp.h>
@@ -182,9 +183,7 @@ std::string EtcdClient::post(const char* call, const std::string& path, const st
 
 std::string EtcdClient::post_once(const char* call, const std::string& path, const std::string& body, std::chrono::milliseconds timeout,
                                   const std::function<bool(std::string&)>& on_data, bool interruptible, bool with_token) {
-  const bool v6 = endpoint_.host.find(':') != std::string::npos;
-  const std::string url = std::string(endpoint_.tls ? "https://" : "http://") + (v6 ? "[" + endpoint_.host + "]" : endpoint_.host) + ":" +
-                          std::to_string(endpoint_.port) + path;
+  const std::string url = std::string(endpoint_.tls ? "https://" : "http://") + format_host_port(endpoint_.host, endpoint_.port) + path;
   Transfer t;
   t.on_data = &on_data;
   CURL* h = curl_->handle;

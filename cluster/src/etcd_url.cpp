@@ -45,10 +45,12 @@ void set_etcd_security(EtcdSecurity s) { process_security() = checked_etcd_secur
 
 const EtcdSecurity& etcd_security() noexcept { return process_security(); }
 
-std::string EtcdEndpoint::to_string() const {
-  const bool v6 = host.find(':') != std::string::npos;
-  return std::string(tls ? "etcds://" : "etcd://") + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + prefix;
+std::string format_host_port(std::string_view host, std::uint16_t port) {
+  const bool v6 = host.find(':') != std::string_view::npos;
+  return (v6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" + std::to_string(port);
 }
+
+std::string EtcdEndpoint::to_string() const { return std::string(tls ? "etcds://" : "etcd://") + format_host_port(host, port) + prefix; }
 
 void parse_host_port(std::string_view text, std::string& host, std::uint16_t& port, std::string_view what) {
   const std::string w(what);

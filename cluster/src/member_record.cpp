@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "vod/cluster/etcd_url.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 
 namespace vod::cluster {
@@ -45,10 +46,7 @@ double number(const json& j, const char* field, double lo, double hi) {
 
 }  // namespace
 
-std::string MemberRecord::id() const {
-  const bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
+std::string MemberRecord::id() const { return format_host_port(host, port); }
 
 std::string encode_member(const MemberRecord& r) {
   json j;

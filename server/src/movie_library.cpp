@@ -11,12 +11,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
-#include <exception>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
-#include <thread>
 #include <unordered_map>
 
 #include "vod/log.hpp"

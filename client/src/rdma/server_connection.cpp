@@ -4,14 +4,12 @@
 #include <algorithm>
 
 #include "vod/client/errors.hpp"
+#include "vod/cluster/etcd_url.hpp"
 #include "vod/rdma/error.hpp"
 
 namespace vod::client {
 
-std::string server_name(const Uri& uri) {
-  const bool v6 = uri.host.find(':') != std::string::npos;
-  return (v6 ? "[" + uri.host + "]" : uri.host) + ":" + std::to_string(uri.port);
-}
+std::string server_name(const Uri& uri) { return cluster::format_host_port(uri.host, uri.port); }
 
 ServerConnection connect_to(const Uri& uri, ServerConnectOptions options) {
   add_token(options.request, uri);

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "vod/client/errors.hpp"
+#include "vod/cluster/etcd_url.hpp"
 #include "vod/log.hpp"
 
 namespace vod::client {
@@ -42,8 +43,7 @@ proto::WriteRecordRegion wire_region(Region r) {
 UdpFetcher::UdpFetcher(const std::string& host, std::uint16_t port, std::uint8_t* ring, std::size_t ring_size, const UdpOptions& options)
     : options_(options), ring_(ring), ring_size_(ring_size), session_(static_cast<std::uint32_t>(random64())),
       rate_bps_(std::max(1e6, options.rate_bps)), rate_since_(Clock::now()) {
-  const bool v6 = host.find(':') != std::string::npos;
-  server_ = (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + " (UDP)";
+  server_ = cluster::format_host_port(host, port) + " (UDP)";
   addrinfo hints{};
   hints.ai_socktype = SOCK_DGRAM;
   hints.ai_flags = AI_NUMERICSERV;

@@ -203,6 +203,7 @@ class Session {
   void start_index_read(const proto::RegionDescriptor& index);  // the current movie's (see index())
   void confirm_catalog();   // a landed catalog: decoded, checked against the accept, adopted
   void settle_catalog();    // waits for a catalog still on its way, then confirms it
+  void confirm_landed_catalog();  // confirm_catalog() if the background catalog Read has landed
   void size_readahead();
 
   Uri uri_;

@@ -55,5 +55,7 @@ EtcdEndpoint parse_etcd_url(std::string_view text);
 std::string checked_prefix(std::string_view prefix);
 // HOST[:PORT] or [V6]:PORT; throws ClusterError. `what` names the text in the message.
 void parse_host_port(std::string_view text, std::string& host, std::uint16_t& port, std::string_view what);
+// The inverse: HOST:PORT, an IPv6 address in brackets. How every program here names a peer.
+std::string format_host_port(std::string_view host, std::uint16_t port);
 
 }  // namespace vod::cluster
