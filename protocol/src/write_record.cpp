@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "vod/protocol/write_record.hpp"
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <stdexcept>
 
 #include "decode_support.hpp"
@@ -73,6 +76,14 @@ std::vector<std::uint8_t> encode(const WriteRecordRequest& r) {
   w.max_payload = r.max_payload;
   w.rate_bps = r.rate_bps;
   return to_bytes(w);
+}
+
+WriteRecordIds peek_write_record_ids(Bytes buf) noexcept {
+  // The fields are read where WireWriteRecordRequest has them, from a copy padded with zeros.
+  WireWriteRecordRequest w{};
+  std::memcpy(&w, buf.data(), std::min(buf.size(), offsetof(WireWriteRecordRequest, cookie)));
+  if (buf.size() < offsetof(WireWriteRecordRequest, cookie)) return {};
+  return {w.session_id.get(), w.epoch.get(), w.record_seq.get()};
 }
 
 Decoded<WriteRecordRequest> decode_write_record_request(Bytes buf) {

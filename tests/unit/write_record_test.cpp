@@ -91,6 +91,19 @@ TEST(WriteRecordRequest, RejectsEachMalformedField) {
   EXPECT_TRUE(fails_with(decode_write_record_request(ByteVector(good.begin(), good.begin() + 100)), DecodeFault::truncated, "only 100 bytes"));
 }
 
+TEST(WriteRecordRequest, IdsArePeekedFromWhatArrivedOfOneThatDoesNotDecode) {
+  const ByteVector good = encode(request());
+  const WriteRecordIds ids = peek_write_record_ids(test::with(good, 40, 9, 1));  // an unknown region
+  EXPECT_EQ(ids.session_id, 0x11223344u);
+  EXPECT_EQ(ids.epoch, 7u);
+  EXPECT_EQ(ids.record_seq, 99u);
+  EXPECT_EQ(peek_write_record_ids(ByteVector(good.begin(), good.begin() + 24)).record_seq, 99u);
+  const WriteRecordIds cut = peek_write_record_ids(ByteVector(good.begin(), good.begin() + 23));  // record_seq cut off
+  EXPECT_EQ(cut.session_id, 0u);
+  EXPECT_EQ(cut.record_seq, 0u);
+  EXPECT_EQ(peek_write_record_ids(ByteVector()).epoch, 0u);
+}
+
 TEST(WriteRecordHelloAndCookie, TheAnswerIsNeverLargerThanTheHello) {
   const ByteVector hello = encode(WriteRecordHello{0x0102030405060708});
   ASSERT_EQ(hello.size(), 64u);

@@ -203,6 +203,13 @@ std::vector<std::uint8_t> encode(const WriteRecordData& d);
 Decoded<WriteRecordHello> decode_write_record_hello(Bytes buf);
 Decoded<WriteRecordCookie> decode_write_record_cookie(Bytes buf);
 Decoded<WriteRecordRequest> decode_write_record_request(Bytes buf);
+// What identifies a request (session, epoch, record) when it does not decode, as far as it arrived
+// (all 0 when it is shorter than those fields): the error that answers it echoes them.
+struct WriteRecordIds {
+  std::uint32_t session_id = 0, epoch = 0;
+  std::uint64_t record_seq = 0;
+};
+WriteRecordIds peek_write_record_ids(Bytes buf) noexcept;
 Decoded<WriteRecordError> decode_write_record_error(Bytes buf);
 // Decodes a datagram for a receiver whose advertised buffer holds `buffer_length` bytes: a payload
 // that would land outside [0, buffer_length) is an error, never a write; so is a bad CRC. With
