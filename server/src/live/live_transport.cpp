@@ -12,7 +12,6 @@
 namespace vod::server::live {
 
 namespace {
-constexpr auto kDrainLimit = std::chrono::seconds(5);
 
 proto::RegionDescriptor describe(const ibv_mr* mr, std::uint64_t length) {
   return {reinterpret_cast<std::uint64_t>(mr->addr), length, mr->rkey};
@@ -21,7 +20,7 @@ proto::RegionDescriptor describe(const ibv_mr* mr, std::uint64_t length) {
 
 LiveTransport::LiveTransport(Context context, Channels& channels, Viewer::Depths depths)
     : ctx_(std::move(context)), reactor_(ctx_.reactor), completions_(ctx_.completions), hub_(ctx_.completions.hub()), channels_(channels),
-      depths_(depths) {
+      depths_(depths), draining_(reactor_, "live", [this] { hub_.poll(); }) {  // the poll: flushes of the draining QPs
   if (channels_.empty()) return;
   channels_.on_records([this](std::size_t channel) { pump_channel(channel); });
   completions_.after_poll([this] { on_polled(); });
@@ -211,26 +210,9 @@ void LiveTransport::retire(std::map<rdma_cm_id*, std::unique_ptr<Connection>>::i
   c.grant.release();  // its address has one connection less now, not once the QP has flushed
   c.expiry.cancel();
   c.route.reset();  // a late event of its id (TIMEWAIT_EXIT) finds no owner and is dropped
-  draining_.push_back(std::move(it->second));
+  std::unique_ptr<Connection> gone = std::move(it->second);
   viewers_.erase(it);
-  reap();
-}
-
-void LiveTransport::reap(bool force) {
-  if (draining_.empty()) return;
-  hub_.poll();  // flushes of the draining QPs
-  const auto now = std::chrono::steady_clock::now();
-  std::erase_if(draining_, [&](const std::unique_ptr<Connection>& c) {
-    if (c->viewer->drained()) return true;
-    if (force || now - c->viewer->drain_started() > kDrainLimit) {
-      log::warn("live", c->viewer->peer() + ": its work requests did not flush within " + std::to_string(kDrainLimit.count()) +
-                            " s; destroying its QP anyway");
-      return true;
-    }
-    return false;
-  });
-  // Flushes may take a while (or never come): look again soon while any viewer drains.
-  if (!draining_.empty() && !reap_timer_.armed()) reap_timer_ = reactor_.at(std::chrono::steady_clock::now() + kReapEvery, [this] { reap(); });
+  draining_.add(std::move(gone));
 }
 
 void LiveTransport::disconnect_all() {

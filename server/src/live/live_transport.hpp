@@ -21,6 +21,7 @@
 #include "auth/grant.hpp"
 #include "cm/cm_endpoint.hpp"
 #include "cm/routes.hpp"
+#include "cm/draining.hpp"
 #include "cm/transport.hpp"
 #include "live/channels.hpp"
 #include "live/viewer.hpp"
@@ -49,7 +50,7 @@ class LiveTransport final : public cm::Transport {
   LiveTransport& operator=(const LiveTransport&) = delete;
 
   // Destroys the retired viewers whose work requests have flushed (force: all of them, at exit).
-  void reap(bool force = false);
+  void reap(bool force = false) { draining_.reap(force); }
   std::size_t draining() const noexcept { return draining_.size(); }
 
   // Accepts a viewer of a live channel (a.admit.entry) on a.id: creates its QP on the shared CQ,
@@ -82,12 +83,14 @@ class LiveTransport final : public cm::Transport {
     std::uint8_t depth = 0;
     auth::Grant grant{};  // released when the viewer is retired (it drains a while longer)
     loop::Reactor::Timer expiry{};  // at the grant's deadline: cut off; cancelled when retired
+    // For DrainingConnections: its viewer drains.
+    bool drained() const noexcept { return viewer->drained(); }
+    cm::QpDrain::Clock::time_point drain_began() const noexcept { return viewer->drain_began(); }
+    const std::string& peer() const noexcept { return viewer->peer(); }
   };
   // A bounded RNR retry: a viewer that grants credit it has no receive for gets its connection
   // failed instead of stalling its send queue forever.
   static constexpr std::uint8_t kRnrRetry = 3;
-  // How often retired viewers are looked at while any drain.
-  static constexpr std::chrono::milliseconds kReapEvery{100};
 
   void pump_channel(std::size_t channel);
   void service(Connection& c);
@@ -109,8 +112,7 @@ class LiveTransport final : public cm::Transport {
   Channels& channels_;
   Viewer::Depths depths_;
   std::map<rdma_cm_id*, std::unique_ptr<Connection>> viewers_;
-  std::vector<std::unique_ptr<Connection>> draining_;  // disconnected; destroyed once their work requests have flushed
-  loop::Reactor::Timer reap_timer_;   // armed while draining_ is not empty
+  cm::DrainingConnections<Connection> draining_;  // disconnected; destroyed once their work requests have flushed
 };
 
 }  // namespace vod::server::live

@@ -74,7 +74,7 @@ Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdm
       window_verbs_.emplace(id, pd, own_qp_.get());
       binding_.emplace(*window_verbs_, *windows->rkeys);
       // The QP to RTS and the binds posted; on failure the binding has freed what it made.
-      window_regions_ = binding_->start(windows->spans, windows->responder_resources, windows->rnr_retry, rdma::WorkId{owner_, kBind, 0}.pack());
+      window_regions_ = binding_->start(windows->spans, windows->responder_resources, windows->rnr_retry, rdma::WorkId{owner_, static_cast<std::uint8_t>(Work::bind), 0}.pack());
       state_ = State::binding;
     }
     for (std::uint32_t slot = 0; slot < depths_.recv; ++slot) post_recv(slot);
@@ -90,7 +90,7 @@ void Viewer::post_recv(std::uint32_t slot) {
   ibv_sge sge{reinterpret_cast<std::uint64_t>(buffers_.data() + depths_.send * kSendSlot + slot * kRecvSlot),
               static_cast<std::uint32_t>(kRecvSlot), mr_->lkey};
   ibv_recv_wr wr{};
-  wr.wr_id = rdma::WorkId{owner_, kRecv, slot}.pack();
+  wr.wr_id = rdma::WorkId{owner_, static_cast<std::uint8_t>(Work::recv), slot}.pack();
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
@@ -103,11 +103,8 @@ void Viewer::fail(const std::string& why) {
 }
 
 bool Viewer::on_completion(const ibv_wc& wc, rdma::WorkId id) {
-  if (id.kind == kDrainSend) {
-    send_marker_done_ = true;
-    return false;
-  }
-  if (id.kind == kBind) {
+  const auto kind = static_cast<Work>(id.kind);
+  if (kind == Work::bind) {
     if (!binding_) return false;
     const auto after = binding_->on_completion(wc.status);
     if (after == windows::WindowBinding::State::bound && state_ == State::binding) {
@@ -118,7 +115,7 @@ bool Viewer::on_completion(const ibv_wc& wc, rdma::WorkId id) {
     }
     return false;
   }
-  if (id.kind == kSend) {
+  if (kind == Work::send) {
     // The send's sequence number from its low 24 bits: fewer than 2^24 are ever outstanding.
     std::uint64_t seqno = (sends_done_ & ~std::uint64_t{rdma::WorkId::kMaxIndex}) | id.index;
     if (seqno < sends_done_) seqno += std::uint64_t{rdma::WorkId::kMaxIndex} + 1;
@@ -127,7 +124,7 @@ bool Viewer::on_completion(const ibv_wc& wc, rdma::WorkId id) {
       fail(std::string("a notification Send failed: ") + ibv_wc_status_str(wc.status));
     return wc.status == IBV_WC_SUCCESS && state_ != State::draining;
   }
-  if (id.kind != kRecv) return false;
+  if (kind != Work::recv) return false;
   if (recvs_posted_) --recvs_posted_;
   if (wc.status != IBV_WC_SUCCESS) {
     if (wc.status != IBV_WC_WR_FLUSH_ERR) fail(std::string("a receive failed: ") + ibv_wc_status_str(wc.status));
@@ -154,15 +151,16 @@ bool Viewer::on_completion(const ibv_wc& wc, rdma::WorkId id) {
   return true;
 }
 
-bool Viewer::send(const proto::LiveNotify& n) {
+bool Viewer::send(const proto::LiveNotify& n, bool last) {
   const auto bytes = proto::encode(n);
   std::uint8_t* slot = buffers_.data() + (sends_posted_ % depths_.send) * kSendSlot;
   std::memcpy(slot, bytes.data(), bytes.size());
-  // Signal every Nth send, and whenever the queue is about to fill, so its room is always known.
-  const bool signal = sends_posted_ + 1 - last_signaled_ >= depths_.signal_every || sends_posted_ + 2 - sends_done_ >= depths_.send;
+  // Signal every Nth send, and whenever the queue is about to fill, so its room is always known;
+  // and the last of a pump, so that every send is covered by a signaled one (cm::QpDrain counts).
+  const bool signal = last || sends_posted_ + 1 - last_signaled_ >= depths_.signal_every || sends_posted_ + 2 - sends_done_ >= depths_.send;
   ibv_sge sge{reinterpret_cast<std::uint64_t>(slot), static_cast<std::uint32_t>(bytes.size()), mr_->lkey};
   ibv_send_wr wr{};
-  wr.wr_id = rdma::WorkId{owner_, kSend, static_cast<std::uint32_t>(sends_posted_ & rdma::WorkId::kMaxIndex)}.pack();
+  wr.wr_id = rdma::WorkId{owner_, static_cast<std::uint8_t>(Work::send), static_cast<std::uint32_t>(sends_posted_ & rdma::WorkId::kMaxIndex)}.pack();
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
@@ -189,32 +187,17 @@ void Viewer::pump(const ChannelView& view) {
   cursor_ = plan.cursor;
   if (cursor_.phase == NotifyCursor::Phase::streaming) state_ = State::streaming;
   // In order; a failed post fails the viewer, which then drains: nothing after it is sent.
-  for (const proto::LiveNotify& n : plan.notifications)
-    if (!send(n)) break;
+  for (std::size_t i = 0; i < plan.notifications.size(); ++i)
+    if (!send(plan.notifications[i], i + 1 == plan.notifications.size())) break;
 }
 
 void Viewer::begin_drain(const std::string& why) {
   if (state_ == State::draining) return;
   log::debug("live", peer_ + ": draining (" + why + ")");
   state_ = State::draining;
-  drain_started_ = std::chrono::steady_clock::now();
   if (binding_) binding_->invalidate();  // its windows' rkeys fail from now on
   if (own_pd_) own_pd_->invalidate();    // so do its own registrations
-  // In the error state every outstanding work request completes as a flush. Receives always
-  // complete, so they are counted; Sends are signaled only now and then, so a signaled marker
-  // posted after the transition completes last on its queue. (A disconnect may have moved the QP
-  // to error already; doing it again is harmless.) No receive marker: rxe in Linux 6.1 flushes the
-  // receives queued at the transition but never completes one posted after it.
-  ibv_qp_attr attr{};
-  attr.qp_state = IBV_QPS_ERR;
-  if (int err = ibv_modify_qp(qp(), &attr, IBV_QP_STATE))
-    log::warn("live", peer_ + ": moving the QP to the error state failed: " + std::strerror(err));
-  ibv_send_wr send{};
-  send.wr_id = rdma::WorkId{owner_, kDrainSend, 0}.pack();
-  send.opcode = IBV_WR_SEND;
-  send.send_flags = IBV_SEND_SIGNALED;
-  ibv_send_wr* bad_send = nullptr;
-  if (ibv_post_send(qp(), &send, &bad_send) != 0) send_marker_done_ = true;  // nothing can arrive for it
+  drain_.begin(qp(), peer_);             // every outstanding work request completes as a flush
 }
 
 }  // namespace vod::server::live

@@ -19,13 +19,14 @@
 //                    coalesced notification (latest wins). The server never waits for a viewer.
 //                    What to send is decided by plan_notifications (notify_planner.hpp); the
 //                    viewer only posts it.
-//   draining         the QP is moved to the error state and a marker Send is posted (as the
-//                    kernel's ib_drain_sq does): once it and every receive have completed as
-//                    flushes, nothing of the QP is left in the CQ, and the viewer is destroyed.
+//   draining         the QP is moved to the error state (cm::QpDrain): once every send, receive
+//                    and bind it counts has completed as a flush, nothing of the QP is left in the
+//                    CQ, and the viewer is destroyed.
 //
-// Work requests are tagged (rdma::WorkId): kind kSend with the send's sequence number, kind kRecv
-// with the receive slot, kind kBind for the last window bind. Sends are signaled every `signal_every`th, and one signaled completion
-// retires every send before it.
+// Work requests are tagged (rdma::WorkId) with a Work kind: send with the send's sequence number,
+// recv with the receive slot, bind for the last window bind. Sends are signaled every
+// `signal_every`th and the last of each pump, and one signaled completion retires every send
+// before it: so the count of sends outstanding is exact, and a drain needs no marker.
 #pragma once
 
 #include <chrono>
@@ -35,6 +36,7 @@
 #include <string>
 #include <utility>
 
+#include "cm/draining.hpp"
 #include "host_buffer.hpp"
 #include "live/channel.hpp"
 #include "live/channel_view.hpp"
@@ -57,10 +59,8 @@ struct ViewerStats {
 class Viewer {
  public:
   enum class State { binding, awaiting_credit, joining, streaming, draining };
-  static constexpr std::uint8_t kSend = 1;
-  static constexpr std::uint8_t kRecv = 2;
-  static constexpr std::uint8_t kDrainSend = 3;  // the marker posted after the QP went to error
-  static constexpr std::uint8_t kBind = windows::kBindKind;  // the last memory window bind
+  // The kinds of its work requests' ids.
+  enum class Work : std::uint8_t { send = 1, recv = 2, bind = windows::kBindKind /* the last memory window bind */ };
 
   // With memory windows: the regions to bind windows over on the viewer's own QP, before the accept.
   struct WindowPlan {
@@ -108,22 +108,27 @@ class Viewer {
   // True once, when the binds have completed: the accept may go out now.
   bool take_bound() noexcept { return std::exchange(bound_, false); }
   ibv_qp* qp() const noexcept { return own_qp_ ? own_qp_.get() : qp_.get(); }
-  // Every receive has completed and so has the send marker (after every earlier Send: a queue
-  // completes in order): nothing of this QP is left to arrive in the shared CQ.
-  bool drained() const noexcept { return state_ == State::draining && send_marker_done_ && recvs_posted_ == 0; }
+  // Every send, receive and bind it posted has completed: nothing of this QP is left to arrive in
+  // the shared CQ.
+  bool drained() const noexcept { return state_ == State::draining && drain_.drained(outstanding()); }
+  std::uint64_t outstanding() const noexcept {
+    return (sends_posted_ - sends_done_) + recvs_posted_ + (binding_ && binding_->bind_outstanding() ? 1 : 0);
+  }
   bool failed() const noexcept { return !failure_.empty(); }  // a bad message or a failed send: disconnect it
   const std::string& failure() const noexcept { return failure_; }
   const std::string& peer() const noexcept { return peer_; }
   const std::string& channel() const noexcept { return channel_; }
   const ViewerStats& stats() const noexcept { return stats_; }
   std::uint32_t credits() const noexcept { return credits_; }
-  std::chrono::steady_clock::time_point drain_started() const noexcept { return drain_started_; }
+  cm::QpDrain::Clock::time_point drain_began() const noexcept { return drain_.began(); }
   // True once after a completion gave this viewer credit or queue room: the loop pumps it then.
   bool take_wants_pump() noexcept { return std::exchange(wants_pump_, false); }
 
  private:
   void post_recv(std::uint32_t slot);
-  bool send(const proto::LiveNotify& n);  // false: the post failed, and the viewer with it
+  // `last`: the last of this pump (signaled, so that no send is left uncovered). False: the post
+  // failed, and the viewer with it.
+  bool send(const proto::LiveNotify& n, bool last);
   void fail(const std::string& why);
 
   rdma_cm_id* id_;
@@ -146,7 +151,6 @@ class Viewer {
   bool bound_ = false;
   bool inline_sends_ = false;
   bool wants_pump_ = false;
-  bool send_marker_done_ = false;
 
   State state_ = State::awaiting_credit;
   std::uint32_t credits_ = 0;
@@ -155,7 +159,7 @@ class Viewer {
   std::uint64_t recvs_posted_ = 0;
   std::uint64_t acked_seq_ = 0;
   std::string failure_;
-  std::chrono::steady_clock::time_point drain_started_;
+  cm::QpDrain drain_;
   ViewerStats stats_;
 };
 

@@ -41,6 +41,7 @@
 #include "vod/protocol/segment_table.hpp"
 #include "vod/rdma/handles.hpp"
 #include "windows/slot_windows.hpp"
+#include "windows/window_binding.hpp"
 
 namespace vod::server::ondemand {
 
@@ -60,11 +61,14 @@ struct SlotAccess {
   windows::PinnedBudget* budget = nullptr;  // own_pd: what those registrations count against (--isolation-memory)
 };
 
+// The kinds of a VoD connection's work request ids (rdma::WorkId::kind), one enum for its hub owner:
+// the binds of its connection windows (windows::WindowBinding), and its segment channel's receives,
+// notification sends and slot window binds.
+enum class VodWork : std::uint8_t { bind = windows::kBindKind, recv = 5, send = 6, slot_bind = 7 };
+constexpr std::uint8_t kind_of(VodWork w) noexcept { return static_cast<std::uint8_t>(w); }
+
 class SegmentChannel {
  public:
-  static constexpr std::uint8_t kRecv = 5;
-  static constexpr std::uint8_t kSend = 6;
-  static constexpr std::uint8_t kSlotBind = 7;
   static constexpr std::uint16_t kMaxAhead = 8;  // read-ahead granted per request, whatever is asked
 
   // Registers its buffers on `pd` and posts the receives on `qp` (in INIT or later, before the
@@ -83,9 +87,9 @@ class SegmentChannel {
   static std::uint32_t send_depth(std::uint16_t credits) noexcept { return 2u * credits + 1; }
   static std::uint32_t recv_depth(std::uint16_t credits) noexcept { return credits; }
 
-  // A completion of kind kRecv, kSend or kSlotBind. Returns a reason to cut the connection off (a
+  // A completion of kind recv, send or slot_bind. Returns a reason to cut the connection off (a
   // failed receive, send or bind that is not a flush), or an empty string.
-  std::string on_completion(const ibv_wc& wc, std::uint8_t kind, std::uint32_t index);
+  std::string on_completion(const ibv_wc& wc, VodWork kind, std::uint32_t index);
   // The connection is going: answers that arrive later are dropped, and its slot windows are freed.
   void close() noexcept;
   // Work requests posted on the QP whose completions have not arrived yet. Every completion of

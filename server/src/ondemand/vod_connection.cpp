@@ -66,29 +66,26 @@ void VodConnection::disconnect() noexcept {
 void VodConnection::cut_off(const std::string& why) { handle(Event::cut_off, why); }
 
 void VodConnection::on_completion(const ibv_wc& wc, rdma::WorkId wid) {
-  if (wid.kind == kDrainKind) {
-    drained_ = true;  // its transport reaps it after this poll
-    return;
-  }
-  if ((wid.kind == SegmentChannel::kRecv || wid.kind == SegmentChannel::kSend || wid.kind == SegmentChannel::kSlotBind) && channel_) {
+  const auto kind = static_cast<VodWork>(wid.kind);
+  if ((kind == VodWork::recv || kind == VodWork::send || kind == VodWork::slot_bind) && channel_) {
     if (state_ == State::draining || state_ == State::gone) {
-      channel_->on_completion(wc, wid.kind, wid.index);  // closed: it only counts the flush
-      drained_ = drained_ || counted_drain();
+      channel_->on_completion(wc, kind, wid.index);  // closed: it only counts the flush (its transport reaps it after this poll)
       return;
     }
-    const std::string why = channel_->on_completion(wc, wid.kind, wid.index);
+    const std::string why = channel_->on_completion(wc, kind, wid.index);
     if (!why.empty()) {
       log::warn("server", peer_ + ": " + why + "; disconnecting it");
       cut_off(why);  // `this` may be gone
     }
     return;
   }
-  if (wid.kind != windows::kBindKind || !windows_) {
+  if (kind != VodWork::bind || !windows_) {
     log::warn("server", peer_ + ": unexpected completion (kind " + std::to_string(wid.kind) + ", " + ibv_wc_status_str(wc.status) + ")");
     return;
   }
-  if (state_ != State::binding) return;  // a late one: it failed or went meanwhile
-  switch (windows_->on_completion(wc.status)) {
+  const auto after = windows_->on_completion(wc.status);  // counted in any state: a drain waits for it
+  if (state_ != State::binding) return;                  // a late one: it failed or went meanwhile
+  switch (after) {
     case windows::WindowBinding::State::bound: return handle(Event::bound);
     case windows::WindowBinding::State::failed: return handle(Event::bind_failed, windows_->failure());
     default: return;

@@ -6,7 +6,7 @@
 // Without memory windows it is accepted at once (state accepting, an rdma_cm QP on the hub's CQ
 // that nothing is ever posted to). With windows it starts binding: its own QP brought to RTS and the
 // binds posted (windows::WindowBinding); the accept goes out when the signalled bind completes, the
-// completion delivered to its hub owner id (WorkId kind windows::kBindKind). A connection that
+// completion delivered to its hub owner id (WorkId kind VodWork::bind). A connection that
 // cannot be set up is rejected (internal_error) and its transport drains its QP before destroying
 // it (VodTransport::fail).
 #pragma once
@@ -22,6 +22,7 @@
 #include "auth/grant.hpp"
 #include "cm/routes.hpp"
 #include "cm/cm_endpoint.hpp"
+#include "cm/draining.hpp"
 #include "loop/reactor.hpp"
 #include "ondemand/counted.hpp"
 #include "ondemand/segment_channel.hpp"
@@ -40,9 +41,6 @@ class VodTransport;
 
 class VodConnection final : public cm::CmEndpoint {
  public:
-  // The kind of the marker Send posted to a failed connection's QP after it went to error.
-  static constexpr std::uint8_t kDrainKind = 3;
-
   VodConnection(VodTransport& transport, std::shared_ptr<CatalogRegistration> catalog, const Admit& admit, std::string peer);
   VodConnection(const VodConnection&) = delete;
   VodConnection& operator=(const VodConnection&) = delete;
@@ -62,6 +60,9 @@ class VodConnection final : public cm::CmEndpoint {
   const std::string& movie() const noexcept { return movie_; }
   const auth::Grant& grant() const noexcept { return grant_; }
   rdma_cm_id* id() const noexcept { return id_.get(); }
+  // Failed: every work request it counts has completed since its QP went to error (cm::QpDrain).
+  bool drained() const noexcept { return drain_.drained(outstanding()); }
+  cm::QpDrain::Clock::time_point drain_began() const noexcept { return drain_.began(); }
 
  private:
   friend class VodTransport;  // builds it (accept), fails and reaps it
@@ -81,7 +82,7 @@ class VodConnection final : public cm::CmEndpoint {
   rdma::CmIdHandle id_;
   cm::Routes::Route route_;
   std::optional<windows::ConnectionPd> own_pd_;     // --isolation pd: its PD and its own registrations, after its QP
-  rdma::CqShare cq_;                                 // with windows: room for its binds (and a drain marker)
+  rdma::CqShare cq_;                                 // with windows: room for its binds
   rdma::QueuePair qp_;                               // without windows: rdma_cm's
   rdma::VerbsQueuePair own_qp_;                      // with windows: its own
   std::optional<windows::RdmaWindowVerbs> verbs_;    // own_qp_'s
@@ -97,11 +98,11 @@ class VodConnection final : public cm::CmEndpoint {
   std::chrono::steady_clock::time_point since_;
   std::uint8_t depth_ = 0;
   std::vector<std::uint8_t> accept_data_;  // while binding: the accept to send
-  bool drained_ = false;                   // failed: the drain marker's completion arrived, or counted_drain()
-  // Drained by count, without a marker: a segment channel alone on the QP (no connection windows),
-  // all of whose posted work requests have completed (SegmentChannel::outstanding).
-  bool counted_drain() const noexcept { return channel_ && !windows_ && channel_->outstanding() == 0; }
-  std::chrono::steady_clock::time_point drain_started_{};
+  // Its work requests not completed yet: the segment channel's, and the chain of window binds.
+  std::uint64_t outstanding() const noexcept {
+    return (channel_ ? channel_->outstanding() : 0) + (windows_ && windows_->bind_outstanding() ? 1 : 0);
+  }
+  cm::QpDrain drain_;  // failed: its QP in the error state, destroyed once outstanding() is 0
 };
 
 }  // namespace vod::server::ondemand

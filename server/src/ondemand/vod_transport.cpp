@@ -11,8 +11,8 @@
 
 namespace vod::server::ondemand {
 
-VodTransport::VodTransport(Context context) : ctx_(std::move(context)) {
-  ctx_.completions.after_poll([this] { reap_failed(); });  // a drain marker may have completed
+VodTransport::VodTransport(Context context) : ctx_(std::move(context)), failed_(ctx_.reactor, "server") {
+  ctx_.completions.after_poll([this] { failed_.reap(); });  // a drain's last flush may have arrived
 }
 
 VodTransport::~VodTransport() {
@@ -55,10 +55,10 @@ void VodTransport::accept(cm::Accepting a) {
       }
     }
     if (ctx_.cache) {
-      // With a segment cache: its requests' receives, its notifications and a drain marker, on the
-      // hub's CQ with room reserved for all of them; receives posted before the accept.
+      // With a segment cache: its requests' receives and its notifications, on the hub's CQ with
+      // room reserved for all of them; receives posted before the accept.
       const std::uint16_t credits = ctx_.cache->options().request_credits;
-      const std::uint32_t sends = SegmentChannel::send_depth(credits) + 1, recvs = SegmentChannel::recv_depth(credits);
+      const std::uint32_t sends = SegmentChannel::send_depth(credits), recvs = SegmentChannel::recv_depth(credits);
       c->cq_ = rdma::CqShare(hub, id->verbs, sends + recvs);
       attr.send_cq = c->cq_.cq();
       attr.recv_cq = c->cq_.cq();
@@ -84,10 +84,10 @@ void VodTransport::accept(cm::Accepting a) {
   } else {
     if (binding_ >= kMaxBinding) throw std::runtime_error(std::to_string(binding_) + " clients are binding windows already");
     // Room in the hub's CQ for everything its QP may complete: the binds (or a failed bind and the
-    // flushes after it) and a drain marker; with a segment cache, its requests' receives, its
-    // notifications and a slot window's bind too.
+    // flushes after it); with a segment cache, its requests' receives, its notifications and a
+    // slot window's bind too.
     const std::uint16_t credits = ctx_.cache ? ctx_.cache->options().request_credits : 0;
-    const std::uint32_t sends = 4 + (ctx_.cache ? SegmentChannel::send_depth(credits) : 0);  // catalog, movie (or table), index; a marker
+    const std::uint32_t sends = 3 + (ctx_.cache ? SegmentChannel::send_depth(credits) : 0);  // catalog, movie (or table), index
     const std::uint32_t recvs = ctx_.cache ? SegmentChannel::recv_depth(credits) : 1;
     c->cq_ = rdma::CqShare(hub, id->verbs, sends + recvs);
     attr.send_cq = c->cq_.cq();
@@ -107,7 +107,7 @@ void VodTransport::accept(cm::Accepting a) {
       spans.push_back({m->index_mr.get(), accept.index});
     }
     // The QP to RTS and the binds posted; if that throws, the connection goes with this frame.
-    const auto regions = c->windows_->start(spans, a.depth, 7, rdma::WorkId{c->hub_owner_.id(), windows::kBindKind, 0}.pack());
+    const auto regions = c->windows_->start(spans, a.depth, 7, rdma::WorkId{c->hub_owner_.id(), kind_of(VodWork::bind), 0}.pack());
     accept.catalog = regions[0];
     if (m) {
       (m->movie->cached ? accept.segments : accept.movie) = regions[1];
@@ -170,39 +170,8 @@ void VodTransport::destroy(VodConnection& c) {
   // Drain before destroy: windows freed, QP in the error state, and every work request posted on
   // it completed (as a flush) before its room in the CQ is given back.
   if (gone->windows_) gone->windows_->invalidate();
-  rdma::move_to_error(gone->qp());
-  gone->drain_started_ = std::chrono::steady_clock::now();
-  if (gone->channel_ && !gone->windows_) {
-    // Counted: a segment channel knows what it posted (SegmentChannel::outstanding). No marker
-    // Send: siw's user QPs flush what they hold on entering the error state, but never complete a
-    // Send posted after it.
-    gone->drained_ = gone->counted_drain();
-  } else {
-    // A signalled marker Send, which completes (as a flush) after every work request posted before it.
-    ibv_send_wr marker{};
-    marker.wr_id = rdma::WorkId{gone->hub_owner_.id(), VodConnection::kDrainKind, 0}.pack();
-    marker.opcode = IBV_WR_SEND;
-    marker.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad = nullptr;
-    if (ibv_post_send(gone->qp(), &marker, &bad) != 0) gone->drained_ = true;  // nothing can arrive for it
-  }
-  failed_.push_back(std::move(gone));
-  if (!reap_timer_.armed()) reap_timer_ = ctx_.reactor.at(std::chrono::steady_clock::now() + kReapEvery, [this] { reap_failed(); });
-}
-
-void VodTransport::reap_failed(bool force) {
-  if (failed_.empty()) return;
-  const auto now = std::chrono::steady_clock::now();
-  std::erase_if(failed_, [&](const std::unique_ptr<VodConnection>& c) {
-    if (c->drained_) return true;
-    if (force || now - c->drain_started_ > kDrainLimit) {
-      log::warn("server", c->peer_ + ": its work requests did not flush within " + std::to_string(kDrainLimit.count()) +
-                              " s; destroying its QP anyway");
-      return true;
-    }
-    return false;
-  });
-  if (!failed_.empty() && !reap_timer_.armed()) reap_timer_ = ctx_.reactor.at(now + kReapEvery, [this] { reap_failed(); });
+  gone->drain_.begin(gone->qp(), gone->peer_);
+  failed_.add(std::move(gone));
 }
 
 void VodTransport::cut_off_if(const std::function<std::optional<std::string>(const auth::Grant&)>& why) {

@@ -2,9 +2,9 @@
 // The VoD transport: movie and catalog clients over rdma_cm, each a VodConnection it owns. It sets
 // them up (an rdma_cm QP, or a QP of their own with memory windows bound before the accept), cuts
 // them off (revocation, token expiry, the drain's end), and keeps the ones that failed while their
-// QPs drain: rejected at once, their grants given back at once, destroyed once a marker Send posted
-// after the QP went to error has completed (or after kDrainLimit) — never a QP destroyed, nor its
-// share of the CQ given back, while a flush of it can still arrive.
+// QPs drain (cm::DrainingConnections): rejected at once, their grants given back at once, destroyed
+// once every work request they counted has completed as a flush (or after kDrainLimit) — never a
+// QP destroyed, nor its share of the CQ given back, while a flush of it can still arrive.
 #pragma once
 
 #include <chrono>
@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cm/draining.hpp"
 #include "cm/routes.hpp"
 #include "cm/transport.hpp"
 #include "loop/completion_source.hpp"
@@ -29,9 +30,6 @@ class VodTransport final : public cm::Transport {
   // Clients binding windows at once, at most: each could leave 3 completions (a failed bind and the
   // flushes after it) where 1024 fit (the window CQ this bound before the hub shared one).
   static constexpr std::size_t kMaxBinding = 341;
-  // How long a failed connection's QP may take to flush before it is destroyed anyway.
-  static constexpr std::chrono::seconds kDrainLimit{5};
-  static constexpr std::chrono::milliseconds kReapEvery{100};
 
   struct Context {
     loop::Reactor& reactor;
@@ -59,7 +57,7 @@ class VodTransport final : public cm::Transport {
   void cut_off_all() override;
   void count(ServerMetrics::ConnectionCounts& counts) const override;
   // Destroys the failed connections whose QP has flushed (force: all, at exit).
-  void reap_failed(bool force = false);
+  void reap_failed(bool force = false) { failed_.reap(force); }
   std::size_t failed() const noexcept { return failed_.size(); }
   const ChannelStats& channel_stats() const noexcept { return channel_stats_; }
 
@@ -74,8 +72,7 @@ class VodTransport final : public cm::Transport {
   Context ctx_;
   std::unordered_map<const VodConnection*, std::unique_ptr<VodConnection>> connections_;
   std::size_t binding_ = 0;                             // of them, binding windows
-  std::vector<std::unique_ptr<VodConnection>> failed_;  // rejected; destroyed once their QPs have flushed
-  loop::Reactor::Timer reap_timer_;                     // armed while failed_ is not empty
+  cm::DrainingConnections<VodConnection> failed_;      // rejected or gone; destroyed once their QPs have flushed
   ChannelStats channel_stats_;                          // every connection's segment requests
 };
 

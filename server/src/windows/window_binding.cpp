@@ -40,6 +40,7 @@ std::vector<proto::RegionDescriptor> WindowBinding::start(std::span<const Window
       return out;
     }
     verbs_.post_binds(binds, wr_id);
+    bind_outstanding_ = !binds.empty();
   } catch (const std::exception& e) {
     fail(e.what());
     throw;
@@ -48,6 +49,7 @@ std::vector<proto::RegionDescriptor> WindowBinding::start(std::span<const Window
 }
 
 WindowBinding::State WindowBinding::on_completion(ibv_wc_status status) {
+  bind_outstanding_ = false;  // the chain's signalled last: every bind before it completed too
   if (state_ != State::binding) return state_;
   if (status == IBV_WC_SUCCESS) state_ = State::bound;
   else fail(std::string("binding its memory windows failed: ") + ibv_wc_status_str(status));

@@ -88,6 +88,9 @@ class WindowBinding {
   State state() const noexcept { return state_; }
   const std::string& failure() const noexcept { return failure_; }
   std::size_t windows() const noexcept { return windows_.size(); }
+  // The chain of binds is posted and its signalled last has not completed (nor flushed): what a
+  // drain of the QP waits for (cm::QpDrain).
+  bool bind_outstanding() const noexcept { return bind_outstanding_; }
 
  private:
   void fail(std::string why) noexcept;
@@ -97,6 +100,7 @@ class WindowBinding {
   RkeyHistory& rkeys_;
   State state_ = State::idle;
   bool in_rts_ = false;
+  bool bind_outstanding_ = false;
   std::vector<std::uint32_t> windows_;
   std::string failure_;
 };
