@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
 
 #include "vod/log.hpp"
 #include "vod/rdma/error.hpp"
+#include "windows/isolation.hpp"
 
 namespace vod::server {
 
@@ -84,6 +86,47 @@ proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionD
   e.mime_type = movie.info.mime_type.substr(0, 47);
   e.content = movie.content;
   return e;
+}
+
+std::shared_ptr<Device> open_device(ibv_context* ctx, std::uint8_t port, const std::string& isolation, bool tokens) {
+  const std::string name = rdma::device_name(ctx);
+  // With tokens, each device keeps every connection to what its token granted, as strongly as it
+  // can (windows, else a PD per connection), or as --isolation says.
+  const rdma::DeviceLimits limits = rdma::query_limits(ctx, port);
+  const auto chosen = windows::choose_isolation(windows::parse_isolation(isolation), tokens, limits.type2_windows, limits.iwarp, name);
+  if (chosen.mode == windows::Isolation::shared) log::warn("auth", chosen.why);
+  else if (chosen.mode != windows::Isolation::none) log::info("auth", chosen.why);
+  auto device = std::make_shared<Device>(ctx, limits, chosen.mode);
+  log::info("server", "device " + name + (limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " + std::to_string(limits.max_qp_rd_atom) +
+                          ", max_msg_size " + std::to_string(limits.max_msg_size) + ", active MTU " + std::to_string(limits.active_mtu_bytes));
+  return device;
+}
+
+void register_arena(Device& device, const cache::SegmentCache& cache) {
+  const std::uint64_t length = cache.arena_length(), slot = cache.options().segment_size;
+  device.arena_addr = reinterpret_cast<std::uint64_t>(const_cast<std::uint8_t*>(cache.arena().data()));
+  device.arena_length = length;
+  std::uint32_t lkey = 0;
+  if (device.own_pds()) return;
+  if (!device.binds_windows()) {
+    device.arena = rdma::register_memory(device.pd.get(), const_cast<std::uint8_t*>(cache.arena().data()), length, IBV_ACCESS_REMOTE_READ, "the segment cache's arena");
+    lkey = device.arena->lkey;
+  } else {
+    if (cache.slots() > device.limits.max_mr / 2)
+      throw std::runtime_error("device " + device.limits.name + " allows " + std::to_string(device.limits.max_mr) + " memory regions, too few for " +
+                               std::to_string(cache.slots()) + " cache slots registered one by one (with tokens): raise --segment-size");
+    device.arena_slots.reserve(cache.slots());
+    for (std::uint32_t i = 0; i < cache.slots(); ++i)
+      device.arena_slots.push_back(rdma::register_memory(device.pd.get(), const_cast<std::uint8_t*>(cache.arena().data()) + std::uint64_t{i} * slot, slot, IBV_ACCESS_MW_BIND,
+                                                         "segment cache slot " + std::to_string(i)));
+    lkey = device.arena_slots[0]->lkey;
+  }
+  // For the operator's eyes only (debug level): with windows, no client ever learns these keys.
+  char keys[32];
+  std::snprintf(keys, sizeof keys, "lkey 0x%x", lkey);
+  log::debug("cache", "registered the arena on " + device.limits.name + ": " + std::to_string(length) + " bytes, " +
+                          (device.binds_windows() ? std::to_string(cache.slots()) + " regions, slot 0's " + keys + " (window binding only)"
+                                          : std::string(keys) + " (remote read)"));
 }
 
 std::uint64_t catalog_instance() {

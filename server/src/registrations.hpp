@@ -10,8 +10,10 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "cache/segment_cache.hpp"
 #include "host_buffer.hpp"
 #include "movie_library.hpp"
 #include "windows/isolation.hpp"
@@ -85,6 +87,16 @@ struct CatalogRegistration {
   // The accept for movie entry `index` (kNoMovie for catalog only), before the read depth is filled in.
   proto::AcceptData accept_for(std::uint32_t index) const;
 };
+
+// Opens the device `ctx` (port `port`) for serving: queries its limits and chooses how it keeps
+// each connection to what its token granted (windows/isolation.hpp: `isolation` is --isolation,
+// `tokens` whether --auth-secret is on), logging the choice and the limits the server uses.
+std::shared_ptr<Device> open_device(ibv_context* ctx, std::uint8_t port, const std::string& isolation, bool tokens);
+
+// Registers the segment cache's arena on a device, once: REMOTE_READ as movies are; with windows,
+// slot by slot and for binding only; with a PD per client not at all (each registers the slots it
+// asks for on its own PD). Throws when the device has too few memory regions for the slots.
+void register_arena(Device& device, const cache::SegmentCache& cache);
 
 // The random number every catalog of this process carries (drawn once, never 0): with the generation
 // it names one version of each entry (docs/protocol.md, "Catalog region").

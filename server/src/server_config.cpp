@@ -71,6 +71,7 @@ static void check_cluster_options(ServerConfig& c) {
     if (eq == std::string::npos || proto::invalid_name_reason(s.substr(0, eq)) || k.empty() || k.size() > 2 ||
         k.find_first_not_of("0123456789") != std::string::npos || std::stoul(k) < 1 || std::stoul(k) > cluster::kMaxSpread)
       throw std::invalid_argument("--cluster-spread '" + s + "': expected NAME=K, a movie name and K from 1 to 16");
+    c.spread[s.substr(0, eq)] = static_cast<unsigned>(std::stoul(k));
   }
 }
 
@@ -183,6 +184,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   }
   if (c.media_dir.empty() && c.live.empty())
     throw std::invalid_argument("--media-dir is required, unless the server only serves --live channels (see vod-server --help)");
+  for (const auto& text : c.live) c.live_channels.push_back(live::parse_channel(text));
   if (c.live_buffer_seconds < 0.5 || c.live_buffer_seconds > 600) throw std::invalid_argument("--live-buffer must be 0.5..600 seconds");
   if (c.live_bitrate_mbps <= 0 || c.live_bitrate_mbps > 10000) throw std::invalid_argument("--live-bitrate must be in (0, 10000] Mbit/s");
   if (!c.live_multicast.empty() && c.live.empty()) throw std::invalid_argument("--live-multicast sends live channels: give --live NAME=SOURCE too");

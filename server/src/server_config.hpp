@@ -6,10 +6,12 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "live/source_spec.hpp"
 #include "vod/cluster/etcd_url.hpp"
 #include "vod/defaults.hpp"
 
@@ -71,6 +73,9 @@ struct ServerConfig {
   double cluster_weight = 1;                // relative capacity, for placement
   unsigned cluster_ttl = 10;                // seconds: a dead server drops out of the fleet within this
   std::vector<std::string> cluster_spread;  // NAME=K: a popular movie placed on the top K servers
+  // Parsed once, by parse_server_config: --live's channels and --cluster-spread's NAME=K.
+  std::vector<live::ChannelConfig> live_channels;
+  std::map<std::string, unsigned> spread;
   unsigned test_evict_every_ms = 0;         // a test hook: evict the slot last asked for (else the newest filled) this often (hidden)
   std::string udp_test_drop;           // a test hook: datagrams to drop on purpose (hidden from --help)
   unsigned test_fail_binds = 0;        // a test hook: every Nth connection's window binds fail at the device (hidden)

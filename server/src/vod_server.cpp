@@ -10,7 +10,6 @@
 #include "udp/udp_regions.hpp"
 #include "vod/log.hpp"
 #include "vod/rdma/error.hpp"
-#include "windows/isolation.hpp"
 #include "windows/rdma_window_verbs.hpp"
 
 namespace vod::server {
@@ -20,12 +19,6 @@ VodServer::DeviceList::~DeviceList() {
 }
 
 namespace {
-std::vector<live::ChannelConfig> live_channels(const ServerConfig& c) {
-  std::vector<live::ChannelConfig> out;
-  for (const auto& text : c.live) out.push_back(live::parse_channel(text));
-  return out;
-}
-
 live::LiveOptions live_options(const ServerConfig& c) {
   live::LiveOptions o;
   o.buffer_seconds = c.live_buffer_seconds;
@@ -57,7 +50,7 @@ VodServer::VodServer(ServerConfig config)
       cache_(make_cache(reactor_, config_)),
       pinned_(config_.isolation_memory),
       completions_(reactor_, hub_),
-      channels_(reactor_, live_channels(config_), live_options(config_)),
+      channels_(reactor_, config_.live_channels, live_options(config_)),
       live_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, &pinned_}, channels_),
       vod_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, [this] { counts_changed_ = true; }, cache_.get(),
             cache_ ? &slot_watchers_.emplace(cache_->slots()) : nullptr, &pinned_}) {
@@ -65,7 +58,7 @@ VodServer::VodServer(ServerConfig config)
   if (!config_.auth_secret.empty()) load_auth_keys();
   if (!config_.revoked.empty()) load_revocations();
   library_options_.remux_ts = config_.remux == "ts";
-  for (const auto& c : config_.live) library_options_.reserved_names.insert(live::parse_channel(c).name);
+  for (const auto& channel : config_.live_channels) library_options_.reserved_names.insert(channel.name);
   if (cache_) {
     index_store_.emplace(config_.state_dir);
     const auto republish_soon = [this] {
@@ -199,19 +192,9 @@ void VodServer::open_devices() {
     names += (names.empty() ? "" : ", ") + name;
     if (!config_.device.empty() && name != config_.device) continue;
     const std::uint8_t port = listener_->id()->port_num ? listener_->id()->port_num : 1;
-    // With tokens, each device keeps every connection to what its token granted, as strongly as it
-    // can (windows, else a PD per connection), or as --isolation says.
-    const rdma::DeviceLimits limits = rdma::query_limits(ctx, port);
-    const auto isolation = windows::choose_isolation(windows::parse_isolation(config_.isolation), !config_.auth_secret.empty(),
-                                                     limits.type2_windows, limits.iwarp, name);
-    if (isolation.mode == windows::Isolation::shared) log::warn("auth", isolation.why);
-    else if (isolation.mode != windows::Isolation::none) log::info("auth", isolation.why);
-    auto device = std::make_shared<Device>(ctx, limits, isolation.mode);
-    if (cache_) register_arena(*device);
+    auto device = open_device(ctx, port, config_.isolation, !config_.auth_secret.empty());
+    if (cache_) register_arena(*device, *cache_);
     device_ports_[ctx] = port;
-    log::info("server", "device " + name + (device->limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " +
-                            std::to_string(device->limits.max_qp_rd_atom) + ", max_msg_size " + std::to_string(device->limits.max_msg_size) +
-                            ", active MTU " + std::to_string(device->limits.active_mtu_bytes));
     completions_.add_device(ctx);  // the device's CQ, and its channel in the loop, before any QP
     channels_.register_device(device);
     devices_[ctx] = std::move(device);
@@ -223,35 +206,6 @@ void VodServer::open_devices() {
                                 (names.empty() ? "none" : names) + ")");
     throw rdma::NoDeviceError("no RDMA device behind " + config_.bind);
   }
-}
-
-void VodServer::register_arena(Device& device) {
-  // Once per device, REMOTE_READ as movies are; with windows, slot by slot and for binding only;
-  // with a PD per client not at all (each registers the slots it asks for on its own PD).
-  const std::uint64_t length = cache_->arena_length(), slot = cache_->options().segment_size;
-  device.arena_addr = reinterpret_cast<std::uint64_t>(cache_->arena().data());
-  device.arena_length = length;
-  std::uint32_t lkey = 0;
-  if (device.own_pds()) return;
-  if (!device.binds_windows()) {
-    device.arena = rdma::register_memory(device.pd.get(), cache_->arena().data(), length, IBV_ACCESS_REMOTE_READ, "the segment cache's arena");
-    lkey = device.arena->lkey;
-  } else {
-    if (cache_->slots() > device.limits.max_mr / 2)
-      throw std::runtime_error("device " + device.limits.name + " allows " + std::to_string(device.limits.max_mr) + " memory regions, too few for " +
-                               std::to_string(cache_->slots()) + " cache slots registered one by one (with tokens): raise --segment-size");
-    device.arena_slots.reserve(cache_->slots());
-    for (std::uint32_t i = 0; i < cache_->slots(); ++i)
-      device.arena_slots.push_back(rdma::register_memory(device.pd.get(), cache_->arena().data() + std::uint64_t{i} * slot, slot, IBV_ACCESS_MW_BIND,
-                                                         "segment cache slot " + std::to_string(i)));
-    lkey = device.arena_slots[0]->lkey;
-  }
-  // For the operator's eyes only (debug level): with windows, no client ever learns these keys.
-  char keys[32];
-  std::snprintf(keys, sizeof keys, "lkey 0x%x", lkey);
-  log::debug("cache", "registered the arena on " + device.limits.name + ": " + std::to_string(length) + " bytes, " +
-                          (device.binds_windows() ? std::to_string(cache_->slots()) + " regions, slot 0's " + keys + " (window binding only)"
-                                          : std::string(keys) + " (remote read)"));
 }
 
 ServiceStatus VodServer::service_status() const noexcept {

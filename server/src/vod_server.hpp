@@ -59,7 +59,6 @@ class VodServer {
 
  private:
   void open_devices();
-  void register_arena(Device& device);  // the cache's arena on a new device
   // Registers `library`'s catalog on every device and offers it over UDP; throws what a
   // registration throws, before anything changed.
   void offer(const Library& library);

@@ -26,8 +26,8 @@ cluster::MemberRecord VodServer::member_record() const {
     return 0;
   });
   r.catalog_generation = library_.generation;
-  for (const auto& s : config_.cluster_spread) r.spread[s.substr(0, s.rfind('='))] = static_cast<unsigned>(std::stoul(s.substr(s.rfind('=') + 1)));
-  for (const auto& text : config_.live) r.live.push_back(live::parse_channel(text).name);
+  r.spread = config_.spread;
+  for (const auto& channel : config_.live_channels) r.live.push_back(channel.name);
   return r;
 }
 

@@ -26,17 +26,6 @@ proto::RegionDescriptor describe(const ibv_mr* mr, std::uint64_t length) {
 }
 }  // namespace
 
-ChannelConfig parse_channel(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw std::invalid_argument("--live '" + text + "' must be NAME=SOURCE, e.g. cam=udp://239.0.0.1:5000 or demo=file:/srv/loop.ts");
-  ChannelConfig c;
-  c.name = text.substr(0, eq);
-  if (const char* why = proto::invalid_name_reason(c.name)) throw std::invalid_argument("--live channel name '" + c.name + "': " + why);
-  c.source = parse_source(text.substr(eq + 1));
-  return c;
-}
-
 Channels::Channels(loop::Reactor& reactor, std::vector<ChannelConfig> configs, LiveOptions options)
     : reactor_(reactor), options_(std::move(options)) {
   if (configs.empty()) return;

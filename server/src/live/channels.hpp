@@ -28,11 +28,6 @@
 
 namespace vod::server::live {
 
-struct ChannelConfig {
-  std::string name;
-  SourceSpec source;
-};
-
 struct LiveOptions {
   double buffer_seconds = 4;             // ring size, in seconds of the channel's bitrate
   double assumed_bitrate_bps = 8e6;      // for sources whose bitrate is not known before they run
@@ -41,8 +36,6 @@ struct LiveOptions {
   std::optional<udp::MulticastOptions> multicast;  // --live-multicast: every record to this group too
 };
 
-// Parses NAME=SOURCE (--live); throws std::invalid_argument.
-ChannelConfig parse_channel(const std::string& text);
 
 class Channels {
  public:

@@ -332,48 +332,6 @@ class GstSource final : public Source {
 
 }  // namespace
 
-SourceSpec parse_source(const std::string& text) {
-  SourceSpec s;
-  s.text = text;
-  if (text == "-") {
-    s.kind = SourceSpec::Kind::standard_input;
-    return s;
-  }
-  if (text.rfind("file:", 0) == 0) {
-    s.kind = SourceSpec::Kind::file;
-    s.path = text.substr(5);
-    if (s.path.empty()) throw std::invalid_argument("live source '" + text + "': file: needs a path (file:/srv/live/loop.ts)");
-    return s;
-  }
-  if (text.rfind("gst:", 0) == 0) {
-    s.kind = SourceSpec::Kind::gst;
-    s.pipeline = text.substr(4);
-    if (s.pipeline.find_first_not_of(' ') == std::string::npos)
-      throw std::invalid_argument("live source '" + text + "': gst: needs a pipeline whose last element produces MPEG-TS");
-    return s;
-  }
-  if (text.rfind("udp://", 0) == 0) {
-    s.kind = SourceSpec::Kind::udp;
-    std::string rest = text.substr(6);
-    if (const auto at = rest.find('@'); at != std::string::npos) {
-      s.group = rest.substr(0, at);
-      rest = rest.substr(at + 1);
-    }
-    const auto colon = rest.rfind(':');
-    if (colon == std::string::npos) throw std::invalid_argument("live source '" + text + "': udp:// needs HOST:PORT (udp://[GROUP@]HOST:PORT)");
-    s.host = rest.substr(0, colon);
-    if (s.host.size() > 2 && s.host.front() == '[' && s.host.back() == ']') s.host = s.host.substr(1, s.host.size() - 2);
-    const std::string port = rest.substr(colon + 1);
-    char* end = nullptr;
-    const unsigned long p = std::strtoul(port.c_str(), &end, 10);
-    if (port.empty() || *end || p == 0 || p > 65535) throw std::invalid_argument("live source '" + text + "': the port must be 1..65535");
-    s.port = static_cast<std::uint16_t>(p);
-    if (s.group.empty() && s.host.empty()) s.host = "0.0.0.0";
-    return s;
-  }
-  throw std::invalid_argument("live source '" + text + "' is not file:PATH, udp://[GROUP@]HOST:PORT, gst:PIPELINE or - (stdin)");
-}
-
 std::unique_ptr<Source> make_source(const SourceSpec& spec, const SourceOptions& options) {
   switch (spec.kind) {
     case SourceSpec::Kind::file: return std::make_unique<FileSource>(spec.path, options);

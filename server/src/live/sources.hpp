@@ -19,21 +19,9 @@
 #include <string>
 
 #include "live/channel.hpp"
+#include "live/source_spec.hpp"
 
 namespace vod::server::live {
-
-struct SourceSpec {
-  enum class Kind { file, udp, gst, standard_input } kind = Kind::file;
-  std::string path;      // file
-  std::string pipeline;  // gst
-  std::string group;     // udp: multicast group to join, or empty
-  std::string host;      // udp: address to bind (or the group itself)
-  std::uint16_t port = 0;
-  std::string text;      // as given, for logs
-};
-
-// Parses SOURCE of --live NAME=SOURCE; throws std::invalid_argument saying what is wrong.
-SourceSpec parse_source(const std::string& text);
 
 struct SourceOptions {
   double silence_seconds = 2.0;  // udp: no datagram for this long ends the stream (it resumes with the next)
