@@ -41,26 +41,41 @@ void wait_until(Backoff::Clock::time_point deadline, const Interrupter& interrup
   }
 }
 
-unsigned reconnect_on_schedule(const ReconnectPolicy& policy, const Interrupter& interrupter, const std::string& server, const std::string& why,
-                               const std::function<void()>& attempt, const std::function<void()>& after_failure) {
+RetryResult retry_on_schedule(const ReconnectPolicy& policy, bool first_at_once, const Interrupter& interrupter, const std::function<void()>& attempt,
+                              const std::function<void()>& after_failure) {
   Backoff backoff(policy, Backoff::Clock::now());
-  std::string last = why;
+  RetryResult r;
   for (;;) {
-    wait_until(backoff.next_attempt(), interrupter);
+    if (first_at_once && backoff.failed_attempts() == 0) {
+      if (interrupter.raised()) throw Interrupted();
+    } else {
+      wait_until(backoff.next_attempt(), interrupter);
+    }
     try {
       attempt();
-      return backoff.failed_attempts();
+      r.succeeded = true;
+      r.failed_attempts = backoff.failed_attempts();
+      return r;
     } catch (const ConnectionLost& e) {
-      last = e.what();
+      r.last_failure = e.what();
     } catch (const ClientError& e) {
       if (!retryable(e)) throw;
-      last = e.what();
+      r.last_failure = e.what();
     }
     after_failure();
-    if (!backoff.failed(Backoff::Clock::now()))
-      throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server + " and could not reconnect within " +
-                                                        std::to_string(policy.give_up_after.count() / 1000) + " s: " + last);
+    if (!backoff.failed(Backoff::Clock::now())) {
+      r.failed_attempts = backoff.failed_attempts();
+      return r;
+    }
   }
+}
+
+unsigned reconnect_on_schedule(const ReconnectPolicy& policy, const Interrupter& interrupter, const std::string& server, const std::string& why,
+                               const std::function<void()>& attempt, const std::function<void()>& after_failure) {
+  const RetryResult r = retry_on_schedule(policy, false, interrupter, attempt, after_failure);
+  if (r.succeeded) return r.failed_attempts;
+  throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server + " and could not reconnect within " +
+                                                    std::to_string(policy.give_up_after.count() / 1000) + " s: " + (r.last_failure.empty() ? why : r.last_failure));
 }
 
 }  // namespace vod::client

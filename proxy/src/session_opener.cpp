@@ -23,33 +23,23 @@ void SessionOpener::open(client::Uri uri, client::SessionOptions options, std::o
     std::unique_ptr<client::Session> session;
     std::string error;
     unsigned attempts = 0;
-    std::optional<client::Backoff> backoff;
-    if (retry) backoff.emplace(*retry, client::Backoff::Clock::now());
-    while (!stopping_) {
-      ++attempts;
-      try {
+    // Without a policy, one attempt (0 s of retrying); with one, its schedule with the first
+    // attempt at once: the sessions' one retry loop (client::retry_on_schedule).
+    client::ReconnectPolicy once;
+    once.give_up_after = std::chrono::milliseconds(0);
+    try {
+      const client::RetryResult r = client::retry_on_schedule(retry ? *retry : once, true, stop_, [&] {
+        ++attempts;
         session = std::make_unique<client::Session>(uri, options);
         session->catalog();  // described before it is handed over: the event loop never waits for it
-        break;
-      } catch (const client::ClientError& e) {
-        session.reset();
-        error = e.what();
-        if (!backoff || !client::retryable(e) || !backoff->failed(client::Backoff::Clock::now())) break;
-      } catch (const client::Interrupted&) {
-        session.reset();
-        error = "the proxy is stopping";
-        break;
-      } catch (const std::exception& e) {
-        session.reset();
-        error = e.what();
-        break;
-      }
-      try {
-        client::wait_until(backoff->next_attempt(), stop_);
-      } catch (const client::Interrupted&) {
-        error = "the proxy is stopping";
-        break;
-      }
+      }, [&] { session.reset(); });
+      if (!r.succeeded) error = r.last_failure;
+    } catch (const client::Interrupted&) {
+      session.reset();
+      error = "the proxy is stopping";
+    } catch (const std::exception& e) {
+      session.reset();
+      error = e.what();
     }
     asio::post(io_, [done = std::move(done), session = std::move(session), error, attempts]() mutable {
       done(std::move(session), error, attempts);

@@ -166,5 +166,43 @@ TEST(Backoff, TheReconnectLoopRetriesWhatMayPassAndNamesTheLastFailure) {
   }
 }
 
+TEST(Backoff, AnOpenTriesAtOnceAndReportsTheLastFailureWhenTheScheduleIsSpent) {
+  // vod-proxy's opener: the first attempt at once (not `first` after), and with 0 s of retrying
+  // exactly one attempt, whose failure is returned rather than thrown.
+  ReconnectPolicy once;
+  once.first = std::chrono::seconds(10);  // would be waited for before a reconnect's first attempt
+  once.give_up_after = milliseconds(0);
+  Interrupter never;
+  unsigned attempts = 0, drops = 0;
+  const auto started = std::chrono::steady_clock::now();
+  const RetryResult r = retry_on_schedule(once, true, never, [&] {
+    ++attempts;
+    throw ClientError(ErrorKind::server_unreachable, "nothing listens");
+  }, [&] { ++drops; });
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));  // no 10 s wait: generous, half of it
+  EXPECT_FALSE(r.succeeded);
+  EXPECT_EQ(attempts, 1u);
+  EXPECT_EQ(drops, 1u);
+  EXPECT_EQ(r.failed_attempts, 1u);
+  EXPECT_EQ(r.last_failure, "nothing listens");
+  // A raised interrupter stops it before the first attempt.
+  Interrupter stop;
+  stop.raise();
+  EXPECT_THROW(retry_on_schedule(once, true, stop, [&] { ++attempts; }, [] {}), Interrupted);
+  EXPECT_EQ(attempts, 1u);
+  // Succeeds on the second attempt of a short schedule.
+  ReconnectPolicy quick;
+  quick.first = milliseconds(1);
+  quick.max = milliseconds(2);
+  quick.give_up_after = milliseconds(200);
+  attempts = 0;
+  const RetryResult ok = retry_on_schedule(quick, true, never, [&] {
+    if (attempts++ == 0) throw ConnectionLost("the QP went to error");
+  }, [] {});
+  EXPECT_TRUE(ok.succeeded);
+  EXPECT_EQ(ok.failed_attempts, 1u);
+  EXPECT_EQ(ok.last_failure, "the QP went to error");
+}
+
 }  // namespace
 }  // namespace vod::client

@@ -75,6 +75,19 @@ void refuse_expired_token(const Uri& uri);
 // sleep too).
 void wait_until(Backoff::Clock::time_point deadline, const Interrupter& interrupter);
 
+// The one retry loop (the sessions' reconnects, vod-proxy's opener): runs `attempt` at each time
+// of `policy`'s schedule (wait_until), the first at once when `first_at_once` (an open, not a
+// reconnect), until one succeeds or the schedule is spent. A ConnectionLost or a retryable
+// ClientError is a failed attempt (`after_failure` then drops what it left); any other error, and
+// Interrupted, is thrown as it is.
+struct RetryResult {
+  bool succeeded = false;
+  unsigned failed_attempts = 0;  // before the one that succeeded, or in all
+  std::string last_failure;      // what the last failed attempt said
+};
+RetryResult retry_on_schedule(const ReconnectPolicy& policy, bool first_at_once, const Interrupter& interrupter, const std::function<void()>& attempt,
+                              const std::function<void()>& after_failure);
+
 // The one reconnect loop of both sessions, for a connection to `server` lost just now because of
 // `why`: waits for each attempt's time on `policy`'s schedule (wait_until), runs `attempt`, and
 // returns once one succeeds, with the number of attempts that failed before it. A ConnectionLost
