@@ -92,7 +92,7 @@ Plan live_hls_request(const Request& r, const std::string& rest, const Site& sit
   }
   // Segments and parts never change: their numbers follow the clock, so a URI is never reused.
   if (w.kind != LiveHlsWant::Kind::playlist) p.headers = {{"Content-Type", "video/mp2t"}, {"Cache-Control", "max-age=60"}};
-  p.live_hls = std::move(w);
+  p.body = std::move(w);
   p.send_body = r.method == "GET";
   return p;
 }
@@ -150,36 +150,33 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   w.bitrate_bps = e.bitrate_bps;
   w.width = e.width;
   w.height = e.height;
-  p.hls = std::move(w);
+  p.body = std::move(w);
   return p;
 }
 
 }  // namespace routing
 
 Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
-  const HlsWant want = *p.hls;
-  p.hls.reset();
+  const HlsWant want = *p.as<HlsWant>();
   if (!facts.error.empty()) return hls_error(p, facts.error, facts.retry);
   if (want.kind == HlsWant::Kind::media) {
-    p.text = facts.fmp4 ? hls::fmp4_media_playlist(facts.segments) : hls::ts_media_playlist(facts.segments, want.movie_uri, facts.ts_init);
+    p.body = facts.fmp4 ? hls::fmp4_media_playlist(facts.segments) : hls::ts_media_playlist(facts.segments, want.movie_uri, facts.ts_init);
   } else {
     hls::Variant v{"index.m3u8", facts.codecs, hls::peak_bandwidth(facts.segments, want.bitrate_bps), want.bitrate_bps, want.width, want.height};
-    p.text = hls::multivariant_playlist(v);
+    p.body = hls::multivariant_playlist(v);
   }
   return p;
 }
 
 Plan live_hls_plan(Plan p, const LiveHlsReply& reply) {
-  p.live_hls.reset();
   if (reply.status != 200) return hls_error(p, reply.error, reply.retry, reply.status);
-  p.text = reply.body;
+  p.body = reply.body;
   return p;
 }
 
 Plan hls_piece_plan(Plan p, const std::string& bytes, const std::string& error, bool retry) {
-  p.hls.reset();
   if (!error.empty()) return hls_error(p, error, retry);
-  p.text = bytes;
+  p.body = bytes;
   return p;
 }
 

@@ -26,7 +26,8 @@ HttpConnection::HttpConnection(tcp::socket socket, const Services& services, con
       default_host_(std::move(default_host)),
       slot_(std::move(slot)),
       accepted_(std::chrono::steady_clock::now()),
-      deadline_(stream_.get_executor()) {
+      deadline_(stream_.get_executor()),
+      blocks_(limits.chunk_bytes) {
   metrics_.connection_opened();
   beast::error_code ec;
   const auto ep = stream_.socket().remote_endpoint(ec);
@@ -35,8 +36,7 @@ HttpConnection::HttpConnection(tcp::socket socket, const Services& services, con
 
 HttpConnection::~HttpConnection() {
   // Reads still outstanding would write into blocks_, which go with this object.
-  for (auto& b : blocks_)
-    if (b.busy && !b.ready) pool_.cancel(b.read_id);
+  blocks_.each_reading([this](const RangeBlocks::Block& b) { pool_.cancel(b.read_id); });
   live_.reset();
   metrics_.connection_closed();
 }
@@ -142,9 +142,10 @@ void HttpConnection::on_request(beast::error_code ec) {
     a = {error_plan(500, "the proxy failed on this request; its log says why"), 0, true};
   }
   if (a.close) keep_alive_ = false;
-  if (a.plan.thumbnail) return respond_with_picture(std::move(a.plan), method, a.generation);
-  if (a.plan.hls) return respond_with_playlist(std::move(a.plan), method, a.generation);
-  if (a.plan.live_hls) return respond_with_live_hls(std::move(a.plan), method);
+  // A body a service still has to make waits for it; any other goes out now.
+  if (a.plan.as<ThumbnailWant>()) return respond_with_picture(std::move(a.plan), method, a.generation);
+  if (a.plan.as<HlsWant>()) return respond_with_playlist(std::move(a.plan), method, a.generation);
+  if (a.plan.as<LiveHlsWant>()) return respond_with_live_hls(std::move(a.plan), method);
   respond(std::move(a.plan), method);
 }
 
@@ -152,10 +153,9 @@ void HttpConnection::on_request(beast::error_code ec) {
 
 void HttpConnection::respond_with_picture(Plan plan, const std::string& method, std::uint32_t generation) {
   // The picture is made (or found) off this thread; the connection waits without reading.
-  const ThumbnailWant want = *plan.thumbnail;
+  const ThumbnailWant want = *plan.as<ThumbnailWant>();
   thumbnails_.get(want, generation, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const Picture> picture) mutable {
-    plan.thumbnail.reset();
-    plan.text = picture->jpeg;
+    plan.body = picture->jpeg;
     if (picture->placeholder) {
       // Say why, and let the browser ask again later: the next generation may decode.
       plan.headers = {{"Content-Type", "image/jpeg"}, {"Cache-Control", "no-cache"}, {"X-Thumbnail", "placeholder: " + picture->note}};
@@ -167,7 +167,7 @@ void HttpConnection::respond_with_picture(Plan plan, const std::string& method, 
 void HttpConnection::respond_with_playlist(Plan plan, const std::string& method, std::uint32_t generation) {
   // The movie's index and codecs are fetched, or its fMP4 piece remuxed (or found), off this
   // thread; the connection waits without reading.
-  const HlsWant want = *plan.hls;
+  const HlsWant want = *plan.as<HlsWant>();
   if (want.kind == HlsWant::Kind::init || want.kind == HlsWant::Kind::segment) {
     const std::optional<unsigned> segment = want.kind == HlsWant::Kind::segment ? std::optional<unsigned>(want.segment) : std::nullopt;
     hls_.piece(want.name, generation, segment, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const HlsPiece> p) mutable {
@@ -183,7 +183,7 @@ void HttpConnection::respond_with_playlist(Plan plan, const std::string& method,
 void HttpConnection::respond_with_live_hls(Plan plan, const std::string& method) {
   // The channel's packager answers when it has the playlist, segment or part (a blocking reload
   // or a preload hint waits for it); the connection waits without reading.
-  const LiveHlsWant want = *plan.live_hls;
+  const LiveHlsWant want = *plan.as<LiveHlsWant>();
   live_hls_.request(want, peer_, [self = shared_from_this(), plan = std::move(plan), method](LiveHlsReply reply) mutable {
     self->respond(live_hls_plan(std::move(plan), reply), method);
   });
@@ -192,12 +192,13 @@ void HttpConnection::respond_with_live_hls(Plan plan, const std::string& method)
 void HttpConnection::respond(Plan plan, const std::string& method) {
   plan_ = std::move(plan);
   if (method == "HEAD") plan_.send_body = false;
-  if (!plan_.live.empty() && plan_.send_body && !live_) {
+  const LiveStream* live = plan_.as<LiveStream>();
+  if (live && plan_.send_body && !live_) {
     // Join the channel before the status line goes out, so a failure is an HTTP error that says
     // why. Its session opens off the event loop: the connection waits, nothing else does.
-    live_hubs_.subscribe(plan_.live, peer_, [self = shared_from_this(), method](std::unique_ptr<LiveViewer> viewer, const std::string& error) {
+    live_hubs_.subscribe(live->channel, peer_, [self = shared_from_this(), method](std::unique_ptr<LiveViewer> viewer, const std::string& error) {
       if (!viewer)
-        return self->respond(error_plan(503, std::string("cannot open the live channel '") + self->plan_.live + "': " + error), method);
+        return self->respond(error_plan(503, std::string("cannot open the live channel '") + self->plan_.as<LiveStream>()->channel + "': " + error), method);
       self->live_ = std::move(viewer);
       self->respond(std::move(self->plan_), method);
     });
@@ -208,7 +209,7 @@ void HttpConnection::respond(Plan plan, const std::string& method) {
   header_->result(plan_.status);
   header_->set(http::field::server, "vod-proxy");
   for (const auto& [name, value] : plan_.headers) header_->set(name, value);
-  if (!plan_.live.empty()) {
+  if (live) {
     // An endless body: chunked for HTTP/1.1, delimited by closing the connection for HTTP/1.0.
     keep_alive_ = false;
     chunked_ = http_version_ >= 11;
@@ -218,7 +219,7 @@ void HttpConnection::respond(Plan plan, const std::string& method) {
   }
   header_->keep_alive(keep_alive_);
   stream_.expires_after(limits_.stalled);
-  if (!plan_.live.empty()) {
+  if (live) {
     // The header alone: writing the whole (empty-bodied) message would end the chunked body.
     live_header_ = std::make_shared<http::response_serializer<http::empty_body>>(*header_);
     http::async_write_header(stream_, *live_header_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -231,89 +232,54 @@ void HttpConnection::respond(Plan plan, const std::string& method) {
   http::async_write(stream_, *header_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
     if (ec) return self->log_access(self->plan_.status, 0);
     if (!self->plan_.send_body || self->plan_.body_length() == 0) return self->finish();
-    if (self->plan_.movie.empty()) {
-      asio::async_write(self->stream_, asio::buffer(self->plan_.text), [self](beast::error_code wec, std::size_t) {
+    const MovieRange* range = self->plan_.as<MovieRange>();
+    if (!range) {
+      asio::async_write(self->stream_, asio::buffer(self->plan_.text()), [self](beast::error_code wec, std::size_t) {
         if (wec) return self->log_access(self->plan_.status, 0);
         self->finish();
       });
       return;
     }
-    self->next_read_ = self->next_write_ = self->plan_.offset;
-    self->end_ = self->plan_.offset + self->plan_.length;
-    self->allocate_blocks();
+    self->blocks_.start(range->offset, range->length, [self] { return self->pool_.take_block(); });
     self->fill_blocks();
   });
 }
 
-void HttpConnection::allocate_blocks() {
-  for (auto& b : blocks_) {
-    if (b.data()) continue;
-    if (auto r = pool_.take_block()) b.registered = std::move(*r);
-    // Not zero-filled: every byte sent was written by a Read first.
-    else b.plain = std::make_unique_for_overwrite<std::uint8_t[]>(limits_.chunk_bytes);
-  }
-}
-
-void HttpConnection::release_blocks() noexcept {
-  // A registered block given back with a Read still landing in it is free again once it has.
-  for (auto& b : blocks_)
-    if (!b.busy) {
-      b.registered.release();
-      b.plain.reset();
-    }
-}
-
 void HttpConnection::fill_blocks() {
-  for (auto& b : blocks_) {
-    if (b.busy || next_read_ >= end_) continue;
-    b.busy = true;
-    b.ready = false;
-    b.offset = next_read_;
-    // Blocks end at chunk boundaries (the first runs up to the next): each is one whole block of the
-    // session's, which lands straight in its registered memory, whatever the Range's start.
-    const std::uint64_t to_boundary = limits_.chunk_bytes - next_read_ % limits_.chunk_bytes;
-    b.length = static_cast<std::size_t>(std::min<std::uint64_t>(to_boundary, end_ - next_read_));
-    next_read_ += b.length;
-    Block* block = &b;
-    b.read_id = pool_.read(plan_.movie, plan_.content, b.offset, std::span<std::uint8_t>(b.data(), b.length),
-                           // The read keeps the connection alive: between writes it is the only thing that does.
-                           [self = shared_from_this(), block](std::size_t n, const std::string& error) {
-                             if (!error.empty() || n != block->length) {
-                               self->abort_stream(error.empty() ? "short read from the server" : error);
-                               return;
-                             }
-                             block->ready = true;
-                             self->write_ready_block();
-                           });
+  const MovieRange& range = *plan_.as<MovieRange>();
+  while (RangeBlocks::Block* b = blocks_.next_to_read()) {
+    b->read_id = pool_.read(range.name, range.content, b->offset, std::span<std::uint8_t>(b->data(), b->length),
+                            // The read keeps the connection alive: between writes it is the only thing that does.
+                            [self = shared_from_this(), b](std::size_t n, const std::string& error) {
+                              if (!error.empty() || n != b->length) {
+                                self->abort_stream(error.empty() ? "short read from the server" : error);
+                                return;
+                              }
+                              b->state = RangeBlocks::Block::State::ready;
+                              self->write_ready_block();
+                            });
   }
 }
 
 void HttpConnection::write_ready_block() {
   if (writing_) return;
-  for (auto& b : blocks_) {
-    if (!b.busy || !b.ready || b.offset != next_write_) continue;
-    writing_ = true;
-    stream_.expires_after(limits_.stalled);
-    asio::async_write(stream_, asio::buffer(b.data(), b.length), [self = shared_from_this(), block = &b](beast::error_code ec, std::size_t) {
-      self->writing_ = false;
-      if (ec) {  // the player went away or stalled past the limit: stop, and issue no more Reads
-        self->log_access(self->plan_.status, self->next_write_ - self->plan_.offset);
-        return;
-      }
-      self->next_write_ += block->length;
-      block->busy = false;
-      if (self->next_write_ >= self->end_) return self->finish();
-      self->fill_blocks();
-      self->write_ready_block();
-    });
-    return;
-  }
+  RangeBlocks::Block* b = blocks_.next_to_write();
+  if (!b) return;
+  writing_ = true;
+  stream_.expires_after(limits_.stalled);
+  asio::async_write(stream_, asio::buffer(b->data(), b->length), [self = shared_from_this(), b](beast::error_code ec, std::size_t) {
+    self->writing_ = false;
+    if (ec) return self->log_access(self->plan_.status, self->blocks_.sent());  // the player went away or stalled: no more Reads
+    if (self->blocks_.written(*b)) return self->finish();
+    self->fill_blocks();
+    self->write_ready_block();
+  });
 }
 
 // ---------------------------------------------------------------- a live channel
 
 void HttpConnection::start_live() {
-  next_write_ = 0;
+  live_sent_ = 0;
   if (limits_.live_send_buffer) {
     beast::error_code ignored;  // a smaller buffer is an optimisation; the kernel's default still works
     stream_.socket().set_option(asio::socket_base::send_buffer_size(static_cast<int>(limits_.live_send_buffer)), ignored);
@@ -331,7 +297,7 @@ void HttpConnection::relay_live() {
     auto written = [self, chunk = step.chunk](beast::error_code ec, std::size_t) {
       self->writing_ = false;
       if (ec) return self->end_live("");  // the player went away, or stalled past the limit
-      self->next_write_ += chunk->bytes.size();
+      self->live_sent_ += chunk->bytes.size();
       self->relay_live();
     };
     self->writing_ = true;
@@ -355,8 +321,8 @@ void HttpConnection::watch_live_client() {
 void HttpConnection::end_live(const std::string& why) {
   if (live_ended_) return;
   live_ended_ = true;
-  if (!why.empty()) log::warn("proxy", peer_ + " " + request_line_ + ": ending the live response after " + std::to_string(next_write_) + " bytes: " + why);
-  log_access(plan_.status, next_write_);
+  if (!why.empty()) log::warn("proxy", peer_ + " " + request_line_ + ": ending the live response after " + std::to_string(live_sent_) + " bytes: " + why);
+  log_access(plan_.status, live_sent_);
   live_.reset();  // leaves the channel's hub
   close();
 }
@@ -367,14 +333,14 @@ void HttpConnection::abort_stream(const std::string& why) {
   // Never send wrong bytes: end the response short by closing; the client sees an incomplete body.
   // Once: both blocks' Reads fail when a session fails, and the response was logged and counted.
   if (!stream_.socket().is_open()) return;
-  log::warn("proxy", peer_ + " " + request_line_ + ": ending the response at byte " + std::to_string(next_write_) + ": " + why);
-  log_access(plan_.status, next_write_ - plan_.offset);
+  log::warn("proxy", peer_ + " " + request_line_ + ": ending the response at byte " + std::to_string(blocks_.position()) + ": " + why);
+  log_access(plan_.status, blocks_.sent());  // a movie's range: the only body whose Reads can fail
   close();
 }
 
 void HttpConnection::finish() {
   log_access(plan_.status, plan_.send_body ? plan_.body_length() : 0);
-  release_blocks();
+  blocks_.release();
   if (!keep_alive_) {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);

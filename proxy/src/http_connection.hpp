@@ -33,6 +33,7 @@
 #include "live_hls_service.hpp"
 #include "live_hub.hpp"
 #include "proxy_metrics.hpp"
+#include "range_blocks.hpp"
 #include "rdma_pool.hpp"
 #include "request_path.hpp"
 #include "request_router.hpp"
@@ -72,17 +73,6 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void start();
 
  private:
-  struct Block {
-    // chunk_bytes, held while a movie body is sent: registered memory the Reads land in directly
-    // (RdmaPool::take_block), or plain memory when the proxy's bound on those is reached.
-    client::ReadBuffer registered;
-    std::unique_ptr<std::uint8_t[]> plain;
-    std::uint8_t* data() const noexcept { return registered ? registered.data() : plain.get(); }
-    std::uint64_t offset = 0;
-    std::size_t length = 0;
-    std::uint64_t read_id = 0;
-    bool busy = false, ready = false;
-  };
   void wait_for_request();
   void on_readable(boost::beast::error_code ec);
   void read_header();
@@ -93,8 +83,6 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void respond_with_picture(Plan plan, const std::string& method, std::uint32_t generation);
   void respond_with_playlist(Plan plan, const std::string& method, std::uint32_t generation);
   void respond_with_live_hls(Plan plan, const std::string& method);
-  void allocate_blocks();
-  void release_blocks() noexcept;
   void fill_blocks();
   void write_ready_block();
   void start_live();
@@ -135,8 +123,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   bool keep_alive_ = false, writing_ = false;
   std::chrono::steady_clock::time_point started_;
   std::shared_ptr<boost::beast::http::response<boost::beast::http::empty_body>> header_;
-  std::uint64_t next_read_ = 0, next_write_ = 0, end_ = 0;
-  std::array<Block, 2> blocks_;
+  RangeBlocks blocks_;  // a movie's range
+  std::uint64_t live_sent_ = 0;  // a live channel's bytes written
   // A live channel's response: a viewer of the channel's hub, one chunk in flight, chunked for
   // HTTP/1.1; the client's side is read meanwhile only to notice that it went away.
   std::unique_ptr<LiveViewer> live_;

@@ -76,7 +76,7 @@ Plan metrics_plan(const std::string& method, const std::string& text) {
   p.status = 200;
   p.headers.emplace_back("Content-Type", metrics::kContentType);
   p.headers.emplace_back("Cache-Control", "no-store");
-  p.text = text;
+  p.body = text;
   p.send_body = method == "GET";
   return p;
 }

@@ -57,7 +57,7 @@ bool lists_tag(const std::string& header, const std::string& etag) {
 Plan page(std::string content_type, std::string body) {
   Plan p;
   p.headers = {{"Content-Type", std::move(content_type)}, {"Cache-Control", "no-cache"}};
-  p.text = std::move(body);
+  p.body = std::move(body);
   return p;
 }
 
@@ -130,7 +130,7 @@ Plan picture(const std::string& path, const Site& site) {
   // A movie's pictures change only with the catalog generation (the pages ask with ?g=); a live
   // channel's is the current picture.
   p.headers = {{"Content-Type", "image/jpeg"}, {"Cache-Control", want.live ? "no-cache" : "max-age=3600"}};
-  p.thumbnail = std::move(want);
+  p.body = std::move(want);
   return p;
 }
 
@@ -145,7 +145,6 @@ Plan movie(const Request& r, const proto::CatalogEntry& e) {
   Plan p;
   p.headers = {{"Content-Type", e.mime_type.empty() ? "application/octet-stream" : e.mime_type}, {"Accept-Ranges", "bytes"}};
   if (!etag.empty()) p.headers.emplace_back("ETag", etag);
-  p.content = e.content;
   if (!r.if_match.empty() && (etag.empty() ? r.if_match != "*" : !lists_tag(r.if_match, etag)))
     return error_plan(412, "If-Match does not match " + (etag.empty() ? std::string("(no ETag: the movie's content identity is not known yet)") : etag) +
                                " (the movie changed)");
@@ -154,9 +153,7 @@ Plan movie(const Request& r, const proto::CatalogEntry& e) {
     p.send_body = false;
     return p;
   }
-  p.movie = e.name;
-  p.offset = 0;
-  p.length = e.size;
+  MovieRange range{e.name, e.content, 0, e.size};
   // If-Range: the Range applies only while the validator still matches; otherwise the whole movie.
   const bool range_applies = !r.range.empty() && (r.if_range.empty() || (!etag.empty() && r.if_range == etag));
   if (range_applies) {
@@ -171,12 +168,13 @@ Plan movie(const Request& r, const proto::CatalogEntry& e) {
     }
     if (d.kind == Kind::single) {
       p.status = 206;
-      p.offset = d.first;
-      p.length = d.length;
+      range.offset = d.first;
+      range.length = d.length;
       p.headers.emplace_back("Content-Range", "bytes " + std::to_string(d.first) + "-" + std::to_string(d.first + d.length - 1) + "/" +
                                                   std::to_string(e.size));
     }
   }
+  p.body = std::move(range);
   p.send_body = r.method == "GET";
   return p;
 }
@@ -209,6 +207,18 @@ std::variant<const proto::CatalogEntry*, Plan> named_entry(const std::string& en
 }
 
 }  // namespace routing
+
+const std::string& Plan::text() const noexcept {
+  static const std::string none;
+  const auto* t = as<std::string>();
+  return t ? *t : none;
+}
+
+std::uint64_t Plan::body_length() const noexcept {
+  if (const auto* t = as<std::string>()) return t->size();
+  if (const auto* m = as<MovieRange>()) return m->length;
+  return 0;
+}
 
 const std::string* Plan::header(const std::string& name) const noexcept {
   for (const auto& [k, v] : headers)
@@ -262,7 +272,7 @@ Plan route(const Request& r, const Site& site) {
   else if (path == "/playlist.m3u") p = playlist(catalog, host);
   else if (path.rfind("/hls/", 0) == 0) {
     p = hls_request(r, path, site);
-    if (!p.movie.empty()) return p;  // a TS segment: the movie's own Range answer, complete
+    if (p.as<MovieRange>()) return p;  // a TS segment: the movie's own Range answer, complete
   }
   else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
     const bool live = path[1] == 'l';
@@ -279,12 +289,12 @@ Plan route(const Request& r, const Site& site) {
     if (!live) return movie(r, *e);
     // Endless: no length, no ranges, never cached. The sender frames it (chunked for HTTP/1.1).
     p.headers = {{"Content-Type", "video/mp2t"}, {"Cache-Control", "no-store"}, {"Accept-Ranges", "none"}};
-    p.live = e->name;
+    p.body = LiveStream{e->name};
   } else {
     return error_plan(404, "nothing at " + path + "; try / for the catalog");
   }
   // A page made from the catalog last read, while the server does not answer: it says so.
-  if (site.stale && p.live.empty()) {
+  if (site.stale && !p.as<LiveStream>()) {
     p.headers.emplace_back("X-Catalog-Stale", *site.stale);
     p.headers.emplace_back("Cache-Control", "no-cache");
   }

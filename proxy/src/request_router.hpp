@@ -9,6 +9,7 @@
 #include <tuple>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "hls_playlist.hpp"
@@ -44,20 +45,39 @@ struct HlsWant {
   unsigned width = 0, height = 0;
 };
 
+// A range of a movie, read through the pool.
+struct MovieRange {
+  std::string name;
+  proto::ContentId content;  // the version of it the ETag names (unknown: none was sent)
+  std::uint64_t offset = 0, length = 0;
+};
+
+// A live channel: endless, chunked, no Content-Length.
+struct LiveStream {
+  std::string channel;
+};
+
+// What a response's body is: exactly one of text ready to send (pages, errors, and what a service
+// made); a range of a movie; a live channel; or what a service still has to make: a picture
+// (ThumbnailService), a movie's playlist or fMP4 piece (HlsService), a live channel's playlist,
+// segment or part (LiveHlsService). A service's answer turns its want into text (hls_plan,
+// hls_piece_plan, live_hls_plan) or an error.
+using Body = std::variant<std::string, MovieRange, LiveStream, ThumbnailWant, HlsWant, LiveHlsWant>;
+
 struct Plan {
   unsigned status = 200;
   std::vector<std::pair<std::string, std::string>> headers;  // Content-Length is added by the sender
-  std::string text;        // the body of pages and errors
-  std::string movie;       // set when the body is a movie range
-  proto::ContentId content;  // the version of it the ETag names (unknown: none was sent)
-  std::uint64_t offset = 0, length = 0;
-  std::string live;        // set when the body is a live channel: endless, chunked, no Content-Length
-  std::optional<ThumbnailWant> thumbnail;  // set when the body is a picture still to be made
-  std::optional<HlsWant> hls;              // set when the body is a playlist still to be made
-  std::optional<LiveHlsWant> live_hls;     // set when the body is a live channel's playlist, segment or part (LiveHlsService)
-  bool send_body = true;   // false for HEAD and 304: headers only (Content-Length still describes it)
+  Body body;
+  bool send_body = true;  // false for HEAD and 304: headers only (Content-Length still describes it)
 
-  std::uint64_t body_length() const noexcept { return movie.empty() ? text.size() : length; }
+  // The body if it is a T, else null.
+  template <class T>
+  T* as() noexcept { return std::get_if<T>(&body); }
+  template <class T>
+  const T* as() const noexcept { return std::get_if<T>(&body); }
+  const std::string& text() const noexcept;  // the text body; "" when the body is not text
+  // Bytes the body has: a text's, a movie range's; 0 for a live channel or a want.
+  std::uint64_t body_length() const noexcept;
   const std::string* header(const std::string& name) const noexcept;
 };
 

@@ -112,7 +112,7 @@ TEST(ProxyMetrics, ResponsesBytesAndRdmaFigures) {
 TEST(ProxyMetrics, PlanForEachMethod) {
   const auto get = vod::proxy::metrics_plan("GET", "m 1\n");
   EXPECT_EQ(get.status, 200u);
-  EXPECT_EQ(get.text, "m 1\n");
+  EXPECT_EQ(get.text(), "m 1\n");
   ASSERT_NE(get.header("Content-Type"), nullptr);
   EXPECT_EQ(*get.header("Content-Type"), vod::metrics::kContentType);
   const auto head = vod::proxy::metrics_plan("HEAD", "m 1\n");

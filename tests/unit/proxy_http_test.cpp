@@ -8,6 +8,7 @@
 #include "connection_slots.hpp"
 #include "host_allow_list.hpp"
 #include "request_path.hpp"
+#include "range_blocks.hpp"
 #include "request_router.hpp"
 #include "vod/client/byte_range.hpp"
 #include "vod/client/uri.hpp"
@@ -112,9 +113,9 @@ Plan get(const std::string& target, const std::string& range = "", const std::st
 TEST(Router, MovieWholeAndRanges) {
   Plan p = get("/movies/a%20b.ts");
   EXPECT_EQ(p.status, 200u);
-  EXPECT_EQ(p.movie, "a b.ts");
-  EXPECT_EQ(p.offset, 0u);
-  EXPECT_EQ(p.length, 1000u);
+  EXPECT_EQ(p.as<MovieRange>()->name, "a b.ts");
+  EXPECT_EQ(p.as<MovieRange>()->offset, 0u);
+  EXPECT_EQ(p.as<MovieRange>()->length, 1000u);
   EXPECT_EQ(*p.header("Content-Type"), "video/mp2t");
   EXPECT_EQ(*p.header("Accept-Ranges"), "bytes");
   EXPECT_EQ(*p.header("ETag"), etag_for(catalog().entries[0]));
@@ -122,8 +123,8 @@ TEST(Router, MovieWholeAndRanges) {
 
   p = get("/movies/a%20b.ts", "bytes=100-199");
   EXPECT_EQ(p.status, 206u);
-  EXPECT_EQ(p.offset, 100u);
-  EXPECT_EQ(p.length, 100u);
+  EXPECT_EQ(p.as<MovieRange>()->offset, 100u);
+  EXPECT_EQ(p.as<MovieRange>()->length, 100u);
   EXPECT_EQ(*p.header("Content-Range"), "bytes 100-199/1000");
 
   p = get("/movies/a%20b.ts", "bytes=-1");
@@ -132,11 +133,11 @@ TEST(Router, MovieWholeAndRanges) {
   p = get("/movies/a%20b.ts", "bytes=1000-");
   EXPECT_EQ(p.status, 416u);
   EXPECT_EQ(*p.header("Content-Range"), "bytes */1000");
-  EXPECT_TRUE(p.movie.empty());
+  EXPECT_FALSE(p.as<MovieRange>());
 
   p = get("/movies/a%20b.ts", "bytes=0-1,3-4");
   EXPECT_EQ(p.status, 200u);  // multiple ranges: the whole entity
-  EXPECT_EQ(p.length, 1000u);
+  EXPECT_EQ(p.as<MovieRange>()->length, 1000u);
 
   p = get("/movies/a%20b.ts", "", "HEAD");
   EXPECT_EQ(p.status, 200u);
@@ -177,7 +178,7 @@ TEST(Router, EtagIsTheContentIdentity) {
   Request r{"GET", "/movies/a%20b.ts", "", "bytes=0-9", etag, "", ""};
   EXPECT_EQ(route_on(r, c, "h").status, 206u);
   EXPECT_EQ(route_on(r, other, "h").status, 200u) << "other bytes of one size: the whole movie, not a splice";
-  EXPECT_EQ(route_on(r, other, "h").content, other.entries[0].content) << "the pool reads the version the ETag names";
+  EXPECT_EQ(route_on(r, other, "h").as<MovieRange>()->content, other.entries[0].content) << "the pool reads the version the ETag names";
 
   Request unknown{"GET", "/movies/%3Cx%3E.mp4", "", "bytes=0-9", "", "", ""};
   Plan p = route_on(unknown, c, "h");
@@ -214,7 +215,7 @@ TEST(Router, AStaleCatalogIsMarked) {
   }
   r.target = "/catalog.json";
   const Plan json = route(r, Site{c, pages(), "127.0.0.1:9", "rdma://10.0.0.1:7470", why});
-  EXPECT_NE(json.text.find("\"stale\":true,\"stale_reason\":\"the vod-server at"), std::string::npos) << json.text;
+  EXPECT_NE(json.text().find("\"stale\":true,\"stale_reason\":\"the vod-server at"), std::string::npos) << json.text();
   r.target = "/movies/a%20b.ts";
   EXPECT_EQ(route(r, Site{c, pages(), "127.0.0.1:9", "rdma://10.0.0.1:7470", why}).header("X-Catalog-Stale"), nullptr) << "movie bytes are the same";
 }
@@ -222,41 +223,41 @@ TEST(Router, AStaleCatalogIsMarked) {
 TEST(Router, PagesAndPlaylist) {
   Plan p = get("/");
   EXPECT_EQ(p.status, 200u);
-  EXPECT_NE(p.text.find("href=\"/watch/a%20b.ts\""), std::string::npos);
-  EXPECT_NE(p.text.find("src=\"/poster/a%20b.ts?g=4\""), std::string::npos);
-  EXPECT_NE(p.text.find("&lt;x&gt;.mp4"), std::string::npos) << "names are HTML-escaped";
+  EXPECT_NE(p.text().find("href=\"/watch/a%20b.ts\""), std::string::npos);
+  EXPECT_NE(p.text().find("src=\"/poster/a%20b.ts?g=4\""), std::string::npos);
+  EXPECT_NE(p.text().find("&lt;x&gt;.mp4"), std::string::npos) << "names are HTML-escaped";
   p = get("/catalog.json");
   EXPECT_EQ(*p.header("Content-Type"), "application/json");
-  EXPECT_NE(p.text.find("\"name\":\"a b.ts\""), std::string::npos);
-  EXPECT_NE(p.text.find("\"generation\":4"), std::string::npos);
+  EXPECT_NE(p.text().find("\"name\":\"a b.ts\""), std::string::npos);
+  EXPECT_NE(p.text().find("\"generation\":4"), std::string::npos);
   p = get("/playlist.m3u?x=1");
-  EXPECT_EQ(p.text.rfind("#EXTM3U\n", 0), 0u);
-  EXPECT_NE(p.text.find("#EXTINF:60,a b.ts\nhttp://127.0.0.1:8080/movies/a%20b.ts\n"), std::string::npos) << p.text;
+  EXPECT_EQ(p.text().rfind("#EXTM3U\n", 0), 0u);
+  EXPECT_NE(p.text().find("#EXTINF:60,a b.ts\nhttp://127.0.0.1:8080/movies/a%20b.ts\n"), std::string::npos) << p.text();
   Request no_host{"GET", "/playlist.m3u", "", "", "", "", ""};
-  EXPECT_NE(route_on(no_host, catalog(), "127.0.0.1:9").text.find("http://127.0.0.1:9/movies/"), std::string::npos);
+  EXPECT_NE(route_on(no_host, catalog(), "127.0.0.1:9").text().find("http://127.0.0.1:9/movies/"), std::string::npos);
 }
 
 TEST(Router, LiveChannelsAreEndlessStreamsUnderLive) {
   Plan p = get("/live/cam%201", "bytes=0-99");  // a Range means nothing for an endless stream
   EXPECT_EQ(p.status, 200u);
-  EXPECT_EQ(p.live, "cam 1");
-  EXPECT_TRUE(p.movie.empty());
+  EXPECT_EQ(p.as<LiveStream>()->channel, "cam 1");
+  EXPECT_FALSE(p.as<MovieRange>());
   EXPECT_EQ(*p.header("Content-Type"), "video/mp2t");
   EXPECT_EQ(*p.header("Cache-Control"), "no-store");
   EXPECT_EQ(p.header("Content-Range"), nullptr);
   EXPECT_FALSE(get("/live/cam%201", "", "HEAD").send_body);
   EXPECT_EQ(get("/live/nope").status, 404u);
-  EXPECT_NE(get("/movies/cam%201").text.find("is a live channel: /live/cam%201"), std::string::npos);
-  EXPECT_NE(get("/live/a%20b.ts").text.find("is a movie: /movies/a%20b.ts"), std::string::npos);
-  EXPECT_NE(get("/playlist.m3u").text.find("#EXTINF:-1,cam 1\nhttp://127.0.0.1:8080/live/cam%201\n"), std::string::npos);
-  EXPECT_NE(get("/").text.find("href=\"/watch/cam%201\""), std::string::npos);
-  EXPECT_NE(get("/watch/cam%201").text.find("<code>http://127.0.0.1:8080/live/cam%201</code>"), std::string::npos);
-  EXPECT_NE(get("/catalog.json").text.find("\"url\":\"/live/cam%201\",\"live\":true"), std::string::npos);
+  EXPECT_NE(get("/movies/cam%201").text().find("is a live channel: /live/cam%201"), std::string::npos);
+  EXPECT_NE(get("/live/a%20b.ts").text().find("is a movie: /movies/a%20b.ts"), std::string::npos);
+  EXPECT_NE(get("/playlist.m3u").text().find("#EXTINF:-1,cam 1\nhttp://127.0.0.1:8080/live/cam%201\n"), std::string::npos);
+  EXPECT_NE(get("/").text().find("href=\"/watch/cam%201\""), std::string::npos);
+  EXPECT_NE(get("/watch/cam%201").text().find("<code>http://127.0.0.1:8080/live/cam%201</code>"), std::string::npos);
+  EXPECT_NE(get("/catalog.json").text().find("\"url\":\"/live/cam%201\",\"live\":true"), std::string::npos);
 }
 
 TEST(Router, BadRequests) {
   EXPECT_EQ(get("/movies/nope.mp4").status, 404u);
-  EXPECT_NE(get("/movies/nope.mp4").text.find("no movie 'nope.mp4'"), std::string::npos);
+  EXPECT_NE(get("/movies/nope.mp4").text().find("no movie 'nope.mp4'"), std::string::npos);
   EXPECT_EQ(get("/elsewhere").status, 404u);
   EXPECT_EQ(get("/movies/../etc/passwd").status, 400u);
   EXPECT_EQ(get("/movies/..").status, 400u);
@@ -293,7 +294,7 @@ proto::Catalog hostile_catalog() {
 TEST(Pages, HostileNamesAreShownLiterally) {
   const proto::Catalog c = hostile_catalog();
   Request r{"GET", "/", "h:1", "", "", "", ""};
-  const std::string page = route_on(r, c, "h").text;
+  const std::string page = route_on(r, c, "h").text();
   EXPECT_EQ(page.find("<script>"), std::string::npos) << "no markup from a name reaches the page";
   EXPECT_NE(page.find("&lt;script&gt;alert(&quot;x&quot;)&lt;\\script&gt; &apos;q&apos; &amp; é 日本.mp4"), std::string::npos) << page;
   // In URLs the name is percent-encoded (UTF-8 bytes), never raw.
@@ -304,10 +305,10 @@ TEST(Pages, HostileNamesAreShownLiterally) {
   r.target = "/watch/" + encoded;
   const Plan watch = route_on(r, c, "h");
   EXPECT_EQ(watch.status, 200u);
-  EXPECT_EQ(watch.text.find("<script>alert"), std::string::npos);
-  EXPECT_NE(watch.text.find("<title>&lt;script&gt;alert(&quot;x&quot;)&lt;\\script&gt;"), std::string::npos) << watch.text;
-  EXPECT_NE(watch.text.find("<video id=\"player\""), std::string::npos);
-  EXPECT_NE(watch.text.find("src=\"/movies/" + encoded + "\""), std::string::npos);
+  EXPECT_EQ(watch.text().find("<script>alert"), std::string::npos);
+  EXPECT_NE(watch.text().find("<title>&lt;script&gt;alert(&quot;x&quot;)&lt;\\script&gt;"), std::string::npos) << watch.text();
+  EXPECT_NE(watch.text().find("<video id=\"player\""), std::string::npos);
+  EXPECT_NE(watch.text().find("src=\"/movies/" + encoded + "\""), std::string::npos);
 }
 
 TEST(Pages, WatchPageForEachKind) {
@@ -315,27 +316,27 @@ TEST(Pages, WatchPageForEachKind) {
   // kStripFrames pictures.
   Plan p = get("/watch/%3Cx%3E.mp4?t=30");
   EXPECT_EQ(p.status, 200u);
-  const auto hls_source = p.text.find("<source src=\"/hls/%3Cx%3E.mp4/master.m3u8\" type=\"application/vnd.apple.mpegurl\">");
-  const auto file_source = p.text.find("<source src=\"/movies/%3Cx%3E.mp4#t=30.000\" type=\"video/mp4\">");
-  EXPECT_NE(hls_source, std::string::npos) << p.text;
-  EXPECT_NE(file_source, std::string::npos) << p.text;
+  const auto hls_source = p.text().find("<source src=\"/hls/%3Cx%3E.mp4/master.m3u8\" type=\"application/vnd.apple.mpegurl\">");
+  const auto file_source = p.text().find("<source src=\"/movies/%3Cx%3E.mp4#t=30.000\" type=\"video/mp4\">");
+  EXPECT_NE(hls_source, std::string::npos) << p.text();
+  EXPECT_NE(file_source, std::string::npos) << p.text();
   EXPECT_LT(hls_source, file_source);
-  EXPECT_NE(p.text.find("data-start=\"30.000\""), std::string::npos);
+  EXPECT_NE(p.text().find("data-start=\"30.000\""), std::string::npos);
   std::size_t frames = 0;
-  for (std::size_t at = p.text.find("/strip/"); at != std::string::npos; at = p.text.find("/strip/", at + 1)) ++frames;
+  for (std::size_t at = p.text().find("/strip/"); at != std::string::npos; at = p.text().find("/strip/", at + 1)) ++frames;
   EXPECT_EQ(frames, kStripFrames);
-  EXPECT_NE(p.text.find("/strip/7/%3Cx%3E.mp4?g=4"), std::string::npos);
+  EXPECT_NE(p.text().find("/strip/7/%3Cx%3E.mp4?g=4"), std::string::npos);
   // MPEG-TS: its HLS playlist only (browsers play no bare TS), ?t= for the script, and the file's
   // own URL for VLC.
   p = get("/watch/a%20b.ts?t=30");
-  EXPECT_NE(p.text.find("<source src=\"/hls/a%20b.ts/master.m3u8\" type=\"application/vnd.apple.mpegurl\">"), std::string::npos) << p.text;
-  EXPECT_EQ(p.text.find("<source src=\"/movies/a%20b.ts"), std::string::npos) << p.text;
-  EXPECT_NE(p.text.find("data-start=\"30.000\""), std::string::npos);
-  EXPECT_NE(p.text.find("<code>http://127.0.0.1:8080/movies/a%20b.ts</code>"), std::string::npos);
+  EXPECT_NE(p.text().find("<source src=\"/hls/a%20b.ts/master.m3u8\" type=\"application/vnd.apple.mpegurl\">"), std::string::npos) << p.text();
+  EXPECT_EQ(p.text().find("<source src=\"/movies/a%20b.ts"), std::string::npos) << p.text();
+  EXPECT_NE(p.text().find("data-start=\"30.000\""), std::string::npos);
+  EXPECT_NE(p.text().find("<code>http://127.0.0.1:8080/movies/a%20b.ts</code>"), std::string::npos);
   // A live channel: its LL-HLS playlist, and nothing else (no browser plays bare TS).
   p = get("/watch/cam%201");
-  EXPECT_NE(p.text.find("<source src=\"/hls/live/cam%201/index.m3u8\" type=\"application/vnd.apple.mpegurl\">"), std::string::npos) << p.text;
-  EXPECT_EQ(p.text.find("<source src=\"/live/"), std::string::npos) << p.text;
+  EXPECT_NE(p.text().find("<source src=\"/hls/live/cam%201/index.m3u8\" type=\"application/vnd.apple.mpegurl\">"), std::string::npos) << p.text();
+  EXPECT_EQ(p.text().find("<source src=\"/live/"), std::string::npos) << p.text();
   // Bad times and names.
   EXPECT_EQ(get("/watch/%3Cx%3E.mp4?t=abc").status, 400u);
   EXPECT_EQ(get("/watch/%3Cx%3E.mp4?t=-1").status, 400u);
@@ -345,9 +346,9 @@ TEST(Pages, WatchPageForEachKind) {
 
 TEST(Router, HlsPlaylistsOfTsMoviesWaitForTheirFacts) {
   Plan p = get("/hls/a%20b.ts/index.m3u8");
-  ASSERT_TRUE(p.hls);
-  EXPECT_EQ(p.hls->kind, HlsWant::Kind::media);
-  EXPECT_EQ(p.hls->name, "a b.ts");
+  ASSERT_TRUE(p.as<HlsWant>());
+  EXPECT_EQ(p.as<HlsWant>()->kind, HlsWant::Kind::media);
+  EXPECT_EQ(p.as<HlsWant>()->name, "a b.ts");
   EXPECT_EQ(*p.header("Content-Type"), "application/vnd.apple.mpegurl");
   hls::MovieFacts facts;
   facts.segments = {{{188, 400}, 0, 4'000'000}, {{588, 412}, 4'000'000, 2'000'000}};
@@ -355,22 +356,22 @@ TEST(Router, HlsPlaylistsOfTsMoviesWaitForTheirFacts) {
   facts.codecs = "avc1.64001e";
   const Plan media = hls_plan(p, facts);
   EXPECT_EQ(media.status, 200u);
-  EXPECT_FALSE(media.hls);
-  EXPECT_NE(media.text.find("#EXT-X-MAP:URI=\"/movies/a%20b.ts\",BYTERANGE=\"188@0\"\n"), std::string::npos) << media.text;
-  EXPECT_NE(media.text.find("#EXT-X-BYTERANGE:412@588\n/movies/a%20b.ts\n#EXT-X-ENDLIST\n"), std::string::npos) << media.text;
+  EXPECT_FALSE(media.as<HlsWant>());
+  EXPECT_NE(media.text().find("#EXT-X-MAP:URI=\"/movies/a%20b.ts\",BYTERANGE=\"188@0\"\n"), std::string::npos) << media.text();
+  EXPECT_NE(media.text().find("#EXT-X-BYTERANGE:412@588\n/movies/a%20b.ts\n#EXT-X-ENDLIST\n"), std::string::npos) << media.text();
   // A name without a media extension: the same movie by the Range path under movie.ts.
   const Plan range = get("/hls/a%20b.ts/movie.ts", "bytes=188-587");
   EXPECT_EQ(range.status, 206u);
-  EXPECT_EQ(range.movie, "a b.ts");
-  EXPECT_EQ(range.offset, 188u);
-  EXPECT_EQ(range.length, 400u);
+  EXPECT_EQ(range.as<MovieRange>()->name, "a b.ts");
+  EXPECT_EQ(range.as<MovieRange>()->offset, 188u);
+  EXPECT_EQ(range.as<MovieRange>()->length, 400u);
   EXPECT_EQ(get("/hls/%3Cx%3E.mp4/movie.ts").status, 404u);
   Plan m = get("/hls/a%20b.ts/master.m3u8");
-  ASSERT_TRUE(m.hls);
+  ASSERT_TRUE(m.as<HlsWant>());
   const Plan master = hls_plan(m, facts);
-  EXPECT_NE(master.text.find("BANDWIDTH=1648,"), std::string::npos) << master.text;  // 412 B in 2 s
-  EXPECT_NE(master.text.find("CODECS=\"avc1.64001e\""), std::string::npos);
-  EXPECT_TRUE(master.text.ends_with("\nindex.m3u8\n"));
+  EXPECT_NE(master.text().find("BANDWIDTH=1648,"), std::string::npos) << master.text();  // 412 B in 2 s
+  EXPECT_NE(master.text().find("CODECS=\"avc1.64001e\""), std::string::npos);
+  EXPECT_TRUE(master.text().ends_with("\nindex.m3u8\n"));
   // Facts that could not be had: 503 with Retry-After while they may come, 404 when they cannot.
   facts.error = "the server is still building the keyframe index";
   facts.retry = true;
@@ -383,17 +384,17 @@ TEST(Router, HlsPlaylistsOfTsMoviesWaitForTheirFacts) {
 
 TEST(Router, HlsRefusalsSayWhy) {
   const Plan mp4 = get("/hls/%3Cx%3E.mp4/seg-3.m4s");
-  ASSERT_TRUE(mp4.hls);
-  EXPECT_EQ(mp4.hls->kind, HlsWant::Kind::segment);
-  EXPECT_EQ(mp4.hls->segment, 3u);
+  ASSERT_TRUE(mp4.as<HlsWant>());
+  EXPECT_EQ(mp4.as<HlsWant>()->kind, HlsWant::Kind::segment);
+  EXPECT_EQ(mp4.as<HlsWant>()->segment, 3u);
   EXPECT_EQ(*mp4.header("Content-Type"), "video/mp4");
-  EXPECT_EQ(get("/hls/%3Cx%3E.mp4/init.mp4").hls->kind, HlsWant::Kind::init);
+  EXPECT_EQ(get("/hls/%3Cx%3E.mp4/init.mp4").as<HlsWant>()->kind, HlsWant::Kind::init);
   EXPECT_EQ(get("/hls/%3Cx%3E.mp4/seg-03.m4s").status, 404u);
   EXPECT_EQ(get("/hls/%3Cx%3E.mp4/seg-.m4s").status, 404u);
   EXPECT_EQ(get("/hls/%3Cx%3E.mp4/seg-99999999.m4s").status, 404u);
   EXPECT_EQ(get("/hls/a%20b.ts/seg-0.m4s").status, 404u);  // a TS movie's segments are ranges of the file
   const Plan piece = hls_piece_plan(mp4, "moof", "", false);
-  EXPECT_EQ(piece.text, "moof");
+  EXPECT_EQ(piece.text(), "moof");
   EXPECT_EQ(hls_piece_plan(mp4, "", "no keyframe", false).status, 404u);
   EXPECT_EQ(get("/hls/cam%201/index.m3u8").status, 404u);  // a channel under the movies' path
   EXPECT_EQ(get("/hls/nope.ts/index.m3u8").status, 404u);
@@ -406,35 +407,35 @@ TEST(Router, HlsRefusalsSayWhy) {
 
 TEST(Router, LiveHlsRequestsGoToTheChannelsPackager) {
   Plan p = get("/hls/live/cam%201/index.m3u8");
-  ASSERT_TRUE(p.live_hls);
-  EXPECT_EQ(p.live_hls->kind, LiveHlsWant::Kind::playlist);
-  EXPECT_EQ(p.live_hls->channel, "cam 1");
-  EXPECT_FALSE(p.live_hls->block);
+  ASSERT_TRUE(p.as<LiveHlsWant>());
+  EXPECT_EQ(p.as<LiveHlsWant>()->kind, LiveHlsWant::Kind::playlist);
+  EXPECT_EQ(p.as<LiveHlsWant>()->channel, "cam 1");
+  EXPECT_FALSE(p.as<LiveHlsWant>()->block);
   EXPECT_EQ(*p.header("Content-Type"), "application/vnd.apple.mpegurl");
   EXPECT_EQ(*p.header("Cache-Control"), "no-cache");  // a live playlist changes with every part
   // A blocking reload (rfc8216bis 6.2.5.2), with and without a part.
   p = get("/hls/live/cam%201/index.m3u8?_HLS_msn=900000001&_HLS_part=3");
-  ASSERT_TRUE(p.live_hls && p.live_hls->block);
-  EXPECT_EQ(p.live_hls->block->msn, 900000001u);
-  EXPECT_EQ(p.live_hls->block->part, std::optional<std::size_t>(3));
+  ASSERT_TRUE(p.as<LiveHlsWant>() && p.as<LiveHlsWant>()->block);
+  EXPECT_EQ(p.as<LiveHlsWant>()->block->msn, 900000001u);
+  EXPECT_EQ(p.as<LiveHlsWant>()->block->part, std::optional<std::size_t>(3));
   p = get("/hls/live/cam%201/index.m3u8?_HLS_msn=7");
-  ASSERT_TRUE(p.live_hls && p.live_hls->block);
-  EXPECT_FALSE(p.live_hls->block->part);
+  ASSERT_TRUE(p.as<LiveHlsWant>() && p.as<LiveHlsWant>()->block);
+  EXPECT_FALSE(p.as<LiveHlsWant>()->block->part);
   EXPECT_EQ(get("/hls/live/cam%201/index.m3u8?_HLS_part=1").status, 400u);  // a part needs its segment
   EXPECT_EQ(get("/hls/live/cam%201/index.m3u8?_HLS_msn=x").status, 400u);
   EXPECT_EQ(get("/hls/live/cam%201/index.m3u8?_HLS_msn=1&_HLS_part=-1").status, 400u);
   EXPECT_EQ(get("/hls/live/cam%201/index.m3u8?_HLS_msn=99999999999999999999").status, 400u);
   // Segments and parts.
   p = get("/hls/live/cam%201/seg-42.ts");
-  ASSERT_TRUE(p.live_hls);
-  EXPECT_EQ(p.live_hls->kind, LiveHlsWant::Kind::segment);
-  EXPECT_EQ(p.live_hls->msn, 42u);
+  ASSERT_TRUE(p.as<LiveHlsWant>());
+  EXPECT_EQ(p.as<LiveHlsWant>()->kind, LiveHlsWant::Kind::segment);
+  EXPECT_EQ(p.as<LiveHlsWant>()->msn, 42u);
   EXPECT_EQ(*p.header("Content-Type"), "video/mp2t");
   p = get("/hls/live/cam%201/part-42.3.ts");
-  ASSERT_TRUE(p.live_hls);
-  EXPECT_EQ(p.live_hls->kind, LiveHlsWant::Kind::part);
-  EXPECT_EQ(p.live_hls->msn, 42u);
-  EXPECT_EQ(p.live_hls->part, 3u);
+  ASSERT_TRUE(p.as<LiveHlsWant>());
+  EXPECT_EQ(p.as<LiveHlsWant>()->kind, LiveHlsWant::Kind::part);
+  EXPECT_EQ(p.as<LiveHlsWant>()->msn, 42u);
+  EXPECT_EQ(p.as<LiveHlsWant>()->part, 3u);
   for (const char* bad : {"seg-042.ts", "seg-.ts", "seg-4.2.ts", "part-42.ts", "part-42..ts", "part-42.03.ts", "part-4.2.ts.ts", "seg-1.m4s", "x.m3u8", ""})
     EXPECT_EQ(get(std::string("/hls/live/cam%201/") + bad).status, 404u) << bad;
   EXPECT_EQ(get("/hls/live/a%20b.ts/index.m3u8").status, 404u);  // a movie under the channels' path
@@ -442,10 +443,10 @@ TEST(Router, LiveHlsRequestsGoToTheChannelsPackager) {
   EXPECT_EQ(get("/hls/live/..%2Fx/index.m3u8").status, 400u);
   // The service's answer: the body, or its error with the status it chose.
   Plan want = get("/hls/live/cam%201/seg-42.ts");
-  EXPECT_EQ(live_hls_plan(want, LiveHlsReply{200, "TS", {}, false}).text, "TS");
+  EXPECT_EQ(live_hls_plan(want, LiveHlsReply{200, "TS", {}, false}).text(), "TS");
   const Plan gone = live_hls_plan(want, LiveHlsReply{404, {}, "segment 42 has left the live window", false});
   EXPECT_EQ(gone.status, 404u);
-  EXPECT_NE(gone.text.find("left the live window"), std::string::npos);
+  EXPECT_NE(gone.text().find("left the live window"), std::string::npos);
   const Plan later = live_hls_plan(want, LiveHlsReply{503, {}, "not made yet", true});
   EXPECT_EQ(later.status, 503u);
   EXPECT_NE(later.header("Retry-After"), nullptr);
@@ -492,20 +493,20 @@ TEST(Cors, OffByDefaultAndExactlyTheListedOrigins) {
 
 TEST(Pages, PicturesAndStaticFiles) {
   Plan p = get("/poster/a%20b.ts?g=4");
-  ASSERT_TRUE(p.thumbnail.has_value());
-  EXPECT_EQ(p.thumbnail->name, "a b.ts");
-  EXPECT_FALSE(p.thumbnail->strip_frame.has_value());
+  ASSERT_TRUE((p.as<ThumbnailWant>() != nullptr));
+  EXPECT_EQ(p.as<ThumbnailWant>()->name, "a b.ts");
+  EXPECT_FALSE(p.as<ThumbnailWant>()->strip_frame.has_value());
   EXPECT_EQ(*p.header("Content-Type"), "image/jpeg");
   p = get("/strip/3/%3Cx%3E.mp4");
-  ASSERT_TRUE(p.thumbnail.has_value());
-  EXPECT_EQ(*p.thumbnail->strip_frame, 3u);
+  ASSERT_TRUE((p.as<ThumbnailWant>() != nullptr));
+  EXPECT_EQ(*p.as<ThumbnailWant>()->strip_frame, 3u);
   p = get("/poster/cam%201");
-  ASSERT_TRUE(p.thumbnail.has_value());
-  EXPECT_TRUE(p.thumbnail->live);
+  ASSERT_TRUE((p.as<ThumbnailWant>() != nullptr));
+  EXPECT_TRUE(p.as<ThumbnailWant>()->live);
   EXPECT_EQ(*p.header("Cache-Control"), "no-cache");
   for (const char* bad : {"/strip/8/a%20b.ts", "/strip/x/a%20b.ts", "/strip/a%20b.ts", "/strip/999/a%20b.ts", "/strip/0/cam%201", "/poster/nope"}) {
     EXPECT_EQ(get(bad).status, 404u) << bad;
-    EXPECT_FALSE(get(bad).thumbnail.has_value()) << bad;
+    EXPECT_FALSE((get(bad).as<ThumbnailWant>() != nullptr)) << bad;
   }
   EXPECT_EQ(get("/poster/a%2Fb").status, 400u);
   p = get("/static/style.css");
@@ -518,7 +519,7 @@ TEST(Pages, PicturesAndStaticFiles) {
 
 TEST(Pages, ThePagesLoadNothingFromElsewhere) {
   for (const std::string& target : {std::string("/"), std::string("/watch/%3Cx%3E.mp4"), std::string("/static/style.css")}) {
-    const std::string text = get(target).text;
+    const std::string text = get(target).text();
     EXPECT_EQ(text.find("http://"), text.find("http://127.0.0.1:8080")) << target << ": only the proxy's own absolute URL";
     EXPECT_EQ(text.find("https://"), std::string::npos) << target;
     EXPECT_EQ(text.find("//fonts."), std::string::npos) << target;
@@ -645,16 +646,16 @@ TEST(HostCheck, TheListenAddressAndAWildcardsAddresses) {
 TEST(HostCheck, RefusalsSayWhatToDo) {
   Plan p = host_refusal(HostVerdict::not_allowed, "Attacker.Example:8080");
   EXPECT_EQ(p.status, 421u);
-  EXPECT_EQ(p.text.rfind("421 Misdirected Request: ", 0), 0u) << p.text;
-  EXPECT_NE(p.text.find("--allow-host attacker.example"), std::string::npos) << p.text;
+  EXPECT_EQ(p.text().rfind("421 Misdirected Request: ", 0), 0u) << p.text();
+  EXPECT_NE(p.text().find("--allow-host attacker.example"), std::string::npos) << p.text();
   p = host_refusal(HostVerdict::missing, "");
   EXPECT_EQ(p.status, 400u);
-  EXPECT_NE(p.text.find("needs a Host header"), std::string::npos) << p.text;
+  EXPECT_NE(p.text().find("needs a Host header"), std::string::npos) << p.text();
   EXPECT_EQ(host_refusal(HostVerdict::repeated, "a").status, 400u);
   p = host_refusal(HostVerdict::malformed, std::string("a\x01b") + std::string(300, 'x'));
   EXPECT_EQ(p.status, 400u);
-  EXPECT_EQ(p.text.find('\x01'), std::string::npos) << "control characters are not echoed";
-  EXPECT_LT(p.text.size(), 300u) << "nor is a long value";
+  EXPECT_EQ(p.text().find('\x01'), std::string::npos) << "control characters are not echoed";
+  EXPECT_LT(p.text().size(), 300u) << "nor is a long value";
 }
 
 // ---------------------------------------------------------------- the connection cap
@@ -692,6 +693,50 @@ TEST(ConnectionCap, TheRefusalLogLineAtMostEveryInterval) {
   EXPECT_EQ(log.note(t0 + 10s), std::optional<std::uint64_t>(3)) << "then one line with the count since the last";
   EXPECT_FALSE(log.note(t0 + 11s));
   EXPECT_EQ(log.note(t0 + 60s), std::optional<std::uint64_t>(2));
+}
+
+TEST(RangeBlocks, TwoBlocksReadAtChunkBoundariesAndWrittenInOrder) {
+  RangeBlocks blocks(100);
+  blocks.start(250, 300, nullptr);  // [250, 550): blocks 250-299, 300-399, 400-499, 500-549
+  RangeBlocks::Block* a = blocks.next_to_read();
+  RangeBlocks::Block* b = blocks.next_to_read();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(blocks.next_to_read(), nullptr) << "two blocks at most: the next Read waits for a write";
+  EXPECT_EQ(a->offset, 250u);
+  EXPECT_EQ(a->length, 50u);  // the first runs up to the next chunk boundary
+  EXPECT_EQ(b->offset, 300u);
+  EXPECT_EQ(b->length, 100u);
+  ASSERT_NE(a->data(), nullptr);
+  // The second landed first: nothing may be written before the first.
+  b->state = RangeBlocks::Block::State::ready;
+  EXPECT_EQ(blocks.next_to_write(), nullptr);
+  a->state = RangeBlocks::Block::State::ready;
+  EXPECT_EQ(blocks.next_to_write(), a);
+  EXPECT_FALSE(blocks.written(*a));
+  EXPECT_EQ(blocks.sent(), 50u);
+  RangeBlocks::Block* c = blocks.next_to_read();
+  ASSERT_EQ(c, a);  // the written block reads the next chunk
+  EXPECT_EQ(c->offset, 400u);
+  EXPECT_EQ(blocks.next_to_write(), b);
+  EXPECT_FALSE(blocks.written(*b));
+  RangeBlocks::Block* d = blocks.next_to_read();
+  ASSERT_EQ(d, b);
+  EXPECT_EQ(d->offset, 500u);
+  EXPECT_EQ(d->length, 50u);
+  c->state = d->state = RangeBlocks::Block::State::ready;
+  EXPECT_FALSE(blocks.written(*blocks.next_to_write()));
+  EXPECT_TRUE(blocks.written(*blocks.next_to_write()));
+  EXPECT_EQ(blocks.sent(), 300u);
+  EXPECT_EQ(blocks.position(), 550u);
+  EXPECT_EQ(blocks.next_to_read(), nullptr);
+  // A block whose Read is still landing keeps its memory when the others are given back.
+  blocks.start(0, 1000, nullptr);
+  RangeBlocks::Block* landing = blocks.next_to_read();
+  blocks.release();
+  EXPECT_NE(landing->data(), nullptr);
+  int reading = 0;
+  blocks.each_reading([&](const RangeBlocks::Block&) { ++reading; });
+  EXPECT_EQ(reading, 1);
 }
 
 }  // namespace
