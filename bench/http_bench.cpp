@@ -100,6 +100,97 @@ long long request(int fd, const Options& o, const std::string& path, const char*
   return length;
 }
 
+// What all viewers found, filled in by their threads.
+struct Totals {
+  std::mutex lock;
+  vod::client::LatencySamples seek_latency, startup_latency, after_connect_latency;  // exact, as vod-client bench's; under lock
+  std::atomic<std::uint64_t> in_time{0}, late{0}, bytes{0}, viewers_late{0}, errors{0};
+};
+
+// Viewer `i` of movie `path` (`size` bytes), on its own thread and connection, from `start` to `end`.
+void run_viewer(const Options& o, unsigned i, const std::string& path, std::uint64_t size, Clock::time_point start, Clock::time_point end, Totals& t) {
+  std::mt19937_64 random(1000 + i);
+  std::vector<char> buf(o.chunk);
+  const auto connect_start = Clock::now();
+  int fd = connect_to(o);
+  const auto connected = Clock::now();
+  if (fd < 0) {
+    ++t.errors;
+    return;
+  }
+  std::uint64_t pos = 0, since = 0, my_late = 0;
+  auto origin = connect_start + secs(o.startup), seek_started = connect_start, next_jump = start + secs(o.jump);
+  bool awaiting_first = true, first_ever = true;
+  while (Clock::now() < end) {
+    const auto now = Clock::now();
+    if (o.jump > 0 && now >= next_jump) {
+      pos = (random() % std::max<std::uint64_t>(size / o.chunk, 1)) * o.chunk;
+      since = 0;
+      origin = now + secs(o.startup);
+      seek_started = now;
+      awaiting_first = true;
+      next_jump = now + secs(o.jump);
+    }
+    const auto due = origin + secs(static_cast<double>(since) * 8 / (o.rate_mbps * 1e6));
+    const auto ask_at = due - secs(o.lead);
+    if (now < ask_at && !awaiting_first) {  // the first chunk after a start or jump goes at once
+      std::this_thread::sleep_until(std::min(ask_at, end));
+      continue;
+    }
+    if (pos >= size) pos = 0;
+    if (awaiting_first) seek_started = now;  // latency runs from the request
+    Clock::time_point first_byte;
+    const long long n = request(fd, o, path, "GET", pos, std::min(pos + o.chunk, size) - 1, buf, first_byte, nullptr);
+    if (n < 0) {
+      ++t.errors;
+      close(fd);
+      fd = connect_to(o);
+      if (fd < 0) return;
+      continue;
+    }
+    const auto done = Clock::now();
+    if (awaiting_first) {
+      const auto us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(first_byte - seek_started).count());
+      std::lock_guard<std::mutex> g(t.lock);
+      // Startup counts the TCP connect too, as the RDMA side counts its rdma_cm connect.
+      const auto connect_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(connected - connect_start).count());
+      if (first_ever) {
+        t.startup_latency.record(us + connect_us);
+        t.after_connect_latency.record(us);
+      } else {
+        t.seek_latency.record(us);
+      }
+      awaiting_first = first_ever = false;
+    }
+    if (done <= due) ++t.in_time;
+    else ++t.late, ++my_late;
+    pos += static_cast<std::uint64_t>(n);
+    since += static_cast<std::uint64_t>(n);
+    t.bytes += static_cast<std::uint64_t>(n);
+  }
+  if (my_late) ++t.viewers_late;
+  close(fd);
+}
+
+// The movies' sizes, by HEAD; empty when one cannot be had (said on stderr).
+std::vector<std::uint64_t> movie_sizes(const Options& o) {
+  std::vector<std::uint64_t> sizes;
+  for (const std::string& path : o.paths) {
+    const int fd = connect_to(o);
+    std::vector<char> buf(1);
+    Clock::time_point t;
+    std::uint64_t size = 0;
+    if (fd < 0 || request(fd, o, path, "HEAD", UINT64_MAX, 0, buf, t, &size) < 0 || size == 0) {
+      std::fprintf(stderr, "http-bench: cannot HEAD http://%s:%u%s\n", o.host.c_str(), o.port, path.c_str());
+      if (fd >= 0) close(fd);
+      return {};
+    }
+    close(fd);
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,106 +225,28 @@ int main(int argc, char** argv) {
   o.chunk = chunk_kib * 1024;
   if (pattern.rfind("jump:", 0) == 0) o.jump = std::atof(pattern.c_str() + 5);
 
-  std::vector<std::uint64_t> sizes;
-  for (const std::string& path : o.paths) {
-    const int fd = connect_to(o);
-    std::vector<char> buf(1);
-    Clock::time_point t;
-    std::uint64_t size = 0;
-    if (fd < 0 || request(fd, o, path, "HEAD", UINT64_MAX, 0, buf, t, &size) < 0 || size == 0) {
-      std::fprintf(stderr, "http-bench: cannot HEAD http://%s:%u%s\n", o.host.c_str(), o.port, path.c_str());
-      return 1;
-    }
-    close(fd);
-    sizes.push_back(size);
-  }
+  const std::vector<std::uint64_t> sizes = movie_sizes(o);
+  if (sizes.empty()) return 1;
   // Which movie each viewer watches, drawn before the threads start (one generator, as vod-client's).
   std::vector<std::size_t> watch(o.clients);
   std::mt19937_64 chooser(1);
   for (unsigned i = 0; i < o.clients; ++i)
     watch[i] = o.zipf > 0 ? vod::zipf_rank(o.paths.size(), o.zipf, std::uniform_real_distribution<double>(0, 1)(chooser)) : i % o.paths.size();
-  std::mutex lock;
-  vod::client::LatencySamples seek_latency, startup_latency, after_connect_latency;  // exact, as vod-client bench's
-  std::atomic<std::uint64_t> in_time{0}, late{0}, bytes{0}, viewers_late{0}, errors{0};
+  Totals t;
   const auto start = Clock::now(), end = start + secs(o.duration);
   std::vector<std::thread> threads;
-  for (unsigned i = 0; i < o.clients; ++i) {
-    threads.emplace_back([&, i] {
-      std::mt19937_64 random(1000 + i);
-      const std::string& path = o.paths[watch[i]];
-      const std::uint64_t size = sizes[watch[i]];
-      std::vector<char> buf(o.chunk);
-      const auto connect_start = Clock::now();
-      int fd = connect_to(o);
-      const auto connected = Clock::now();
-      if (fd < 0) {
-        ++errors;
-        return;
-      }
-      std::uint64_t pos = 0, since = 0, my_late = 0;
-      auto origin = connect_start + secs(o.startup), seek_started = connect_start, next_jump = start + secs(o.jump);
-      bool awaiting_first = true, first_ever = true;
-      while (Clock::now() < end) {
-        const auto now = Clock::now();
-        if (o.jump > 0 && now >= next_jump) {
-          pos = (random() % std::max<std::uint64_t>(size / o.chunk, 1)) * o.chunk;
-          since = 0;
-          origin = now + secs(o.startup);
-          seek_started = now;
-          awaiting_first = true;
-          next_jump = now + secs(o.jump);
-        }
-        const auto due = origin + secs(static_cast<double>(since) * 8 / (o.rate_mbps * 1e6));
-        const auto ask_at = due - secs(o.lead);
-        if (now < ask_at && !awaiting_first) {  // the first chunk after a start or jump goes at once
-          std::this_thread::sleep_until(std::min(ask_at, end));
-          continue;
-        }
-        if (pos >= size) pos = 0;
-        if (awaiting_first) seek_started = now;  // latency runs from the request
-        Clock::time_point first_byte;
-        const long long n = request(fd, o, path, "GET", pos, std::min(pos + o.chunk, size) - 1, buf, first_byte, nullptr);
-        if (n < 0) {
-          ++errors;
-          close(fd);
-          fd = connect_to(o);
-          if (fd < 0) return;
-          continue;
-        }
-        const auto done = Clock::now();
-        if (awaiting_first) {
-          const auto us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(first_byte - seek_started).count());
-          std::lock_guard<std::mutex> g(lock);
-          // Startup counts the TCP connect too, as the RDMA side counts its rdma_cm connect.
-          const auto connect_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(connected - connect_start).count());
-          if (first_ever) {
-            startup_latency.record(us + connect_us);
-            after_connect_latency.record(us);
-          } else {
-            seek_latency.record(us);
-          }
-          awaiting_first = first_ever = false;
-        }
-        if (done <= due) ++in_time;
-        else ++late, ++my_late;
-        pos += static_cast<std::uint64_t>(n);
-        since += static_cast<std::uint64_t>(n);
-        bytes += static_cast<std::uint64_t>(n);
-      }
-      if (my_late) ++viewers_late;
-      close(fd);
-    });
-  }
-  for (auto& t : threads) t.join();
+  for (unsigned i = 0; i < o.clients; ++i)
+    threads.emplace_back([&, i] { run_viewer(o, i, o.paths[watch[i]], sizes[watch[i]], start, end, t); });
+  for (auto& thread : threads) thread.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   std::printf("BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%llu goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu "
               "startup_p50_us=%llu startup_p99_us=%llu after_connect_p50_us=%llu after_connect_p99_us=%llu errors=%llu seeks=%llu\n",
-              o.clients, elapsed, static_cast<unsigned long long>(in_time.load()), static_cast<unsigned long long>(late.load()),
-              static_cast<unsigned long long>(viewers_late.load()), static_cast<double>(bytes.load()) * 8 / elapsed / 1e6,
-              static_cast<unsigned long long>(seek_latency.percentile(0.5)), static_cast<unsigned long long>(seek_latency.percentile(0.99)),
-              static_cast<unsigned long long>(startup_latency.percentile(0.5)),
-              static_cast<unsigned long long>(startup_latency.percentile(0.99)), static_cast<unsigned long long>(after_connect_latency.percentile(0.5)),
-              static_cast<unsigned long long>(after_connect_latency.percentile(0.99)), static_cast<unsigned long long>(errors.load()),
-              static_cast<unsigned long long>(seek_latency.count()));
-  return errors.load() > 0 && in_time.load() == 0 ? 1 : 0;
+              o.clients, elapsed, static_cast<unsigned long long>(t.in_time.load()), static_cast<unsigned long long>(t.late.load()),
+              static_cast<unsigned long long>(t.viewers_late.load()), static_cast<double>(t.bytes.load()) * 8 / elapsed / 1e6,
+              static_cast<unsigned long long>(t.seek_latency.percentile(0.5)), static_cast<unsigned long long>(t.seek_latency.percentile(0.99)),
+              static_cast<unsigned long long>(t.startup_latency.percentile(0.5)),
+              static_cast<unsigned long long>(t.startup_latency.percentile(0.99)), static_cast<unsigned long long>(t.after_connect_latency.percentile(0.5)),
+              static_cast<unsigned long long>(t.after_connect_latency.percentile(0.99)), static_cast<unsigned long long>(t.errors.load()),
+              static_cast<unsigned long long>(t.seek_latency.count()));
+  return t.errors.load() > 0 && t.in_time.load() == 0 ? 1 : 0;
 }

@@ -4,8 +4,11 @@
 # rdma/ common/ cluster/ bench/ tests/) is longer than 400 lines unless its header says why, in one of
 # its first 20 lines:
 #   // Longer than 400 lines because: <reason>
-# A file that grows past the limit is split along a seam, or says why it cannot be. Prints every file
-# that breaks the rule and exits 1; ctest runs it as source_file_sizes (label unit).
+# A file that grows past the limit is split along a seam, or says why it cannot be. And no function
+# outside tests/ is longer than 120 lines, except option tables (functions whose names say config or
+# options): functions defined at namespace scope, from their signature in column 0 to their '}' in
+# column 0 (the tree's style), which is where long ones live. Prints every file and function that
+# breaks a rule and exits 1; ctest runs it as source_file_sizes (label unit).
 # Usage: check-source-sizes.sh [SOURCE_DIR]   (default: the tree this script is in)
 set -euo pipefail
 root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
@@ -35,7 +38,30 @@ while IFS= read -r -d '' file; do
 done < <(find "${dirs[@]}" -type f \( -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
 
 ((checked > 0)) || { echo "FAIL: no .cpp or .hpp under ${dirs[*]} in $root" >&2; exit 1; }
+
+function_limit=120
+long_functions=$(find "${dirs[@]}" -path tests -prune -o -type f -name '*.cpp' -print0 | sort -z | xargs -0 awk -v limit="$function_limit" '
+  FNR == 1 { start = 0; pending = 0 }
+  # A signature: column 0, a "(" before any ";", not a declaration of a type or a namespace.
+  !start && /^[A-Za-z_~][^;]*\(/ && !/^(namespace|struct|class|enum|union|using|typedef|template|extern|static_assert|return)[^A-Za-z_0-9]/ {
+    sig = $0; sigline = FNR; pending = 1
+  }
+  pending && !start && /;[[:space:]]*$/ && !/\{/ { pending = 0 }
+  pending && !start && /\{[^}]*$/ {
+    pending = 0; start = sigline
+    name = sig; sub(/\(.*/, "", name); n = split(name, parts, /[ *&]+/); name = parts[n]
+  }
+  start && /^\}/ {
+    if (FNR - start + 1 > limit && name !~ /[Cc]onfig|[Oo]ptions/) printf "%s:%d: %s is %d lines\n", FILENAME, start, name, FNR - start + 1
+    start = 0
+  }')
+if [[ -n $long_functions ]]; then
+  while IFS= read -r line; do
+    echo "FAIL: $line, more than $function_limit: split it into steps with names (option tables, named *config* or *options*, are exempt)" >&2
+  done <<< "$long_functions"
+  failed=$((failed + 1))
+fi
 ((failed == 0)) || exit 1
 with=""
 ((${#explained[@]} == 0)) || with=$(printf '; %s' "${explained[@]}")
-echo "PASS: $checked sources, none over $limit lines without a reason${with:+ (with one:${with#;})}"
+echo "PASS: $checked sources, none over $limit lines without a reason${with:+ (with one:${with#;})}; no function outside tests/ over $function_limit lines"
