@@ -32,7 +32,7 @@ struct MountConfig {
   unsigned chunk_kib = defaults::kChunkBytes / 1024;  // bytes per RDMA Read
   unsigned depth = defaults::kReadDepth;                // RDMA Reads in flight per connection at most
   double reconnect_for = std::chrono::duration<double>(defaults::kReconnectFor).count();          // seconds to keep reconnecting before reads fail with EIO
-  double connect_timeout = 5;
+  double connect_timeout = std::chrono::duration<double>(defaults::kConnectTimeout).count();
   std::string transport = "rdma";     // or udp (Write-Record: no RDMA device here)
   unsigned udp_port = defaults::kUdpPort;
   std::string log_level = "info";

@@ -52,7 +52,7 @@ struct ServerConfig {
   // UDP Write-Record (docs/write-record.md): off unless a port is given.
   std::uint16_t udp_port = 0;          // 0: off; the documented port is 7471
   double udp_max_rate_mbps = 1000;     // the whole server
-  double udp_client_rate_mbps = 400;   // one client address
+  double udp_client_rate_mbps = defaults::kUdpClientRateBps / 1e6;   // one client address
   unsigned udp_max_payload = defaults::kUdpMaxPayload;     // bytes per datagram at most (clients ask for their path MTU's)
   bool udp_zero_copy = false;          // MSG_ZEROCOPY sends of loaded movies' bytes (udp/zero_copy_sends.hpp)
   bool no_rdma = false;                // serve UDP only: no RDMA device needed

@@ -29,17 +29,22 @@ TEST(Defaults, EveryOptionStructStartsFromTheSharedOnes) {
   EXPECT_EQ(session.reconnect.first, defaults::kBackoffFirst);
   EXPECT_EQ(session.reconnect.max, defaults::kBackoffMax);
   EXPECT_EQ(session.udp.port, defaults::kUdpPort);
+  EXPECT_EQ(session.connect_timeout, defaults::kConnectTimeout);
+  EXPECT_EQ(session.ack_timeout, defaults::kAckTimeout);
   const client::LiveOptions live;
   EXPECT_EQ(live.chunk_size, defaults::kChunkBytes);
   EXPECT_EQ(live.read_depth, defaults::kReadDepth);
   EXPECT_EQ(live.reconnect.give_up_after, defaults::kReconnectFor);
   EXPECT_EQ(live.reconnect.first, defaults::kBackoffFirst);
+  EXPECT_EQ(live.connect_timeout, defaults::kConnectTimeout);
+  EXPECT_EQ(live.ack_timeout, defaults::kAckTimeout);
   EXPECT_EQ(client::parse_uri("rdma://192.0.2.1/a").port, defaults::kRdmaPort);
   EXPECT_EQ(client::kLiveMulticastPort, defaults::kLiveMulticastPort);
   const server::udp::UdpOptions udp;
   const server::udp::UdpLimits limits;
   EXPECT_EQ(udp.port, defaults::kUdpPort);
   EXPECT_EQ(udp.max_payload, defaults::kUdpMaxPayload);
+  EXPECT_EQ(udp.client_rate_bps, defaults::kUdpClientRateBps);
   EXPECT_EQ(limits.max_payload, udp.max_payload) << "the admission's cap and the server's are one";
   EXPECT_EQ(limits.max_record, defaults::kUdpMaxRecord);
   const auto mount = mount::parse_mount_config({"rdma://192.0.2.1", "/mnt/vod"});
@@ -47,6 +52,7 @@ TEST(Defaults, EveryOptionStructStartsFromTheSharedOnes) {
   EXPECT_EQ(mount->chunk_kib * 1024u, defaults::kChunkBytes);
   EXPECT_EQ(mount->depth, defaults::kReadDepth);
   EXPECT_EQ(mount->udp_port, defaults::kUdpPort);
+  EXPECT_EQ(std::chrono::duration<double>(defaults::kConnectTimeout).count(), mount->connect_timeout);
 }
 
 TEST(Defaults, OnePayloadRangeForTheOptionAndTheService) {

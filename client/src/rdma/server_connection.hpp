@@ -12,6 +12,7 @@
 #include <string>
 
 #include "vod/client/uri.hpp"
+#include "vod/defaults.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/rdma/connection.hpp"
 
@@ -23,7 +24,7 @@ struct ServerConnectOptions {
   unsigned read_depth = 16;       // Reads in flight wanted
   std::uint32_t send_queue_depth = 64;
   std::uint32_t recv_queue_depth = 0;
-  std::chrono::milliseconds timeout{5000};
+  std::chrono::milliseconds timeout = defaults::kConnectTimeout;
   std::uint8_t ack_timeout = 0;
   rdma::CompletionHub* hub = nullptr;
   std::function<void(rdma::ClientEndpoint&)> while_connecting;

@@ -27,6 +27,8 @@ inline constexpr std::size_t kFirstReadBytes = 16 * 1024;     // the head Read a
 // connection, VoD and live: 17 is 537 ms a try (7 retries), so a server that died or vanished is
 // noticed sooner than with rdma_cm's RoCE default (about 2 s a try). 0: rdma_cm's.
 inline constexpr std::uint8_t kAckTimeout = 17;
+// How long one connection attempt (address, route, connect) may take: every client's.
+inline constexpr std::chrono::milliseconds kConnectTimeout{5000};
 
 // Reconnecting after a connection breaks.
 inline constexpr std::chrono::milliseconds kReconnectFor{30000};       // libvodclient, vod-client, rdmasrc, vod-mount
@@ -40,5 +42,8 @@ inline constexpr std::uint32_t kUdpPayloadMin = 512;   // the least --udp-max-pa
 inline constexpr std::uint32_t kUdpPayloadMax = static_cast<std::uint32_t>(proto::kWriteRecordMaxPayload);
 inline constexpr std::uint64_t kUdpMaxRecord = 16u << 20;  // the largest range one request may ask for
 inline constexpr unsigned kLiveMulticastPayload = 1316;    // 7 TS packets: fits a 1500-byte MTU
+// The rate one client address gets at most (vod-server --udp-client-rate), and so the rate a
+// client asks for by default: all it may have.
+inline constexpr double kUdpClientRateBps = 400e6;
 
 }  // namespace vod::defaults

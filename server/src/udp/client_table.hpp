@@ -78,7 +78,7 @@ class ClientTable {
   struct Limits {
     std::size_t max_clients = 4096, max_sessions_per_client = 32, max_jobs_per_client = 128, max_jobs = 65536;
     std::chrono::milliseconds idle_client{30000};
-    double client_rate_bps = 400e6;
+    double client_rate_bps = defaults::kUdpClientRateBps;
     std::uint32_t max_payload = 0;
   };
   // `quantum`: the bytes an address may send per turn of the ring. `stats`: where the table counts

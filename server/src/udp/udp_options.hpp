@@ -23,7 +23,7 @@ struct UdpOptions {
   std::string bind = "0.0.0.0";
   std::uint16_t port = defaults::kUdpPort;
   double max_rate_bps = 1e9;       // the whole server
-  double client_rate_bps = 400e6;  // one client address (IPv6: /64) at most, all its ports and sessions together
+  double client_rate_bps = defaults::kUdpClientRateBps;  // one client address (IPv6: /64) at most, all its ports and sessions together
   double min_rate_bps = 1e6;       // the floor: a request that asks for less is refused
   std::uint32_t max_payload = defaults::kUdpMaxPayload;  // bytes per datagram at most (clients ask for their path MTU's)
   std::size_t max_jobs_per_client = 128;     // ranges queued per client address

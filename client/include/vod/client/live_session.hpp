@@ -40,7 +40,7 @@ struct LiveOptions {
   std::size_t chunk_size = defaults::kChunkBytes;  // bytes per RDMA Read at most (and the device's max message)
   unsigned read_depth = defaults::kReadDepth;   // wanted; the server and devices may allow fewer
   std::chrono::milliseconds poll_interval{0};   // > 0: no notifications; read the header this often
-  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds connect_timeout = defaults::kConnectTimeout;
   std::uint8_t ack_timeout = defaults::kAckTimeout;  // as SessionOptions::ack_timeout: a dead server is noticed as soon
   ReconnectPolicy reconnect;                    // after the connection breaks (reconnect.hpp)
   std::shared_ptr<rdma::CompletionHub> hub;     // shared with other connections of this thread; null: own

@@ -35,7 +35,7 @@ struct MulticastLiveOptions {
   std::size_t ring_bytes = 8u << 20;              // the receive ring: room for reordering and a slow reader
   std::chrono::milliseconds hole_timeout{200};    // how long a record may wait for its missing datagrams
   UdpOptions udp;                                 // to read the catalog from the server's Write-Record port
-  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds connect_timeout = defaults::kConnectTimeout;
 };
 
 struct MulticastReceiveStats {

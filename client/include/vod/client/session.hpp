@@ -36,7 +36,7 @@ enum class Transport { rdma, udp };
 
 struct UdpOptions {
   std::uint16_t port = proto::kWriteRecordPort;  // the server's UDP port (not the URI's, which is RDMA's)
-  double rate_bps = 400e6;                       // the rate this client asks the server to send at
+  double rate_bps = defaults::kUdpClientRateBps;  // the rate this client asks the server to send at
   std::uint32_t max_payload = 0;                 // bytes per datagram at most; 0: what the path MTU allows
   unsigned depth = 8;                            // records (chunks) asked for at once
   std::chrono::milliseconds first_timeout{150};  // for a record's first datagram, beyond its transfer time
@@ -54,7 +54,7 @@ struct SessionOptions {
   // When > 0, the read-ahead window is this many seconds of the movie's bitrate (at least one
   // chunk, at most engine.readahead_bytes); otherwise engine.readahead_bytes.
   double readahead_seconds = 0;
-  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds connect_timeout = defaults::kConnectTimeout;
   // The QP's local ACK timeout exponent (defaults::kAckTimeout): a server that died or vanished
   // under a Read is noticed sooner, and the session reconnects, in a fleet to another member.
   std::uint8_t ack_timeout = defaults::kAckTimeout;
