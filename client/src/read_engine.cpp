@@ -17,6 +17,7 @@ namespace vod::client {
 namespace trace = rdma::startup_trace;
 using driver::kStuckRead;
 using driver::kFirstRegisteredSlots;
+using namespace engine;  // the engine's parts (engine/*.hpp) by their own names, in its two halves
 
 void ReadEngine::Impl::attach(std::unique_ptr<Fetcher> f) {
   if (chunk > f->max_fetch())
@@ -112,9 +113,7 @@ void ReadEngine::Impl::post_wanted() {
 }
 
 void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
-  // A fetch's number says what it is: a whole block or the part after its head is its slot's
-  // number, a head is numbered past the ring's slots, the part before a head past the heads.
-  const std::size_t n = cache.size();
+  // A fetch's id says what it is (FetchId): a block, a head or the part before a head, by slot.
   const auto now = Clock::now();
   for (const FetchOrder& o : orders) {
     if (o.kind == FetchOrder::Kind::direct) {
@@ -124,10 +123,10 @@ void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
     Slot& slot = cache.slot(o.slot);
     const std::uint64_t block_at = block_of(slot.key) * chunk;
     std::uint8_t* dest = ring.get() + o.slot * chunk + (o.offset - block_at);
-    std::size_t id = o.slot;
-    if (o.kind == FetchOrder::Kind::head) id += n;
-    if (o.kind == FetchOrder::Kind::before_head) id += 2 * n;
-    fetcher->fetch(static_cast<std::uint32_t>(id), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
+    const FetchId::Kind kind = o.kind == FetchOrder::Kind::head          ? FetchId::Kind::head
+                               : o.kind == FetchOrder::Kind::before_head ? FetchId::Kind::before_head
+                                                                         : FetchId::Kind::block;
+    fetcher->fetch(FetchId{kind, static_cast<std::uint32_t>(o.slot)}.pack(), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
     slot.posted = now;
     ++stats.reads_posted;
     ++in_flight;
@@ -142,11 +141,11 @@ void ReadEngine::Impl::landed(Slot& slot, std::uint32_t bytes) {
 }
 
 void ReadEngine::Impl::on_done(std::uint32_t id, bool ok, const std::string& why) {
-  const std::size_t n = cache.size();
-  if (id >= 3 * n) return on_direct_done(id - 3 * n, ok, why);
-  if (id >= n && id < 2 * n) return on_head_done(static_cast<std::uint32_t>(id - n), ok, why);
-  const std::size_t s = id < n ? id : id - 2 * n;  // a block's Read, or the part before its head
-  if (s >= n) return;
+  const FetchId fid = FetchId::unpack(id);
+  if (fid.kind == FetchId::Kind::direct) return on_direct_done(fid.index, ok, why);
+  if (fid.index >= cache.size()) return;
+  if (fid.kind == FetchId::Kind::head) return on_head_done(fid.index, ok, why);
+  const std::size_t s = fid.index;  // a block's Read, or the part before its head
   Slot& slot = cache.slot(s);
   if (slot.state != SlotState::in_flight || slot.parts == 0) return;
   last_progress = Clock::now();

@@ -75,6 +75,11 @@ stop_server() {
   wait "$server_pid" || rc=$?
   server_pid=
   [[ $rc -eq 0 ]] || fail "vod-server exited $rc after SIGTERM"
+  # Every QP drained by its count of outstanding work (cm::QpDrain), on rxe and siw alike: none fell
+  # back to the time limit.
+  if grep -q "did not flush within" "$server_log"; then
+    fail "a QP's drain fell back to its time limit: $(grep -m1 'did not flush within' "$server_log")"
+  fi
   ((SECONDS - started < 3)) || echo "--- [${SECONDS}s] the server took $((SECONDS - started)) s to stop (clients still connected drained)"
 }
 

@@ -12,12 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "engine/fetch_id.hpp"
 #include "manual_fetcher.hpp"
 #include "vod/client/errors.hpp"
 #include "vod/client/read_engine.hpp"
 
 namespace vod::client {
 namespace {
+
+using engine::FetchId;
 
 constexpr std::size_t kChunk = 64 * 1024;
 constexpr std::uint64_t kMovie = 40 * kChunk + 123;
@@ -57,12 +60,13 @@ TEST(ReadEngineOrder, AfterASeekTheHeadGoesAloneAndServesTheReader) {
   rig.engine.submit(Region::movie, at, first, [&](std::size_t n) { done = n == first.size(); });
   rig.engine.progress(std::chrono::milliseconds(0));
   const auto& log = rig.fetcher->log();
-  // The head alone: the page holding `at`, 16 KiB, numbered past the ring's slots.
+  // The head alone: the page holding `at`, 16 KiB, its fetch id tagged as a head (engine::FetchId).
   ASSERT_EQ(log.size(), 1u) << "nothing is posted behind the head";
   EXPECT_EQ(log[0].offset, 10 * kChunk + 4096);
   EXPECT_EQ(log[0].length, 16u * 1024);
-  EXPECT_GE(log[0].slot, ring_slots);
-  EXPECT_LT(log[0].slot, 2 * ring_slots);
+  const FetchId head = FetchId::unpack(log[0].slot);
+  EXPECT_EQ(head.kind, FetchId::Kind::head);
+  EXPECT_LT(head.index, ring_slots);
   EXPECT_EQ(rig.engine.stats().head_reads, 1u);
   rig.fetcher->complete_next();
   rig.engine.progress(std::chrono::milliseconds(0));
@@ -85,7 +89,8 @@ TEST(ReadEngineOrder, AfterASeekTheHeadGoesAloneAndServesTheReader) {
   EXPECT_EQ(log[2].offset, 10 * kChunk);
   EXPECT_EQ(log[2].length, 4096u);
   EXPECT_EQ(log[2].dest, slot_mem);
-  EXPECT_GE(log[2].slot, 2 * ring_slots);
+  EXPECT_EQ(FetchId::unpack(log[2].slot), (FetchId{FetchId::Kind::before_head, head.index})) << "the part before the head, in its slot";
+  EXPECT_EQ(FetchId::unpack(log[1].slot), (FetchId{FetchId::Kind::block, head.index})) << "the part after it";
   for (std::size_t i = 3; i < log.size(); ++i) {
     EXPECT_GE(log[i].offset, 11 * kChunk) << "read-ahead comes after the request's block";
     EXPECT_EQ(log[i].length, kChunk);

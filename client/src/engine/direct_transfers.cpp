@@ -10,6 +10,8 @@
 
 namespace vod::client {
 
+using namespace engine;  // the engine's parts (engine/*.hpp) by their own names, in its two halves
+
 void ReadEngine::Impl::fence_requests() noexcept {
   // A direct Read whose request was cancelled cannot be recalled: a later request into the same
   // memory (the reader reuses its buffer after a seek or a flush) waits until it has landed, so
@@ -42,7 +44,7 @@ void ReadEngine::Impl::issue_direct(const FetchOrder& o, Clock::time_point now) 
   // Pinned until it completes, or the connection is gone: a posted Read cannot be recalled.
   pool->pin(dest);
   try {
-    fetcher->fetch(static_cast<std::uint32_t>(3 * cache.size() + k), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
+    fetcher->fetch(FetchId{FetchId::Kind::direct, static_cast<std::uint32_t>(k)}.pack(), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
   } catch (const std::exception& e) {
     // Nothing was posted: registering the pool's memory failed (RLIMIT_MEMLOCK, say). The request
     // is planned again, through the ring, and so is everything after it: slower, never a failure.

@@ -12,10 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include <algorithm>
-#include <utility>
 #include "engine/block_cache.hpp"
 #include "engine/event_wait.hpp"
+#include "engine/fetch_id.hpp"
 #include "engine/read_planner.hpp"
 #include "engine/request_queue.hpp"
 #include "engine/ring_sizing.hpp"
@@ -28,9 +27,6 @@
 
 namespace vod::client {
 
-// The engine's parts (engine/*.hpp) by their own names, in this header of its two halves only.
-using namespace engine;
-
 namespace driver {
 // A Read that has not completed in this long means the connection is dead even if no event said so.
 inline constexpr std::chrono::seconds kStuckRead{15};
@@ -42,16 +38,16 @@ class ReadEngine::Impl {
  public:
   using Clock = driver::Clock;
   explicit Impl(const EngineOptions& o)
-      : chunk(chunk_of(o)),
+      : chunk(engine::chunk_of(o)),
         readahead_max(o.readahead_bytes),
         wanted_depth(std::max(o.read_depth, 1u)),
         readahead_depth(std::max(o.readahead_depth, 1u)),
-        first_read(o.first_read_bytes == 0 ? 0 : std::min((o.first_read_bytes + kPage - 1) / kPage * kPage, chunk / 2)),
+        first_read(o.first_read_bytes == 0 ? 0 : std::min((o.first_read_bytes + engine::kPage - 1) / engine::kPage * engine::kPage, chunk / 2)),
         direct_enabled(o.direct),
         direct_min_override(o.direct_min_bytes),
-        ring_size(slots_of(o) * chunk),
+        ring_size(engine::slots_of(o) * chunk),
         ring(take_ring(ring_size)),  // resident already when a closed session left it spare
-        cache(slots_of(o)) {
+        cache(engine::slots_of(o)) {
     planner.readahead = o.readahead_bytes;
     if (rdma::startup_trace::enabled()) rdma::startup_trace::mark("read engine made, its ring of " + std::to_string(ring_size) + " bytes taken");
   }
@@ -89,10 +85,10 @@ class ReadEngine::Impl {
   const std::size_t ring_size;
   unsigned depth = 0;  // what the fetcher allows, at most wanted_depth
   RingMemory ring;     // huge-page aligned, never moves while registered
-  BlockCache cache;
-  RequestQueue requests;
-  Regions regions{};
-  PlannerState planner;
+  engine::BlockCache cache;
+  engine::RequestQueue requests;
+  engine::Regions regions{};
+  engine::PlannerState planner;
   unsigned in_flight = 0;  // fetches in flight: the flow control
   bool posts_deferred = false;  // the last call served from a head and posted nothing behind it (progress)
   Clock::time_point last_progress;  // for the stuck-Read timeout
@@ -101,7 +97,7 @@ class ReadEngine::Impl {
   const Interrupter* interrupter = nullptr;
   Stats stats;
   // Direct transfers: the readers' registered buffers, and the fetches in flight into them, by
-  // number (a fetch's id is 3 × slots + its number: past the ring's blocks, heads and parts).
+  // number (FetchId kind direct).
   std::shared_ptr<BufferPool> pool;
   struct DirectFetch {
     bool used = false;
@@ -138,12 +134,12 @@ class ReadEngine::Impl {
 
  private:
   void invalidate(int keep = -1) noexcept;
-  void issue(const std::vector<FetchOrder>& orders);
+  void issue(const std::vector<engine::FetchOrder>& orders);
   void on_done(std::uint32_t id, bool ok, const std::string& why);
   void on_head_done(std::uint32_t s, bool ok, const std::string& why);
-  void issue_direct(const FetchOrder& o, Clock::time_point now);
+  void issue_direct(const engine::FetchOrder& o, Clock::time_point now);
   void on_direct_done(std::size_t k, bool ok, const std::string& why);
-  void landed(Slot& slot, std::uint32_t bytes);
+  void landed(engine::Slot& slot, std::uint32_t bytes);
   void reap();
   bool serve_requests();
   void check_disconnect() {
