@@ -52,6 +52,10 @@ void VodConnection::send_accept() {
   // Its binds have completed (the signalled last one after the others); without a segment channel
   // nothing more is posted.
   if (!channel_) cq_.reset();
+  const auto bind_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - since_).count();
+  log::info("server", "accept " + peer_ + ": " + what_ + ", generation " + std::to_string(catalog_->catalog.generation) + ", read depth " +
+                          std::to_string(depth_) + ", " + std::to_string(windows_ ? windows_->windows() : 0) + " memory windows bound in " +
+                          std::to_string(bind_us) + " us, " + std::to_string(transport_.ctx_.clients()) + " connected");
   transport_.accepted(*this);
 }
 

@@ -23,6 +23,7 @@
 #include "cm/routes.hpp"
 #include "cm/cm_endpoint.hpp"
 #include "cm/draining.hpp"
+#include "cm/transport.hpp"
 #include "loop/reactor.hpp"
 #include "ondemand/counted.hpp"
 #include "ondemand/segment_channel.hpp"
@@ -45,6 +46,29 @@ class VodConnection final : public cm::CmEndpoint {
   VodConnection(const VodConnection&) = delete;
   VodConnection& operator=(const VodConnection&) = delete;
 
+  // What building a connection needs of its transport.
+  struct Setup {
+    rdma::CompletionHub& hub;
+    cm::Routes& routes;
+    loop::Reactor& reactor;
+    cache::SegmentCache* cache;                // with --cache-size: a SegmentChannel
+    windows::SlotWatchers* slot_watchers;      // with a cache: who holds windows over which slot
+    windows::PinnedBudget* pinned;             // --isolation pd
+    ChannelStats& channel_stats;
+    std::size_t& binding;                      // connections binding windows now (Counted)
+    std::size_t max_slot_windows;
+  };
+  // Builds everything it holds for `a` (vod_connection_setup.cpp): a QP on the hub's CQ, its own
+  // PD or its windows, a segment channel; then takes `a`'s id and grant and gets a route. Accepted
+  // at once (state accepting), or binding its windows (the accept goes out once they are bound).
+  // Throws (cm::SetupRefused, RdmaError, ...) before it takes the id: then the caller still owns
+  // the id and rejects it, and this connection goes with the caller's frame.
+  void set_up(cm::Accepting& a, const Setup& s);
+  // Gives back at once what it holds (grant, expiry, binding slot, route, segment channel, PD,
+  // windows) and moves its QP to the error state (cm::QpDrain). True when that QP may still
+  // complete work: it must drain before it is destroyed (cm::DrainingConnections).
+  bool retire();
+
   void on_cm_event(rdma::CmEvent& event) override;
   // A completion of its QP's work (delivered by the hub to its owner id).
   void on_completion(const ibv_wc& wc, rdma::WorkId wid);
@@ -60,18 +84,22 @@ class VodConnection final : public cm::CmEndpoint {
   const std::string& movie() const noexcept { return movie_; }
   const auth::Grant& grant() const noexcept { return grant_; }
   rdma_cm_id* id() const noexcept { return id_.get(); }
+  std::uint8_t depth() const noexcept { return depth_; }
   // Failed: every work request it counts has completed since its QP went to error (cm::QpDrain).
   bool drained() const noexcept { return drain_.drained(outstanding()); }
   cm::QpDrain::Clock::time_point drain_began() const noexcept { return drain_.began(); }
 
  private:
-  friend class VodTransport;  // builds it (accept), fails and reaps it
-
   // Its QP: its own (windows) or rdma_cm's.
   ibv_qp* qp() const noexcept { return own_qp_ ? own_qp_.get() : qp_.get(); }
   // Runs next(state_, e) and its action; `why` is for a reject. `this` may be gone on return.
   void handle(Event e, const std::string& why = {});
   void send_accept();
+  // set_up's two ways: rdma_cm's QP (no windows, maybe its own PD), accepted now; or its own QP
+  // with windows, binding.
+  void set_up_shared_qp(const cm::Accepting& a, const Setup& s, proto::AcceptData& accept);
+  void set_up_windows(const cm::Accepting& a, const Setup& s, proto::AcceptData& accept);
+  ibv_qp_init_attr qp_attr(const Setup& s, std::uint32_t sends, std::uint32_t recvs);
   void disconnect() noexcept;
 
   VodTransport& transport_;

@@ -67,7 +67,8 @@ class VodTransport final : public cm::Transport {
   // drain its QP before destroying it; destroy it now (its peer went, the event is acknowledged).
   void fail(VodConnection& c, const std::string& why);
   void destroy(VodConnection& c);
-  void accepted(VodConnection& c);  // logs and counts an accept
+  void accepted(VodConnection& c);  // counts an accept (the connection logs it)
+  VodConnection::Setup setup() noexcept;
 
   Context ctx_;
   std::unordered_map<const VodConnection*, std::unique_ptr<VodConnection>> connections_;
