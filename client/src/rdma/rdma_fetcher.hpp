@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Blocks by one-sided RDMA Read: each fetch is one Read into the slot, tagged (owner, kRead, slot)
+// Blocks by one-sided RDMA Read: each fetch is one Read into the slot, tagged (owner, FetchWork::read, slot)
 // on the connection's shared CQ; a round's Reads are posted together by flush(). The ring is
 // registered on the connection's PD (and goes with it), by register_ring() while the connection is
 // still being made, or else by the constructor.
@@ -61,7 +61,6 @@ class RdmaFetcher final : public Fetcher {
   std::size_t max_fetch() const noexcept override { return max_read_; }
 
  private:
-  static constexpr std::uint8_t kRead = 1;
  public:
   // Send-queue room beyond the read depth, for the segment reader's table Reads and checks: a
   // session's send queue is depth + kSpareReads Reads and SegmentReader::kMaxCredits requests.

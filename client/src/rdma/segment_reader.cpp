@@ -103,7 +103,7 @@ void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::Regio
   m->table_mr = rdma::register_memory(ep_.pd.get(), m->table_bytes.data(), m->table_bytes.size(), rdma::read_sink_access(ep_.limits),
                                       "a segment table");
   const std::uint32_t id = next_table_++ & rdma::WorkId::kMaxIndex;
-  batch_.add(rdma::WorkId{owner_, kTable, id}.pack(), m->table_bytes.data(), static_cast<std::uint32_t>(m->table_bytes.size()),
+  batch_.add(rdma::WorkId{owner_, kind_of(FetchWork::table), id}.pack(), m->table_bytes.data(), static_cast<std::uint32_t>(m->table_bytes.size()),
              m->table_mr->lkey, table.addr, table.rkey);
   table_reads_[id] = m;
   ++table_reads_in_flight_;
@@ -191,8 +191,8 @@ void SegmentReader::dispatch(std::uint32_t i) {
   p.posted = std::chrono::steady_clock::now();
   p.data_done = false;
   ++stats_.parts;
-  batch_.add(rdma::WorkId{owner_, kData, i}.pack(), p.dest, p.length, p.lkey, m.arena.addr + slot * m.header.segment_size + p.offset, rkey);
-  batch_.add(rdma::WorkId{owner_, kCheck, i}.pack(), memory_ + std::size_t{i} * 8, 8, mr_->lkey,
+  batch_.add(rdma::WorkId{owner_, kind_of(FetchWork::data), i}.pack(), p.dest, p.length, p.lkey, m.arena.addr + slot * m.header.segment_size + p.offset, rkey);
+  batch_.add(rdma::WorkId{owner_, kind_of(FetchWork::check), i}.pack(), memory_ + std::size_t{i} * 8, 8, mr_->lkey,
              m.table.addr + proto::segment_entry_offset(p.segment), m.table.rkey, rdma::fences_reads(ep_.limits));
 }
 
@@ -211,7 +211,7 @@ void SegmentReader::send_requests() {
     const auto bytes = proto::encode(proto::SegmentRequest{r.movie->index, r.segment, r.ahead, id});
     std::uint8_t* at = memory_ + kChecks + kMaxCredits * kRecvSlot + buffer * kSendSlot;
     std::memcpy(at, bytes.data(), bytes.size());
-    if (int err = rdma::post_send(ep_.qp.get(), rdma::WorkId{owner_, kSend, buffer}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
+    if (int err = rdma::post_send(ep_.qp.get(), rdma::WorkId{owner_, kind_of(FetchWork::send), buffer}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
       // Its parts would wait for ever: the connection is lost instead (RdmaFetcher::poll throws).
       unsent_.push_front(std::move(r));
       if (failure_.empty()) failure_ = std::string("ibv_post_send of a segment request failed: ") + std::strerror(err);
@@ -225,7 +225,7 @@ void SegmentReader::send_requests() {
 }
 
 void SegmentReader::post_recv(std::uint32_t index) {
-  if (int err = rdma::post_recv(ep_.qp.get(), rdma::WorkId{owner_, kRecv, index}.pack(), memory_ + kChecks + index * kRecvSlot,
+  if (int err = rdma::post_recv(ep_.qp.get(), rdma::WorkId{owner_, kind_of(FetchWork::recv), index}.pack(), memory_ + kChecks + index * kRecvSlot,
                                 static_cast<std::uint32_t>(kRecvSlot), mr_->lkey))
     rdma::throw_error("ibv_post_recv", err, rdma::device_name(ep_.id->verbs), "posting a receive for segment notifications");
 }
@@ -235,17 +235,17 @@ std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {
   if (!ok && wc.status != IBV_WC_WR_FLUSH_ERR)
     return std::string("a segment cache work request failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")";
   if (!ok) return "the connection was flushed";
-  switch (id.kind) {
-    case kTable: return on_table(id.index, ok);
-    case kRecv: return on_notify(id.index);
-    case kSend:
+  switch (static_cast<FetchWork>(id.kind)) {
+    case FetchWork::table: return on_table(id.index, ok);
+    case FetchWork::recv: return on_notify(id.index);
+    case FetchWork::send:
       free_sends_.push_back(id.index);
       send_requests();
       return {};
-    case kData:
+    case FetchWork::data:
       parts_.at(id.index).data_done = true;
       return {};
-    case kCheck: {
+    case FetchWork::check: {
       Part& p = parts_.at(id.index);
       if (!p.movie || !p.data_done) return "a segment check completed before its data Read";
       std::uint64_t be;

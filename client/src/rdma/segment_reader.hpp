@@ -26,8 +26,8 @@
 // recently requested slots go first) and a paced viewer finds the next one there. The table itself
 // is Read once per movie, before its first part goes out.
 //
-// Work requests are tagged with the fetcher's owner id and kinds kData, kCheck, kTable, kRecv and
-// kSend; the index is the part, the table read, or the message buffer.
+// Work requests are tagged with the fetcher's owner id and FetchWork kinds data, check, table, recv
+// and send; the index is the part, the table read, or the message buffer.
 #pragma once
 
 #include <chrono>
@@ -48,13 +48,18 @@
 
 namespace vod::client {
 
+// The kinds of the RdmaFetcher's work request ids (rdma::WorkId::kind), one enum for that hub
+// owner: its whole-block Reads, and its SegmentReader's data Reads, checks, table Reads, receives
+// and sends.
+enum class FetchWork : std::uint8_t { read = 1, data = 2, check = 3, table = 4, recv = 5, send = 6 };
+constexpr std::uint8_t kind_of(FetchWork w) noexcept { return static_cast<std::uint8_t>(w); }
+
 struct SegmentStats {
   std::uint64_t parts = 0, requests = 0, rereads = 0, late = 0;
 };
 
 class SegmentReader {
  public:
-  static constexpr std::uint8_t kData = 2, kCheck = 3, kTable = 4, kRecv = 5, kSend = 6;
   // Receives a client posts for notifications: it never has more requests unanswered.
   static constexpr std::uint16_t kMaxCredits = 4;
   static constexpr std::uint16_t kAhead = 2;  // segments of read-ahead asked for on entering one

@@ -7,8 +7,8 @@
 // With notifications off (poll_interval > 0) the viewer grants no credit and follows the header
 // alone, reading it every poll_interval.
 //
-// Work requests on the shared CQ are tagged: kRead (a data Read, index = its slot), kHeader, kRecv
-// (index = receive slot), kSend (a credit message, index = send slot).
+// Work requests on the shared CQ are tagged (Work): read (a data Read, index = its slot), header,
+// recv (index = receive slot), send (a credit message, index = send slot).
 #pragma once
 
 #include <chrono>
@@ -83,7 +83,9 @@ class LiveSession final : public LiveSource {
   std::string server() const;
 
  private:
-  static constexpr std::uint8_t kRead = 1, kHeader = 2, kRecv = 3, kSend = 4;
+  // The kinds of its work requests' ids (one enum for its hub owner).
+  enum class Work : std::uint8_t { read = 1, header = 2, recv = 3, send = 4 };
+  static constexpr std::uint8_t kind_of(Work w) noexcept { return static_cast<std::uint8_t>(w); }
   void connect();
   void reconnect(const std::string& why);
   void drop_connection() noexcept;
