@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "movie_session_state.hpp"
 #include "vod/client/fleet.hpp"
 #include "vod/log.hpp"
 
@@ -31,11 +32,10 @@ struct FdWatch {
 
 struct RdmaPool::Movie {
   std::string name, key;  // key: in movies_, the name and the version asked for (each its own session)
-  std::unique_ptr<client::Session> session;  // null while it is being opened (or reopened)
-  bool opening = false;
+  MovieSessionState state = MovieSessionState::opening;  // movie_session_state.hpp; every change through next()
+  std::unique_ptr<client::Session> session;  // set exactly while it is open
   std::uint64_t size = 0;                    // as first opened: a reopen must find the same movie
   proto::ContentId content;                  // its version: the ETag's, or as first opened; a reopen needs the same
-  bool opened_once = false;
   struct Pending {
     std::uint64_t offset;
     std::span<std::uint8_t> dest;
@@ -176,7 +176,6 @@ std::shared_ptr<RdmaPool::Movie> RdmaPool::movie_session(const std::string& name
 }
 
 void RdmaPool::open(const std::shared_ptr<Movie>& m, bool reopen) {
-  m->opening = true;
   client::Uri uri = server_;
   uri.movie = m->name;
   client::SessionOptions o = options_;
@@ -195,7 +194,6 @@ void RdmaPool::open(const std::shared_ptr<Movie>& m, bool reopen) {
 }
 
 void RdmaPool::opened(const std::shared_ptr<Movie>& m, std::unique_ptr<client::Session> session, const std::string& error, unsigned) {
-  m->opening = false;
   auto it = movies_.find(m->key);
   if (it == movies_.end() || it->second != m) {  // closed meanwhile (its readers left): not wanted any more
     if (session) retired_.merge(session->stats());
@@ -204,12 +202,12 @@ void RdmaPool::opened(const std::shared_ptr<Movie>& m, std::unique_ptr<client::S
   if (!session) return fail(m, error);
   const proto::ContentId got = session->movie() ? session->movie()->content : proto::ContentId{};  // settled by the opener
   // A reopen, or a version an ETag promised: the same identity and size (unknown is never the same).
-  if ((m->opened_once || m->content.known()) && (!m->content.same(got) || (m->size && session->size() != m->size))) {
+  if ((must_match(m->state) || m->content.known()) && (!m->content.same(got) || (m->size && session->size() != m->size))) {
     retired_.merge(session->stats());
     return fail(m, "'" + m->name + "' on " + session->server() + " is " + got.hex() + ", " + std::to_string(session->size()) + " bytes, not " +
                        m->content.hex() + (m->size ? ", " + std::to_string(m->size) + " bytes" : std::string()) + ": the movie changed");
   }
-  m->opened_once = true;
+  m->state = next(m->state, MovieSessionEvent::opened);
   m->content = got;
   if (!m->size) log::info("proxy", "RDMA session for '" + m->name + "' on " + session->server() + ": " + std::to_string(session->read_depth()) + " Reads in flight");
   m->size = session->size();
@@ -246,6 +244,7 @@ void RdmaPool::lost(const std::shared_ptr<Movie>& m, const std::string& why) {
   if (m->timer) m->timer->cancel();
   retire(*m);
   m->session.reset();
+  m->state = next(m->state, MovieSessionEvent::lost);
   for (auto& [id, p] : m->pending) p.issued = false;
   open(m, true);
 }
@@ -275,6 +274,7 @@ void RdmaPool::cancel(std::uint64_t id) noexcept {
 
 void RdmaPool::fail(const std::shared_ptr<Movie>& m, const std::string& error) {
   log::warn("proxy", "RDMA session for '" + m->name + "' failed: " + error);
+  m->state = next(m->state, MovieSessionEvent::failed);
   if (auto it = movies_.find(m->key); it != movies_.end() && it->second == m) {
     retire(*m);
     movies_.erase(it);
@@ -360,7 +360,7 @@ void RdmaPool::sweep() {
   // Sessions nobody has read from for a while are closed; the next request reopens them.
   const auto now = std::chrono::steady_clock::now();
   for (auto it = movies_.begin(); it != movies_.end();) {
-    if (it->second->pending.empty() && !it->second->opening && now - it->second->last_used > kIdleSession) {
+    if (it->second->pending.empty() && has_session(it->second->state) && now - it->second->last_used > kIdleSession) {
       log::info("proxy", "closing the idle RDMA session for '" + it->second->name + "'");
       retire(*it->second);
       it = movies_.erase(it);

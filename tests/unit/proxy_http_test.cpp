@@ -7,6 +7,7 @@
 
 #include "connection_slots.hpp"
 #include "host_allow_list.hpp"
+#include "movie_session_state.hpp"
 #include "request_path.hpp"
 #include "range_blocks.hpp"
 #include "request_router.hpp"
@@ -737,6 +738,27 @@ TEST(RangeBlocks, TwoBlocksReadAtChunkBoundariesAndWrittenInOrder) {
   int reading = 0;
   blocks.each_reading([&](const RangeBlocks::Block&) { ++reading; });
   EXPECT_EQ(reading, 1);
+}
+
+TEST(MovieSessionState, TheWholeTable) {
+  using S = MovieSessionState;
+  using E = MovieSessionEvent;
+  struct Case {
+    S from;
+    E event;
+    S to;
+  };
+  const Case cases[] = {
+      {S::opening, E::opened, S::open},      {S::opening, E::failed, S::failed},    {S::opening, E::lost, S::opening},
+      {S::open, E::opened, S::open},         {S::open, E::failed, S::failed},       {S::open, E::lost, S::reopening},
+      {S::reopening, E::opened, S::open},    {S::reopening, E::failed, S::failed},  {S::reopening, E::lost, S::reopening},
+      {S::failed, E::opened, S::failed},     {S::failed, E::failed, S::failed},     {S::failed, E::lost, S::failed},
+  };
+  for (const Case& c : cases) EXPECT_EQ(to_string(next(c.from, c.event)), std::string(to_string(c.to))) << to_string(c.from);
+  EXPECT_TRUE(has_session(S::open));
+  EXPECT_FALSE(has_session(S::opening) || has_session(S::reopening) || has_session(S::failed));
+  EXPECT_TRUE(must_match(S::reopening)) << "a reopen must find the version it had";
+  EXPECT_FALSE(must_match(S::opening));
 }
 
 }  // namespace
