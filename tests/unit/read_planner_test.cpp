@@ -15,6 +15,7 @@
 #include "engine/block_cache.hpp"
 #include "engine/read_planner.hpp"
 #include "engine/request_queue.hpp"
+#include "rdma/segment_reader.hpp"
 
 namespace vod::client::engine {
 
@@ -276,3 +277,31 @@ TEST(ReadPlanner, PlanningAgainOrdersNothingTwice) {
 
 }  // namespace
 }  // namespace vod::client::engine
+
+namespace vod::client {
+namespace {
+
+// The SegmentReader's parts (rdma/segment_reader.hpp): where a dispatched part goes, and which
+// completion a part in each state may take.
+TEST(SegmentReaderParts, ADispatchedPartIsParkedThrottledOrPosted) {
+  struct Case {
+    bool resident, room;
+    PartRoute want;
+  };
+  const Case cases[] = {
+      {false, false, PartRoute::park},  // absent: asked for, whatever the room
+      {false, true, PartRoute::park},
+      {true, false, PartRoute::throttle},  // resident, no room: waits for a Read to complete
+      {true, true, PartRoute::post},
+  };
+  for (const Case& c : cases) EXPECT_EQ(route_part(c.resident, c.room), c.want) << c.resident << c.room;
+  const PartState all[] = {PartState::free,      PartState::starved, PartState::waiting_table, PartState::parked,
+                           PartState::throttled, PartState::reading, PartState::data_landed};
+  for (PartState s : all) {
+    EXPECT_EQ(takes_data(s), s == PartState::reading) << to_string(s);
+    EXPECT_EQ(takes_check(s), s == PartState::data_landed) << to_string(s) << ": a check before its data Read is a broken connection";
+  }
+}
+
+}  // namespace
+}  // namespace vod::client

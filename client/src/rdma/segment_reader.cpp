@@ -15,14 +15,25 @@
 namespace vod::client {
 
 namespace {
-constexpr std::size_t kRecvSlot = proto::kSegmentMessageMax;
-constexpr std::size_t kSendSlot = 32;
 constexpr std::size_t kChecks = SegmentReader::kMaxParts * 8;
-constexpr std::size_t kMemory = kChecks + SegmentReader::kMaxCredits * (kRecvSlot + kSendSlot);
+constexpr std::size_t kMemory = kChecks + SegmentMessages::kMemory;  // check words, then the request channel's messages
 
 std::uint32_t generation_of(std::uint64_t word) { return static_cast<std::uint32_t>(word >> 32); }
 bool resident(std::uint64_t word) { return ((word >> 24) & 0xff) == static_cast<std::uint8_t>(proto::SegmentState::resident); }
 }  // namespace
+
+const char* to_string(PartState s) noexcept {
+  switch (s) {
+    case PartState::free: return "free";
+    case PartState::starved: return "starved";
+    case PartState::waiting_table: return "waiting_table";
+    case PartState::parked: return "parked";
+    case PartState::throttled: return "throttled";
+    case PartState::reading: return "reading";
+    case PartState::data_landed: return "data_landed";
+  }
+  return "?";
+}
 
 struct SegmentReader::Movie {
   proto::RegionDescriptor arena, table;
@@ -49,12 +60,12 @@ struct SegmentReader::Movie {
 SegmentReader::SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned read_room,
                              std::function<unsigned()> other_reads, Done done)
     : ep_(ep), owner_(owner), batch_(batch), done_(std::move(done)), parts_(std::clamp<unsigned>(read_room, 2, kMaxParts)),
-      read_room_(std::max(read_room, 3u)), other_reads_(std::move(other_reads)), window_(std::max(1u, read_room_ / 2)) {
+      read_room_(std::max(read_room, 3u)), other_reads_(std::move(other_reads)), window_(std::max(1u, read_room_ / 2)),
+      requests_(ep, owner, kind_of(FetchWork::recv), kind_of(FetchWork::send), stats_.requests, failure_) {
   auto memory = std::make_shared<std::vector<std::uint8_t>>(kMemory);
   memory_ = memory->data();
   ep_.pinned.push_back(std::move(memory));
   for (std::uint32_t i = 0; i < parts_.size(); ++i) free_parts_.push_back(static_cast<std::uint32_t>(parts_.size()) - 1 - i);
-  for (std::uint32_t i = 0; i < kMaxCredits; ++i) free_sends_.push_back(i);
 }
 
 SegmentReader::~SegmentReader() {
@@ -62,7 +73,7 @@ SegmentReader::~SegmentReader() {
   // Receives, check Reads and table Reads may still be posted: the QP stops here. What they land
   // in outlives this reader: the check words and messages are the endpoint's (pinned) until its QP
   // and MRs are gone, and a table's MR is deregistered before its bytes are freed (Movie).
-  if (receives_posted_ || !table_reads_.empty() || in_flight_) rdma::move_to_error(ep_.qp.get());
+  if (requests_.started() || !table_reads_.empty() || in_flight_) rdma::move_to_error(ep_.qp.get());
 }
 
 std::string SegmentReader::state() const {
@@ -74,8 +85,7 @@ std::string SegmentReader::state() const {
   return std::to_string(fetches_.size()) + " fetches, " + std::to_string(in_flight_) + " parts in flight (window " + std::to_string(window_) +
          "), " + std::to_string(parked) + " waiting for a segment, " + std::to_string(waiting) + " for the table, " +
          std::to_string(throttled_.size()) + " throttled, " + std::to_string(starved_.size()) + " without a part number; " +
-         std::to_string(unanswered_.size()) + " requests unanswered, " + std::to_string(unsent_.size()) + " unsent (credits " +
-         std::to_string(credits_) + ", " + std::to_string(free_sends_.size()) + " send buffers free)";
+         requests_.state();
 }
 
 void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
@@ -89,10 +99,7 @@ void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::Regio
                                                "segment check words and messages"));
     mr_ = ep_.memory.back().get();
   }
-  if (!receives_posted_) {
-    for (std::uint32_t i = 0; i < kMaxCredits; ++i) post_recv(i);
-    receives_posted_ = true;
-  }
+  requests_.start(memory_ + kChecks, mr_);
   auto m = std::make_shared<Movie>();
   m->arena = arena;
   m->table = table;
@@ -151,14 +158,16 @@ void SegmentReader::place(Part p) {
     return;
   }
   if (free_parts_.empty()) {
+    p.state = PartState::starved;
     starved_.push_back(std::move(p));
     return;
   }
   const std::uint32_t i = free_parts_.back();
   free_parts_.pop_back();
   parts_[i] = std::move(p);
-  if (parts_[i].split) dispatch(i);
-  else m.waiting_table.push_back(i);
+  if (parts_[i].split) return dispatch(i);
+  move_part(i, PartState::waiting_table);
+  m.waiting_table.push_back(i);
 }
 
 void SegmentReader::dispatch(std::uint32_t i) {
@@ -175,21 +184,24 @@ void SegmentReader::dispatch(std::uint32_t i) {
   }
   if (m.windowed && std::chrono::steady_clock::now() - m.answered[p.segment] > m.lease) m.words[p.segment] = 0;  // its lease is over
   const std::uint64_t word = m.words.at(p.segment);
-  if (!resident(word)) {
-    m.parked[p.segment].push_back(i);
-    ask(p.movie, p.segment, kAhead);
-    return;
-  }
-  if (!room_for_part()) {  // later, when a Read in flight has completed
-    throttled_.push_back(i);
-    return;
+  switch (route_part(resident(word), room_for_part())) {
+    case PartRoute::park:
+      move_part(i, PartState::parked);
+      m.parked[p.segment].push_back(i);
+      ask(p.movie, p.segment, kAhead);
+      return;
+    case PartRoute::throttle:  // later, when a Read in flight has completed
+      move_part(i, PartState::throttled);
+      throttled_.push_back(i);
+      return;
+    case PartRoute::post: break;
   }
   ++in_flight_;
   const std::uint64_t slot = word & proto::kMaxSlot;
   const std::uint32_t rkey = m.rkeys[p.segment] ? m.rkeys[p.segment] : m.arena.rkey;
   p.word = word;
   p.posted = std::chrono::steady_clock::now();
-  p.data_done = false;
+  move_part(i, PartState::reading);
   ++stats_.parts;
   batch_.add(rdma::WorkId{owner_, kind_of(FetchWork::data), i}.pack(), p.dest, p.length, p.lkey, m.arena.addr + slot * m.header.segment_size + p.offset, rkey);
   batch_.add(rdma::WorkId{owner_, kind_of(FetchWork::check), i}.pack(), memory_ + std::size_t{i} * 8, 8, mr_->lkey,
@@ -198,36 +210,7 @@ void SegmentReader::dispatch(std::uint32_t i) {
 
 void SegmentReader::ask(const std::shared_ptr<Movie>& m, std::uint32_t segment, std::uint16_t ahead) {
   if (!m->asked.insert(segment).second) return;
-  unsent_.push_back(Request{m, segment, ahead});
-  send_requests();
-}
-
-void SegmentReader::send_requests() {
-  while (!unsent_.empty() && unanswered_.size() < credits_ && !free_sends_.empty()) {
-    Request r = std::move(unsent_.front());
-    unsent_.pop_front();
-    const std::uint32_t id = next_request_++;
-    const std::uint32_t buffer = free_sends_.back();
-    const auto bytes = proto::encode(proto::SegmentRequest{r.movie->index, r.segment, r.ahead, id});
-    std::uint8_t* at = memory_ + kChecks + kMaxCredits * kRecvSlot + buffer * kSendSlot;
-    std::memcpy(at, bytes.data(), bytes.size());
-    if (int err = rdma::post_send(ep_.qp.get(), rdma::WorkId{owner_, kind_of(FetchWork::send), buffer}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
-      // Its parts would wait for ever: the connection is lost instead (RdmaFetcher::poll throws).
-      unsent_.push_front(std::move(r));
-      if (failure_.empty()) failure_ = std::string("ibv_post_send of a segment request failed: ") + std::strerror(err);
-      return;
-    }
-    free_sends_.pop_back();
-    r.sent = std::chrono::steady_clock::now();
-    unanswered_.emplace(id, std::move(r));
-    ++stats_.requests;
-  }
-}
-
-void SegmentReader::post_recv(std::uint32_t index) {
-  if (int err = rdma::post_recv(ep_.qp.get(), rdma::WorkId{owner_, kind_of(FetchWork::recv), index}.pack(), memory_ + kChecks + index * kRecvSlot,
-                                static_cast<std::uint32_t>(kRecvSlot), mr_->lkey))
-    rdma::throw_error("ibv_post_recv", err, rdma::device_name(ep_.id->verbs), "posting a receive for segment notifications");
+  requests_.enqueue({m, segment, ahead, {}});
 }
 
 std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {
@@ -239,15 +222,15 @@ std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {
     case FetchWork::table: return on_table(id.index, ok);
     case FetchWork::recv: return on_notify(id.index);
     case FetchWork::send:
-      free_sends_.push_back(id.index);
-      send_requests();
+      requests_.on_sent(id.index);
       return {};
     case FetchWork::data:
-      parts_.at(id.index).data_done = true;
+      if (!takes_data(parts_.at(id.index).state)) return "a segment data Read completed for a part that has none in flight";
+      move_part(id.index, PartState::data_landed);
       return {};
     case FetchWork::check: {
       Part& p = parts_.at(id.index);
-      if (!p.movie || !p.data_done) return "a segment check completed before its data Read";
+      if (!p.movie || !takes_check(p.state)) return "a segment check completed before its data Read";
       std::uint64_t be;
       std::memcpy(&be, memory_ + std::size_t{id.index} * 8, 8);
       const std::uint64_t now_word = be64toh(be);
@@ -315,7 +298,7 @@ std::string SegmentReader::on_table(std::uint32_t index, bool) {
   m.lease = std::chrono::milliseconds(m.windowed ? proto::window_use_ms(header->grace_ms, header->read_deadline_ms) : header->grace_ms);
   // With windows a resident entry says nothing this connection can read: its answers will.
   for (std::size_t s = 0; s < entries->size(); ++s) m.words[s] = (*entries)[s].resident() && !m.windowed ? proto::pack((*entries)[s]) : 0;
-  credits_ = std::min<std::uint16_t>(kMaxCredits, header->request_credits);
+  requests_.set_credits(header->request_credits);
   m.state = Movie::State::ready;
   // Parts posted before the table landed hold movie offsets: split and placed now.
   std::vector<std::uint32_t> waiting = std::move(m.waiting_table);
@@ -329,14 +312,10 @@ std::string SegmentReader::on_table(std::uint32_t index, bool) {
 }
 
 std::string SegmentReader::on_notify(std::uint32_t index) {
-  std::uint8_t message[kRecvSlot];
-  std::memcpy(message, memory_ + kChecks + index * kRecvSlot, kRecvSlot);
-  post_recv(index);
-  auto n = proto::decode_segment_notify(message);
-  if (!n) return "the server sent a segment notification that does not decode: " + n.error().message;
-  auto node = unanswered_.extract(n->request_id);
-  if (node.empty()) return "the server answered a segment request it was never sent (id " + std::to_string(n->request_id) + ")";
-  Request& r = node.mapped();
+  auto received = requests_.on_received(index);
+  if (auto* why = std::get_if<std::string>(&received)) return *why;
+  auto& [answer, r] = std::get<SegmentRequests<Movie>::Answer>(received);
+  const proto::SegmentNotify* n = &answer;
   Movie& m = *r.movie;
   m.asked.erase(r.segment);
   if (n->segment != r.segment || n->movie_index != m.index) return "the server's answer names another segment than was asked for";
@@ -356,7 +335,7 @@ std::string SegmentReader::on_notify(std::uint32_t index) {
     if (!parked.empty())
       for (std::uint32_t i : parked.mapped()) dispatch(i);
   }
-  send_requests();
+  requests_.send();
   return {};
 }
 

@@ -20,11 +20,15 @@
 // table, or an answer whose lease is over, makes the reader ask again, and it asks again at half
 // the lease while it still reads the segment.
 //
-// A part whose segment is absent waits for it: a SegmentRequest Send (at most `credits` unanswered)
-// makes the server fault it in and answer with its word. Entering a segment sends one request for it
+// A part whose segment is absent waits for it: a SegmentRequest Send (at most `credits` unanswered:
+// the request channel, segment_requests.hpp) makes the server fault it in and answer with its word. Entering a segment sends one request for it
 // with read-ahead, so that the server keeps the viewer's current and next segments resident (least
 // recently requested slots go first) and a paced viewer finds the next one there. The table itself
 // is Read once per movie, before its first part goes out.
+//
+// Each part is in one named state (PartState: starved, waiting_table, parked, throttled, reading,
+// data_landed), changed in one place (move_part); where a dispatched part goes is a pure decision
+// (route_part). Both have a table test (tests/unit/read_planner_test.cpp).
 //
 // Work requests are tagged with the fetcher's owner id and FetchWork kinds data, check, table, recv
 // and send; the index is the part, the table read, or the message buffer.
@@ -44,6 +48,7 @@
 #include "vod/protocol/segment_table.hpp"
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/connection.hpp"
+#include "rdma/segment_requests.hpp"
 #include "vod/rdma/post.hpp"
 
 namespace vod::client {
@@ -54,14 +59,37 @@ namespace vod::client {
 enum class FetchWork : std::uint8_t { read = 1, data = 2, check = 3, table = 4, recv = 5, send = 6 };
 constexpr std::uint8_t kind_of(FetchWork w) noexcept { return static_cast<std::uint8_t>(w); }
 
+// A part's state: where it waits, or what of it is in flight. The container that holds a waiting
+// part's number (the movie's waiting_table or parked, the reader's throttled_ or starved_) follows
+// from it; SegmentReader::move_part is the one place that changes it.
+enum class PartState {
+  free,           // its number is free
+  starved,        // waiting for a part number (in starved_, no number yet)
+  waiting_table,  // posted before its movie's segment table landed: still a movie offset
+  parked,         // its segment is not resident: waiting for the answer to a request
+  throttled,      // resident, waiting for room in the window or the send queue
+  reading,        // its data Read and its check are posted
+  data_landed,    // its data Read completed; its check has not
+};
+const char* to_string(PartState s) noexcept;
+
+// Where a part whose segment is known goes when it is dispatched: a pure decision (table test).
+enum class PartRoute { park, throttle, post };
+constexpr PartRoute route_part(bool resident, bool room) noexcept {
+  return !resident ? PartRoute::park : !room ? PartRoute::throttle : PartRoute::post;
+}
+// The completion kinds a part in `s` may take: its data Read's in reading, its check's in
+// data_landed (Reads on a QP complete in order, and the check is posted after the data).
+constexpr bool takes_data(PartState s) noexcept { return s == PartState::reading; }
+constexpr bool takes_check(PartState s) noexcept { return s == PartState::data_landed; }
+
 struct SegmentStats {
   std::uint64_t parts = 0, requests = 0, rereads = 0, late = 0;
 };
 
 class SegmentReader {
  public:
-  // Receives a client posts for notifications: it never has more requests unanswered.
-  static constexpr std::uint16_t kMaxCredits = 4;
+  static constexpr std::uint16_t kMaxCredits = SegmentMessages::kMaxCredits;  // requests unanswered at most
   static constexpr std::uint16_t kAhead = 2;  // segments of read-ahead asked for on entering one
   static constexpr std::uint32_t kMaxParts = 256;
 
@@ -109,7 +137,7 @@ class SegmentReader {
     std::uint32_t lkey = 0;
     std::uint64_t word = 0;    // the entry's word it was posted with
     std::chrono::steady_clock::time_point posted{};
-    bool data_done = false;
+    PartState state = PartState::free;
     bool split = false;  // segment and offset set; before, `offset` is the movie's
   };
 
@@ -117,14 +145,14 @@ class SegmentReader {
   // table has landed, and dispatches it.
   void place(Part p);
   void dispatch(std::uint32_t part);
+  // The one place a numbered part's state changes (a part without a number is starved).
+  void move_part(std::uint32_t part, PartState to) noexcept { parts_[part].state = to; }
   bool room_for_part() const;  // the window and the send queue take one more part
  public:
   // Posts throttled parts that fit now (after any Read completed).
   void release_throttled();
  private:
   void ask(const std::shared_ptr<Movie>& m, std::uint32_t segment, std::uint16_t ahead);
-  void send_requests();
-  void post_recv(std::uint32_t index);
   std::string on_table(std::uint32_t index, bool ok);
   std::string on_notify(std::uint32_t index);
   void finish(std::uint32_t part, bool ok, const std::string& why);
@@ -139,7 +167,6 @@ class SegmentReader {
   // posted by this reader may land after the reader is gone.
   std::uint8_t* memory_ = nullptr;
   ibv_mr* mr_ = nullptr;  // owned by ep_.memory
-  bool receives_posted_ = false;
 
   std::shared_ptr<Movie> current_;
   std::vector<Part> parts_;  // declared before window_, which starts at its size
@@ -156,20 +183,10 @@ class SegmentReader {
   std::unordered_map<std::uint32_t, std::shared_ptr<Movie>> table_reads_;
   std::uint32_t next_table_ = 0;
 
-  struct Request {
-    std::shared_ptr<Movie> movie;
-    std::uint32_t segment;
-    std::uint16_t ahead;
-    std::chrono::steady_clock::time_point sent{};
-  };
-  std::deque<Request> unsent_;
-  std::unordered_map<std::uint32_t, Request> unanswered_;  // by request id
-  std::uint32_t next_request_ = 1;
-  std::uint16_t credits_ = 1;  // until a table says: one request at a time
   std::string failure_;
   std::string refusal_;
-  std::vector<std::uint32_t> free_sends_;
   SegmentStats stats_;
+  SegmentRequests<Movie> requests_;  // after stats_ and failure_, which it counts into
 };
 
 }  // namespace vod::client
