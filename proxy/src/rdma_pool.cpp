@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "movie_session_state.hpp"
-#include "vod/client/fleet.hpp"
 #include "vod/log.hpp"
 
 namespace vod::proxy {
@@ -13,7 +12,6 @@ namespace asio = boost::asio;
 
 namespace {
 constexpr auto kIdleSession = std::chrono::seconds(60);
-constexpr auto kCatalogAnswerWithin = std::chrono::seconds(2);  // a catalog read slower than this marks the catalog stale
 
 // An asio wait on a file descriptor asio does not own (it belongs to libibverbs or librdmacm).
 struct FdWatch {
@@ -58,7 +56,12 @@ struct RdmaPool::Movie {
 };
 
 RdmaPool::RdmaPool(asio::io_context& io, client::Uri server, client::SessionOptions options, std::size_t registered_blocks)
-    : io_(io), server_(std::move(server)), options_(options), sweeper_(io), opener_(io, 2) {
+    : io_(io),
+      server_(std::move(server)),
+      options_(options),
+      catalogs_(server_, options_, opener_, [this](const client::Stats& s) { retired_.merge(s); }),
+      sweeper_(io),
+      opener_(io, 2) {
   server_.movie.reset();
   if (registered_blocks > 0) {
     client::BufferPoolOptions b;
@@ -101,62 +104,6 @@ client::MulticastLiveOptions RdmaPool::multicast_options() const {
   o.udp = options_.udp;
   o.connect_timeout = options_.connect_timeout;
   return o;
-}
-
-void RdmaPool::read_catalog_now() {
-  try {
-    if (server_.cluster) {  // every member's, merged
-      catalog_ = std::make_shared<const proto::Catalog>(client::read_fleet_catalog(server_, options_));
-    } else {
-      client::Session session(server_, options_);
-      catalog_ = std::make_shared<const proto::Catalog>(session.catalog());
-      retired_.merge(session.stats());
-    }
-    catalog_read_ = catalog_good_at_ = std::chrono::steady_clock::now();
-    catalog_ok_ = true;
-  } catch (const std::exception& e) {
-    catalog_ok_ = false;
-    catalog_error_ = e.what();
-    throw;
-  }
-}
-
-const proto::Catalog& RdmaPool::catalog(std::chrono::milliseconds max_age) {
-  const auto now = std::chrono::steady_clock::now();
-  if (!catalog_refreshing_ && (!catalog_ || now - catalog_read_ > max_age)) {
-    // A new connection sees the newest catalog generation; until it has, the last one serves.
-    catalog_refreshing_ = true;
-    catalog_read_ = now;
-    opener_.read_catalog(server_, options_, [this](std::shared_ptr<const proto::Catalog> catalog, const std::string& error, const client::Stats& stats) {
-      catalog_refreshing_ = false;
-      if (!catalog) {
-        if (catalog_ok_) log::warn("proxy", "cannot re-read the catalog of " + server() + ", serving the one read before: " + error);
-        catalog_ok_ = false;
-        catalog_error_ = error;
-        return;
-      }
-      catalog_ = std::move(catalog);
-      catalog_ok_ = true;
-      catalog_good_at_ = std::chrono::steady_clock::now();
-      retired_.merge(stats);
-    });
-  }
-  if (!catalog_) throw client::ClientError(client::ErrorKind::server_unreachable, catalog_error_);
-  return *catalog_;
-}
-
-std::optional<std::string> RdmaPool::catalog_staleness() const {
-  if (!catalog_) return std::nullopt;
-  const auto now = std::chrono::steady_clock::now();
-  const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - catalog_good_at_).count();
-  std::string why;
-  if (!catalog_ok_) why = "did not answer the last catalog read (" + catalog_error_ + ")";
-  else if (catalog_refreshing_ && now - catalog_read_ > kCatalogAnswerWithin)
-    why = "has not answered the catalog read started " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - catalog_read_).count()) + " s ago";
-  else return std::nullopt;
-  std::string text = "the vod-server at " + server() + " " + why + "; this catalog was read " + std::to_string(age) + " s ago";
-  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');  // a header value
-  return text;
 }
 
 std::shared_ptr<RdmaPool::Movie> RdmaPool::movie_session(const std::string& name, const proto::ContentId& content) {
@@ -393,7 +340,7 @@ RdmaFigures RdmaPool::figures() const {
   f.totals = retired_;
   for (const auto& [name, m] : movies_)
     if (m->session) f.totals.merge(m->session->stats());
-  f.catalog_ok = catalog_ok_;
+  f.catalog_ok = catalogs_.ok();
   return f;
 }
 

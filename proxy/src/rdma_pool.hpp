@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The proxy's RDMA side: one libvodclient Session per movie being watched, shared by every HTTP
-// response for that movie, and the catalog, re-read by a short catalog-only session. Sessions are
+// response for that movie, and the catalog (CatalogCache, re-read by a short catalog-only session). Sessions are
 // opened (and reopened after their connection breaks) by worker threads (SessionOpener), so the
 // io_context thread never waits on a connect or a backoff: while a session is opening, its reads
 // wait in a queue, and the catalog last read stays in use. Everything else runs on the io_context
@@ -20,6 +20,7 @@
 #include "vod/client/live_session.hpp"
 #include "vod/client/multicast_live_session.hpp"
 #include "vod/client/session.hpp"
+#include "catalog_cache.hpp"
 #include "proxy_metrics.hpp"
 #include "session_opener.hpp"
 
@@ -36,14 +37,14 @@ class RdmaPool {
 
   // Reads the catalog now, waiting for the server (for the proxy's start, before it serves).
   // Throws ClientError when the server cannot be reached.
-  void read_catalog_now();
+  void read_catalog_now() { catalogs_.read_now(); }
   // The catalog last read; a fresh read starts in the background (on a worker) once it is older
   // than `max_age`, and takes its place when it lands. Never waits. Throws ClientError when no
   // catalog was ever read (the reason of the last failure, or that the first read is under way).
-  const proto::Catalog& catalog(std::chrono::milliseconds max_age = std::chrono::milliseconds(5000));
+  const proto::Catalog& catalog(std::chrono::milliseconds max_age = std::chrono::milliseconds(5000)) { return catalogs_.get(max_age); }
   // Why the catalog catalog() returns is stale (the server did not answer its last read: the
   // reason and the catalog's age), or nullopt while the server answers.
-  std::optional<std::string> catalog_staleness() const;
+  std::optional<std::string> catalog_staleness() const { return catalogs_.staleness(); }
 
   // A body block of registered memory (one chunk), shared by every movie session: Reads into it
   // land there directly (zero copy) and the socket write goes from it. None when the bound is
@@ -103,10 +104,7 @@ class RdmaPool {
   client::Uri server_;
   client::SessionOptions options_;
   std::string multicast_group_, multicast_interface_;
-  std::shared_ptr<const proto::Catalog> catalog_;  // the last read; swapped only between requests
-  std::chrono::steady_clock::time_point catalog_read_, catalog_good_at_;  // when the last read started; when one last succeeded
-  bool catalog_ok_ = false, catalog_refreshing_ = false;
-  std::string catalog_error_ = "the first read of the catalog is under way";
+  CatalogCache catalogs_;  // before opener_, which is joined first; it counts into retired_
   client::Stats retired_;  // of the sessions closed so far
   std::shared_ptr<client::BufferPool> blocks_;  // take_block(): every session reads into it
   std::map<std::string, std::shared_ptr<Movie>> movies_;  // by name and version (Movie::key)
