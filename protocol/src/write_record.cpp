@@ -79,10 +79,10 @@ std::vector<std::uint8_t> encode(const WriteRecordRequest& r) {
 }
 
 WriteRecordIds peek_write_record_ids(Bytes buf) noexcept {
-  // The fields are read where WireWriteRecordRequest has them, from a copy padded with zeros.
-  WireWriteRecordRequest w{};
-  std::memcpy(&w, buf.data(), std::min(buf.size(), offsetof(WireWriteRecordRequest, cookie)));
+  // The fields are read where WireWriteRecordRequest has them, from a copy of its first bytes.
   if (buf.size() < offsetof(WireWriteRecordRequest, cookie)) return {};
+  WireWriteRecordRequest w{};
+  std::memcpy(&w, buf.data(), offsetof(WireWriteRecordRequest, cookie));
   return {w.session_id.get(), w.epoch.get(), w.record_seq.get()};
 }
 

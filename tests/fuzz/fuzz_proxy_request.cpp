@@ -80,14 +80,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Plan& p = a.plan;
   check(p.status >= 100 && p.status <= 599, "a status outside 100..599");
   for (const auto& [name, value] : p.headers) check(!splits(name) && !splits(value) && !name.empty(), "a header that splits the response");
-  if (!p.movie.empty()) {
+  if (const MovieRange* m = p.as<MovieRange>()) {
     const proto::CatalogEntry* e = nullptr;
     for (const auto& entry : catalog().entries)
-      if (entry.name == p.movie) e = &entry;
+      if (entry.name == m->name) e = &entry;
     check(e != nullptr, "a movie plan for a name the catalog lacks");
-    check(p.offset <= e->size && p.length <= e->size - p.offset, "a range outside the movie");
+    check(m->offset <= e->size && m->length <= e->size - m->offset, "a range outside the movie");
     check(p.status == 200 || p.status == 206, "a movie body with a status other than 200 or 206");
   }
-  if (!p.live.empty()) check(p.movie.empty(), "a plan that is both a movie and a live channel");
+  if (const LiveStream* l = p.as<LiveStream>()) check(!l->channel.empty(), "a live body without a channel");
+  // A body is one thing (Body is a variant); a status that carries none has text (an error page).
+  if (p.status >= 400) check(p.as<std::string>() != nullptr, "an error whose body is not its text");
   return 0;
 }
