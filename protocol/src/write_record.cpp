@@ -81,8 +81,9 @@ std::vector<std::uint8_t> encode(const WriteRecordRequest& r) {
 WriteRecordIds peek_write_record_ids(Bytes buf) noexcept {
   // The fields are read where WireWriteRecordRequest has them, from a copy of its first bytes.
   if (buf.size() < offsetof(WireWriteRecordRequest, cookie)) return {};
-  WireWriteRecordRequest w{};
-  std::memcpy(&w, buf.data(), offsetof(WireWriteRecordRequest, cookie));
+  std::uint8_t head[sizeof(WireWriteRecordRequest)] = {};
+  std::memcpy(head, buf.data(), offsetof(WireWriteRecordRequest, cookie));
+  const auto w = load_wire<WireWriteRecordRequest>(head);
   return {w.session_id.get(), w.epoch.get(), w.record_seq.get()};
 }
 
