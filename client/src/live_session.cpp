@@ -111,7 +111,7 @@ void LiveSession::connect() {
   const auto deadline = Clock::now() + options_.connect_timeout;
   for (std::uint64_t at = 0, i = 0; at < catalog.length; at += max_read_, ++i) {
     const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(max_read_, catalog.length - at));
-    if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, kind_of(Work::read), static_cast<std::uint32_t>(i)}.pack(), memory_.data() + at, n,
+    if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::read), static_cast<std::uint32_t>(i)}.pack(), memory_.data() + at, n,
                                   mr_->lkey, catalog.addr + at, catalog.rkey))
       throw ClientError(ErrorKind::connection_lost, std::string("posting the catalog Read failed: ") + std::strerror(err));
     ++reads_outstanding_;

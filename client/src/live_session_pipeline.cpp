@@ -28,7 +28,7 @@ void LiveSession::post_recv(std::uint32_t slot) {
   std::uint8_t* p = memory_.data() + options_.staging_bytes + kHeaderSlot + slot * kRecvSlot;
   ibv_sge sge{reinterpret_cast<std::uint64_t>(p), static_cast<std::uint32_t>(kRecvSlot), mr_->lkey};
   ibv_recv_wr wr{};
-  wr.wr_id = rdma::WorkId{owner_, kind_of(Work::recv), slot}.pack();
+  wr.wr_id = rdma::WorkId{owner_, rdma::work_kind(Work::recv), slot}.pack();
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
@@ -42,7 +42,7 @@ void LiveSession::return_credit(bool force) {
   const std::uint32_t slot = next_send_slot_++ % kSendSlots;
   std::uint8_t* p = memory_.data() + memory_.size() - kSendSlots * kSendSlot + slot * kSendSlot;
   std::memcpy(p, bytes.data(), bytes.size());
-  if (int err = rdma::post_send(ep_->qp.get(), rdma::WorkId{owner_, kind_of(Work::send), slot}.pack(), p, static_cast<std::uint32_t>(bytes.size()), mr_->lkey,
+  if (int err = rdma::post_send(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::send), slot}.pack(), p, static_cast<std::uint32_t>(bytes.size()), mr_->lkey,
                                 true, ep_->max_inline_data >= bytes.size()))
     throw ConnectionLost(std::string("posting a credit message failed: ") + std::strerror(err));
   ++sends_outstanding_;
@@ -100,7 +100,7 @@ void LiveSession::on_notification(std::size_t slot, std::size_t length) {
 
 void LiveSession::post_header_read() {
   std::uint8_t* slot = memory_.data() + options_.staging_bytes;
-  if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, kind_of(Work::header), 0}.pack(), slot, kHeaderSlot, mr_->lkey, accept_.index.addr,
+  if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::header), 0}.pack(), slot, kHeaderSlot, mr_->lkey, accept_.index.addr,
                                 accept_.index.rkey))
     throw ConnectionLost(std::string("posting the live header Read failed: ") + std::strerror(err));
   header_outstanding_ = true;
@@ -115,7 +115,7 @@ void LiveSession::post_batch() {
   for (std::uint64_t at = r->begin; at < r->end; ++i) {
     const std::uint64_t pos = at % ring;
     const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>({max_read_, r->end - at, ring - pos}));
-    if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, kind_of(Work::read), i}.pack(), memory_.data() + (at - r->begin), n, mr_->lkey,
+    if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::read), i}.pack(), memory_.data() + (at - r->begin), n, mr_->lkey,
                                   accept_.movie.addr + pos, accept_.movie.rkey))
       throw ConnectionLost(std::string("posting a ring Read failed: ") + std::strerror(err));
     ++reads_outstanding_;

@@ -155,7 +155,7 @@ VodServer::VodServer(ServerConfig config)
   channels_.start();
   log::info("server", "listening on " + config_.bind + ":" + (listener_ ? std::to_string(listener_->port()) : std::string("- (no RDMA)")) +
                           (udp_ ? ", UDP " + std::to_string(udp_->port()) : std::string()) + " with " + std::to_string(library_.movies.size()) +
-                          " movies and " + std::to_string(config_.live.size()) + " live channels, at most " + std::to_string(config_.max_clients) +
+                          " movies and " + std::to_string(config_.live_channels.size()) + " live channels, at most " + std::to_string(config_.max_clients) +
                           " clients");
   if (indexer_) indexer_->start();  // only now: nothing before "listening" reads a movie body
   if (!config_.cluster.empty())  // listening: clients may be sent here from now on
@@ -209,7 +209,7 @@ void VodServer::open_devices() {
 }
 
 ServiceStatus VodServer::service_status() const noexcept {
-  return {clients(), library_.movies.size(), config_.live.size(), library_.generation};
+  return {clients(), library_.movies.size(), config_.live_channels.size(), library_.generation};
 }
 
 void VodServer::load_auth_keys() {

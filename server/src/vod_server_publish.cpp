@@ -62,7 +62,7 @@ void VodServer::republish() {
 }
 
 void VodServer::update_catalog_metrics() {
-  metrics_.set_catalog(library_.generation, library_.movies.size(), config_.live.size());
+  metrics_.set_catalog(library_.generation, library_.movies.size(), config_.live_channels.size());
   std::vector<DevicePortMetrics> devices;
   for (const auto& [ctx, device] : devices_) {
     DevicePortMetrics d{rdma::device_name(ctx), device_ports_.count(ctx) ? device_ports_.at(ctx) : 1u, 0};

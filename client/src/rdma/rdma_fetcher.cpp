@@ -29,12 +29,12 @@ RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size
   pieces_.assign((ring_size_ + first->length - 1) / first->length, nullptr);
   pieces_[0] = first;
   owner_ = ep.cq.hub->add_owner([this](const ibv_wc& wc, rdma::WorkId id) {
-    if (id.kind != kind_of(FetchWork::read) && segments_) {
+    if (id.kind != rdma::work_kind(FetchWork::read) && segments_) {
       if (auto why = segments_->on_completion(wc, id); !why.empty() && failure_.empty()) failure_ = why;
       post_waiting();
       return;
     }
-    if (id.kind != kind_of(FetchWork::read) || !done_) return;
+    if (id.kind != rdma::work_kind(FetchWork::read) || !done_) return;
     --plain_in_flight_;
     post_waiting();
     if (segments_) segments_->release_throttled();
@@ -67,7 +67,7 @@ void RdmaFetcher::fetch(std::uint32_t slot, Region region, const proto::RegionDe
                         std::uint8_t* dest) {
   if (region == Region::movie && segments_ && segments_->active())
     return segments_->fetch(slot, offset, length, dest, sink_for(dest, length).lkey);
-  const rdma::WorkId tag{owner_, kind_of(FetchWork::read), slot};
+  const rdma::WorkId tag{owner_, rdma::work_kind(FetchWork::read), slot};
   const Waiting w{tag.pack(), dest, length, sink_for(dest, length).lkey, where.addr + offset, where.rkey};
   // Beside a segment reader, the send queue holds depth + kSpareReads Reads in all: a Read that
   // does not fit waits for one to complete.

@@ -61,7 +61,7 @@ SegmentReader::SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma
                              std::function<unsigned()> other_reads, Done done)
     : ep_(ep), owner_(owner), batch_(batch), done_(std::move(done)), parts_(std::clamp<unsigned>(read_room, 2, kMaxParts)),
       read_room_(std::max(read_room, 3u)), other_reads_(std::move(other_reads)), window_(std::max(1u, read_room_ / 2)),
-      requests_(ep, owner, kind_of(FetchWork::recv), kind_of(FetchWork::send), stats_.requests, failure_) {
+      requests_(ep, owner, rdma::work_kind(FetchWork::recv), rdma::work_kind(FetchWork::send), stats_.requests, failure_) {
   auto memory = std::make_shared<std::vector<std::uint8_t>>(kMemory);
   memory_ = memory->data();
   ep_.pinned.push_back(std::move(memory));
@@ -110,7 +110,7 @@ void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::Regio
   m->table_mr = rdma::register_memory(ep_.pd.get(), m->table_bytes.data(), m->table_bytes.size(), rdma::read_sink_access(ep_.limits),
                                       "a segment table");
   const std::uint32_t id = next_table_++ & rdma::WorkId::kMaxIndex;
-  batch_.add(rdma::WorkId{owner_, kind_of(FetchWork::table), id}.pack(), m->table_bytes.data(), static_cast<std::uint32_t>(m->table_bytes.size()),
+  batch_.add(rdma::WorkId{owner_, rdma::work_kind(FetchWork::table), id}.pack(), m->table_bytes.data(), static_cast<std::uint32_t>(m->table_bytes.size()),
              m->table_mr->lkey, table.addr, table.rkey);
   table_reads_[id] = m;
   ++table_reads_in_flight_;
@@ -203,8 +203,8 @@ void SegmentReader::dispatch(std::uint32_t i) {
   p.posted = std::chrono::steady_clock::now();
   move_part(i, PartState::reading);
   ++stats_.parts;
-  batch_.add(rdma::WorkId{owner_, kind_of(FetchWork::data), i}.pack(), p.dest, p.length, p.lkey, m.arena.addr + slot * m.header.segment_size + p.offset, rkey);
-  batch_.add(rdma::WorkId{owner_, kind_of(FetchWork::check), i}.pack(), memory_ + std::size_t{i} * 8, 8, mr_->lkey,
+  batch_.add(rdma::WorkId{owner_, rdma::work_kind(FetchWork::data), i}.pack(), p.dest, p.length, p.lkey, m.arena.addr + slot * m.header.segment_size + p.offset, rkey);
+  batch_.add(rdma::WorkId{owner_, rdma::work_kind(FetchWork::check), i}.pack(), memory_ + std::size_t{i} * 8, 8, mr_->lkey,
              m.table.addr + proto::segment_entry_offset(p.segment), m.table.rkey, rdma::fences_reads(ep_.limits));
 }
 

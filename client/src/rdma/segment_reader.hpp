@@ -57,7 +57,6 @@ namespace vod::client {
 // owner: its whole-block Reads, and its SegmentReader's data Reads, checks, table Reads, receives
 // and sends.
 enum class FetchWork : std::uint8_t { read = 1, data = 2, check = 3, table = 4, recv = 5, send = 6 };
-constexpr std::uint8_t kind_of(FetchWork w) noexcept { return static_cast<std::uint8_t>(w); }
 
 // A part's state: where it waits, or what of it is in flight. The container that holds a waiting
 // part's number (the movie's waiting_table or parked, the reader's throttled_ or starved_) follows

@@ -94,10 +94,6 @@ class DrainingConnections {
   }
   std::size_t size() const noexcept { return draining_.size(); }
   bool empty() const noexcept { return draining_.empty(); }
-  template <class F>
-  void for_each(F f) const {
-    for (const auto& c : draining_) f(*c);
-  }
 
  private:
   loop::Reactor& reactor_;

@@ -74,7 +74,7 @@ Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdm
       window_verbs_.emplace(id, pd, own_qp_.get());
       binding_.emplace(*window_verbs_, *windows->rkeys);
       // The QP to RTS and the binds posted; on failure the binding has freed what it made.
-      window_regions_ = binding_->start(windows->spans, windows->responder_resources, windows->rnr_retry, rdma::WorkId{owner_, static_cast<std::uint8_t>(Work::bind), 0}.pack());
+      window_regions_ = binding_->start(windows->spans, windows->responder_resources, windows->rnr_retry, rdma::WorkId{owner_, rdma::work_kind(Work::bind), 0}.pack());
       state_ = State::binding;
     }
     for (std::uint32_t slot = 0; slot < depths_.recv; ++slot) post_recv(slot);
@@ -90,7 +90,7 @@ void Viewer::post_recv(std::uint32_t slot) {
   ibv_sge sge{reinterpret_cast<std::uint64_t>(buffers_.data() + depths_.send * kSendSlot + slot * kRecvSlot),
               static_cast<std::uint32_t>(kRecvSlot), mr_->lkey};
   ibv_recv_wr wr{};
-  wr.wr_id = rdma::WorkId{owner_, static_cast<std::uint8_t>(Work::recv), slot}.pack();
+  wr.wr_id = rdma::WorkId{owner_, rdma::work_kind(Work::recv), slot}.pack();
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
@@ -160,7 +160,7 @@ bool Viewer::send(const proto::LiveNotify& n, bool last) {
   const bool signal = last || sends_posted_ + 1 - last_signaled_ >= depths_.signal_every || sends_posted_ + 2 - sends_done_ >= depths_.send;
   ibv_sge sge{reinterpret_cast<std::uint64_t>(slot), static_cast<std::uint32_t>(bytes.size()), mr_->lkey};
   ibv_send_wr wr{};
-  wr.wr_id = rdma::WorkId{owner_, static_cast<std::uint8_t>(Work::send), static_cast<std::uint32_t>(sends_posted_ & rdma::WorkId::kMaxIndex)}.pack();
+  wr.wr_id = rdma::WorkId{owner_, rdma::work_kind(Work::send), static_cast<std::uint32_t>(sends_posted_ & rdma::WorkId::kMaxIndex)}.pack();
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;

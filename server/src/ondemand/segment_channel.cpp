@@ -65,7 +65,7 @@ void SegmentChannel::give_up(std::string why) {
 
 
 void SegmentChannel::post_recv(std::uint32_t slot) {
-  if (int err = rdma::post_recv(qp_, rdma::WorkId{owner_, kind_of(VodWork::recv), slot}.pack(), buffers_.data() + slot * kSlot, static_cast<std::uint32_t>(kSlot), mr_->lkey))
+  if (int err = rdma::post_recv(qp_, rdma::WorkId{owner_, rdma::work_kind(VodWork::recv), slot}.pack(), buffers_.data() + slot * kSlot, static_cast<std::uint32_t>(kSlot), mr_->lkey))
     rdma::throw_error("ibv_post_recv", err, peer_, "posting a receive for segment requests");
   ++outstanding_;
 }
@@ -232,7 +232,7 @@ SegmentChannel::Front SegmentChannel::ready_front() {
   // a last segment's end its slot holds zeros (SegmentCache::filled).
   ibv_mr* region = catalog_->device->arena_slots.at(slot).get();
   ibv_send_wr wr{};
-  wr.wr_id = rdma::WorkId{owner_, kind_of(VodWork::slot_bind), slot}.pack();
+  wr.wr_id = rdma::WorkId{owner_, rdma::work_kind(VodWork::slot_bind), slot}.pack();
   wr.opcode = IBV_WR_BIND_MW;
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.bind_mw.mw = bind->mw;
@@ -264,7 +264,7 @@ void SegmentChannel::post_sends() {
     std::uint8_t* at = buffers_.data() + (recv_depth(credits_) + slot) * kSlot;
     std::memcpy(at, bytes.data(), bytes.size());
     const bool refuse = fail_posts_every_ && ++posts_ % fail_posts_every_ == 0;  // the test hook
-    if (int err = refuse ? ENOMEM : rdma::post_send(qp_, rdma::WorkId{owner_, kind_of(VodWork::send), slot}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
+    if (int err = refuse ? ENOMEM : rdma::post_send(qp_, rdma::WorkId{owner_, rdma::work_kind(VodWork::send), slot}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
       give_up(std::string("ibv_post_send of a segment notification failed: ") + std::strerror(err));
       return;
     }

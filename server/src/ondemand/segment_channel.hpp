@@ -65,7 +65,6 @@ struct SlotAccess {
 // the binds of its connection windows (windows::WindowBinding), and its segment channel's receives,
 // notification sends and slot window binds.
 enum class VodWork : std::uint8_t { bind = windows::kBindKind, recv = 5, send = 6, slot_bind = 7 };
-constexpr std::uint8_t kind_of(VodWork w) noexcept { return static_cast<std::uint8_t>(w); }
 
 class SegmentChannel {
  public:

@@ -99,7 +99,6 @@ class VodConnection final : public cm::CmEndpoint {
   // with windows, binding.
   void set_up_shared_qp(const cm::Accepting& a, const Setup& s, proto::AcceptData& accept);
   void set_up_windows(const cm::Accepting& a, const Setup& s, proto::AcceptData& accept);
-  ibv_qp_init_attr qp_attr(const Setup& s, std::uint32_t sends, std::uint32_t recvs);
   void disconnect() noexcept;
 
   VodTransport& transport_;

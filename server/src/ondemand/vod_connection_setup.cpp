@@ -9,7 +9,9 @@
 
 namespace vod::server::ondemand {
 
-ibv_qp_init_attr VodConnection::qp_attr(const Setup&, std::uint32_t sends, std::uint32_t recvs) {
+namespace {
+// An RC QP's attributes: one SGE each way, room for `sends` and `recvs` work requests.
+ibv_qp_init_attr qp_attr(std::uint32_t sends, std::uint32_t recvs) {
   ibv_qp_init_attr attr{};
   attr.qp_type = IBV_QPT_RC;
   attr.cap.max_send_sge = 1;
@@ -18,6 +20,7 @@ ibv_qp_init_attr VodConnection::qp_attr(const Setup&, std::uint32_t sends, std::
   attr.cap.max_recv_wr = recvs;
   return attr;
 }
+}  // namespace
 
 void VodConnection::set_up(cm::Accepting& a, const Setup& s) {
   depth_ = a.depth;
@@ -65,7 +68,7 @@ void VodConnection::set_up_shared_qp(const cm::Accepting& a, const Setup& s, pro
     const std::uint16_t credits = s.cache->options().request_credits;
     const std::uint32_t sends = SegmentChannel::send_depth(credits), recvs = SegmentChannel::recv_depth(credits);
     cq_ = rdma::CqShare(s.hub, id->verbs, sends + recvs);
-    ibv_qp_init_attr attr = qp_attr(s, sends, recvs);
+    ibv_qp_init_attr attr = qp_attr(sends, recvs);
     attr.send_cq = attr.recv_cq = cq_.cq();
     qp_ = rdma::QueuePair(id, pd, attr);
     hub_owner_ = rdma::HubOwner(s.hub, [this](const ibv_wc& wc, rdma::WorkId wid) { on_completion(wc, wid); });
@@ -76,7 +79,7 @@ void VodConnection::set_up_shared_qp(const cm::Accepting& a, const Setup& s, pro
   } else {
     // The hub's CQ, with nothing reserved on it: the server posts nothing on this QP (Reads are
     // answered by the responder), so nothing of it ever completes.
-    ibv_qp_init_attr attr = qp_attr(s, 1, 1);
+    ibv_qp_init_attr attr = qp_attr(1, 1);
     attr.send_cq = attr.recv_cq = s.hub.reserve(id->verbs, 0);
     qp_ = rdma::QueuePair(id, pd, attr);
   }
@@ -95,7 +98,7 @@ void VodConnection::set_up_windows(const cm::Accepting& a, const Setup& s, proto
   const std::uint32_t sends = 3 + (s.cache ? SegmentChannel::send_depth(credits) : 0);  // catalog, movie (or table), index
   const std::uint32_t recvs = s.cache ? SegmentChannel::recv_depth(credits) : 1;
   cq_ = rdma::CqShare(s.hub, id->verbs, sends + recvs);
-  ibv_qp_init_attr attr = qp_attr(s, sends, recvs);
+  ibv_qp_init_attr attr = qp_attr(sends, recvs);
   attr.send_cq = attr.recv_cq = cq_.cq();
   own_qp_ = rdma::create_qp(device.pd.get(), attr);
   hub_owner_ = rdma::HubOwner(s.hub, [this](const ibv_wc& wc, rdma::WorkId wid) { on_completion(wc, wid); });
@@ -110,7 +113,7 @@ void VodConnection::set_up_windows(const cm::Accepting& a, const Setup& s, proto
     spans.push_back({m->index_mr.get(), accept.index});
   }
   // The QP to RTS and the binds posted; if that throws, the connection goes with its caller's frame.
-  const auto regions = windows_->start(spans, a.depth, 7, rdma::WorkId{hub_owner_.id(), kind_of(VodWork::bind), 0}.pack());
+  const auto regions = windows_->start(spans, a.depth, 7, rdma::WorkId{hub_owner_.id(), rdma::work_kind(VodWork::bind), 0}.pack());
   accept.catalog = regions[0];
   if (m) {
     (m->movie->cached ? accept.segments : accept.movie) = regions[1];

@@ -85,7 +85,6 @@ class LiveSession final : public LiveSource {
  private:
   // The kinds of its work requests' ids (one enum for its hub owner).
   enum class Work : std::uint8_t { read = 1, header = 2, recv = 3, send = 4 };
-  static constexpr std::uint8_t kind_of(Work w) noexcept { return static_cast<std::uint8_t>(w); }
   void connect();
   void reconnect(const std::string& why);
   void drop_connection() noexcept;

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -41,6 +42,13 @@ struct WorkId {
   bool operator==(const WorkId&) const = default;
 };
 static_assert(WorkId::unpack(WorkId{7, 3, 12345}.pack()) == WorkId{7, 3, 12345});
+
+// A kind from its owner's one enum of kinds (ondemand::VodWork, live::Viewer::Work, FetchWork, ...).
+template <class Kind>
+  requires std::is_enum_v<Kind>
+constexpr std::uint8_t work_kind(Kind k) noexcept {
+  return static_cast<std::uint8_t>(k);
+}
 
 class CompletionHub {
  public:
