@@ -35,6 +35,8 @@ packages=(
   # libFuzzer comes with clang's runtime; llvm brings llvm-symbolizer, which names the functions in
   # sanitizer reports and in the fuzzers' coverage table
   clang libclang-rt-14-dev llvm
+  # the tree's format (.clang-format), checked by ctest's source_format at this one version
+  clang-format-14
   # Soft-RoCE guest: QEMU/TCG, busybox initramfs, module tools
   qemu-system-x86 busybox-static kmod cpio iproute2 zstd xz-utils
   # the benchmarks' disk of the guest's own: an ext4 image filled by mkfs.ext4 -d

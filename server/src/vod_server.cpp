@@ -80,47 +80,14 @@ VodServer::VodServer(ServerConfig config)
     library_options_.pin_budget = config_.pin_budget;
     library_options_.probe_budget = std::chrono::milliseconds(config_.probe_budget_ms);
   }
-  if (config_.test_evict_every_ms && cache_) {
-    log::warn("cache", "--test-evict-every " + std::to_string(config_.test_evict_every_ms) + " ms: evicting cache slots on purpose (a test hook)");
-    test_evict_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.test_evict_every_ms), [this] { test_evict(); });
-  }
+  install_test_hooks();
   if (!config_.no_rdma) rdma::require_device();
-  if (config_.test_fail_binds) {
-    windows::RdmaWindowVerbs::fail_every(config_.test_fail_binds);
-    log::warn("auth", "--test-fail-binds " + std::to_string(config_.test_fail_binds) + ": window binds fail on purpose (a test hook)");
-  }
-  if (config_.test_fail_notifications) {
-    ondemand::SegmentChannel::fail_posts_every(config_.test_fail_notifications);
-    log::warn("cache", "--test-fail-notifications " + std::to_string(config_.test_fail_notifications) +
-                           ": segment notification posts fail on purpose (a test hook)");
-  }
 
   // Signals arrive through a signalfd, so the event loop sleeps in one epoll_wait for everything.
   signals_.emplace(reactor_, std::initializer_list<int>{SIGTERM, SIGINT, SIGHUP}, [this](int signo) { on_signal(signo); });
 
   library_ = scan_library(config_.media_dir, 1, nullptr, library_options_);
-  if (config_.udp_port) {
-    udp::UdpOptions o;
-    o.bind = config_.bind;
-    o.port = config_.udp_port;
-    o.max_rate_bps = config_.udp_max_rate_mbps * 1e6;
-    o.client_rate_bps = config_.udp_client_rate_mbps * 1e6;
-    o.max_payload = config_.udp_max_payload;
-    o.zero_copy = config_.udp_zero_copy;
-    if (!config_.udp_test_drop.empty()) {
-      o.test_drop = udp::parse_test_drop(config_.udp_test_drop);
-      log::warn("udp", "--udp-test-drop " + config_.udp_test_drop + ": dropping datagrams on purpose (a test hook)");
-    }
-    udp_ = std::make_unique<udp::UdpService>(o, cache_.get());
-    udp_in_loop_.push_back(reactor_.add(udp_->socket_fd(), [this] {
-      udp_->on_readable();
-      udp_served_ = true;
-    }));
-    udp_in_loop_.push_back(reactor_.add(udp_->timer_fd(), [this] {
-      udp_->on_timer();
-      udp_served_ = true;
-    }));
-  }
+  if (config_.udp_port) start_udp();
   if (!config_.no_rdma) {
     listener_ = std::make_unique<rdma::Listener>(config_.bind == "0.0.0.0" ? "" : config_.bind, config_.port, config_.backlog);
     open_devices();
@@ -164,6 +131,47 @@ VodServer::VodServer(ServerConfig config)
 }
 
 VodServer::~VodServer() = default;
+
+// The Write-Record service, in the same event loop.
+void VodServer::start_udp() {
+  udp::UdpOptions o;
+  o.bind = config_.bind;
+  o.port = config_.udp_port;
+  o.max_rate_bps = config_.udp_max_rate_mbps * 1e6;
+  o.client_rate_bps = config_.udp_client_rate_mbps * 1e6;
+  o.max_payload = config_.udp_max_payload;
+  o.zero_copy = config_.udp_zero_copy;
+  if (!config_.udp_test_drop.empty()) {
+    o.test_drop = udp::parse_test_drop(config_.udp_test_drop);
+    log::warn("udp", "--udp-test-drop " + config_.udp_test_drop + ": dropping datagrams on purpose (a test hook)");
+  }
+  udp_ = std::make_unique<udp::UdpService>(o, cache_.get());
+  udp_in_loop_.push_back(reactor_.add(udp_->socket_fd(), [this] {
+    udp_->on_readable();
+    udp_served_ = true;
+  }));
+  udp_in_loop_.push_back(reactor_.add(udp_->timer_fd(), [this] {
+    udp_->on_timer();
+    udp_served_ = true;
+  }));
+}
+
+// Hooks for tests (the options say so in their names); each one logs a warning when it is on.
+void VodServer::install_test_hooks() {
+  if (config_.test_evict_every_ms && cache_) {
+    log::warn("cache", "--test-evict-every " + std::to_string(config_.test_evict_every_ms) + " ms: evicting cache slots on purpose (a test hook)");
+    test_evict_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.test_evict_every_ms), [this] { test_evict(); });
+  }
+  if (config_.test_fail_binds) {
+    windows::RdmaWindowVerbs::fail_every(config_.test_fail_binds);
+    log::warn("auth", "--test-fail-binds " + std::to_string(config_.test_fail_binds) + ": window binds fail on purpose (a test hook)");
+  }
+  if (config_.test_fail_notifications) {
+    ondemand::SegmentChannel::fail_posts_every(config_.test_fail_notifications);
+    log::warn("cache", "--test-fail-notifications " + std::to_string(config_.test_fail_notifications) +
+                           ": segment notification posts fail on purpose (a test hook)");
+  }
+}
 
 void VodServer::test_evict() {
   cache_->evict_one_for_test();

@@ -59,6 +59,8 @@ class VodServer {
 
  private:
   void open_devices();
+  void start_udp();
+  void install_test_hooks();
   // Registers `library`'s catalog on every device and offers it over UDP; throws what a
   // registration throws, before anything changed.
   void offer(const Library& library);
