@@ -79,7 +79,8 @@ std::vector<std::uint8_t> expect_event(rdma_event_channel* channel, rdma_cm_even
                 static_cast<const std::uint8_t*>(e->param.conn.private_data) + e->param.conn.private_data_len);
   rdma_ack_cm_event(e);
   if (got != want)
-    throw std::runtime_error(std::string("waiting for ") + rdma_event_str(want) + ": got " + rdma_event_str(got) + " (status " + std::to_string(status) + ")");
+    throw std::runtime_error(std::string("waiting for ") + rdma_event_str(want) + ": got " + rdma_event_str(got) + " (status " +
+                             std::to_string(status) + ")");
   return data;
 }
 
@@ -102,7 +103,8 @@ sockaddr_storage server_address(const FreshOptions& o) {
 std::uint64_t open_bare(const FreshOptions& o) {
   constexpr int kTimeoutMs = 5000;
   sockaddr_storage to = server_address(o);
-  const auto request = proto::encode(proto::ConnectRequest{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(o.name)});
+  const auto request =
+      proto::encode(proto::ConnectRequest{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(o.name)});
   trace::mark("open called (bare)");
   const auto start = Clock::now();
   BarePath b;
@@ -111,8 +113,7 @@ std::uint64_t open_bare(const FreshOptions& o) {
   trace::mark("rdma_create_event_channel (librdmacm's init: the device list)");
   if (rdma_create_id(b.channel, &b.id, nullptr, RDMA_PS_TCP) != 0) fail("rdma_create_id", errno);
   trace::mark("rdma_create_id");
-  if (rdma_resolve_addr(b.id, nullptr, reinterpret_cast<sockaddr*>(&to), kTimeoutMs) != 0)
-    fail("rdma_resolve_addr", errno);
+  if (rdma_resolve_addr(b.id, nullptr, reinterpret_cast<sockaddr*>(&to), kTimeoutMs) != 0) fail("rdma_resolve_addr", errno);
   trace::mark("rdma_resolve_addr returned");
   expect_event(b.channel, RDMA_CM_EVENT_ADDR_RESOLVED);
   trace::mark("event RDMA_CM_EVENT_ADDR_RESOLVED taken");
@@ -153,7 +154,8 @@ std::uint64_t open_bare(const FreshOptions& o) {
   b.connected = true;
   const auto accept = proto::decode_accept(accept_data);
   if (!accept) throw std::runtime_error("the accept private data does not decode: " + accept.error().message);
-  if (accept->movie.length < o.size || o.size > b.buffer.size()) throw std::runtime_error("--size is larger than the movie or the 64 KiB buffer");
+  if (accept->movie.length < o.size || o.size > b.buffer.size())
+    throw std::runtime_error("--size is larger than the movie or the 64 KiB buffer");
   ibv_sge sge{reinterpret_cast<std::uint64_t>(b.buffer.data()), o.size, b.mr->lkey};
   ibv_send_wr wr{};
   wr.sg_list = &sge;
@@ -203,8 +205,9 @@ struct ChildResult {
 };
 
 ChildResult spawn_child(const FreshOptions& o, const std::string& path) {
-  std::vector<std::string> args = {"read-latency", "--fresh-child", path, "--host", o.host, "--port", std::to_string(o.port),
-                                   "--name", o.name, "--size", std::to_string(o.size)};
+  std::vector<std::string> args = {
+      "read-latency", "--fresh-child",       path, "--host", o.host, "--port", std::to_string(o.port), "--name", o.name,
+      "--size",       std::to_string(o.size)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

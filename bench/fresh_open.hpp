@@ -23,8 +23,8 @@ struct FreshOptions {
   std::uint16_t port = 0;
   std::string name;
   std::uint32_t size = 16384;
-  unsigned count = 0;    // children per path
-  unsigned gap_ms = 0;   // between two children
+  unsigned count = 0;   // children per path
+  unsigned gap_ms = 0;  // between two children
 };
 
 // The parent: runs the children and prints one line,

@@ -69,8 +69,8 @@ long long request(int fd, const Options& o, const std::string& path, const char*
   char req[512];
   const int n = from == UINT64_MAX
                     ? std::snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: %s\r\n\r\n", method, path.c_str(), o.host.c_str())
-                    : std::snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: %s\r\nRange: bytes=%llu-%llu\r\n\r\n", method,
-                                    path.c_str(), o.host.c_str(), static_cast<unsigned long long>(from), static_cast<unsigned long long>(to));
+                    : std::snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: %s\r\nRange: bytes=%llu-%llu\r\n\r\n", method, path.c_str(),
+                                    o.host.c_str(), static_cast<unsigned long long>(from), static_cast<unsigned long long>(to));
   if (write(fd, req, static_cast<std::size_t>(n)) != n) return -1;
   std::string head;
   char c;
@@ -108,7 +108,8 @@ struct Totals {
 };
 
 // Viewer `i` of movie `path` (`size` bytes), on its own thread and connection, from `start` to `end`.
-void run_viewer(const Options& o, unsigned i, const std::string& path, std::uint64_t size, Clock::time_point start, Clock::time_point end, Totals& t) {
+void run_viewer(const Options& o, unsigned i, const std::string& path, std::uint64_t size, Clock::time_point start, Clock::time_point end,
+                Totals& t) {
   std::mt19937_64 random(1000 + i);
   std::vector<char> buf(o.chunk);
   const auto connect_start = Clock::now();
@@ -153,7 +154,8 @@ void run_viewer(const Options& o, unsigned i, const std::string& path, std::uint
       const auto us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(first_byte - seek_started).count());
       std::lock_guard<std::mutex> g(t.lock);
       // Startup counts the TCP connect too, as the RDMA side counts its rdma_cm connect.
-      const auto connect_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(connected - connect_start).count());
+      const auto connect_us =
+          static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(connected - connect_start).count());
       if (first_ever) {
         t.startup_latency.record(us + connect_us);
         t.after_connect_latency.record(us);
@@ -199,21 +201,30 @@ int main(int argc, char** argv) {
   std::size_t chunk_kib = 256, first_kib = 16;
   po::options_description d("http-bench: paced HTTP viewers with Range requests (the nginx peer of vod-client bench)");
   d.add_options()("help,h", "show this help")("host", po::value(&o.host)->default_value(o.host), "server IPv4 address")(
-      "port", po::value(&o.port)->default_value(o.port), "server port")("path", po::value(&o.paths)->required()->composing(), "movie path, e.g. /movie.ts (repeatable)")(
-      "zipf", po::value(&o.zipf)->default_value(o.zipf), "with several --path: each viewer picks one by Zipf's law with this exponent; 0: in turn")(
+      "port", po::value(&o.port)->default_value(o.port), "server port")("path", po::value(&o.paths)->required()->composing(),
+                                                                        "movie path, e.g. /movie.ts (repeatable)")(
+      "zipf", po::value(&o.zipf)->default_value(o.zipf),
+      "with several --path: each viewer picks one by Zipf's law with this exponent; 0: in turn")(
       "clients", po::value(&o.clients)->default_value(o.clients), "viewers, one connection and thread each")(
       "duration", po::value(&o.duration)->default_value(o.duration), "seconds")("pattern", po::value(&pattern)->default_value(pattern),
-                                                                               "sequential or jump:SECONDS")(
+                                                                                "sequential or jump:SECONDS")(
       "rate", po::value(&o.rate_mbps)->default_value(o.rate_mbps), "Mbit/s per viewer")(
       "chunk-kib", po::value(&chunk_kib)->default_value(chunk_kib), "bytes per Range request, in KiB")(
       "startup", po::value(&o.startup)->default_value(o.startup), "seconds before the first chunk is due after a start or jump")(
       "lead", po::value(&o.lead)->default_value(o.lead), "seconds ahead of need a chunk is asked for")(
-      "first-kib", po::value(&first_kib)->default_value(first_kib), "a seek or start is timed to this many body bytes, in KiB (as vod-client's --first-read-kib)");
+      "first-kib", po::value(&first_kib)->default_value(first_kib),
+      "a seek or start is timed to this many body bytes, in KiB (as vod-client's --first-read-kib)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, d), vm);
     if (vm.count("help")) {
-      std::printf("%s\n", [&] { std::ostringstream s; s << d; return s.str(); }().c_str());
+      std::printf("%s\n",
+                  [&] {
+                    std::ostringstream s;
+                    s << d;
+                    return s.str();
+                  }()
+                      .c_str());
       return 0;
     }
     po::notify(vm);
@@ -231,7 +242,8 @@ int main(int argc, char** argv) {
   std::vector<std::size_t> watch(o.clients);
   std::mt19937_64 chooser(1);
   for (unsigned i = 0; i < o.clients; ++i)
-    watch[i] = o.zipf > 0 ? vod::zipf_rank(o.paths.size(), o.zipf, std::uniform_real_distribution<double>(0, 1)(chooser)) : i % o.paths.size();
+    watch[i] =
+        o.zipf > 0 ? vod::zipf_rank(o.paths.size(), o.zipf, std::uniform_real_distribution<double>(0, 1)(chooser)) : i % o.paths.size();
   Totals t;
   const auto start = Clock::now(), end = start + secs(o.duration);
   std::vector<std::thread> threads;
@@ -239,14 +251,16 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, i] { run_viewer(o, i, o.paths[watch[i]], sizes[watch[i]], start, end, t); });
   for (auto& thread : threads) thread.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  std::printf("BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%llu goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu "
-              "startup_p50_us=%llu startup_p99_us=%llu after_connect_p50_us=%llu after_connect_p99_us=%llu errors=%llu seeks=%llu\n",
-              o.clients, elapsed, static_cast<unsigned long long>(t.in_time.load()), static_cast<unsigned long long>(t.late.load()),
-              static_cast<unsigned long long>(t.viewers_late.load()), static_cast<double>(t.bytes.load()) * 8 / elapsed / 1e6,
-              static_cast<unsigned long long>(t.seek_latency.percentile(0.5)), static_cast<unsigned long long>(t.seek_latency.percentile(0.99)),
-              static_cast<unsigned long long>(t.startup_latency.percentile(0.5)),
-              static_cast<unsigned long long>(t.startup_latency.percentile(0.99)), static_cast<unsigned long long>(t.after_connect_latency.percentile(0.5)),
-              static_cast<unsigned long long>(t.after_connect_latency.percentile(0.99)), static_cast<unsigned long long>(t.errors.load()),
-              static_cast<unsigned long long>(t.seek_latency.count()));
+  std::printf(
+      "BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%llu goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu "
+      "startup_p50_us=%llu startup_p99_us=%llu after_connect_p50_us=%llu after_connect_p99_us=%llu errors=%llu seeks=%llu\n",
+      o.clients, elapsed, static_cast<unsigned long long>(t.in_time.load()), static_cast<unsigned long long>(t.late.load()),
+      static_cast<unsigned long long>(t.viewers_late.load()), static_cast<double>(t.bytes.load()) * 8 / elapsed / 1e6,
+      static_cast<unsigned long long>(t.seek_latency.percentile(0.5)), static_cast<unsigned long long>(t.seek_latency.percentile(0.99)),
+      static_cast<unsigned long long>(t.startup_latency.percentile(0.5)),
+      static_cast<unsigned long long>(t.startup_latency.percentile(0.99)),
+      static_cast<unsigned long long>(t.after_connect_latency.percentile(0.5)),
+      static_cast<unsigned long long>(t.after_connect_latency.percentile(0.99)), static_cast<unsigned long long>(t.errors.load()),
+      static_cast<unsigned long long>(t.seek_latency.count()));
   return t.errors.load() > 0 && t.in_time.load() == 0 ? 1 : 0;
 }

@@ -46,13 +46,13 @@ void balance(int members, int movies, int viewers, unsigned popular_k) {
   double max_movies = 0, max_viewers = 0;
   std::printf("%d movies over %d members, %d Zipf viewers%s:\n", movies, members, viewers, popular_k > 1 ? ", top 10 titles on k=2" : "");
   for (int m = 0; m < members; ++m) {
-    std::printf("  %-16s movies %4.0f (ideal %5.1f)  viewers %5.0f (ideal %6.1f)\n", f[m].id.c_str(), movie_count[m], double(movies) / members,
-                viewer_count[m], double(viewers) / members);
+    std::printf("  %-16s movies %4.0f (ideal %5.1f)  viewers %5.0f (ideal %6.1f)\n", f[m].id.c_str(), movie_count[m],
+                double(movies) / members, viewer_count[m], double(viewers) / members);
     max_movies = std::max(max_movies, movie_count[m]);
     max_viewers = std::max(max_viewers, viewer_count[m]);
   }
-  std::printf("RESULT placement_balance members=%d k_popular=%u max_movies_over_ideal=%.2f max_viewers_over_ideal=%.2f\n", members, popular_k,
-              max_movies / (double(movies) / members), max_viewers / (double(viewers) / members));
+  std::printf("RESULT placement_balance members=%d k_popular=%u max_movies_over_ideal=%.2f max_viewers_over_ideal=%.2f\n", members,
+              popular_k, max_movies / (double(movies) / members), max_viewers / (double(viewers) / members));
 }
 
 void movement(int movies) {

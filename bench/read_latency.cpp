@@ -67,8 +67,8 @@ struct Options {
   std::uint32_t size = 16384;
   unsigned count = 200;
   unsigned seed = 1;
-  unsigned gap_ms = 0;  // idle time before each timed Read
-  bool busy_poll = false;  // spin on the CQ instead of sleeping on its completion channel
+  unsigned gap_ms = 0;           // idle time before each timed Read
+  bool busy_poll = false;        // spin on the CQ instead of sleeping on its completion channel
   bool new_connections = false;  // time each new connection's first Read
   unsigned fresh = 0;            // fresh processes per path (fresh_open.hpp)
   std::string fresh_child;       // this process is one of them: "bare" or "vod"
@@ -93,7 +93,8 @@ struct Reader {
     rdma::ConnectOptions c;
     c.host = o.host;
     c.port = static_cast<std::uint16_t>(o.port);
-    c.private_data = proto::encode(proto::ConnectRequest{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(o.name)});
+    c.private_data =
+        proto::encode(proto::ConnectRequest{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(o.name)});
     c.wanted_read_depth = 1;
     c.send_queue_depth = 4;
     c.hub = &hub;
@@ -111,8 +112,8 @@ struct Reader {
   std::uint64_t read_at(std::uint64_t offset, bool busy_poll) {
     landed = false;
     const auto start = Clock::now();
-    if (int err = rdma::post_read(ep->qp.get(), rdma::WorkId{owner, 0, 0}.pack(), buffer.data(), static_cast<std::uint32_t>(buffer.size()), mr->lkey,
-                                  accept.movie.addr + offset, accept.movie.rkey))
+    if (int err = rdma::post_read(ep->qp.get(), rdma::WorkId{owner, 0, 0}.pack(), buffer.data(), static_cast<std::uint32_t>(buffer.size()),
+                                  mr->lkey, accept.movie.addr + offset, accept.movie.rkey))
       throw std::runtime_error(std::string("ibv_post_send: ") + std::strerror(err));
     while (!landed) {
       if (hub.poll() > 0) break;
@@ -183,11 +184,13 @@ int main(int argc, char** argv) {
       "port", po::value(&o.port)->default_value(o.port), "vod-server's port")("name", po::value(&o.name)->required(), "the movie to read")(
       "size", po::value(&o.size)->default_value(o.size), "bytes per Read (vod-client's first Read after a start or seek is 16384)")(
       "count", po::value(&o.count)->default_value(o.count), "Reads of each kind (with --new-connections: connections)")(
-      "gap-ms", po::value(&o.gap_ms)->default_value(o.gap_ms), "idle milliseconds before each timed Read")("seed", po::value(&o.seed)->default_value(o.seed), "for the random offsets")(
+      "gap-ms", po::value(&o.gap_ms)->default_value(o.gap_ms), "idle milliseconds before each timed Read")(
+      "seed", po::value(&o.seed)->default_value(o.seed), "for the random offsets")(
       "busy-poll", po::bool_switch(&o.busy_poll), "spin on the CQ instead of sleeping on its completion channel (perftest without -e)")(
       "new-connections", po::bool_switch(&o.new_connections), "time the first Read of --count new connections, one after another")(
       "fresh", po::value(&o.fresh)->default_value(o.fresh),
-      "run this many fresh processes of a bare raw-verbs open and of a libvodclient open each, and time each one's open to the first --size bytes");
+      "run this many fresh processes of a bare raw-verbs open and of a libvodclient open each, and time each one's open to the first "
+      "--size bytes");
   po::options_description hidden;
   hidden.add_options()("fresh-child", po::value(&o.fresh_child), "one of --fresh's processes: bare or vod");
   po::options_description all;
@@ -200,7 +203,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     po::notify(vm);
-    if (o.size == 0 || o.count == 0 || o.port == 0 || o.port > 65535) throw std::invalid_argument("--size, --count and --port must be positive (port ≤ 65535)");
+    if (o.size == 0 || o.count == 0 || o.port == 0 || o.port > 65535)
+      throw std::invalid_argument("--size, --count and --port must be positive (port ≤ 65535)");
     return run(o);
   } catch (const std::exception& e) {
     std::cerr << "read-latency: error: " << e.what() << "\n";

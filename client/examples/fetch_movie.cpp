@@ -41,8 +41,7 @@ int main(int argc, char** argv) {
     out.close();
     if (!out) throw std::runtime_error(std::string("writing ") + argv[2] + " failed");
     std::printf("%s: %llu bytes, %zu keyframes in its index, %zu movies in the catalog\n", movie.name.c_str(),
-                static_cast<unsigned long long>(movie.size), session.index().entries.size(),
-                session.catalog().entries.size());
+                static_cast<unsigned long long>(movie.size), session.index().entries.size(), session.catalog().entries.size());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fetch_movie: %s\n", e.what());

@@ -6,8 +6,8 @@
 // all work on the one instance and its State; splitting them would export that boilerplate.
 #include "gstrdmasrc.hpp"
 
-#include <memory>
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -70,7 +70,7 @@ struct State {
   std::string host;
   guint port = kDefaultPort;
   std::string movie;
-  bool live = false;  // the URI names a live channel (rdma://host/live/NAME)
+  bool live = false;                                  // the URI names a live channel (rdma://host/live/NAME)
   std::optional<std::array<std::uint8_t, 32>> token;  // the URI's ?token= (never shown by get_uri)
   std::optional<vod::client::ClusterRef> cluster;     // rdma+etcd://: a fleet (host is then empty until placed)
   guint chunk_size = kDefaultChunkSize;
@@ -80,10 +80,10 @@ struct State {
   gdouble reconnect_timeout = kDefaultReconnectTimeout;
   std::string transport = kDefaultTransport;  // "rdma" or "udp" (Write-Record)
   guint udp_port = kDefaultUdpPort;
-  std::string udp_group;      // a live channel with transport=udp: the server's --live-multicast group
+  std::string udp_group;  // a live channel with transport=udp: the server's --live-multicast group
   std::string udp_interface;
   bool zero_copy = kDefaultZeroCopy;  // push mode: Reads land in the GstBuffers that go downstream
-  vod::cluster::EtcdSecurity etcd;  // a fleet's etcd over TLS, with authentication: the etcd-* properties
+  vod::cluster::EtcdSecurity etcd;    // a fleet's etcd over TLS, with authentication: the etcd-* properties
   // Created in start(), destroyed in stop(), used by the streaming thread in between. unlock()
   // from another thread only calls their thread-safe interrupt(). A movie's session, or a live
   // channel's source (over RDMA, or by multicast with transport=udp).
@@ -157,19 +157,14 @@ gboolean set_uri(GstRdmaSrc* self, const gchar* text, GError** error) {
 
 void post_error(GstRdmaSrc* self, const ClientError& e) {
   switch (e.kind()) {
-    case ErrorKind::unknown_movie:
-      GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("%s", e.what()), ("rdmasrc: unknown movie"));
-      break;
-    case ErrorKind::unauthorized:
-      GST_ELEMENT_ERROR(self, RESOURCE, NOT_AUTHORIZED, ("%s", e.what()), ("rdmasrc: unauthorized"));
-      break;
+    case ErrorKind::unknown_movie: GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("%s", e.what()), ("rdmasrc: unknown movie")); break;
+    case ErrorKind::unauthorized: GST_ELEMENT_ERROR(self, RESOURCE, NOT_AUTHORIZED, ("%s", e.what()), ("rdmasrc: unauthorized")); break;
     case ErrorKind::server_unreachable:
     case ErrorKind::no_device:
     case ErrorKind::rejected:
       GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("%s", e.what()), ("rdmasrc: %s", vod::client::to_string(e.kind())));
       break;
-    default:
-      GST_ELEMENT_ERROR(self, RESOURCE, READ, ("%s", e.what()), ("rdmasrc: %s", vod::client::to_string(e.kind())));
+    default: GST_ELEMENT_ERROR(self, RESOURCE, READ, ("%s", e.what()), ("rdmasrc: %s", vod::client::to_string(e.kind())));
   }
 }
 
@@ -188,8 +183,7 @@ static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* v
       }
       return;
     }
-    default:
-      break;
+    default: break;
   }
   if (!settable(self, pspec->name)) return;
   GST_OBJECT_LOCK(self);
@@ -199,7 +193,10 @@ static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* v
       s.cluster.reset();  // a host names one server
       break;
     case PROP_PORT: s.port = g_value_get_uint(value); break;
-    case PROP_MOVIE: s.movie = g_value_get_string(value) ? g_value_get_string(value) : ""; s.live = false; break;
+    case PROP_MOVIE:
+      s.movie = g_value_get_string(value) ? g_value_get_string(value) : "";
+      s.live = false;
+      break;
     case PROP_CHUNK_SIZE: s.chunk_size = g_value_get_uint(value); break;
     case PROP_READ_AHEAD: s.read_ahead = g_value_get_uint64(value); break;
     case PROP_READ_AHEAD_TIME: s.read_ahead_time = g_value_get_double(value); break;
@@ -304,7 +301,8 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
       multicast.udp = options.udp;
       s.live_source = vod::client::open_live(uri, live, by_multicast ? std::optional(multicast) : std::nullopt);
       GST_INFO_OBJECT(self, "opened live channel %s (%s): ring of %" G_GUINT64_FORMAT " bytes", uri.to_string().c_str(),
-                      by_multicast ? ("multicast from " + multicast.group).c_str() : "RDMA", static_cast<guint64>(s.live_source->channel().size));
+                      by_multicast ? ("multicast from " + multicast.group).c_str() : "RDMA",
+                      static_cast<guint64>(s.live_source->channel().size));
       return TRUE;
     }
     s.session = std::make_unique<vod::client::Session>(uri, options);
@@ -318,7 +316,8 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   // The catalog and the keyframe index are still on their way (read behind the first bytes): what
   // the accept says, so that nothing here waits for them.
   GST_INFO_OBJECT(self, "opened %s: %" G_GUINT64_FORMAT " bytes, keyframe index of %u bytes, %u Reads in flight", uri.to_string().c_str(),
-                  static_cast<guint64>(s.session->size()), static_cast<unsigned>(s.session->accept().index.length), s.session->read_depth());
+                  static_cast<guint64>(s.session->size()), static_cast<unsigned>(s.session->accept().index.length),
+                  s.session->read_depth());
   return TRUE;
 }
 
@@ -370,7 +369,8 @@ static GstFlowReturn live_create(GstRdmaSrc* self, vod::client::LiveSource& sess
       if (chunk.end_of_stream) GST_INFO_OBJECT(self, "the channel's source stopped; waiting for it to come back");
       if (chunk.bytes == 0 && !chunk.end_of_stream && ++quiet == kQuietWarnSeconds) {
         const std::string figures = session.summary();
-        GST_ELEMENT_WARNING(self, RESOURCE, READ, ("Live channel '%s' gave no bytes for %d s.", session.channel().name.c_str(), kQuietWarnSeconds),
+        GST_ELEMENT_WARNING(self, RESOURCE, READ,
+                            ("Live channel '%s' gave no bytes for %d s.", session.channel().name.c_str(), kQuietWarnSeconds),
                             ("%s", figures.c_str()));
       }
     } while (chunk.bytes == 0);
@@ -408,7 +408,7 @@ static bool registered_create(GstRdmaSrc* self, guint64 offset, guint length, Gs
   po.buffers_per_arena = ahead;
   po.max_buffers = ahead + kHeldDownstream;
   if (session.buffers(po)->buffer_bytes() != length) return false;  // blocksize changed while playing
-  if (!s.reads || s.reads_at != offset) {  // the start, or a seek: what was advertised is cancelled
+  if (!s.reads || s.reads_at != offset) {                           // the start, or a seek: what was advertised is cancelled
     s.reads.reset();
     s.reads = std::make_unique<vod::client::SequentialReads>(session, offset, session.size(), length, ahead);
     s.reads_at = offset;
@@ -439,8 +439,9 @@ static bool registered_create(GstRdmaSrc* self, guint64 offset, guint length, Gs
   auto holder = std::make_unique<vod::client::ReadBuffer>(std::move(piece->buffer));
   std::uint8_t* data = holder->data();
   const gsize max = holder->size();
-  GstBuffer* buf = gst_buffer_new_wrapped_full(static_cast<GstMemoryFlags>(0), data, max, 0, piece->bytes, holder.release(),
-                                               [](gpointer p) { std::unique_ptr<vod::client::ReadBuffer> owned(static_cast<vod::client::ReadBuffer*>(p)); });
+  GstBuffer* buf = gst_buffer_new_wrapped_full(
+      static_cast<GstMemoryFlags>(0), data, max, 0, piece->bytes, holder.release(),
+      [](gpointer p) { std::unique_ptr<vod::client::ReadBuffer> owned(static_cast<vod::client::ReadBuffer*>(p)); });
   GST_BUFFER_OFFSET(buf) = offset;
   GST_BUFFER_OFFSET_END(buf) = offset + piece->bytes;
   *out = buf;
@@ -534,61 +535,83 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
   gobject->get_property = gst_rdma_src_get_property;
   gobject->finalize = gst_rdma_src_finalize;
   const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
-  g_object_class_install_property(gobject, PROP_URI,
-      g_param_spec_string("uri", "URI", "rdma://host[:port]/movie of a movie, or rdma://host[:port]/live/NAME of a live channel, on a vod-server; rdma+etcd://etcd-host[:2379]/movie for a fleet registered in etcd", nullptr, flags));
-  g_object_class_install_property(gobject, PROP_LOCATION,
-      g_param_spec_string("location", "Location", "Same as uri (for tools that set a location)", nullptr, flags));
+  g_object_class_install_property(
+      gobject, PROP_URI,
+      g_param_spec_string("uri", "URI",
+                          "rdma://host[:port]/movie of a movie, or rdma://host[:port]/live/NAME of a live channel, on a vod-server; "
+                          "rdma+etcd://etcd-host[:2379]/movie for a fleet registered in etcd",
+                          nullptr, flags));
+  g_object_class_install_property(
+      gobject, PROP_LOCATION, g_param_spec_string("location", "Location", "Same as uri (for tools that set a location)", nullptr, flags));
   g_object_class_install_property(gobject, PROP_HOST,
-      g_param_spec_string("host", "Host", "vod-server address on an RDMA-capable interface", "", flags));
+                                  g_param_spec_string("host", "Host", "vod-server address on an RDMA-capable interface", "", flags));
   g_object_class_install_property(gobject, PROP_PORT,
-      g_param_spec_uint("port", "Port", "vod-server rdma_cm port", 1, 65535, kDefaultPort, flags));
+                                  g_param_spec_uint("port", "Port", "vod-server rdma_cm port", 1, 65535, kDefaultPort, flags));
   g_object_class_install_property(gobject, PROP_MOVIE,
-      g_param_spec_string("movie", "Movie", "Name of the movie in the server's catalog", "", flags));
-  g_object_class_install_property(gobject, PROP_CHUNK_SIZE,
+                                  g_param_spec_string("movie", "Movie", "Name of the movie in the server's catalog", "", flags));
+  g_object_class_install_property(
+      gobject, PROP_CHUNK_SIZE,
       g_param_spec_uint("chunk-size", "Chunk size", "Bytes per RDMA Read (at least 8 KiB)", 8192, 64u << 20, kDefaultChunkSize, flags));
-  g_object_class_install_property(gobject, PROP_READ_AHEAD,
-      g_param_spec_uint64("read-ahead", "Read-ahead", "Bytes read ahead of the position (the most, with read-ahead-time)", 0,
-                          G_MAXUINT32, kDefaultReadAhead, flags));
-  g_object_class_install_property(gobject, PROP_READ_AHEAD_TIME,
-      g_param_spec_double("read-ahead-time", "Read-ahead time",
-                          "Seconds of the movie's bitrate to read ahead; 0 uses read-ahead bytes", 0, 3600, kDefaultReadAheadTime, flags));
-  g_object_class_install_property(gobject, PROP_READ_DEPTH,
+  g_object_class_install_property(
+      gobject, PROP_READ_AHEAD,
+      g_param_spec_uint64("read-ahead", "Read-ahead", "Bytes read ahead of the position (the most, with read-ahead-time)", 0, G_MAXUINT32,
+                          kDefaultReadAhead, flags));
+  g_object_class_install_property(
+      gobject, PROP_READ_AHEAD_TIME,
+      g_param_spec_double("read-ahead-time", "Read-ahead time", "Seconds of the movie's bitrate to read ahead; 0 uses read-ahead bytes", 0,
+                          3600, kDefaultReadAheadTime, flags));
+  g_object_class_install_property(
+      gobject, PROP_READ_DEPTH,
       g_param_spec_uint("read-depth", "Read depth", "RDMA Reads in flight wanted (the devices and the server may allow fewer)", 1, 255,
                         kDefaultReadDepth, flags));
   g_object_class_install_property(gobject, PROP_RECONNECT_TIMEOUT,
-      g_param_spec_double("reconnect-timeout", "Reconnect timeout",
-                          "Seconds to keep reconnecting after the server goes away before posting an error", 0, 3600,
-                          kDefaultReconnectTimeout, flags));
+                                  g_param_spec_double("reconnect-timeout", "Reconnect timeout",
+                                                      "Seconds to keep reconnecting after the server goes away before posting an error", 0,
+                                                      3600, kDefaultReconnectTimeout, flags));
 
-  g_object_class_install_property(gobject, PROP_TRANSPORT,
-      g_param_spec_string("transport", "Transport",
-                          "rdma (one-sided RDMA Read) or udp (Write-Record over UDP, for hosts without an RDMA NIC; the server needs --udp-port)",
-                          kDefaultTransport, flags));
-  g_object_class_install_property(gobject, PROP_UDP_PORT,
+  g_object_class_install_property(
+      gobject, PROP_TRANSPORT,
+      g_param_spec_string(
+          "transport", "Transport",
+          "rdma (one-sided RDMA Read) or udp (Write-Record over UDP, for hosts without an RDMA NIC; the server needs --udp-port)",
+          kDefaultTransport, flags));
+  g_object_class_install_property(
+      gobject, PROP_UDP_PORT,
       g_param_spec_uint("udp-port", "UDP port", "The server's Write-Record port, with transport=udp", 1, 65535, kDefaultUdpPort, flags));
-  g_object_class_install_property(gobject, PROP_UDP_GROUP,
+  g_object_class_install_property(
+      gobject, PROP_UDP_GROUP,
       g_param_spec_string("udp-group", "UDP multicast group",
-                          "A live channel with transport=udp: the GROUP[:PORT] the server multicasts it to (its --live-multicast)", "", flags));
-  g_object_class_install_property(gobject, PROP_UDP_INTERFACE,
+                          "A live channel with transport=udp: the GROUP[:PORT] the server multicasts it to (its --live-multicast)", "",
+                          flags));
+  g_object_class_install_property(
+      gobject, PROP_UDP_INTERFACE,
       g_param_spec_string("udp-interface", "UDP multicast interface",
                           "With udp-group: the IPv4 address (IPv6: name) of the interface to join the group on; empty: any", "", flags));
 
-  g_object_class_install_property(gobject, PROP_ZERO_COPY,
+  g_object_class_install_property(
+      gobject, PROP_ZERO_COPY,
       g_param_spec_boolean("zero-copy", "Zero copy",
                            "In push mode, RDMA Reads land straight in the buffers that go downstream (registered memory of the session); "
                            "false: every byte through the read ring, copied (for tests and bisecting)",
                            kDefaultZeroCopy, flags));
   // A fleet's etcd over TLS (rdma+etcds://) and with authentication: vod-client's --etcd-* options.
-  g_object_class_install_property(gobject, PROP_ETCD_CACERT,
-      g_param_spec_string("etcd-cacert", "etcd CA", "With rdma+etcds://: the CA certificate (PEM) etcd's certificate must verify against (empty: the system's)", "", flags));
-  g_object_class_install_property(gobject, PROP_ETCD_CERT,
-      g_param_spec_string("etcd-cert", "etcd client certificate", "With rdma+etcds://: a client certificate (PEM) for an etcd run with --client-cert-auth", "", flags));
+  g_object_class_install_property(
+      gobject, PROP_ETCD_CACERT,
+      g_param_spec_string("etcd-cacert", "etcd CA",
+                          "With rdma+etcds://: the CA certificate (PEM) etcd's certificate must verify against (empty: the system's)", "",
+                          flags));
+  g_object_class_install_property(
+      gobject, PROP_ETCD_CERT,
+      g_param_spec_string("etcd-cert", "etcd client certificate",
+                          "With rdma+etcds://: a client certificate (PEM) for an etcd run with --client-cert-auth", "", flags));
   g_object_class_install_property(gobject, PROP_ETCD_KEY,
-      g_param_spec_string("etcd-key", "etcd client key", "The private key (PEM) of etcd-cert", "", flags));
-  g_object_class_install_property(gobject, PROP_ETCD_USER,
+                                  g_param_spec_string("etcd-key", "etcd client key", "The private key (PEM) of etcd-cert", "", flags));
+  g_object_class_install_property(
+      gobject, PROP_ETCD_USER,
       g_param_spec_string("etcd-user", "etcd user", "etcd's authentication: a user whose role may read the fleet's prefix", "", flags));
   g_object_class_install_property(gobject, PROP_ETCD_PASSWORD_FILE,
-      g_param_spec_string("etcd-password-file", "etcd password file", "A file holding etcd-user's password (read at each authentication)", "", flags));
+                                  g_param_spec_string("etcd-password-file", "etcd password file",
+                                                      "A file holding etcd-user's password (read at each authentication)", "", flags));
 
   gst_element_class_add_static_pad_template(element, &src_template);
   gst_element_class_set_static_metadata(element, "RDMA source", "Source/Network",

@@ -82,7 +82,8 @@ std::optional<ReadBuffer> BufferPool::take() {
   free_.pop_back();
   if (poison_ && !poison_intact(index)) {
     ++violations_;
-    log::error("client", "buffer pool: buffer " + std::to_string(index) + " was written after it was handed back (a Read outlived its fence)");
+    log::error("client",
+               "buffer pool: buffer " + std::to_string(index) + " was written after it was handed back (a Read outlived its fence)");
     if (poison_from_env()) std::abort();  // a test asked for poisoning: fail where it happened
   }
   entries_[index].out = true;
@@ -180,8 +181,10 @@ std::uint64_t BufferPool::verify_poison() {
 bool parse_zero_copy(std::string_view value) {
   if (value == "auto") return true;
   if (value == "off") return false;
-  throw ClientError(ErrorKind::usage, "--zero-copy must be auto (Reads land straight in registered buffers where the transport can) or off "
-                                      "(every byte through the ring, copied: for tests and bisecting), not '" + std::string(value) + "'");
+  throw ClientError(ErrorKind::usage,
+                    "--zero-copy must be auto (Reads land straight in registered buffers where the transport can) or off "
+                    "(every byte through the ring, copied: for tests and bisecting), not '" +
+                        std::string(value) + "'");
 }
 
 }  // namespace vod::client

@@ -37,7 +37,8 @@ std::vector<PlacedMember> fleet_order(const Uri& fleet, cluster::MemberDirectory
     if (!with.empty()) members = std::move(with);
   }
   if (members.empty())
-    throw ClientError(ErrorKind::server_unreachable, "no vod-server is registered in " + directory.etcd().to_string() + " (" + directory.source() + ")");
+    throw ClientError(ErrorKind::server_unreachable,
+                      "no vod-server is registered in " + directory.etcd().to_string() + " (" + directory.source() + ")");
   std::vector<cluster::Candidate> candidates;
   unsigned k = fleet.cluster ? fleet.cluster->spread : 0;
   for (const auto& m : members) {
@@ -47,7 +48,8 @@ std::vector<PlacedMember> fleet_order(const Uri& fleet, cluster::MemberDirectory
   }
   if (name.empty() || fleet.live) k = static_cast<unsigned>(candidates.size());  // the catalog, a channel: any member that has it
   auto order = cluster::placement_order(name, candidates, std::max(k, 1u), client_id_or_default(client_id));
-  if (!lost_member.empty()) std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return candidates[i].id != lost_member; });
+  if (!lost_member.empty())
+    std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return candidates[i].id != lost_member; });
   std::vector<PlacedMember> out;
   for (std::size_t i : order) {
     PlacedMember p{fleet, members[i]};
@@ -82,7 +84,8 @@ proto::Catalog read_fleet_catalog(const Uri& fleet, const SessionOptions& option
       const auto& c = session.catalog();
       merged.generation += c.generation;
       for (const auto& e : c.entries) {
-        auto have = std::find_if(merged.entries.begin(), merged.entries.end(), [&](const proto::CatalogEntry& x) { return x.name == e.name; });
+        auto have =
+            std::find_if(merged.entries.begin(), merged.entries.end(), [&](const proto::CatalogEntry& x) { return x.name == e.name; });
         if (have == merged.entries.end()) merged.entries.push_back(e);
         // Two members with different bytes under one name: the fleet has no one version of it.
         else if (!have->content.same(e.content) || have->size != e.size) have->content = {};
@@ -93,8 +96,10 @@ proto::Catalog read_fleet_catalog(const Uri& fleet, const SessionOptions& option
       errors += std::string(errors.empty() ? "" : "; ") + e.what();
     }
   }
-  if (!answered) throw ClientError(ErrorKind::server_unreachable, "no member of " + fleet.cluster->etcd.to_string() + " gave its catalog: " + errors);
-  std::sort(merged.entries.begin(), merged.entries.end(), [](const proto::CatalogEntry& a, const proto::CatalogEntry& b) { return a.name < b.name; });
+  if (!answered)
+    throw ClientError(ErrorKind::server_unreachable, "no member of " + fleet.cluster->etcd.to_string() + " gave its catalog: " + errors);
+  std::sort(merged.entries.begin(), merged.entries.end(),
+            [](const proto::CatalogEntry& a, const proto::CatalogEntry& b) { return a.name < b.name; });
   return merged;
 }
 

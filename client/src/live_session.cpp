@@ -42,7 +42,8 @@ std::string LiveStats::summary() const {
 
 LiveSession::LiveSession(Uri uri, LiveOptions options)
     : uri_(std::move(uri)), options_(std::move(options)), hub_(options_.hub ? options_.hub : std::make_shared<rdma::CompletionHub>()) {
-  if (!uri_.movie || !uri_.live) throw ClientError(ErrorKind::usage, "a live session needs a live channel URI: rdma://host[:port]/live/NAME");
+  if (!uri_.movie || !uri_.live)
+    throw ClientError(ErrorKind::usage, "a live session needs a live channel URI: rdma://host[:port]/live/NAME");
   options_.credits = std::clamp<std::uint32_t>(options_.credits, 1, 4096);
   options_.staging_bytes = std::max<std::size_t>(options_.staging_bytes, 64 * 1024);
   memory_.resize(options_.staging_bytes + kHeaderSlot + options_.credits * kRecvSlot + kSendSlots * kSendSlot);
@@ -95,7 +96,8 @@ void LiveSession::connect() {
   ep_ = std::move(c.endpoint);
   accept_ = c.accept;
   if (accept_.movie.empty() || accept_.index.length < kHeaderSlot)
-    throw ClientError(ErrorKind::protocol_error, server() + " accepted live channel '" + *uri_.movie + "' without a ring and a live header");
+    throw ClientError(ErrorKind::protocol_error,
+                      server() + " accepted live channel '" + *uri_.movie + "' without a ring and a live header");
   depth_ = c.read_depth;
   max_read_ = std::min<std::size_t>(c.max_read, std::max<std::size_t>(options_.chunk_size, 4096));
   ep_->memory.push_back(rdma::register_memory(ep_->pd.get(), memory_.data(), memory_.size(), rdma::read_sink_access(ep_->limits),
@@ -111,21 +113,24 @@ void LiveSession::connect() {
   const auto deadline = Clock::now() + options_.connect_timeout;
   for (std::uint64_t at = 0, i = 0; at < catalog.length; at += max_read_, ++i) {
     const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(max_read_, catalog.length - at));
-    if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::read), static_cast<std::uint32_t>(i)}.pack(), memory_.data() + at, n,
-                                  mr_->lkey, catalog.addr + at, catalog.rkey))
+    if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::read), static_cast<std::uint32_t>(i)}.pack(),
+                                  memory_.data() + at, n, mr_->lkey, catalog.addr + at, catalog.rkey))
       throw ClientError(ErrorKind::connection_lost, std::string("posting the catalog Read failed: ") + std::strerror(err));
     ++reads_outstanding_;
   }
   while (reads_outstanding_ > 0) {
     hub_->poll();
     if (!failure_.empty()) throw ConnectionLost(failure_);
-    if (reads_outstanding_ > 0 && !wait(deadline)) throw ClientError(ErrorKind::server_unreachable, "reading the catalog of " + server() + " timed out");
+    if (reads_outstanding_ > 0 && !wait(deadline))
+      throw ClientError(ErrorKind::server_unreachable, "reading the catalog of " + server() + " timed out");
   }
   auto decoded = proto::decode_catalog(std::span<const std::uint8_t>(memory_.data(), catalog.length));
   if (!decoded) throw ClientError(ErrorKind::protocol_error, "the catalog of " + server() + " does not decode: " + decoded.error().message);
   if (accept_.movie_index >= decoded->entries.size() || decoded->entries[accept_.movie_index].name != *uri_.movie ||
-      !(decoded->entries[accept_.movie_index].flags & proto::kEntryLive) || !decoded->entries[accept_.movie_index].movie.same_bytes(accept_.movie))
-    throw ClientError(ErrorKind::protocol_error, server() + " accepted '" + *uri_.movie + "' with descriptors its catalog does not list as a live channel");
+      !(decoded->entries[accept_.movie_index].flags & proto::kEntryLive) ||
+      !decoded->entries[accept_.movie_index].movie.same_bytes(accept_.movie))
+    throw ClientError(ErrorKind::protocol_error,
+                      server() + " accepted '" + *uri_.movie + "' with descriptors its catalog does not list as a live channel");
   channel_ = decoded->entries[accept_.movie_index];
 
   const bool rejoin = cursor_ != nullptr;
@@ -138,8 +143,8 @@ void LiveSession::connect() {
     credits_to_return_ = options_.credits;  // the first message of the connection: the client sends first
     return_credit(true);
   }
-  log::info("client", "live channel '" + channel_.name + "' on " + server() + ": ring of " + std::to_string(accept_.movie.length) + " bytes, " +
-                          std::to_string(depth_) + " Reads in flight, " +
+  log::info("client", "live channel '" + channel_.name + "' on " + server() + ": ring of " + std::to_string(accept_.movie.length) +
+                          " bytes, " + std::to_string(depth_) + " Reads in flight, " +
                           (options_.poll_interval.count() > 0 ? "following the header" : std::to_string(options_.credits) + " credits") +
                           ", ACK timeout " + rdma::ack_timeout_text(*ep_));
 }
@@ -214,9 +219,11 @@ void LiveSession::reconnect(const std::string& why) {
   }
   log::warn("client", "live connection to " + server() + " lost (" + why + "); reconnecting");
   drop_connection();
-  const unsigned failed = reconnect_on_schedule(options_.reconnect, interrupter_, server(), why, [this] { connect(); }, [this] { drop_connection(); });
+  const unsigned failed = reconnect_on_schedule(
+      options_.reconnect, interrupter_, server(), why, [this] { connect(); }, [this] { drop_connection(); });
   ++stats_.reconnects;
-  log::info("client", "reconnected to live channel '" + *uri_.movie + "' on " + server() + " after " + std::to_string(failed + 1) + " attempt(s)");
+  log::info("client",
+            "reconnected to live channel '" + *uri_.movie + "' on " + server() + " after " + std::to_string(failed + 1) + " attempt(s)");
 }
 
 }  // namespace vod::client

@@ -42,8 +42,8 @@ void LiveSession::return_credit(bool force) {
   const std::uint32_t slot = next_send_slot_++ % kSendSlots;
   std::uint8_t* p = memory_.data() + memory_.size() - kSendSlots * kSendSlot + slot * kSendSlot;
   std::memcpy(p, bytes.data(), bytes.size());
-  if (int err = rdma::post_send(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::send), slot}.pack(), p, static_cast<std::uint32_t>(bytes.size()), mr_->lkey,
-                                true, ep_->max_inline_data >= bytes.size()))
+  if (int err = rdma::post_send(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::send), slot}.pack(), p,
+                                static_cast<std::uint32_t>(bytes.size()), mr_->lkey, true, ep_->max_inline_data >= bytes.size()))
     throw ConnectionLost(std::string("posting a credit message failed: ") + std::strerror(err));
   ++sends_outstanding_;
   ++stats_.credit_messages;
@@ -65,14 +65,11 @@ void LiveSession::on_completion(const ibv_wc& wc, rdma::WorkId id) {
       ++stats_.header_reads;
       check_batch();
       return;
-    case Work::recv:
-      on_notification(id.index, wc.byte_len);
-      return;
+    case Work::recv: on_notification(id.index, wc.byte_len); return;
     case Work::send:
       if (sends_outstanding_) --sends_outstanding_;
       return;
-    default:
-      return;
+    default: return;
   }
 }
 
@@ -83,7 +80,8 @@ void LiveSession::on_notification(std::size_t slot, std::size_t length) {
     if (failure_.empty()) failure_ = "the server sent a notification that does not decode: " + n.error().message;
     return;
   }
-  if (last_seq_ && n->seq != last_seq_ + 1) log::warn("client", "live notification " + std::to_string(n->seq) + " after " + std::to_string(last_seq_));
+  if (last_seq_ && n->seq != last_seq_ + 1)
+    log::warn("client", "live notification " + std::to_string(n->seq) + " after " + std::to_string(last_seq_));
   last_seq_ = n->seq;
   ++stats_.notifications;
   stats_.coalesced += (n->flags & proto::kLiveCoalesced) != 0;
@@ -100,8 +98,8 @@ void LiveSession::on_notification(std::size_t slot, std::size_t length) {
 
 void LiveSession::post_header_read() {
   std::uint8_t* slot = memory_.data() + options_.staging_bytes;
-  if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::header), 0}.pack(), slot, kHeaderSlot, mr_->lkey, accept_.index.addr,
-                                accept_.index.rkey))
+  if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::header), 0}.pack(), slot, kHeaderSlot, mr_->lkey,
+                                accept_.index.addr, accept_.index.rkey))
     throw ConnectionLost(std::string("posting the live header Read failed: ") + std::strerror(err));
   header_outstanding_ = true;
 }
@@ -115,8 +113,8 @@ void LiveSession::post_batch() {
   for (std::uint64_t at = r->begin; at < r->end; ++i) {
     const std::uint64_t pos = at % ring;
     const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>({max_read_, r->end - at, ring - pos}));
-    if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::read), i}.pack(), memory_.data() + (at - r->begin), n, mr_->lkey,
-                                  accept_.movie.addr + pos, accept_.movie.rkey))
+    if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::read), i}.pack(),
+                                  memory_.data() + (at - r->begin), n, mr_->lkey, accept_.movie.addr + pos, accept_.movie.rkey))
       throw ConnectionLost(std::string("posting a ring Read failed: ") + std::strerror(err));
     ++reads_outstanding_;
     at += n;
@@ -130,7 +128,8 @@ void LiveSession::post_batch() {
 
 void LiveSession::check_batch() {
   if (batch_ != Batch::reading || reads_outstanding_ > 0 || header_outstanding_) return;
-  auto h = proto::decode_live_header(std::span<const std::uint8_t>(memory_.data() + options_.staging_bytes, kHeaderSlot), accept_.movie.length);
+  auto h =
+      proto::decode_live_header(std::span<const std::uint8_t>(memory_.data() + options_.staging_bytes, kHeaderSlot), accept_.movie.length);
   if (!h) {
     if (h.error().fault == proto::DecodeFault::inconsistent && h.error().message.find("torn") != std::string::npos) {
       ++stats_.torn_headers;  // caught mid-update: a later read still validates the bytes before it

@@ -42,8 +42,8 @@ std::size_t MovieReader::read(std::span<std::uint8_t> out) {
 
 void MovieReader::seek(std::uint64_t offset) {
   if (offset > size())
-    throw ClientError(ErrorKind::out_of_range, "seek to byte " + std::to_string(offset) + " is past the end of '" +
-                                                   session_.movie()->name + "' (" + std::to_string(size()) + " bytes)");
+    throw ClientError(ErrorKind::out_of_range, "seek to byte " + std::to_string(offset) + " is past the end of '" + session_.movie()->name +
+                                                   "' (" + std::to_string(size()) + " bytes)");
   position_ = offset;
   session_.engine().restart_at(offset);
   restart_clock();
@@ -52,13 +52,14 @@ void MovieReader::seek(std::uint64_t offset) {
 std::uint64_t MovieReader::seek_time(std::uint64_t time_us) {
   const proto::CatalogEntry& m = *session_.movie();
   if (m.duration_us > 0 && time_us > m.duration_us)
-    throw ClientError(ErrorKind::out_of_range, "seek to " + std::to_string(time_us / 1e6) + " s is past the end of '" + m.name +
-                                                   "' (" + std::to_string(m.duration_us / 1e6) + " s)");
+    throw ClientError(ErrorKind::out_of_range, "seek to " + std::to_string(time_us / 1e6) + " s is past the end of '" + m.name + "' (" +
+                                                   std::to_string(m.duration_us / 1e6) + " s)");
   std::uint64_t offset = 0;
   if (const proto::Keyframe* k = session_.index().at_or_before(time_us)) {
     offset = k->offset;
   } else if (m.bitrate_bps > 0) {
-    offset = std::min<std::uint64_t>(m.size, static_cast<std::uint64_t>(static_cast<double>(time_us) * 1e-6 * static_cast<double>(m.bitrate_bps) / 8));
+    offset = std::min<std::uint64_t>(
+        m.size, static_cast<std::uint64_t>(static_cast<double>(time_us) * 1e-6 * static_cast<double>(m.bitrate_bps) / 8));
   } else if (time_us > 0) {
     throw ClientError(ErrorKind::out_of_range, "'" + m.name + "' has no keyframe index and no bitrate: it cannot be seeked by time");
   }

@@ -15,8 +15,8 @@
 namespace vod::client {
 
 namespace trace = rdma::startup_trace;
-using driver::kStuckRead;
 using driver::kFirstRegisteredSlots;
+using driver::kStuckRead;
 using namespace engine;  // the engine's parts (engine/*.hpp) by their own names, in its two halves
 
 void ReadEngine::Impl::attach(std::unique_ptr<Fetcher> f) {
@@ -108,8 +108,9 @@ void ReadEngine::Impl::post_wanted() {
   issue(orders);
   fetcher->flush();  // what this round chose goes out together
   if (trace::enabled() && !orders.empty())
-    trace::mark(std::to_string(orders.size()) + " Read(s) posted, the first a " + (orders.front().kind == FetchOrder::Kind::head ? "head" : "block") +
-                " of " + std::to_string(orders.front().length) + " bytes (ibv_post_send returned)");
+    trace::mark(std::to_string(orders.size()) + " Read(s) posted, the first a " +
+                (orders.front().kind == FetchOrder::Kind::head ? "head" : "block") + " of " + std::to_string(orders.front().length) +
+                " bytes (ibv_post_send returned)");
 }
 
 void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
@@ -126,7 +127,8 @@ void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
     const FetchId::Kind kind = o.kind == FetchOrder::Kind::head          ? FetchId::Kind::head
                                : o.kind == FetchOrder::Kind::before_head ? FetchId::Kind::before_head
                                                                          : FetchId::Kind::block;
-    fetcher->fetch(FetchId{kind, static_cast<std::uint32_t>(o.slot)}.pack(), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
+    fetcher->fetch(FetchId{kind, static_cast<std::uint32_t>(o.slot)}.pack(), o.region, regions[static_cast<std::size_t>(o.region)],
+                   o.offset, o.length, dest);
     slot.posted = now;
     ++stats.reads_posted;
     ++in_flight;
@@ -137,7 +139,8 @@ void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
 void ReadEngine::Impl::landed(Slot& slot, std::uint32_t bytes) {
   ++stats.reads_completed;
   stats.bytes_read += bytes;
-  stats.read_latency_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress - slot.posted).count()));
+  stats.read_latency_us.record(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress - slot.posted).count()));
 }
 
 void ReadEngine::Impl::on_done(std::uint32_t id, bool ok, const std::string& why) {
@@ -235,7 +238,8 @@ void ReadEngine::Impl::progress(std::chrono::milliseconds wait) {
     trace::mark("nothing landed yet: waiting on the channels");
     // Sleep on the completion channel and the CM channel, even when idle: a paced reader waits
     // here, and a disconnect must still be noticed.
-    wait_for_events(*fetcher, interrupter, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1));
+    wait_for_events(*fetcher, interrupter,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1));
   }
 }
 

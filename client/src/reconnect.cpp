@@ -21,12 +21,11 @@ bool Backoff::failed(Clock::time_point now) noexcept {
   return true;
 }
 
-bool retryable(const ClientError& e) noexcept {
-  return e.kind() == ErrorKind::server_unreachable || e.kind() == ErrorKind::rejected;
-}
+bool retryable(const ClientError& e) noexcept { return e.kind() == ErrorKind::server_unreachable || e.kind() == ErrorKind::rejected; }
 
 void refuse_expired_token(const Uri& uri) {
-  if (auto expired = expired_token(uri, static_cast<std::uint64_t>(std::time(nullptr)))) throw ClientError(ErrorKind::unauthorized, *expired);
+  if (auto expired = expired_token(uri, static_cast<std::uint64_t>(std::time(nullptr))))
+    throw ClientError(ErrorKind::unauthorized, *expired);
 }
 
 void wait_until(Backoff::Clock::time_point deadline, const Interrupter& interrupter) {
@@ -41,8 +40,8 @@ void wait_until(Backoff::Clock::time_point deadline, const Interrupter& interrup
   }
 }
 
-RetryResult retry_on_schedule(const ReconnectPolicy& policy, bool first_at_once, const Interrupter& interrupter, const std::function<void()>& attempt,
-                              const std::function<void()>& after_failure) {
+RetryResult retry_on_schedule(const ReconnectPolicy& policy, bool first_at_once, const Interrupter& interrupter,
+                              const std::function<void()>& attempt, const std::function<void()>& after_failure) {
   Backoff backoff(policy, Backoff::Clock::now());
   RetryResult r;
   for (;;) {
@@ -70,12 +69,13 @@ RetryResult retry_on_schedule(const ReconnectPolicy& policy, bool first_at_once,
   }
 }
 
-unsigned reconnect_on_schedule(const ReconnectPolicy& policy, const Interrupter& interrupter, const std::string& server, const std::string& why,
-                               const std::function<void()>& attempt, const std::function<void()>& after_failure) {
+unsigned reconnect_on_schedule(const ReconnectPolicy& policy, const Interrupter& interrupter, const std::string& server,
+                               const std::string& why, const std::function<void()>& attempt, const std::function<void()>& after_failure) {
   const RetryResult r = retry_on_schedule(policy, false, interrupter, attempt, after_failure);
   if (r.succeeded) return r.failed_attempts;
   throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server + " and could not reconnect within " +
-                                                    std::to_string(policy.give_up_after.count() / 1000) + " s: " + (r.last_failure.empty() ? why : r.last_failure));
+                                                    std::to_string(policy.give_up_after.count() / 1000) +
+                                                    " s: " + (r.last_failure.empty() ? why : r.last_failure));
 }
 
 }  // namespace vod::client

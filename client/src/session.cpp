@@ -90,7 +90,7 @@ rdma::ClientEndpoint& Session::open_endpoint(const proto::ConnectRequest& reques
     if (uri_.cluster)  // the fleet tries the next member
       throw ClientError(ErrorKind::unknown_movie, "no movie '" + uri_.movie.value_or("") + "' on " + server());
     std::string names;
-    try {  // best effort: ask for the catalog to say what exists
+    try {                      // best effort: ask for the catalog to say what exists
       Uri catalog_uri = uri_;  // the same server and token
       catalog_uri.movie.reset();
       catalog_uri.live = false;
@@ -177,10 +177,12 @@ void Session::reconnect(const std::string& why) {
     drop_connection();
     throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server() + ": " + why);
   }
-  log::warn("client", "connection to " + server() + " lost (" + why + ")" + (uri_.cluster ? "; reconnecting in the fleet" : "; reconnecting"));
+  log::warn("client",
+            "connection to " + server() + " lost (" + why + ")" + (uri_.cluster ? "; reconnecting in the fleet" : "; reconnecting"));
   if (uri_.cluster) lost_member_ = member_id();
   drop_connection();
-  const unsigned failed = reconnect_on_schedule(options_.reconnect, interrupter_, server(), why, [this] { connect(); }, [this] { drop_connection(); });
+  const unsigned failed = reconnect_on_schedule(
+      options_.reconnect, interrupter_, server(), why, [this] { connect(); }, [this] { drop_connection(); });
   ++reconnects_;
   lost_member_.clear();
   log::info("client", "reconnected to " + server() + " after " + std::to_string(failed + 1) + " attempt(s)");
@@ -196,7 +198,9 @@ void Session::switch_movie(const std::string& name) {
   if (uri_.cluster) return switch_by_connecting(name);  // placed anew: perhaps on another member
   settle_catalog();
   const proto::CatalogEntry* entry = catalog_.find(name);
-  if (!entry) throw ClientError(ErrorKind::unknown_movie, "no movie '" + name + "' in the catalog of " + server() + "; it has: " + list_names(catalog_));
+  if (!entry)
+    throw ClientError(ErrorKind::unknown_movie,
+                      "no movie '" + name + "' in the catalog of " + server() + "; it has: " + list_names(catalog_));
   if ((entry->flags & proto::kEntryWindowed) && options_.transport == Transport::rdma) return switch_by_connecting(name);
   movie_ = *entry;
   delivered_ = false;

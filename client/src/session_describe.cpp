@@ -38,7 +38,8 @@ void Session::set_index(std::span<const std::uint8_t> bytes) {
     return;
   }
   if (!index)
-    throw ClientError(ErrorKind::protocol_error, "the keyframe index of '" + (movie_ ? movie_->name : accepted_name_) + "' does not decode: " + index.error().message);
+    throw ClientError(ErrorKind::protocol_error,
+                      "the keyframe index of '" + (movie_ ? movie_->name : accepted_name_) + "' does not decode: " + index.error().message);
   index_ = std::move(*index);
 }
 
@@ -66,7 +67,8 @@ void Session::start_index_read(const proto::RegionDescriptor& index) {
 
 const proto::KeyframeIndex& Session::index() {
   constexpr auto kIndexRecheck = std::chrono::seconds(2);
-  if (index_pending_ && index_read_.state == BackgroundRead::State::ready && std::chrono::steady_clock::now() - index_checked_ >= kIndexRecheck) {
+  if (index_pending_ && index_read_.state == BackgroundRead::State::ready &&
+      std::chrono::steady_clock::now() - index_checked_ >= kIndexRecheck) {
     const proto::RegionDescriptor where = engine_.region(Region::index);
     engine_.set_region(Region::index, {});  // a new epoch: the bytes cached from the last read go
     start_index_read(where);
@@ -118,22 +120,26 @@ void Session::check_same_version(const proto::CatalogEntry& entry) {
   if (movie_->content.same(entry.content) && movie_->size == entry.size) return;
   // The same server process and generation: the same version, whether it has hashed it yet or not
   // (a reconnect to a server still hashing its library resumes).
-  if (catalog_.instance != 0 && catalog_.instance == movie_instance_ && catalog_.generation == movie_generation_ && movie_->size == entry.size)
+  if (catalog_.instance != 0 && catalog_.instance == movie_instance_ && catalog_.generation == movie_generation_ &&
+      movie_->size == entry.size)
     return;
   const std::string& name = entry.name;
   if (!delivered_) {  // nothing of the old version reached the reader: read this one instead
     if (movie_->content != entry.content || movie_->size != entry.size)
-      log::info("client", "'" + name + "' on " + server() + " is another version (" + entry.content.hex() + ", " + std::to_string(entry.size) +
-                              " bytes) than on " + served_by_ + "; nothing was delivered yet, so reading that one");
+      log::info("client", "'" + name + "' on " + server() + " is another version (" + entry.content.hex() + ", " +
+                              std::to_string(entry.size) + " bytes) than on " + served_by_ +
+                              "; nothing was delivered yet, so reading that one");
     return;
   }
   if (movie_->content.known() && !entry.content.known())
-    throw ClientError(ErrorKind::rejected, "'" + name + "' on " + server() + " has no content identity yet (its server is still hashing it); " +
-                                               "not resuming what " + served_by_ + " served (" + movie_->content.hex() + ") before it can be compared");
-  throw ClientError(ErrorKind::movie_changed,
-                    "'" + name + "' on " + server() + " (" + entry.content.hex() + ", " + std::to_string(entry.size) + " bytes) is not the version " +
-                        served_by_ + " served (" + movie_->content.hex() + ", " + std::to_string(movie_->size) + " bytes)" +
-                        (movie_->content.known() ? "" : ", whose identity was not known") + ": refusing to resume into another version");
+    throw ClientError(ErrorKind::rejected, "'" + name + "' on " + server() +
+                                               " has no content identity yet (its server is still hashing it); " + "not resuming what " +
+                                               served_by_ + " served (" + movie_->content.hex() + ") before it can be compared");
+  throw ClientError(ErrorKind::movie_changed, "'" + name + "' on " + server() + " (" + entry.content.hex() + ", " +
+                                                  std::to_string(entry.size) + " bytes) is not the version " + served_by_ + " served (" +
+                                                  movie_->content.hex() + ", " + std::to_string(movie_->size) + " bytes)" +
+                                                  (movie_->content.known() ? "" : ", whose identity was not known") +
+                                                  ": refusing to resume into another version");
 }
 
 void Session::describe_from_accept(const std::string& name) {
@@ -146,7 +152,8 @@ void Session::describe_from_accept(const std::string& name) {
   const std::uint64_t size = accept_.size();
   if (!movie_ && delivered_)  // the first connection was lost before its catalog said which version it read
     throw ClientError(ErrorKind::movie_changed, "'" + name + "': bytes were delivered before the catalog of " + served_by_ +
-                                                    " said which version they are; refusing to resume on " + server() + " into what may be another");
+                                                    " said which version they are; refusing to resume on " + server() +
+                                                    " into what may be another");
   if (!delivered_) movie_.reset();  // nothing of it reached the reader: this server's version is read from the start
   if (!movie_) {
     served_by_ = server();

@@ -42,7 +42,8 @@ void Session::connect_in_fleet() {
     uri_.port = m.uri.port;
     try {
       connect_to_server();
-      log::info("cluster", what + " on " + m.record.id() + " (" + ordinal(n + 1) + " of " + std::to_string(order.size()) + " in its placement order)");
+      log::info("cluster",
+                what + " on " + m.record.id() + " (" + ordinal(n + 1) + " of " + std::to_string(order.size()) + " in its placement order)");
       return;
     } catch (const ClientError& e) {
       // Another version of the movie here: perhaps not on the next member.
@@ -57,7 +58,9 @@ void Session::connect_in_fleet() {
     }
   }
   // A member that has another version answered, and none has this one: stop rather than wait.
-  throw ClientError(changed ? ErrorKind::movie_changed : all_unknown ? ErrorKind::unknown_movie : ErrorKind::server_unreachable,
+  throw ClientError(changed       ? ErrorKind::movie_changed
+                    : all_unknown ? ErrorKind::unknown_movie
+                                  : ErrorKind::server_unreachable,
                     "no member of " + uri_.cluster->etcd.to_string() + " could serve " + what + ": " + refusals);
 }
 

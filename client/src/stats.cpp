@@ -9,7 +9,7 @@ namespace vod::client {
 
 int LatencyHistogram::bucket(std::uint64_t v) noexcept {
   if (v < kSub) return static_cast<int>(v);
-  const int log = 63 - std::countl_zero(v);            // v in [2^log, 2^(log+1))
+  const int log = 63 - std::countl_zero(v);                         // v in [2^log, 2^(log+1))
   const int sub = static_cast<int>((v >> (log - 3)) & (kSub - 1));  // next three bits
   return std::min((log - 2) * kSub + sub, kBuckets - 1);
 }
@@ -78,11 +78,9 @@ std::string Stats::summary() const {
                 static_cast<unsigned long long>(direct_reads), static_cast<unsigned long long>(bytes_read),
                 static_cast<unsigned long long>(reads_completed), in_flight, static_cast<unsigned long long>(head_reads),
                 static_cast<unsigned long long>(stale_discarded), static_cast<unsigned long long>(stalls),
-                static_cast<unsigned long long>(reconnects),
-                static_cast<unsigned long long>(read_latency_us.percentile(0.5)),
+                static_cast<unsigned long long>(reconnects), static_cast<unsigned long long>(read_latency_us.percentile(0.5)),
                 static_cast<unsigned long long>(read_latency_us.percentile(0.9)),
-                static_cast<unsigned long long>(read_latency_us.percentile(0.99)),
-                static_cast<unsigned long long>(read_latency_us.max()));
+                static_cast<unsigned long long>(read_latency_us.percentile(0.99)), static_cast<unsigned long long>(read_latency_us.max()));
   return buf;
 }
 

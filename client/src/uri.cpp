@@ -14,7 +14,8 @@ namespace vod::client {
 namespace {
 
 const char* const kForm =
-    " (expected rdma://host[:port][/movie][?token=HEX] or rdma://host[:port]/live/channel[?token=HEX], e.g. rdma://192.0.2.1:7470/movie.mp4; "
+    " (expected rdma://host[:port][/movie][?token=HEX] or rdma://host[:port]/live/channel[?token=HEX], e.g. "
+    "rdma://192.0.2.1:7470/movie.mp4; "
     "for a fleet rdma+etcd://etcd-host[:2379]/movie[?prefix=/rdma-vod&k=N&token=HEX])";
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
@@ -64,8 +65,8 @@ std::optional<std::string> expired_token(const Uri& uri, std::uint64_t now_unix)
   if (!uri.token) return std::nullopt;
   const auto token = proto::decode_access_token(*uri.token);
   if (!token || now_unix < token->expires) return std::nullopt;
-  return "token expired " + std::to_string(now_unix - token->expires) + " s ago (it was valid until Unix time " + std::to_string(token->expires) +
-         "): " + uri.to_string() + " needs a new one (vod-token)";
+  return "token expired " + std::to_string(now_unix - token->expires) + " s ago (it was valid until Unix time " +
+         std::to_string(token->expires) + "): " + uri.to_string() + " needs a new one (vod-token)";
 }
 
 std::string Uri::to_string() const {
@@ -86,7 +87,8 @@ Uri parse_uri(std::string_view text) {
   constexpr std::string_view scheme = "rdma://", fleet_scheme = "rdma+etcd://", tls_fleet_scheme = "rdma+etcds://";
   const bool tls_fleet = text.substr(0, tls_fleet_scheme.size()) == tls_fleet_scheme;
   const bool fleet = tls_fleet || text.substr(0, fleet_scheme.size()) == fleet_scheme;
-  if (text.substr(0, scheme.size()) != scheme && !fleet) bad(text, "the scheme must be rdma:// (or rdma+etcd://, rdma+etcds:// for a fleet)");
+  if (text.substr(0, scheme.size()) != scheme && !fleet)
+    bad(text, "the scheme must be rdma:// (or rdma+etcd://, rdma+etcds:// for a fleet)");
   std::string_view rest = text.substr(tls_fleet ? tls_fleet_scheme.size() : fleet ? fleet_scheme.size() : scheme.size());
   if (rest.find('#') != std::string_view::npos) bad(text, "fragments are not part of rdma:// URIs");
   std::string_view query;
@@ -175,7 +177,8 @@ Uri parse_uri(std::string_view text) {
       continue;
     }
     if (item.substr(0, 6) != "token=")
-      bad(text, uri.cluster ? "the query parameters are prefix=P, k=N and token=HEX" : "the only query parameter is token=HEX (an access token from vod-token)");
+      bad(text, uri.cluster ? "the query parameters are prefix=P, k=N and token=HEX"
+                            : "the only query parameter is token=HEX (an access token from vod-token)");
     if (uri.token) bad(text, "token= appears twice");
     const auto bytes = proto::parse_token_text(item.substr(6));
     if (!bytes) bad(text, "the token is not 64 hex digits (vod-token prints one)");

@@ -49,28 +49,36 @@ bool parse_bench_options(const std::vector<std::string>& args, CommonOptions& co
   po::options_description opts("bench");
   opts.add_options()("clients", po::value(&b.clients)->default_value(b.clients), "simulated viewers, one connection each")(
       "duration", po::value(&b.duration)->default_value(b.duration), "seconds to run (bounded)")(
-      "pattern", po::value(&b.pattern)->default_value(b.pattern), "sequential, jump:SECONDS (a random position every SECONDS) or zap:SECONDS (reopen the movie every SECONDS)")(
+      "pattern", po::value(&b.pattern)->default_value(b.pattern),
+      "sequential, jump:SECONDS (a random position every SECONDS) or zap:SECONDS (reopen the movie every SECONDS)")(
       "rate", po::value(&b.rate_mbps)->default_value(0), "Mbit/s per viewer; 0 = each movie's bitrate")(
-      "startup", po::value(&b.startup)->default_value(b.startup), "seconds a player allows before its first chunk is due, after a start or jump")(
+      "startup", po::value(&b.startup)->default_value(b.startup),
+      "seconds a player allows before its first chunk is due, after a start or jump")(
       "lead", po::value(&b.lead)->default_value(b.lead), "seconds ahead of need a viewer asks for its next chunk")(
       "seed", po::value(&b.seed)->default_value(b.seed), "random seed for jump positions (and --zipf choices)")(
-      "zipf", po::value(&b.zipf)->default_value(b.zipf), "with the catalog's movies (no NAME): each viewer picks one by Zipf's law with this exponent "
-                                                        "(the catalog's first movie the most popular); 0: in turn")(
-      "threads", po::value(&b.threads)->default_value(b.threads), "threads driving the viewers, each on its own completion queue (at most one per viewer)");
-  opts.add_options()("credits", po::value(&b.credits)->default_value(b.credits), "--pattern live: notifications each viewer lets the server send ahead");
+      "zipf", po::value(&b.zipf)->default_value(b.zipf),
+      "with the catalog's movies (no NAME): each viewer picks one by Zipf's law with this exponent "
+      "(the catalog's first movie the most popular); 0: in turn")(
+      "threads", po::value(&b.threads)->default_value(b.threads),
+      "threads driving the viewers, each on its own completion queue (at most one per viewer)");
+  opts.add_options()("credits", po::value(&b.credits)->default_value(b.credits),
+                     "--pattern live: notifications each viewer lets the server send ahead");
   opts.add(common_options(common));
   po::variables_map vm;
-  const std::string usage = "vod-client bench rdma://host[:port][/NAME] --clients N --duration S --pattern sequential|jump:S|zap:S [--rate MBPS]\n"
-                            "       vod-client bench rdma://host[:port]/live/NAME --clients N --duration S --pattern live";
+  const std::string usage =
+      "vod-client bench rdma://host[:port][/NAME] --clients N --duration S --pattern sequential|jump:S|zap:S [--rate MBPS]\n"
+      "       vod-client bench rdma://host[:port]/live/NAME --clients N --duration S --pattern live";
   if (!parse(args, opts, usage, b.uri_text, vm)) return false;
   apply(common);
-  if (b.clients == 0 || b.duration <= 0 || b.duration > 3600) throw ClientError(ErrorKind::usage, "--clients must be > 0 and --duration in (0, 3600]");
+  if (b.clients == 0 || b.duration <= 0 || b.duration > 3600)
+    throw ClientError(ErrorKind::usage, "--clients must be > 0 and --duration in (0, 3600]");
   if (b.pattern == "live") return true;
   if (b.pattern.rfind("jump:", 0) == 0 || b.pattern.rfind("zap:", 0) == 0) {
     b.zap = b.pattern[0] == 'z';
     b.jump_every = std::atof(b.pattern.c_str() + b.pattern.find(':') + 1);
     if (b.jump_every <= 0)
-      throw ClientError(ErrorKind::usage, "--pattern " + b.pattern.substr(0, b.pattern.find(':')) + ":SECONDS needs a positive number of seconds");
+      throw ClientError(ErrorKind::usage,
+                        "--pattern " + b.pattern.substr(0, b.pattern.find(':')) + ":SECONDS needs a positive number of seconds");
   } else if (b.pattern != "sequential") {
     throw ClientError(ErrorKind::usage, "--pattern must be sequential, jump:SECONDS, zap:SECONDS or live");
   }
@@ -86,7 +94,9 @@ std::vector<std::string> bench_movies(const Uri& uri, const SessionOptions& opti
   std::vector<std::string> movies;
   for (const auto& e : catalog.catalog().entries)
     if (e.size > 0 && (e.bitrate_bps > 0 || rate_mbps > 0)) movies.push_back(e.name);
-  if (movies.empty()) throw ClientError(ErrorKind::unknown_movie, "the catalog of " + catalog.server() + " has no movie with a known bitrate to play (give --rate)");
+  if (movies.empty())
+    throw ClientError(ErrorKind::unknown_movie,
+                      "the catalog of " + catalog.server() + " has no movie with a known bitrate to play (give --rate)");
   return movies;
 }
 
@@ -101,17 +111,19 @@ void fit_viewer_rings(EngineOptions& engine, unsigned clients) {
     EngineOptions least = asked;
     least.readahead_bytes = least.chunk_size;  // the least fit_rings tries
     least.read_depth = 2;
-    throw ClientError(ErrorKind::usage, std::to_string(clients) + " viewers need at least " +
-                                            std::to_string(static_cast<long>(ring_bytes_for(least) * static_cast<double>(clients) / mib)) +
-                                            " MiB of registered rings, and this machine has " + std::to_string(static_cast<long>(budget / mib)) +
-                                            " MiB for them (3/4 of MemAvailable, within RLIMIT_MEMLOCK): use fewer --clients or a smaller --chunk-kib");
+    throw ClientError(ErrorKind::usage,
+                      std::to_string(clients) + " viewers need at least " +
+                          std::to_string(static_cast<long>(ring_bytes_for(least) * static_cast<double>(clients) / mib)) +
+                          " MiB of registered rings, and this machine has " + std::to_string(static_cast<long>(budget / mib)) +
+                          " MiB for them (3/4 of MemAvailable, within RLIMIT_MEMLOCK): use fewer --clients or a smaller --chunk-kib");
   }
   if (fitted->readahead_bytes == asked.readahead_bytes && fitted->read_depth == asked.read_depth) return;
-  std::fprintf(stderr, "bench: %u viewers' rings of %.1f MiB each (%.0f MiB) exceed the %.0f MiB this machine has for them; "
-                       "using %.1f MiB each: read-ahead %.1f MiB, read depth %u\n",
+  std::fprintf(stderr,
+               "bench: %u viewers' rings of %.1f MiB each (%.0f MiB) exceed the %.0f MiB this machine has for them; "
+               "using %.1f MiB each: read-ahead %.1f MiB, read depth %u\n",
                clients, static_cast<double>(ring_bytes_for(asked)) / mib, static_cast<double>(ring_bytes_for(asked)) * clients / mib,
-               static_cast<double>(budget) / mib, static_cast<double>(ring_bytes_for(*fitted)) / mib, static_cast<double>(fitted->readahead_bytes) / mib,
-               fitted->read_depth);
+               static_cast<double>(budget) / mib, static_cast<double>(ring_bytes_for(*fitted)) / mib,
+               static_cast<double>(fitted->readahead_bytes) / mib, fitted->read_depth);
   engine = *fitted;
 }
 

@@ -61,16 +61,19 @@ int bench_live(const Uri& uri, unsigned clients, double duration, const CommonOp
     coalesced += s.coalesced;
     overwritten += s.cursor.overwritten;
   }
-  std::printf("bench: %u live viewers, %.1f s: %.2f Mbit/s delivered in all, %llu notifications (%llu coalesced), %llu skips, %llu overwritten reads\n",
-              clients, elapsed, static_cast<double>(bytes) * 8 / elapsed / 1e6, static_cast<unsigned long long>(notifications),
-              static_cast<unsigned long long>(coalesced), static_cast<unsigned long long>(skips), static_cast<unsigned long long>(overwritten));
+  std::printf(
+      "bench: %u live viewers, %.1f s: %.2f Mbit/s delivered in all, %llu notifications (%llu coalesced), %llu skips, %llu overwritten "
+      "reads\n",
+      clients, elapsed, static_cast<double>(bytes) * 8 / elapsed / 1e6, static_cast<unsigned long long>(notifications),
+      static_cast<unsigned long long>(coalesced), static_cast<unsigned long long>(skips), static_cast<unsigned long long>(overwritten));
   std::printf("  publish to delivery: p50 %llu us, p90 %llu us, p99 %llu us (%llu records)\n",
               static_cast<unsigned long long>(latency.percentile(0.5)), static_cast<unsigned long long>(latency.percentile(0.9)),
               static_cast<unsigned long long>(latency.percentile(0.99)), static_cast<unsigned long long>(latency.count()));
-  std::printf("BENCH live clients=%u seconds=%.3f bytes=%llu latency_p50_us=%llu latency_p99_us=%llu records=%llu skips=%llu coalesced=%llu\n",
-              clients, elapsed, static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(latency.percentile(0.5)),
-              static_cast<unsigned long long>(latency.percentile(0.99)), static_cast<unsigned long long>(latency.count()),
-              static_cast<unsigned long long>(skips), static_cast<unsigned long long>(coalesced));
+  std::printf(
+      "BENCH live clients=%u seconds=%.3f bytes=%llu latency_p50_us=%llu latency_p99_us=%llu records=%llu skips=%llu coalesced=%llu\n",
+      clients, elapsed, static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(latency.percentile(0.5)),
+      static_cast<unsigned long long>(latency.percentile(0.99)), static_cast<unsigned long long>(latency.count()),
+      static_cast<unsigned long long>(skips), static_cast<unsigned long long>(coalesced));
   return exit_ok;
 }
 

@@ -33,13 +33,13 @@ struct BenchRun::Viewer {
   std::unique_ptr<Session> session;
   double rate_bps = 0;
   std::uint64_t size = 0;
-  std::uint64_t position = 0;   // next byte to ask for
+  std::uint64_t position = 0;     // next byte to ask for
   std::uint64_t since_start = 0;  // bytes asked for since the last start or jump
-  Clock::time_point origin;     // when the player's clock for `since_start` began
+  Clock::time_point origin;       // when the player's clock for `since_start` began
   Clock::time_point next_jump;
   bool outstanding = false;
   bool awaiting_first_byte = false;
-  bool first_start = true;              // the first byte after connecting: startup, not a seek
+  bool first_start = true;  // the first byte after connecting: startup, not a seek
   double connect_seconds = 0;
   Clock::time_point seek_started;
   std::vector<std::uint8_t> buffer;
@@ -56,7 +56,6 @@ struct BenchRun::Group {
   LatencySamples connect_us, describe_us, seek_us, startup_us, after_connect_us;  // exact: a few hundred each
 };
 
-
 BenchRun::BenchRun(const BenchSettings& settings, const SessionOptions& options, const Uri& uri, const std::vector<std::string>& movies)
     : b_(settings), groups_(std::clamp(settings.threads, 1u, settings.clients)), viewers_(settings.clients) {
   for (unsigned t = 0; t < groups_.size(); ++t) {
@@ -70,7 +69,8 @@ BenchRun::BenchRun(const BenchSettings& settings, const SessionOptions& options,
     Viewer& v = viewers_[i];
     Group& g = groups_[i % groups_.size()];
     v.uri = uri;
-    v.uri.movie = movies[b_.zipf > 0 ? zipf_rank(movies.size(), b_.zipf, std::uniform_real_distribution<double>(0, 1)(chooser)) : i % movies.size()];
+    v.uri.movie =
+        movies[b_.zipf > 0 ? zipf_rank(movies.size(), b_.zipf, std::uniform_real_distribution<double>(0, 1)(chooser)) : i % movies.size()];
     open_viewer(g, v);
     g.viewers.push_back(&v);
     v.size = v.session->size();
@@ -123,14 +123,15 @@ void BenchRun::ask(Group& g, Viewer& v, Clock::time_point now, Clock::time_point
     next_wake = std::min(next_wake, ask_at);
     return;
   }
-  if (v.position >= v.size) restart(v, now, 0);  // loop the movie
+  if (v.position >= v.size) restart(v, now, 0);              // loop the movie
   if (v.awaiting_first_byte) v.seek_started = Clock::now();  // latency runs from the request (after a zap's open)
   v.outstanding = true;
   // After a start or a jump a player asks for what it needs to begin (the first Read's size),
   // then for whole chunks; the seek latency is the time to those first bytes.
   const std::size_t first = g.options.engine.first_read_bytes;
-  const std::span<std::uint8_t> want = v.awaiting_first_byte && first > 0 && first < v.buffer.size() ? std::span<std::uint8_t>(v.buffer.data(), first)
-                                                                                                      : std::span<std::uint8_t>(v.buffer);
+  const std::span<std::uint8_t> want = v.awaiting_first_byte && first > 0 && first < v.buffer.size()
+                                           ? std::span<std::uint8_t>(v.buffer.data(), first)
+                                           : std::span<std::uint8_t>(v.buffer);
   Viewer* vp = &v;
   v.session->pread_async(v.position, want, [vp, due, &g](std::size_t n) {
     const auto done = Clock::now();
@@ -228,28 +229,34 @@ void BenchRun::report() const {
   const unsigned clients = b_.clients;
   using ull = unsigned long long;
   const double goodput = static_cast<double>(bytes) * 8 / elapsed / 1e6;
-  std::printf("bench: %u viewers, %.1f s, pattern %s, chunk %zu KiB\n", clients, elapsed, b_.pattern.c_str(), viewers_[0].buffer.size() / 1024);
-  std::printf("  chunks: %llu in time, %llu late (%.2f%%); viewers with a late chunk: %u of %u\n", static_cast<ull>(in_time), static_cast<ull>(late),
-              in_time + late ? 100.0 * static_cast<double>(late) / static_cast<double>(in_time + late) : 0.0, viewers_late, clients);
+  std::printf("bench: %u viewers, %.1f s, pattern %s, chunk %zu KiB\n", clients, elapsed, b_.pattern.c_str(),
+              viewers_[0].buffer.size() / 1024);
+  std::printf("  chunks: %llu in time, %llu late (%.2f%%); viewers with a late chunk: %u of %u\n", static_cast<ull>(in_time),
+              static_cast<ull>(late), in_time + late ? 100.0 * static_cast<double>(late) / static_cast<double>(in_time + late) : 0.0,
+              viewers_late, clients);
   std::printf("  goodput: %.2f Mbit/s aggregate (%.2f MB/s), %.3f Mbit/s per viewer\n", goodput, goodput / 8, goodput / clients);
-  std::printf("  startup (open to first byte): %llu starts, p50 %llu us, p99 %llu us; the rdma_cm connect p50 %llu us, the rest of the"
-              " open (posting the first bytes; the catalog and index follow them) p50 %llu us; beyond the connect p50 %llu us\n",
-              static_cast<ull>(startup_latency_us.count()), static_cast<ull>(startup_latency_us.percentile(0.5)),
-              static_cast<ull>(startup_latency_us.percentile(0.99)), static_cast<ull>(connect_latency_us.percentile(0.5)),
-              static_cast<ull>(describe_latency_us.percentile(0.5)), static_cast<ull>(after_connect_latency_us.percentile(0.5)));
-  std::printf("  seeks: %llu (%llu jumps), time to first byte p50 %llu us, p90 %llu us, p99 %llu us\n", static_cast<ull>(seek_latency_us.count()),
-              static_cast<ull>(jumps), static_cast<ull>(seek_latency_us.percentile(0.5)), static_cast<ull>(seek_latency_us.percentile(0.9)),
-              static_cast<ull>(seek_latency_us.percentile(0.99)));
+  std::printf(
+      "  startup (open to first byte): %llu starts, p50 %llu us, p99 %llu us; the rdma_cm connect p50 %llu us, the rest of the"
+      " open (posting the first bytes; the catalog and index follow them) p50 %llu us; beyond the connect p50 %llu us\n",
+      static_cast<ull>(startup_latency_us.count()), static_cast<ull>(startup_latency_us.percentile(0.5)),
+      static_cast<ull>(startup_latency_us.percentile(0.99)), static_cast<ull>(connect_latency_us.percentile(0.5)),
+      static_cast<ull>(describe_latency_us.percentile(0.5)), static_cast<ull>(after_connect_latency_us.percentile(0.5)));
+  std::printf("  seeks: %llu (%llu jumps), time to first byte p50 %llu us, p90 %llu us, p99 %llu us\n",
+              static_cast<ull>(seek_latency_us.count()), static_cast<ull>(jumps), static_cast<ull>(seek_latency_us.percentile(0.5)),
+              static_cast<ull>(seek_latency_us.percentile(0.9)), static_cast<ull>(seek_latency_us.percentile(0.99)));
   std::printf("  reads: %s\n", total.summary().c_str());
   // One machine-readable line for the benchmark scripts.
-  std::printf("BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%u goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu startup_p50_us=%llu startup_p99_us=%llu connect_p50_us=%llu describe_p50_us=%llu after_connect_p50_us=%llu after_connect_p99_us=%llu read_p50_us=%llu read_p99_us=%llu reconnects=%llu bench_cpu_s=%.3f seeks=%llu\n",
-              clients, elapsed, static_cast<ull>(in_time), static_cast<ull>(late), viewers_late, goodput, static_cast<ull>(seek_latency_us.percentile(0.5)),
-              static_cast<ull>(seek_latency_us.percentile(0.99)), static_cast<ull>(startup_latency_us.percentile(0.5)),
-              static_cast<ull>(startup_latency_us.percentile(0.99)), static_cast<ull>(connect_latency_us.percentile(0.5)),
-              static_cast<ull>(describe_latency_us.percentile(0.5)), static_cast<ull>(after_connect_latency_us.percentile(0.5)),
-              static_cast<ull>(after_connect_latency_us.percentile(0.99)), static_cast<ull>(total.read_latency_us.percentile(0.5)),
-              static_cast<ull>(total.read_latency_us.percentile(0.99)), static_cast<ull>(total.reconnects), process_cpu_seconds(),
-              static_cast<ull>(seek_latency_us.count()));
+  std::printf(
+      "BENCH clients=%u seconds=%.3f in_time=%llu late=%llu viewers_late=%u goodput_mbps=%.3f seek_p50_us=%llu seek_p99_us=%llu "
+      "startup_p50_us=%llu startup_p99_us=%llu connect_p50_us=%llu describe_p50_us=%llu after_connect_p50_us=%llu "
+      "after_connect_p99_us=%llu read_p50_us=%llu read_p99_us=%llu reconnects=%llu bench_cpu_s=%.3f seeks=%llu\n",
+      clients, elapsed, static_cast<ull>(in_time), static_cast<ull>(late), viewers_late, goodput,
+      static_cast<ull>(seek_latency_us.percentile(0.5)), static_cast<ull>(seek_latency_us.percentile(0.99)),
+      static_cast<ull>(startup_latency_us.percentile(0.5)), static_cast<ull>(startup_latency_us.percentile(0.99)),
+      static_cast<ull>(connect_latency_us.percentile(0.5)), static_cast<ull>(describe_latency_us.percentile(0.5)),
+      static_cast<ull>(after_connect_latency_us.percentile(0.5)), static_cast<ull>(after_connect_latency_us.percentile(0.99)),
+      static_cast<ull>(total.read_latency_us.percentile(0.5)), static_cast<ull>(total.read_latency_us.percentile(0.99)),
+      static_cast<ull>(total.reconnects), process_cpu_seconds(), static_cast<ull>(seek_latency_us.count()));
   std::fflush(stdout);  // before the viewers disconnect: the benchmark reads the server's steady state up to here
 }
 

@@ -44,7 +44,7 @@ class BenchRun {
   ~BenchRun();
   BenchRun(const BenchRun&) = delete;
   BenchRun& operator=(const BenchRun&) = delete;
-  void run();  // the viewers read until the run's end, on every group's thread
+  void run();           // the viewers read until the run's end, on every group's thread
   void report() const;  // the figures, and one BENCH line for the scripts
 
  private:

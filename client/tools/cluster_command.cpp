@@ -57,13 +57,15 @@ int run_cluster(const std::vector<std::string>& args) {
     throw ClientError(ErrorKind::server_unreachable, e.what());
   }
   std::printf("fleet %s: %zu members, from %s\n", fleet.cluster->etcd.to_string().c_str(), members.size(), directory->source().c_str());
-  std::printf("%-28s %8s %11s %15s %9s %10s %10s %s\n", "MEMBER", "WEIGHT", "CONNECTIONS", "MBIT/S(EST.)", "NIC-GBIT", "CACHE", "GENERATION", "LIVE");
+  std::printf("%-28s %8s %11s %15s %9s %10s %10s %s\n", "MEMBER", "WEIGHT", "CONNECTIONS", "MBIT/S(EST.)", "NIC-GBIT", "CACHE",
+              "GENERATION", "LIVE");
   for (const auto& m : members) {
     std::string live;
     for (const auto& c : m.live) live += (live.empty() ? "" : ",") + c;
-    std::printf("%-28s %8.2f %11llu %15.2f %9.0f %10s %10u %s\n", m.id().c_str(), m.weight, static_cast<unsigned long long>(m.load.connections),
-                m.load.estimated_mbps, m.nic_gbps, m.cache_bytes ? human_bytes(static_cast<double>(m.cache_bytes)).c_str() : "-",
-                m.catalog_generation, live.empty() ? "-" : live.c_str());
+    std::printf("%-28s %8.2f %11llu %15.2f %9.0f %10s %10u %s\n", m.id().c_str(), m.weight,
+                static_cast<unsigned long long>(m.load.connections), m.load.estimated_mbps, m.nic_gbps,
+                m.cache_bytes ? human_bytes(static_cast<double>(m.cache_bytes)).c_str() : "-", m.catalog_generation,
+                live.empty() ? "-" : live.c_str());
   }
   if (positional.empty() && !members.empty()) {  // every movie of the fleet's catalog
     std::vector<std::string> unreachable;
@@ -91,7 +93,8 @@ int run_cluster(const std::vector<std::string>& args) {
       if (auto it = m.spread.find(name); !k && it != m.spread.end()) spread = std::max(spread, it->second);
     std::string list;
     for (const auto& m : order) list += (list.empty() ? "" : ",") + m.record.id();
-    std::printf("%s k=%u first=%s order=%s\n", name.c_str(), std::max(spread, 1u), order.empty() ? "-" : order.front().record.id().c_str(), list.c_str());
+    std::printf("%s k=%u first=%s order=%s\n", name.c_str(), std::max(spread, 1u), order.empty() ? "-" : order.front().record.id().c_str(),
+                list.c_str());
   }
   return exit_ok;
 }

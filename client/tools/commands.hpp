@@ -49,8 +49,8 @@ struct CommonOptions {
   unsigned udp_port = 0;
   double udp_rate_mbps = 0;
   unsigned udp_payload = 0;
-  std::string cluster;  // --cluster etcd://HOST[:PORT][/PREFIX]: URIs are movie names placed over the fleet
-  cluster::EtcdSecurity etcd;  // --etcd-*: TLS and authentication for the fleet's etcd
+  std::string cluster;             // --cluster etcd://HOST[:PORT][/PREFIX]: URIs are movie names placed over the fleet
+  cluster::EtcdSecurity etcd;      // --etcd-*: TLS and authentication for the fleet's etcd
   std::string zero_copy = "auto";  // --zero-copy auto|off
 };
 boost::program_options::options_description common_options(CommonOptions& o);
@@ -62,8 +62,8 @@ Uri command_uri(const std::string& text, const CommonOptions& o);
 
 // Parses `args` with `opts` and one positional URI (and `extra` positionals). Returns false after
 // printing help when --help was given.
-bool parse(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
-           const std::string& usage, std::string& uri, boost::program_options::variables_map& vm);
+bool parse(const std::vector<std::string>& args, const boost::program_options::options_description& opts, const std::string& usage,
+           std::string& uri, boost::program_options::variables_map& vm);
 
 // vod-client bench --pattern live (bench_live.cpp): `clients` viewers of one live channel for
 // `duration` seconds, each letting the server send `credits` notifications ahead.

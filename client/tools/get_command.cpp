@@ -29,9 +29,11 @@ std::pair<std::uint64_t, std::uint64_t> byte_range(const std::string& spec, cons
   switch (d.kind) {
     case RangeDecision::Kind::single: return {d.first, d.first + d.length};
     case RangeDecision::Kind::unsatisfiable:
-      throw ClientError(ErrorKind::out_of_range, "--range " + spec + " lies past the end of '" + name + "' (" + std::to_string(size) + " bytes)");
+      throw ClientError(ErrorKind::out_of_range,
+                        "--range " + spec + " lies past the end of '" + name + "' (" + std::to_string(size) + " bytes)");
     case RangeDecision::Kind::multiple: throw ClientError(ErrorKind::usage, "--range takes one range, not a list: '" + spec + "'");
-    default: throw ClientError(ErrorKind::usage, "--range '" + spec + "' is not FIRST-LAST, FIRST- or -N (byte offsets from 0, LAST included)");
+    default:
+      throw ClientError(ErrorKind::usage, "--range '" + spec + "' is not FIRST-LAST, FIRST- or -N (byte offsets from 0, LAST included)");
   }
 }
 }  // namespace
@@ -42,19 +44,21 @@ int run_get(const std::vector<std::string>& args) {
   std::string output;
   bool quiet = false;
   po::options_description opts("get");
-  opts.add_options()("output,o", po::value(&output)->required(), "file to write ('-' for stdout)")(
-      "quiet,q", po::bool_switch(&quiet), "no progress display");
+  opts.add_options()("output,o", po::value(&output)->required(), "file to write ('-' for stdout)")("quiet,q", po::bool_switch(&quiet),
+                                                                                                   "no progress display");
   double duration = 0;
   opts.add_options()("duration", po::value(&duration), "live channels: record this many seconds (required for /live/ URIs)");
   std::string range;
-  opts.add_options()("range,r", po::value(&range), "FIRST-LAST: only these bytes, counted from 0 (as HTTP's Range and curl -r: "
-                                                   "FIRST- to the end, --range=-N the last N bytes)");
+  opts.add_options()("range,r", po::value(&range),
+                     "FIRST-LAST: only these bytes, counted from 0 (as HTTP's Range and curl -r: "
+                     "FIRST- to the end, --range=-N the last N bytes)");
   LiveCliOptions live;
   opts.add(live_options(live));
   opts.add(common_options(common));
   std::string uri_text;
   po::variables_map vm;
-  if (!parse(args, opts, "vod-client get rdma://host[:port]/NAME -o FILE   (or rdma://host[:port]/live/NAME -o FILE --duration S)", uri_text, vm))
+  if (!parse(args, opts, "vod-client get rdma://host[:port]/NAME -o FILE   (or rdma://host[:port]/live/NAME -o FILE --duration S)",
+             uri_text, vm))
     return exit_ok;
   apply(common);
   const Uri uri = command_uri(uri_text, common);
@@ -71,7 +75,8 @@ int run_get(const std::vector<std::string>& args) {
   if (vm.count("duration")) throw ClientError(ErrorKind::usage, "--duration applies to live channels only; get downloads a whole movie");
 
   Session session(uri, common.session);
-  const auto [from, to] = vm.count("range") ? byte_range(range, *uri.movie, session.size()) : std::pair<std::uint64_t, std::uint64_t>{0, session.size()};
+  const auto [from, to] =
+      vm.count("range") ? byte_range(range, *uri.movie, session.size()) : std::pair<std::uint64_t, std::uint64_t>{0, session.size()};
   OutputFile out(output, session.zero_copy_active());
   ProgressBar bar(uri.movie.value(), to - from);
   // Reads land in registered buffers advertised ahead, which go to the file as they are: no copy in
@@ -87,7 +92,7 @@ int run_get(const std::vector<std::string>& args) {
   out.close();
   if (!quiet) bar.finish();
   log::info("vod-client", "get " + uri.to_string() + ": " + session.stats().summary() +
-                                (session.transport_summary().empty() ? "" : "; " + session.transport_summary()));
+                              (session.transport_summary().empty() ? "" : "; " + session.transport_summary()));
   return exit_ok;
 }
 

@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "vod/client/fleet.hpp"
 #include "progress_bar.hpp"
+#include "vod/client/fleet.hpp"
 
 namespace vod::client::cli {
 

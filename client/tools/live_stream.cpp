@@ -19,8 +19,10 @@ boost::program_options::options_description live_options(LiveCliOptions& o) {
                   "notifications the server may send ahead (receives posted); fewer means more coalescing")(
       "poll-ms", po::value(&o.poll_ms)->default_value(o.poll_ms),
       "follow the channel by reading its header every this many ms instead of by notifications (0: notifications)")(
-      "udp-group", po::value(&o.udp_group), "with --transport udp: the multicast GROUP[:PORT] the server sends live channels to (its --live-multicast; port 7472 by default)")(
-      "udp-interface", po::value(&o.udp_interface), "with --udp-group: the IPv4 address (IPv6: name) of the interface to join the group on")(
+      "udp-group", po::value(&o.udp_group),
+      "with --transport udp: the multicast GROUP[:PORT] the server sends live channels to (its --live-multicast; port 7472 by default)")(
+      "udp-interface", po::value(&o.udp_interface),
+      "with --udp-group: the IPv4 address (IPv6: name) of the interface to join the group on")(
       "hole-timeout-ms", po::value(&o.hole_timeout_ms)->default_value(o.hole_timeout_ms),
       "with --udp-group: how long a live record waits for missing datagrams before it is delivered with its holes skipped")(
       "live-ring-mib", po::value(&o.ring_mib)->default_value(o.ring_mib), "with --udp-group: the receive ring, MiB");
@@ -58,12 +60,14 @@ std::uint64_t pump(LiveSource& session, int fd, const std::string& what, double 
       }
       written += c.bytes;
     }
-    if (c.end_of_stream) log::info("vod-client", "live: end of stream at output byte " + std::to_string(written) + "; waiting for the source");
+    if (c.end_of_stream)
+      log::info("vod-client", "live: end of stream at output byte " + std::to_string(written) + "; waiting for the source");
   }
   return written;
 }
 
-int stream_multicast(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, int fd, const std::string& what, double duration) {
+int stream_multicast(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, int fd, const std::string& what,
+                     double duration) {
   MulticastLiveOptions o;
   o.group = live.udp_group;
   o.interface = live.udp_interface;
@@ -112,8 +116,8 @@ int stream_live(const Uri& uri, const CommonOptions& common, const LiveCliOption
                static_cast<unsigned long long>(s.coalesced), static_cast<unsigned long long>(s.cursor.skips),
                static_cast<unsigned long long>(s.cursor.skipped_bytes), static_cast<unsigned long long>(s.cursor.overwritten),
                static_cast<unsigned long long>(s.torn_headers), static_cast<unsigned long long>(s.reconnects),
-               static_cast<unsigned long long>(s.latency_us.percentile(0.5)), static_cast<unsigned long long>(s.latency_us.percentile(0.99)),
-               static_cast<unsigned long long>(s.latency_us.count()));
+               static_cast<unsigned long long>(s.latency_us.percentile(0.5)),
+               static_cast<unsigned long long>(s.latency_us.percentile(0.99)), static_cast<unsigned long long>(s.latency_us.count()));
   return exit_ok;
 }
 

@@ -13,7 +13,7 @@ namespace vod::client::cli {
 struct LiveCliOptions {
   unsigned credits = LiveOptions{}.credits;
   unsigned poll_ms = 0;
-  std::string udp_group;      // with --transport udp: the multicast group of the server's --live-multicast
+  std::string udp_group;  // with --transport udp: the multicast group of the server's --live-multicast
   std::string udp_interface;
   unsigned hole_timeout_ms = 200;
   unsigned ring_mib = 8;

@@ -52,7 +52,8 @@ OutputFile::~OutputFile() {
 
 void OutputFile::drop_direct_io() {
   const int flags = fcntl(fd_, F_GETFL);
-  if (flags < 0 || fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0) throw std::runtime_error("writing " + path_ + ": fcntl: " + std::strerror(errno));
+  if (flags < 0 || fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0)
+    throw std::runtime_error("writing " + path_ + ": fcntl: " + std::strerror(errno));
   direct_ = false;
 }
 

@@ -26,13 +26,15 @@ int run_play(const std::vector<std::string>& args) {
       "burst", po::value(&burst)->default_value(1.0), "seconds delivered at once after a start, as a player's initial buffer")(
       "unpaced", po::bool_switch(&unpaced), "as fast as RDMA allows");
   double duration = 0;
-  opts.add_options()("duration", po::value(&duration)->default_value(0), "live channels: stop after this many seconds (0: when the player quits)");
+  opts.add_options()("duration", po::value(&duration)->default_value(0),
+                     "live channels: stop after this many seconds (0: when the player quits)");
   LiveCliOptions live;
   opts.add(live_options(live));
   opts.add(common_options(common));
   std::string uri_text;
   po::variables_map vm;
-  if (!parse(args, opts, "vod-client play rdma://host[:port]/NAME [--start SECONDS] | player -   (or rdma://host[:port]/live/NAME)", uri_text, vm))
+  if (!parse(args, opts, "vod-client play rdma://host[:port]/NAME [--start SECONDS] | player -   (or rdma://host[:port]/live/NAME)",
+             uri_text, vm))
     return exit_ok;
   apply(common);
   if (start < 0) throw ClientError(ErrorKind::usage, "--start must not be negative");
@@ -62,7 +64,7 @@ int run_play(const std::vector<std::string>& args) {
     }
   }
   log::info("vod-client", "play " + uri.to_string() + ": " + session.stats().summary() +
-                                (session.transport_summary().empty() ? "" : "; " + session.transport_summary()));
+                              (session.transport_summary().empty() ? "" : "; " + session.transport_summary()));
   return exit_ok;
 }
 

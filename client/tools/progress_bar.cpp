@@ -33,8 +33,8 @@ void ProgressBar::update(std::uint64_t done) {
     last_draw_ = now;
     const int width = 30, filled = static_cast<int>(fraction * width);
     const double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
-    std::fprintf(stderr, "\r%s [%.*s%*s] %3.0f%% %s/s ETA %.0fs ", label_.c_str(), filled, "##############################",
-                 width - filled, "", fraction * 100, human_bytes(rate).c_str(), eta);
+    std::fprintf(stderr, "\r%s [%.*s%*s] %3.0f%% %s/s ETA %.0fs ", label_.c_str(), filled, "##############################", width - filled,
+                 "", fraction * 100, human_bytes(rate).c_str(), eta);
     return;
   }
   const int decile = static_cast<int>(fraction * 10);

@@ -32,6 +32,8 @@ boost::program_options::options_description common_options(CommonOptions& o) {
   const EngineOptions e;
   const SessionOptions s;
   po::options_description d("Connection and read pipeline");
+  // An option table, laid out by hand: one option a line.
+  // clang-format off
   d.add_options()
       ("chunk-kib", po::value(&o.chunk_kib)->default_value(e.chunk_size / 1024), "bytes per RDMA Read, in KiB (at least 8)")
       ("readahead-kib", po::value(&o.readahead_kib)->default_value(e.readahead_bytes / 1024), "read-ahead window, in KiB (the most, with --readahead-seconds)")
@@ -53,6 +55,7 @@ boost::program_options::options_description common_options(CommonOptions& o) {
                                                      "(default: random per process)")
       ("zero-copy", po::value(&o.zero_copy)->default_value(o.zero_copy), "auto: RDMA Reads land straight in registered buffers (get), "
                                                                           "off: every byte through the read ring and copied (tests, bisecting)");
+  // clang-format on
   cluster::add_etcd_options(d, o.etcd);
   return d;
 }
@@ -99,13 +102,14 @@ Uri command_uri(const std::string& text, const CommonOptions& o) {
   } catch (const cluster::ClusterError& e) {
     throw ClientError(ErrorKind::usage, std::string("--cluster: ") + e.what());
   }
-  if (text.rfind("rdma", 0) == 0) throw ClientError(ErrorKind::usage, "with --cluster, name the movie alone (NAME or live/NAME), not a URI: " + text);
+  if (text.rfind("rdma", 0) == 0)
+    throw ClientError(ErrorKind::usage, "with --cluster, name the movie alone (NAME or live/NAME), not a URI: " + text);
   return parse_uri(std::string(etcd.tls ? "rdma+etcds://" : "rdma+etcd://") + cluster::format_host_port(etcd.host, etcd.port) + "/" + text +
                    "?prefix=" + etcd.prefix);
 }
 
-bool parse(const std::vector<std::string>& args, const boost::program_options::options_description& opts,
-           const std::string& usage, std::string& uri, boost::program_options::variables_map& vm) {
+bool parse(const std::vector<std::string>& args, const boost::program_options::options_description& opts, const std::string& usage,
+           std::string& uri, boost::program_options::variables_map& vm) {
   namespace po = boost::program_options;
   po::options_description all;
   po::options_description hidden;

@@ -252,7 +252,8 @@ std::string EtcdClient::post_once(const char* call, const std::string& path, con
     // handshake, and libcurl then reports a failed send or receive: say what is likely missing.
     const bool no_client_cert = endpoint_.tls && endpoint_.security.cert.empty() &&
                                 (rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR || rc == CURLE_SSL_CONNECT_ERROR);
-    throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": " + curl_easy_strerror(rc) + (*error_text ? std::string(": ") + error_text : "") +
+    throw EtcdError(std::string(call) + " at " + endpoint_.to_string() + ": " + curl_easy_strerror(rc) +
+                    (*error_text ? std::string(": ") + error_text : "") +
                     (no_client_cert ? " (etcd may require a client certificate: --etcd-cert and --etcd-key)" : ""));
   }
   long status = 0;
@@ -262,23 +263,26 @@ std::string EtcdClient::post_once(const char* call, const std::string& path, con
     const json j = json::parse(t.body, nullptr, false);
     if (j.is_object() && j.contains("message") && j["message"].is_string()) message = j["message"].get<std::string>();
     const std::string what = std::string(call) + " at " + endpoint_.to_string() + ": HTTP " + std::to_string(status) + ": " + message;
-    if (with_token && (status == 401 || message.find("invalid auth token") != std::string::npos || message.find("user name is empty") != std::string::npos))
+    if (with_token && (status == 401 || message.find("invalid auth token") != std::string::npos ||
+                       message.find("user name is empty") != std::string::npos))
       throw EtcdAuthExpired(what);
     throw EtcdError(what);
   }
   return t.body;
 }
 
-
 std::int64_t EtcdClient::grant(std::chrono::seconds ttl) {
   const json j = parse_answer("lease grant", post("lease grant", "/v3/lease/grant", json{{"TTL", ttl.count()}}.dump(), timeout_));
   const std::int64_t id = json_int(j, "ID");
-  if (id == 0) throw EtcdError("lease grant at " + endpoint_.to_string() + ": no lease in the answer" + (j.contains("error") ? ": " + j["error"].dump() : ""));
+  if (id == 0)
+    throw EtcdError("lease grant at " + endpoint_.to_string() + ": no lease in the answer" +
+                    (j.contains("error") ? ": " + j["error"].dump() : ""));
   return id;
 }
 
 bool EtcdClient::keepalive(std::int64_t lease) {
-  const json j = parse_answer("lease keepalive", post("lease keepalive", "/v3/lease/keepalive", json{{"ID", int_text(lease)}}.dump(), timeout_));
+  const json j =
+      parse_answer("lease keepalive", post("lease keepalive", "/v3/lease/keepalive", json{{"ID", int_text(lease)}}.dump(), timeout_));
   const json& result = j.contains("result") ? j["result"] : j;
   return result.is_object() && json_int(result, "TTL") > 0;  // an unknown lease comes back without a TTL
 }
@@ -311,8 +315,9 @@ RangeResult EtcdClient::range_prefix(const std::string& prefix, std::size_t limi
 }
 
 bool EtcdClient::watch_prefix(const std::string& prefix, std::int64_t revision, std::chrono::milliseconds wait) {
-  const json body{{"create_request",
-                   {{"key", base64_encode(prefix)}, {"range_end", base64_encode(prefix_end(prefix))}, {"start_revision", int_text(revision + 1)}}}};
+  const json body{
+      {"create_request",
+       {{"key", base64_encode(prefix)}, {"range_end", base64_encode(prefix_end(prefix))}, {"start_revision", int_text(revision + 1)}}}};
   bool changed = false;
   std::string failure;  // not thrown from here: this runs inside libcurl, which is C
   // The gateway streams one JSON object per line: first the watch's creation, then its events.

@@ -36,7 +36,8 @@ EtcdSecurity checked_etcd_security(EtcdSecurity s) {
   readable(s.key, "--etcd-key");
   readable(s.password_file, "--etcd-password-file");
   if (s.cert.empty() != s.key.empty()) throw ClusterError("--etcd-cert and --etcd-key go together: a client certificate needs its key");
-  if (!s.user.empty() && s.password_file.empty()) throw ClusterError("--etcd-user needs --etcd-password-file (the password is never given on the command line)");
+  if (!s.user.empty() && s.password_file.empty())
+    throw ClusterError("--etcd-user needs --etcd-password-file (the password is never given on the command line)");
   if (s.user.empty() && !s.password_file.empty()) throw ClusterError("--etcd-password-file needs --etcd-user");
   return s;
 }

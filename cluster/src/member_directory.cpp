@@ -90,12 +90,14 @@ void MemberDirectory::run() {
   while (!stopping_) {
     try {
       auto range = client.range_prefix(etcd_.members_key(), kMaxMembers);
-      if (range.more) log::warn("cluster", etcd_.to_string() + " lists more than " + std::to_string(kMaxMembers) + " members: using the first ones");
+      if (range.more)
+        log::warn("cluster", etcd_.to_string() + " lists more than " + std::to_string(kMaxMembers) + " members: using the first ones");
       save_member_list(etcd_, range.kvs);
       {
         std::lock_guard lock(mutex_);
         adopt(range.kvs);
-        if (!last_error_.empty() && answered_) log::info("cluster", etcd_.to_string() + " answers again: " + std::to_string(members_.size()) + " members");
+        if (!last_error_.empty() && answered_)
+          log::info("cluster", etcd_.to_string() + " answers again: " + std::to_string(members_.size()) + " members");
         answered_ = tried_ = true;
         from_disk_ = false;
         read_at_ = std::time(nullptr);
@@ -115,8 +117,9 @@ void MemberDirectory::run() {
         if (!answered_ && !from_disk_) adopt_saved();
         tried_ = true;
         if (first_failure)
-          log::warn("cluster", std::string("etcd is unreachable (") + e.what() + "); using the last member list: " + std::to_string(members_.size()) +
-                                   " members" + (read_at_ ? ", read " + age_text(read_at_) + " ago" + (from_disk_ ? " (saved on disk)" : "") : ""));
+          log::warn("cluster", std::string("etcd is unreachable (") + e.what() +
+                                   "); using the last member list: " + std::to_string(members_.size()) + " members" +
+                                   (read_at_ ? ", read " + age_text(read_at_) + " ago" + (from_disk_ ? " (saved on disk)" : "") : ""));
       }
       changed_.notify_all();
       wait_for(backoff);
@@ -129,9 +132,12 @@ std::vector<MemberRecord> MemberDirectory::members(std::chrono::milliseconds wai
   std::unique_lock lock(mutex_);
   changed_.wait_for(lock, wait, [this] { return tried_; });
   if (!tried_ && !from_disk_) {  // etcd is slow: the saved list now, etcd's when it answers
-    if (!adopt_saved()) throw ClusterError("etcd at " + etcd_.to_string() + " did not answer within " + std::to_string(wait.count()) + " ms, and no member list was saved before");
-    log::warn("cluster", "etcd at " + etcd_.to_string() + " did not answer within " + std::to_string(wait.count()) + " ms; using the member list saved on disk: " +
-                             std::to_string(members_.size()) + " members, read " + age_text(read_at_) + " ago");
+    if (!adopt_saved())
+      throw ClusterError("etcd at " + etcd_.to_string() + " did not answer within " + std::to_string(wait.count()) +
+                         " ms, and no member list was saved before");
+    log::warn("cluster", "etcd at " + etcd_.to_string() + " did not answer within " + std::to_string(wait.count()) +
+                             " ms; using the member list saved on disk: " + std::to_string(members_.size()) + " members, read " +
+                             age_text(read_at_) + " ago");
   }
   if (!answered_ && !from_disk_)
     throw ClusterError("etcd at " + etcd_.to_string() + " is unreachable (" + last_error_ + ") and no member list was saved before (" +

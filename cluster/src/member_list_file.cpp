@@ -3,6 +3,7 @@
 
 #include <openssl/evp.h>
 
+#include <unistd.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -11,7 +12,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <unistd.h>
 
 #include "vod/log.hpp"
 
@@ -49,7 +49,8 @@ std::string member_list_path(const EtcdEndpoint& etcd) {
 void save_member_list(const EtcdEndpoint& etcd, const std::vector<KeyValue>& records) {
   const std::string path = member_list_path(etcd);
   if (path.empty()) return;
-  nlohmann::json j{{"etcd", etcd.to_string()}, {"saved", static_cast<std::int64_t>(std::time(nullptr))}, {"records", nlohmann::json::array()}};
+  nlohmann::json j{
+      {"etcd", etcd.to_string()}, {"saved", static_cast<std::int64_t>(std::time(nullptr))}, {"records", nlohmann::json::array()}};
   for (const auto& kv : records) j["records"].push_back({{"key", kv.key}, {"value", kv.value}});
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -121,8 +122,8 @@ std::optional<SavedMembers> load_member_list(const EtcdEndpoint& etcd, std::chro
   const auto age = std::time(nullptr) - s.saved;
   if (age < -60 || age > max_age.count()) {
     log::warn("cluster", "ignoring the saved member list " + path + ": saved " +
-                             (age < 0 ? std::to_string(-age) + " s in the future" : std::to_string(age / 60) + " min ago") + ", older than " +
-                             std::to_string(max_age.count()) + " s (VOD_CLUSTER_LIST_MAX_AGE)");
+                             (age < 0 ? std::to_string(-age) + " s in the future" : std::to_string(age / 60) + " min ago") +
+                             ", older than " + std::to_string(max_age.count()) + " s (VOD_CLUSTER_LIST_MAX_AGE)");
     return std::nullopt;
   }
   return s;

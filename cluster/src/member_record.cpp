@@ -70,13 +70,17 @@ proto::Decoded<MemberRecord> decode_member(std::string_view key_id, std::string_
   if (!j.is_object()) return bad("not a JSON object");
   MemberRecord r;
   const double version = number(j, "version", 1, 1e9);
-  if (version != kMemberRecordVersion) return {DecodeError{DecodeFault::unsupported_version, "member record: version " + j["version"].dump() + ", this build reads " + std::to_string(kMemberRecordVersion)}};
+  if (version != kMemberRecordVersion)
+    return {DecodeError{DecodeFault::unsupported_version,
+                        "member record: version " + j["version"].dump() + ", this build reads " + std::to_string(kMemberRecordVersion)}};
   const auto host = j.find("host");
-  if (host == j.end() || !host->is_string() || !valid_host(host->get<std::string>())) return bad("'host' is missing or not an address or host name");
+  if (host == j.end() || !host->is_string() || !valid_host(host->get<std::string>()))
+    return bad("'host' is missing or not an address or host name");
   r.host = host->get<std::string>();
   r.port = static_cast<std::uint16_t>(number(j, "port", 1, 65535));
   if (number(j, "port", 1, 65535) != r.port) return bad("'port' is not a whole number");
-  if (r.id() != key_id) return {DecodeError{DecodeFault::inconsistent, "member record: its key names '" + std::string(key_id) + "' but it says " + r.id()}};
+  if (r.id() != key_id)
+    return {DecodeError{DecodeFault::inconsistent, "member record: its key names '" + std::string(key_id) + "' but it says " + r.id()}};
   r.weight = number(j, "weight", 0, kMaxWeight);
   if (!(r.weight > 0)) return bad("'weight' must be above 0");
   if (auto c = j.find("capacity"); c != j.end() && c->is_object()) {
@@ -89,7 +93,8 @@ proto::Decoded<MemberRecord> decode_member(std::string_view key_id, std::string_
   }
   r.catalog_generation = static_cast<std::uint32_t>(number(j, "catalog_generation", 0, 4294967295.0));
   if (auto s = j.find("spread"); s != j.end()) {
-    if (!s->is_object() || s->size() > kMaxListed) return bad("'spread' is not an object of at most " + std::to_string(kMaxListed) + " movies");
+    if (!s->is_object() || s->size() > kMaxListed)
+      return bad("'spread' is not an object of at most " + std::to_string(kMaxListed) + " movies");
     for (const auto& [name, k] : s->items()) {
       if (proto::invalid_name_reason(name)) return bad("'spread' names an invalid movie name");
       if (!k.is_number_unsigned() || k.get<std::uint64_t>() < 1 || k.get<std::uint64_t>() > kMaxSpread)
@@ -98,9 +103,11 @@ proto::Decoded<MemberRecord> decode_member(std::string_view key_id, std::string_
     }
   }
   if (auto l = j.find("live"); l != j.end()) {
-    if (!l->is_array() || l->size() > kMaxListed) return bad("'live' is not an array of at most " + std::to_string(kMaxListed) + " channels");
+    if (!l->is_array() || l->size() > kMaxListed)
+      return bad("'live' is not an array of at most " + std::to_string(kMaxListed) + " channels");
     for (const auto& c : *l) {
-      if (!c.is_string() || proto::invalid_name_reason(c.get<std::string>())) return bad("'live' holds something that is not a channel name");
+      if (!c.is_string() || proto::invalid_name_reason(c.get<std::string>()))
+        return bad("'live' holds something that is not a channel name");
       r.live.push_back(c.get<std::string>());
     }
   }

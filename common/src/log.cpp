@@ -48,8 +48,8 @@ std::string now_stamp() {
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char stamp[64];
-  std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec, static_cast<int>(ms));
   return stamp;
 }
 }  // namespace
@@ -78,8 +78,8 @@ std::string format_line(Format format, bool journal, std::string_view stamp, Lev
   std::string line;
   line.reserve(64 + component.size() + message.size());
   if (format == Format::json) {
-    line += "{\"time\":\"" + json_escape(stamp) + "\",\"level\":\"" + names(l).json + "\",\"component\":\"" +
-            json_escape(component) + "\",\"message\":\"" + json_escape(message) + "\"}";
+    line += "{\"time\":\"" + json_escape(stamp) + "\",\"level\":\"" + names(l).json + "\",\"component\":\"" + json_escape(component) +
+            "\",\"message\":\"" + json_escape(message) + "\"}";
     return line;
   }
   if (journal) {
@@ -101,8 +101,8 @@ std::string format_line(Format format, bool journal, std::string_view stamp, Lev
 void write(Level l, std::string_view component, std::string_view message) {
   if (static_cast<int>(l) < g_minimum.load(std::memory_order_relaxed)) return;
   static const bool journal = stderr_is_journal();
-  std::string line = format_line(static_cast<Format>(g_format.load(std::memory_order_relaxed)), journal, now_stamp(), l,
-                                 component, message);
+  std::string line =
+      format_line(static_cast<Format>(g_format.load(std::memory_order_relaxed)), journal, now_stamp(), l, component, message);
   line += '\n';
   (void)!::write(STDERR_FILENO, line.data(), line.size());
 }

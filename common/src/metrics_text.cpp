@@ -19,9 +19,7 @@ std::string escape_label_value(std::string_view value) {
   return out;
 }
 
-double unix_time_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_time_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 void Exposition::process(std::string_view prefix, std::string_view program, double start_time) {
   const std::string info = std::string(prefix) + "_info", start = std::string(prefix) + "_start_time_seconds";

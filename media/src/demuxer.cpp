@@ -93,7 +93,8 @@ void Demuxer::open(bool find_stream_info) {
     unserved_format_ = detected->name;
     if (names_other_resources(detected->name))
       nested_open_ = "it is a '" + unserved_format_ + "' file, which names other files or URLs to open";
-    error_ = "a '" + unserved_format_ + "' file, not a container this server serves (MP4, MPEG-TS, Matroska, WebM, AVI, FLV, MPEG-PS, MP3, AAC, FLAC, Ogg, WAV)";
+    error_ = "a '" + unserved_format_ +
+             "' file, not a container this server serves (MP4, MPEG-TS, Matroska, WebM, AVI, FLV, MPEG-PS, MP3, AAC, FLAC, Ogg, WAV)";
     return;
   }
   AVFormatContext* fmt = avformat_alloc_context();

@@ -55,7 +55,7 @@ struct ByteSource {
 ByteSource memory_source(std::span<const std::uint8_t> bytes);
 
 struct DemuxOptions {
-  bool find_stream_info = false;  // decode a few frames to fill in codec parameters
+  bool find_stream_info = false;                                              // decode a few frames to fill in codec parameters
   std::chrono::steady_clock::duration time_limit = std::chrono::seconds(10);  // from construction
 };
 

@@ -33,11 +33,17 @@ struct PacketFree {
 
 bool mp4_can_carry(AVCodecID id) {
   switch (id) {
-    case AV_CODEC_ID_H264: case AV_CODEC_ID_HEVC: case AV_CODEC_ID_AV1: case AV_CODEC_ID_VP9:
-    case AV_CODEC_ID_AAC: case AV_CODEC_ID_MP3: case AV_CODEC_ID_AC3: case AV_CODEC_ID_EAC3: case AV_CODEC_ID_OPUS: case AV_CODEC_ID_FLAC:
-      return true;
-    default:
-      return false;
+    case AV_CODEC_ID_H264:
+    case AV_CODEC_ID_HEVC:
+    case AV_CODEC_ID_AV1:
+    case AV_CODEC_ID_VP9:
+    case AV_CODEC_ID_AAC:
+    case AV_CODEC_ID_MP3:
+    case AV_CODEC_ID_AC3:
+    case AV_CODEC_ID_EAC3:
+    case AV_CODEC_ID_OPUS:
+    case AV_CODEC_ID_FLAC: return true;
+    default: return false;
   }
 }
 
@@ -45,12 +51,13 @@ bool mp4_can_carry(AVCodecID id) {
 struct Remux {
   detail::Demuxer in;
   detail::MuxerOutput out{"mp4", "HLS fMP4"};
-  int video = -1, audio = -1;      // input stream indexes
-  std::vector<int> map;            // input stream -> output stream, -1 for none
-  std::size_t header_bytes = 0;    // ftyp + moov
+  int video = -1, audio = -1;    // input stream indexes
+  std::vector<int> map;          // input stream -> output stream, -1 for none
+  std::size_t header_bytes = 0;  // ftyp + moov
 
   Remux(std::uint64_t size, const ReadBytesAt& read_at, const Fmp4Options& options, unsigned fragment_index)
-      : in(detail::ByteSource{size, read_at}, {.find_stream_info = true, .time_limit = options.time_limit}) {  // Matroska gives decode times only with it
+      : in(detail::ByteSource{size, read_at},
+           {.find_stream_info = true, .time_limit = options.time_limit}) {  // Matroska gives decode times only with it
     if (!in.ok()) throw Fmp4Error("the movie cannot be opened for remuxing: " + in.error());
     AVFormatContext* ifmt = in.format();
     video = av_find_best_stream(ifmt, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
@@ -124,7 +131,8 @@ std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytes
   bool video_started = r.video < 0, video_done = r.video < 0, audio_done = r.audio < 0;
   unsigned packets = 0;
   while (!(video_done && audio_done)) {
-    if (++packets > options.max_packets) throw Fmp4Error("no end of the segment within " + std::to_string(options.max_packets) + " packets");
+    if (++packets > options.max_packets)
+      throw Fmp4Error("no end of the segment within " + std::to_string(options.max_packets) + " packets");
     const int err = av_read_frame(ifmt, p.get());
     if (err == AVERROR_EOF) break;
     if (err < 0) fail(r.in.expired() ? "reading the movie (" + r.in.expiry_text() + ")" : std::string("reading the movie"), err);
@@ -158,7 +166,8 @@ std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytes
   if (int err = av_write_frame(r.out.format, nullptr); err < 0) fail("writing the fragment", err);  // frag_custom: the moof and mdat now
   avio_flush(r.out.io);
   std::vector<std::uint8_t> fragment(r.out.bytes.begin() + static_cast<std::ptrdiff_t>(r.header_bytes), r.out.bytes.end());
-  if (fragment.empty()) throw Fmp4Error("no packet between " + std::to_string(start_us / 1000) + " and " + std::to_string(end_us / 1000) + " ms");
+  if (fragment.empty())
+    throw Fmp4Error("no packet between " + std::to_string(start_us / 1000) + " and " + std::to_string(end_us / 1000) + " ms");
   return fragment;
 }
 

@@ -22,8 +22,8 @@ proto::KeyframeIndex index_keyframes(Bytes bytes, const MediaInfo& info, const P
   // Without find_stream_info, pick the first video stream the container declares.
   int video = -1;
   for (unsigned i = 0; i < fmt->nb_streams; ++i) {
-    const bool is_video = fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
-                          !(fmt->streams[i]->disposition & AV_DISPOSITION_ATTACHED_PIC);
+    const bool is_video =
+        fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(fmt->streams[i]->disposition & AV_DISPOSITION_ATTACHED_PIC);
     if (is_video && video < 0) video = static_cast<int>(i);
     else fmt->streams[i]->discard = AVDISCARD_ALL;  // demux only what the index needs
   }

@@ -48,7 +48,7 @@ void classify(MediaInfo& info, const AVInputFormat* fmt) {
     const std::string first = std::string(fmt->name).substr(0, std::string(fmt->name).find(','));
     info.container = first.substr(0, 15);
     info.mime_type = fmt->mime_type && *fmt->mime_type ? std::string(fmt->mime_type).substr(0, std::string(fmt->mime_type).find(','))
-                                                        : "application/octet-stream";
+                                                       : "application/octet-stream";
   }
 }
 
@@ -113,8 +113,7 @@ MediaInfo probe(Bytes bytes, const std::string& name) {
   if (fmt->duration != AV_NOPTS_VALUE && fmt->duration > 0) info.duration_us = static_cast<std::uint64_t>(fmt->duration);
   if (info.duration_us > 0)
     info.bitrate_bps = static_cast<std::uint64_t>(static_cast<double>(bytes.size()) * 8e6 / static_cast<double>(info.duration_us));
-  else if (fmt->bit_rate > 0)
-    info.bitrate_bps = static_cast<std::uint64_t>(fmt->bit_rate);
+  else if (fmt->bit_rate > 0) info.bitrate_bps = static_cast<std::uint64_t>(fmt->bit_rate);
   if (info.container == "mp4") info.fragmented = has_top_level_moof(bytes);
   if (info.duration_us == 0) info.note = name + ": media without a known duration";
   return info;

@@ -57,14 +57,17 @@ std::vector<std::uint8_t> encode_jpeg(AVFrame* frame, int quality) {
   enc->time_base = AVRational{1, 25};
   enc->flags |= AV_CODEC_FLAG_QSCALE;
   enc->global_quality = FF_QP2LAMBDA * std::clamp(quality, 2, 31);
-  if (int err = avcodec_open2(enc.get(), codec, nullptr); err < 0) throw ThumbnailError("cannot open the JPEG encoder: " + detail::av_error(err));
+  if (int err = avcodec_open2(enc.get(), codec, nullptr); err < 0)
+    throw ThumbnailError("cannot open the JPEG encoder: " + detail::av_error(err));
   frame->quality = enc->global_quality;
   frame->pts = 0;
-  if (int err = avcodec_send_frame(enc.get(), frame); err < 0) throw ThumbnailError("the JPEG encoder refused the frame: " + detail::av_error(err));
+  if (int err = avcodec_send_frame(enc.get(), frame); err < 0)
+    throw ThumbnailError("the JPEG encoder refused the frame: " + detail::av_error(err));
   avcodec_send_frame(enc.get(), nullptr);
   PacketPtr packet(av_packet_alloc());
   if (!packet) throw ThumbnailError("out of memory for a packet");
-  if (int err = avcodec_receive_packet(enc.get(), packet.get()); err < 0) throw ThumbnailError("the JPEG encoder gave no image: " + detail::av_error(err));
+  if (int err = avcodec_receive_packet(enc.get(), packet.get()); err < 0)
+    throw ThumbnailError("the JPEG encoder gave no image: " + detail::av_error(err));
   return {packet->data, packet->data + packet->size};
 }
 
@@ -83,7 +86,8 @@ Thumbnail scale_and_encode(const AVFrame* decoded, const ThumbnailOptions& o) {
   const auto [w, h] = scaled_size(decoded, o);
   SwsPtr sws(sws_getContext(decoded->width, decoded->height, static_cast<AVPixelFormat>(decoded->format), w, h, AV_PIX_FMT_YUV420P,
                             SWS_BICUBIC, nullptr, nullptr, nullptr));
-  if (!sws) throw ThumbnailError(std::string("libswscale cannot convert from ") + av_get_pix_fmt_name(static_cast<AVPixelFormat>(decoded->format)));
+  if (!sws)
+    throw ThumbnailError(std::string("libswscale cannot convert from ") + av_get_pix_fmt_name(static_cast<AVPixelFormat>(decoded->format)));
   // Video is limited range (unless it says otherwise), JPEG full range.
   const int* coefficients = sws_getCoefficients(SWS_CS_DEFAULT);
   sws_setColorspaceDetails(sws.get(), coefficients, decoded->color_range == AVCOL_RANGE_JPEG ? 1 : 0, coefficients, 1, 0, 1 << 16, 1 << 16);
@@ -106,7 +110,8 @@ bool clean(const AVFrame* f) { return f->decode_error_flags == 0 && !(f->flags &
 
 }  // namespace
 
-Thumbnail make_thumbnail(std::uint64_t size, const ReadAt& read_at, std::optional<FramePosition> position, const ThumbnailOptions& options) {
+Thumbnail make_thumbnail(std::uint64_t size, const ReadAt& read_at, std::optional<FramePosition> position,
+                         const ThumbnailOptions& options) {
   detail::Demuxer demuxer(detail::ByteSource{size, read_at}, {.find_stream_info = false, .time_limit = options.time_limit});
   auto why = [&](std::string text) {
     if (!demuxer.read_error().empty()) text += " (reading the movie: " + demuxer.read_error() + ")";
@@ -129,9 +134,10 @@ Thumbnail make_thumbnail(std::uint64_t size, const ReadAt& read_at, std::optiona
   CodecPtr dec(avcodec_alloc_context3(codec));
   if (!dec) throw ThumbnailError("out of memory for the decoder");
   if (avcodec_parameters_to_context(dec.get(), stream->codecpar) < 0) throw why("bad codec parameters");
-  dec->thread_count = 1;                          // one frame: threads would only add latency
-  dec->flags &= ~AV_CODEC_FLAG_OUTPUT_CORRUPT;    // a damaged picture is no thumbnail
-  if (int err = avcodec_open2(dec.get(), codec, nullptr); err < 0) throw why("cannot open the " + std::string(codec->name) + " decoder: " + detail::av_error(err));
+  dec->thread_count = 1;                        // one frame: threads would only add latency
+  dec->flags &= ~AV_CODEC_FLAG_OUTPUT_CORRUPT;  // a damaged picture is no thumbnail
+  if (int err = avcodec_open2(dec.get(), codec, nullptr); err < 0)
+    throw why("cannot open the " + std::string(codec->name) + " decoder: " + detail::av_error(err));
 
   if (position) {
     int err;
@@ -173,7 +179,8 @@ Thumbnail make_thumbnail(std::uint64_t size, const ReadAt& read_at, std::optiona
     }
     if (packet->stream_index == video) {
       ++packets;
-      if (int sent = avcodec_send_packet(dec.get(), packet.get()); sent < 0 && sent != AVERROR(EAGAIN)) last_error = "the decoder failed: " + detail::av_error(sent);
+      if (int sent = avcodec_send_packet(dec.get(), packet.get()); sent < 0 && sent != AVERROR(EAGAIN))
+        last_error = "the decoder failed: " + detail::av_error(sent);
     }
     av_packet_unref(packet.get());
     if (auto t = take()) return *t;

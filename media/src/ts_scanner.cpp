@@ -5,13 +5,9 @@ namespace vod::media {
 
 namespace {
 
-std::uint16_t pid_at(std::span<const std::uint8_t> s, std::size_t i) {
-  return static_cast<std::uint16_t>(((s[i] & 0x1f) << 8) | s[i + 1]);
-}
+std::uint16_t pid_at(std::span<const std::uint8_t> s, std::size_t i) { return static_cast<std::uint16_t>(((s[i] & 0x1f) << 8) | s[i + 1]); }
 
-std::size_t length12(std::span<const std::uint8_t> s, std::size_t i) {
-  return static_cast<std::size_t>(((s[i] & 0x0f) << 8) | s[i + 1]);
-}
+std::size_t length12(std::span<const std::uint8_t> s, std::size_t i) { return static_cast<std::size_t>(((s[i] & 0x0f) << 8) | s[i + 1]); }
 
 // The section that starts in a payload unit (after its pointer_field), when it has `table_id` and
 // fits this packet: PAT and PMT of ordinary streams do. Returns the section up to, not including,
@@ -27,17 +23,26 @@ std::span<const std::uint8_t> section_in(std::span<const std::uint8_t> payload, 
 
 bool is_audio(std::uint8_t stream_type) {
   switch (stream_type) {
-    case 0x03: case 0x04: case 0x0f: case 0x11: case 0x81: case 0x87: return true;
+    case 0x03:
+    case 0x04:
+    case 0x0f:
+    case 0x11:
+    case 0x81:
+    case 0x87: return true;
     default: return false;
   }
 }
 
 VideoCodec video_codec_of(std::uint8_t stream_type) {
   switch (stream_type) {
-    case 0x01: case 0x02: return VideoCodec::mpeg2;
+    case 0x01:
+    case 0x02: return VideoCodec::mpeg2;
     case 0x1b: return VideoCodec::h264;
     case 0x24: return VideoCodec::hevc;
-    case 0x10: case 0x42: case 0xea: case 0xd1: return VideoCodec::other;
+    case 0x10:
+    case 0x42:
+    case 0xea:
+    case 0xd1: return VideoCodec::other;
     default: return VideoCodec::none;
   }
 }
@@ -138,8 +143,7 @@ bool TsScanner::keyframe_in(std::span<const std::uint8_t> pes) const {
       case VideoCodec::mpeg2:
         if (b == 0xb3 || b == 0xb8) return true;  // sequence header, GOP header
         break;
-      default:
-        return false;
+      default: return false;
     }
   }
   return false;

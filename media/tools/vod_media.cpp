@@ -22,12 +22,12 @@ namespace {
 void print_probe(const std::string& path) {
   MappedFile file(path);
   const MediaInfo info = probe(file.bytes(), path);
-  std::printf("%s\n  media: %s\n  container: %s (%s)\n  mime: %s\n  video: %s %ux%u\n  audio: %s\n"
-              "  duration_us: %llu\n  bitrate_bps: %llu\n  fragmented: %s\n",
-              path.c_str(), info.is_media ? "yes" : "no", info.container.c_str(), info.format_name.c_str(),
-              info.mime_type.c_str(), info.video_codec.c_str(), info.width, info.height, info.audio_codec.c_str(),
-              static_cast<unsigned long long>(info.duration_us), static_cast<unsigned long long>(info.bitrate_bps),
-              info.fragmented ? "yes" : "no");
+  std::printf(
+      "%s\n  media: %s\n  container: %s (%s)\n  mime: %s\n  video: %s %ux%u\n  audio: %s\n"
+      "  duration_us: %llu\n  bitrate_bps: %llu\n  fragmented: %s\n",
+      path.c_str(), info.is_media ? "yes" : "no", info.container.c_str(), info.format_name.c_str(), info.mime_type.c_str(),
+      info.video_codec.c_str(), info.width, info.height, info.audio_codec.c_str(), static_cast<unsigned long long>(info.duration_us),
+      static_cast<unsigned long long>(info.bitrate_bps), info.fragmented ? "yes" : "no");
   if (!info.note.empty()) std::printf("  note: %s\n", info.note.c_str());
 }
 
@@ -57,8 +57,9 @@ void remux(const std::string& in, const std::string& out) {
 int main(int argc, char** argv) {
   std::string command;
   std::vector<std::string> files;
-  po::options_description opts("vod-media: probe, index and remux movies as vod-server does\n"
-                               "usage: vod-media probe FILE... | index FILE | remux-ts IN OUT\noptions");
+  po::options_description opts(
+      "vod-media: probe, index and remux movies as vod-server does\n"
+      "usage: vod-media probe FILE... | index FILE | remux-ts IN OUT\noptions");
   opts.add_options()("help,h", "show this help")("version,V", "show the version");
   po::options_description hidden;
   hidden.add_options()("command", po::value(&command))("files", po::value(&files));

@@ -67,7 +67,9 @@ int serve(const mount::MountConfig& config, StartupReport& report) {
   client::Uri server;
   try {
     server = client::parse_server_uri(config.server);
-    if (server.movie) throw std::invalid_argument("the server is rdma://host[:port] (or a fleet, etcd://host:2379), without a movie: the mount lists them all");
+    if (server.movie)
+      throw std::invalid_argument(
+          "the server is rdma://host[:port] (or a fleet, etcd://host:2379), without a movie: the mount lists them all");
   } catch (const std::exception& e) {
     report.send(usage, e.what());
     return usage;
@@ -85,7 +87,8 @@ int serve(const mount::MountConfig& config, StartupReport& report) {
   try {
     catalog.load();
   } catch (const client::ClientError& e) {
-    report.send(e.kind() == client::ErrorKind::no_device ? no_device : failed, std::string("cannot mount ") + server.to_string() + ": " + e.what());
+    report.send(e.kind() == client::ErrorKind::no_device ? no_device : failed,
+                std::string("cannot mount ") + server.to_string() + ": " + e.what());
     return e.kind() == client::ErrorKind::no_device ? no_device : failed;
   } catch (const std::exception& e) {
     report.send(failed, std::string("cannot mount ") + server.to_string() + ": " + e.what());
@@ -117,8 +120,10 @@ int serve(const mount::MountConfig& config, StartupReport& report) {
     return usage;
   }
   if (fuse_session_mount(f.get(), config.mountpoint.c_str()) != 0) {
-    report.send(failed, "cannot mount on " + config.mountpoint +
-                            " (is /dev/fuse there, the fuse module loaded, fusermount3 installed, and the mount point an empty directory you own?)");
+    report.send(
+        failed,
+        "cannot mount on " + config.mountpoint +
+            " (is /dev/fuse there, the fuse module loaded, fusermount3 installed, and the mount point an empty directory you own?)");
     return failed;
   }
   if (fuse_set_signal_handlers(f.get()) != 0) {

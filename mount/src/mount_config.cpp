@@ -25,6 +25,8 @@ const char* const kUsage =
 
 po::options_description own_options(MountConfig& c) {
   po::options_description d(kUsage);
+  // An option table, laid out by hand: one option a line.
+  // clang-format off
   d.add_options()
       ("refresh", po::value(&c.refresh)->default_value(c.refresh), "seconds a catalog is trusted before it is read again (new and removed movies appear after this)")
       ("sessions", po::value(&c.sessions)->default_value(c.sessions), "connections per movie at most, shared by the files open on it")
@@ -42,6 +44,7 @@ po::options_description own_options(MountConfig& c) {
       ("log-level", po::value(&c.log_level)->default_value(c.log_level), "debug, info, warn or error")
       ("log-format", po::value(&c.log_format)->default_value(c.log_format), "text (one line per event) or json (one object per line, for log shippers)")
       ("log-file", po::value(&c.log_file), "in the background, append log lines to FILE (default: they are dropped)");
+  // clang-format on
   cluster::add_etcd_options(d, c.etcd);
   return d;
 }
@@ -62,6 +65,8 @@ std::optional<MountConfig> parse_mount_config(const std::vector<std::string>& ar
   std::vector<std::string> positional, dash_o;
   po::options_description own = own_options(c);
   po::options_description all;
+  // An option table, laid out by hand: one option a line.
+  // clang-format off
   all.add(own).add_options()
       ("help,h", "show this help")
       ("version,V", "show the version")
@@ -70,6 +75,7 @@ std::optional<MountConfig> parse_mount_config(const std::vector<std::string>& ar
       ("single-thread,s", po::bool_switch(&c.single_thread), "one FUSE thread")
       ("option,o", po::value(&dash_o)->composing(), "mount options")
       ("positional", po::value(&positional)->composing(), "");
+  // clang-format on
   po::positional_options_description p;
   p.add("positional", -1);
   po::variables_map vm;
@@ -114,7 +120,9 @@ std::optional<MountConfig> parse_mount_config(const std::vector<std::string>& ar
     throw std::invalid_argument(std::string(e.what()) + " (see vod-mount --help)");
   }
   if (positional.size() != 2)
-    throw std::invalid_argument("expected the server and the mount point: vod-mount rdma://host[:port] MOUNTPOINT, or for a fleet vod-mount etcd://host:2379 MOUNTPOINT (see vod-mount --help)");
+    throw std::invalid_argument(
+        "expected the server and the mount point: vod-mount rdma://host[:port] MOUNTPOINT, or for a fleet vod-mount etcd://host:2379 "
+        "MOUNTPOINT (see vod-mount --help)");
   c.server = positional[0];
   c.mountpoint = positional[1];
   try {

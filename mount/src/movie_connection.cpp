@@ -29,8 +29,13 @@ ReadReply failure(int error, std::string why) {
 
 }  // namespace
 
-MovieConnection::MovieConnection(client::Uri uri, client::SessionOptions options, std::shared_ptr<client::BufferPool> pool, std::string label)
-    : uri_(std::move(uri)), options_(std::move(options)), pool_(std::move(pool)), label_(std::move(label)), used_(std::chrono::steady_clock::now()) {
+MovieConnection::MovieConnection(client::Uri uri, client::SessionOptions options, std::shared_ptr<client::BufferPool> pool,
+                                 std::string label)
+    : uri_(std::move(uri)),
+      options_(std::move(options)),
+      pool_(std::move(pool)),
+      label_(std::move(label)),
+      used_(std::chrono::steady_clock::now()) {
   thread_ = std::thread([this] { run(); });
 }
 

@@ -41,9 +41,9 @@ using ReadDone = std::function<void(const ReadReply&)>;
 struct ReadJob {
   std::uint64_t offset = 0;
   std::size_t length = 0;
-  bool readahead = false;                       // the engine's own read-ahead (into the ring) for this reader
-  std::vector<client::ReadBuffer> registered;   // zero copy: the destination, buffer after buffer
-  std::vector<std::uint8_t> plain;              // otherwise
+  bool readahead = false;                      // the engine's own read-ahead (into the ring) for this reader
+  std::vector<client::ReadBuffer> registered;  // zero copy: the destination, buffer after buffer
+  std::vector<std::uint8_t> plain;             // otherwise
   ReadDone done;
 };
 

@@ -23,7 +23,7 @@
 namespace vod::mount {
 
 struct PoolLimits {
-  unsigned sessions = 4;                   // per movie
+  unsigned sessions = 4;  // per movie
   std::chrono::milliseconds idle_close{60000};
   std::size_t readahead_bytes = 4u << 20;  // the engine's read-ahead for a sequential reader (into the ring)
   bool zero_copy = true;                   // reads land in registered buffers (--zero-copy auto)

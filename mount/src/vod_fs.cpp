@@ -124,7 +124,8 @@ void VodFs::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
   std::vector<char> listing;
   add_entry(req, listing, ".", directory_attributes(snapshot->seen));
   add_entry(req, listing, "..", directory_attributes(snapshot->seen));
-  for (const auto& e : snapshot->catalog.entries) add_entry(req, listing, e.name.c_str(), fs.attributes(e, snapshot->seen, fs.inodes_.ino_of(e.name)));
+  for (const auto& e : snapshot->catalog.entries)
+    add_entry(req, listing, e.name.c_str(), fs.attributes(e, snapshot->seen, fs.inodes_.ino_of(e.name)));
   reply_slice(req, listing, offset, size);
 }
 

@@ -26,9 +26,9 @@
 namespace vod::mount {
 
 struct FsSettings {
-  bool page_cache = true;            // keep_cache while a file's generation holds; off: direct_io
-  double attr_seconds = 5;           // how long the kernel trusts names and sizes
-  unsigned max_readahead = 1u << 20; // the kernel's read-ahead per file, with the page cache
+  bool page_cache = true;             // keep_cache while a file's generation holds; off: direct_io
+  double attr_seconds = 5;            // how long the kernel trusts names and sizes
+  unsigned max_readahead = 1u << 20;  // the kernel's read-ahead per file, with the page cache
 };
 
 // Movie names and their inode numbers: a name keeps its number for the mount's lifetime (across

@@ -123,18 +123,17 @@ Decoded<CatalogHeaderInfo> decode_catalog_header(Bytes buf) {
   const std::uint64_t header_length = h.header_length.get();
   const std::uint64_t entry_size = h.entry_size.get();
   const std::uint64_t count = h.entry_count.get();
-  if (header_length < kHeaderLength)
-    return fail(DecodeFault::bad_length, "catalog: header length " + num(header_length) + " below 64");
+  if (header_length < kHeaderLength) return fail(DecodeFault::bad_length, "catalog: header length " + num(header_length) + " below 64");
   const std::uint64_t least = h.version >= kSegmentsVersion ? sizeof(WireCatalogEntryV2) : kEntrySize;
   if (entry_size < least)
-    return fail(DecodeFault::bad_length, "catalog: entry size " + num(entry_size) + " below layout version " + num(h.version) + "'s " + num(least));
+    return fail(DecodeFault::bad_length,
+                "catalog: entry size " + num(entry_size) + " below layout version " + num(h.version) + "'s " + num(least));
   if (h.generation.get() == 0) return fail(DecodeFault::bad_field, "catalog: generation 0 is reserved");
   // entry_size < 2^32 and count < 2^32, so the product fits in 64 bits.
   const std::uint64_t expected = header_length + count * entry_size;
   if (h.region_length.get() != expected)
-    return fail(DecodeFault::inconsistent, "catalog: region length " + num(h.region_length.get()) + " but header " +
-                                               num(header_length) + " + " + num(count) + " entries of " +
-                                               num(entry_size) + " bytes make " + num(expected));
+    return fail(DecodeFault::inconsistent, "catalog: region length " + num(h.region_length.get()) + " but header " + num(header_length) +
+                                               " + " + num(count) + " entries of " + num(entry_size) + " bytes make " + num(expected));
   return CatalogHeaderInfo{h.generation.get(), static_cast<std::uint32_t>(count), expected};
 }
 
@@ -142,8 +141,8 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
   auto info = decode_catalog_header(buf);
   if (!info) return info.error();
   if (info->region_length > buf.size())
-    return fail(DecodeFault::truncated, "catalog: region length " + num(info->region_length) + " but only " +
-                                            num(buf.size()) + " bytes were read");
+    return fail(DecodeFault::truncated,
+                "catalog: region length " + num(info->region_length) + " but only " + num(buf.size()) + " bytes were read");
   const auto h = load_wire<WireCatalogHeader>(buf.data());
   const std::size_t header_length = h.header_length.get();
   const std::size_t entry_size = h.entry_size.get();
@@ -177,7 +176,8 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
     e.index = *index;
     e.flags = w.flags.get();
     if (h.version >= kSegmentsVersion) {
-      auto segments = from_wire(load_wire<WireCatalogEntryV2>(buf.data() + header_length + i * entry_size).segments, where + " segment table descriptor");
+      auto segments = from_wire(load_wire<WireCatalogEntryV2>(buf.data() + header_length + i * entry_size).segments,
+                                where + " segment table descriptor");
       if (!segments) return segments.error();
       e.segments = *segments;
     }
@@ -194,7 +194,8 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
     if ((e.flags & kEntryHasIndex) && e.index.length < 32)
       return fail(DecodeFault::inconsistent, where + ": has-index flag with an index region of " + num(e.index.length) + " bytes");
     if ((e.flags & kEntryLive) && ((e.flags & kEntryHasIndex) || e.index.length < 64 || e.size == 0 || e.duration_us != 0))
-      return fail(DecodeFault::inconsistent, where + ": a live channel needs a ring, a 64-byte live header and no keyframe index or duration");
+      return fail(DecodeFault::inconsistent,
+                  where + ": a live channel needs a ring, a 64-byte live header and no keyframe index or duration");
     if (entry_size >= sizeof(WireCatalogEntryV2Content)) {
       const auto w3 = load_wire<WireCatalogEntryV2Content>(buf.data() + header_length + i * entry_size);
       if (w3.content_kind == kContentSha256) {

@@ -14,8 +14,7 @@ using detail::num;
 
 const Keyframe* KeyframeIndex::at_or_before(std::uint64_t time_us) const noexcept {
   if (entries.empty()) return nullptr;
-  auto it = std::upper_bound(entries.begin(), entries.end(), time_us,
-                             [](std::uint64_t t, const Keyframe& k) { return t < k.time_us; });
+  auto it = std::upper_bound(entries.begin(), entries.end(), time_us, [](std::uint64_t t, const Keyframe& k) { return t < k.time_us; });
   return it == entries.begin() ? &entries.front() : &*std::prev(it);
 }
 
@@ -68,8 +67,8 @@ Decoded<KeyframeIndex> decode_index(Bytes buf) {
   if (entry_size < sizeof(WireIndexEntry))
     return fail(DecodeFault::bad_length, "keyframe index: entry size " + num(entry_size) + " below 16");
   if (header_length + count * entry_size > buf.size())
-    return fail(DecodeFault::truncated, "keyframe index: " + num(count) + " entries of " + num(entry_size) +
-                                            " bytes do not fit the " + num(buf.size()) + " bytes read");
+    return fail(DecodeFault::truncated, "keyframe index: " + num(count) + " entries of " + num(entry_size) + " bytes do not fit the " +
+                                            num(buf.size()) + " bytes read");
   KeyframeIndex index;
   index.movie_size = h.movie_size.get();
   index.flags = h.flags.get();
@@ -79,17 +78,18 @@ Decoded<KeyframeIndex> decode_index(Bytes buf) {
     return fail(DecodeFault::inconsistent, "keyframe index: the pending flag needs version 2 and no entries");
   if (h.version >= kSegmentsVersion && entry_size == sizeof(WireIndexEntry) &&
       crc32c(0, buf.subspan(header_length, count * entry_size)) != h.entries_crc32c.get())
-    return fail(DecodeFault::inconsistent, "keyframe index: torn: its entries do not match their CRC32C (read while it was filled in): read it again");
+    return fail(DecodeFault::inconsistent,
+                "keyframe index: torn: its entries do not match their CRC32C (read while it was filled in): read it again");
   index.entries.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
     const auto w = load_wire<WireIndexEntry>(buf.data() + header_length + i * entry_size);
     Keyframe k{w.time_us.get(), w.offset.get()};
     if (k.offset >= index.movie_size)
-      return fail(DecodeFault::inconsistent, "keyframe index: entry " + num(i) + " offset " + num(k.offset) +
-                                                 " is not inside the " + num(index.movie_size) + "-byte movie");
+      return fail(DecodeFault::inconsistent, "keyframe index: entry " + num(i) + " offset " + num(k.offset) + " is not inside the " +
+                                                 num(index.movie_size) + "-byte movie");
     if (!index.entries.empty() && k.time_us < index.entries.back().time_us)
-      return fail(DecodeFault::inconsistent, "keyframe index: entry " + num(i) + " time " + num(k.time_us) +
-                                                 " us precedes the previous entry's");
+      return fail(DecodeFault::inconsistent,
+                  "keyframe index: entry " + num(i) + " time " + num(k.time_us) + " us precedes the previous entry's");
     index.entries.push_back(k);
   }
   return index;

@@ -58,15 +58,16 @@ Decoded<LiveNotify> decode_live_notify(Bytes buf) {
   // A coalesced notification may start before the oldest byte (the client fell behind), but
   // nothing can be older than the newest byte.
   if (n.oldest_offset > end)
-    return fail(DecodeFault::inconsistent, "live notification: oldest offset " + num(n.oldest_offset) +
-                                               " is past the published end " + num(end));
+    return fail(DecodeFault::inconsistent,
+                "live notification: oldest offset " + num(n.oldest_offset) + " is past the published end " + num(end));
   if (n.keyframe_offset != kNoKeyframe && (n.keyframe_offset > end || n.keyframe_offset < n.oldest_offset))
     return fail(DecodeFault::inconsistent, "live notification: keyframe offset " + num(n.keyframe_offset) + " is outside [" +
                                                num(n.oldest_offset) + ", " + num(end) + "]");
   if ((n.flags & kLiveKeyframe) && (n.keyframe_offset == kNoKeyframe || n.keyframe_offset < n.stream_offset))
-    return fail(DecodeFault::inconsistent, "live notification: keyframe flag, but the newest keyframe " +
-                                               (n.keyframe_offset == kNoKeyframe ? std::string("is none") : "is at " + num(n.keyframe_offset)) +
-                                               ", before the range at " + num(n.stream_offset));
+    return fail(DecodeFault::inconsistent,
+                "live notification: keyframe flag, but the newest keyframe " +
+                    (n.keyframe_offset == kNoKeyframe ? std::string("is none") : "is at " + num(n.keyframe_offset)) +
+                    ", before the range at " + num(n.stream_offset));
   return n;
 }
 

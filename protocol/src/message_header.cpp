@@ -61,19 +61,16 @@ Decoded<std::size_t> decode_header(Bytes buf, MessageType expected, std::size_t 
   if (h.magic.get() != kMagic)
     return fail(DecodeFault::bad_magic, what + ": magic " + hex(h.magic.get()) + " is not rdma-vod's " + hex(kMagic));
   if (h.version < kMinProtocolVersion || h.version > kProtocolVersion)
-    return fail(DecodeFault::unsupported_version, what + ": protocol version " + num(h.version) +
-                                                      " not supported (this build speaks " + num(kMinProtocolVersion) +
-                                                      ".." + num(kProtocolVersion) + ")");
+    return fail(DecodeFault::unsupported_version, what + ": protocol version " + num(h.version) + " not supported (this build speaks " +
+                                                      num(kMinProtocolVersion) + ".." + num(kProtocolVersion) + ")");
   if (h.type != static_cast<std::uint8_t>(expected))
-    return fail(DecodeFault::wrong_type, what + ": message type " + num(h.type) + " where " +
-                                             num(static_cast<unsigned>(expected)) + " was expected");
+    return fail(DecodeFault::wrong_type,
+                what + ": message type " + num(h.type) + " where " + num(static_cast<unsigned>(expected)) + " was expected");
   const std::size_t length = h.length.get();
   if (length < min_length)
-    return fail(DecodeFault::bad_length,
-                what + ": length field " + num(length) + " is below this message's " + num(min_length) + " bytes");
+    return fail(DecodeFault::bad_length, what + ": length field " + num(length) + " is below this message's " + num(min_length) + " bytes");
   if (length > buf.size())
-    return fail(DecodeFault::truncated,
-                what + ": length field " + num(length) + " but only " + num(buf.size()) + " bytes arrived");
+    return fail(DecodeFault::truncated, what + ": length field " + num(length) + " but only " + num(buf.size()) + " bytes arrived");
   return length;
 }
 

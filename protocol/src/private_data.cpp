@@ -33,17 +33,21 @@ Decoded<ConnectRequest> decode_connect_request(Bytes buf) {
   ConnectRequest r;
   r.version = w.header.version;  // checked by decode_header
   switch (w.kind) {
-    case 1: case 2: case 3: case 4: r.kind = static_cast<RequestKind>(w.kind); break;
+    case 1:
+    case 2:
+    case 3:
+    case 4: r.kind = static_cast<RequestKind>(w.kind); break;
     default: return fail(DecodeFault::bad_field, "connect request: unknown request kind " + num(w.kind) + " (1..4 are defined)");
   }
   switch (w.selector_type) {
-    case 0: case 1: case 2: r.selector_type = static_cast<SelectorType>(w.selector_type); break;
+    case 0:
+    case 1:
+    case 2: r.selector_type = static_cast<SelectorType>(w.selector_type); break;
     default: return fail(DecodeFault::bad_field, "connect request: unknown selector type " + num(w.selector_type) + " (0..2 are defined)");
   }
   if (w.auth_type > 1)
     return fail(DecodeFault::bad_field, "connect request: unknown auth type " + num(w.auth_type) + " (0 none and 1 token are defined)");
-  if (w.flags != 0)
-    return fail(DecodeFault::bad_field, "connect request: flags " + hex(w.flags) + " name features v1 does not define");
+  if (w.flags != 0) return fail(DecodeFault::bad_field, "connect request: flags " + hex(w.flags) + " name features v1 does not define");
   r.flags = w.flags;
   r.auth_type = static_cast<AuthType>(w.auth_type);
   r.selector = w.selector.get();
@@ -111,8 +115,7 @@ Decoded<AcceptData> decode_accept(Bytes buf) {
   }
 
   if (a.catalog_generation == 0) return fail(DecodeFault::bad_field, "accept: catalog generation 0 is reserved");
-  if (a.granted_read_depth == 0)
-    return fail(DecodeFault::bad_field, "accept: granted read depth 0 would allow no RDMA Read at all");
+  if (a.granted_read_depth == 0) return fail(DecodeFault::bad_field, "accept: granted read depth 0 would allow no RDMA Read at all");
   if (a.max_message_size == 0) return fail(DecodeFault::bad_field, "accept: max message size 0");
   if (a.catalog.length < 64)
     return fail(DecodeFault::inconsistent, "accept: catalog region of " + num(a.catalog.length) + " bytes cannot hold its 64-byte header");
@@ -152,11 +155,10 @@ std::vector<std::uint8_t> encode(const RejectData& r) {
   w.max_version = r.max_version;
   std::vector<std::uint8_t> out(sizeof w + reason_len);
   store_wire(out.data(), w);
-  std::transform(r.reason.begin(), r.reason.begin() + static_cast<std::ptrdiff_t>(reason_len), out.begin() + sizeof w,
-                 [](char ch) {
-                   auto c = static_cast<unsigned char>(ch);
-                   return static_cast<std::uint8_t>(c >= 0x20 && c <= 0x7e ? c : '?');
-                 });
+  std::transform(r.reason.begin(), r.reason.begin() + static_cast<std::ptrdiff_t>(reason_len), out.begin() + sizeof w, [](char ch) {
+    auto c = static_cast<unsigned char>(ch);
+    return static_cast<std::uint8_t>(c >= 0x20 && c <= 0x7e ? c : '?');
+  });
   return out;
 }
 
@@ -175,8 +177,8 @@ Decoded<RejectData> decode_reject(Bytes buf) {
   r.min_version = w.min_version;
   r.max_version = w.max_version;
   if (r.min_version == 0 || r.min_version > r.max_version)
-    return fail(DecodeFault::inconsistent, "reject: supported version range " + num(r.min_version) + ".." +
-                                               num(r.max_version) + " is empty");
+    return fail(DecodeFault::inconsistent,
+                "reject: supported version range " + num(r.min_version) + ".." + num(r.max_version) + " is empty");
   for (std::size_t i = 0; i < reason_len; ++i) {
     const auto c = buf[sizeof w + i];
     if (c < 0x20 || c > 0x7e)

@@ -72,7 +72,8 @@ Decoded<SegmentTableHeader> decode_segment_table_header(Bytes buf, std::uint64_t
     return fail(DecodeFault::inconsistent, "segment table: " + num(h.segment_count) + " segments, but a movie of " + num(h.movie_size) +
                                                " bytes in segments of " + num(h.segment_size) + " has " + num(count));
   if (h.arena_length < h.segment_size || h.arena_length % h.segment_size != 0 || h.arena_length / h.segment_size > kMaxSlot + 1ull)
-    return fail(DecodeFault::inconsistent, "segment table: an arena of " + num(h.arena_length) + " bytes is not a whole number of slots (at most 2^24)");
+    return fail(DecodeFault::inconsistent,
+                "segment table: an arena of " + num(h.arena_length) + " bytes is not a whole number of slots (at most 2^24)");
   if (h.read_deadline_ms == 0) return fail(DecodeFault::bad_field, "segment table: read deadline 0");
   if (h.request_credits == 0) return fail(DecodeFault::bad_field, "segment table: 0 request credits would allow no request");
   if (region_length != segment_entry_offset(h.segment_count))
@@ -90,7 +91,8 @@ Decoded<std::vector<SegmentEntry>> decode_segment_entries(Bytes buf, std::uint32
     auto e = unpack_segment_entry(load_wire<be64>(buf.data() + std::size_t{i} * kSegmentEntrySize).get());
     if (!e) return fail(e.error().fault, "segment " + num(i) + ": " + e.error().message);
     if (e->resident() && e->slot > max_slot)
-      return fail(DecodeFault::inconsistent, "segment " + num(i) + ": slot " + num(e->slot) + " is past the arena's last, " + num(max_slot));
+      return fail(DecodeFault::inconsistent,
+                  "segment " + num(i) + ": slot " + num(e->slot) + " is past the arena's last, " + num(max_slot));
     out.push_back(*e);
   }
   return out;
@@ -105,7 +107,8 @@ const char* to_string(SegmentStatus s) noexcept {
     case SegmentStatus::unknown_movie: return "not a cached movie of this connection's catalog";
     case SegmentStatus::disk_error: return "the server could not read it from disk";
     case SegmentStatus::refused: return "this connection may not read that movie";
-    case SegmentStatus::busy: return "the server has no memory left to isolate this read (its --isolation-memory is used up); try again later";
+    case SegmentStatus::busy:
+      return "the server has no memory left to isolate this read (its --isolation-memory is used up); try again later";
   }
   return "unknown status";
 }
@@ -142,7 +145,8 @@ Decoded<SegmentRequest> decode_segment_request(Bytes buf) {
   r.ahead = w.ahead.get();
   r.request_id = w.request_id.get();
   if (r.ahead > kMaxReadAhead)
-    return fail(DecodeFault::bad_field, "segment request: read-ahead of " + num(r.ahead) + " segments (at most " + num(kMaxReadAhead) + ")");
+    return fail(DecodeFault::bad_field,
+                "segment request: read-ahead of " + num(r.ahead) + " segments (at most " + num(kMaxReadAhead) + ")");
   return r;
 }
 

@@ -53,7 +53,8 @@ Decoded<WriteRecordCookie> decode_write_record_cookie(Bytes buf) {
   c.lifetime_s = w.lifetime_s.get();
   c.max_payload = w.max_payload.get();
   if (c.max_payload == 0 || c.max_payload > kWriteRecordMaxPayload)
-    return fail(DecodeFault::bad_field, "write-record cookie: max payload " + num(c.max_payload) + " outside 1.." + num(kWriteRecordMaxPayload));
+    return fail(DecodeFault::bad_field,
+                "write-record cookie: max payload " + num(c.max_payload) + " outside 1.." + num(kWriteRecordMaxPayload));
   return c;
 }
 
@@ -97,10 +98,14 @@ Decoded<WriteRecordRequest> decode_write_record_request(Bytes buf) {
   r.record_seq = w.record_seq.get();
   std::copy(std::begin(w.cookie), std::end(w.cookie), r.cookie.begin());
   switch (w.region) {
-    case 1: case 2: case 3: r.region = static_cast<WriteRecordRegion>(w.region); break;
-    default: return fail(DecodeFault::bad_field, "write-record request: unknown region " + num(w.region) + " (1 catalog, 2 movie, 3 index)");
+    case 1:
+    case 2:
+    case 3: r.region = static_cast<WriteRecordRegion>(w.region); break;
+    default:
+      return fail(DecodeFault::bad_field, "write-record request: unknown region " + num(w.region) + " (1 catalog, 2 movie, 3 index)");
   }
-  if (w.flags != 0) return fail(DecodeFault::bad_field, "write-record request: flags " + hex(w.flags) + " name features this version lacks");
+  if (w.flags != 0)
+    return fail(DecodeFault::bad_field, "write-record request: flags " + hex(w.flags) + " name features this version lacks");
   r.catalog_generation = w.catalog_generation.get();
   r.selector = w.selector.get();
   r.offset = w.offset.get();
@@ -110,13 +115,15 @@ Decoded<WriteRecordRequest> decode_write_record_request(Bytes buf) {
   r.max_payload = w.max_payload.get();
   r.rate_bps = w.rate_bps.get();
   if (r.length == 0) return fail(DecodeFault::bad_field, "write-record request: a range of 0 bytes");
-  if (r.offset + r.length < r.offset) return fail(DecodeFault::bad_field, "write-record request: offset " + num(r.offset) + " + length wraps");
+  if (r.offset + r.length < r.offset)
+    return fail(DecodeFault::bad_field, "write-record request: offset " + num(r.offset) + " + length wraps");
   // The record must fit the advertised buffer: computed without overflow.
   if (r.buffer_offset > r.buffer_length || r.length > r.buffer_length - r.buffer_offset)
     return fail(DecodeFault::inconsistent, "write-record request: a record of " + num(r.length) + " bytes at " + num(r.buffer_offset) +
                                                " does not fit the advertised " + num(r.buffer_length) + "-byte buffer");
   if (r.max_payload < 64 || r.max_payload > kWriteRecordMaxPayload)
-    return fail(DecodeFault::bad_field, "write-record request: max payload " + num(r.max_payload) + " outside 64.." + num(kWriteRecordMaxPayload));
+    return fail(DecodeFault::bad_field,
+                "write-record request: max payload " + num(r.max_payload) + " outside 64.." + num(kWriteRecordMaxPayload));
   if (r.rate_bps == 0) return fail(DecodeFault::bad_field, "write-record request: a rate of 0");
   if (r.region == WriteRecordRegion::catalog && r.selector != 0)
     return fail(DecodeFault::inconsistent, "write-record request: the catalog takes no selector");
@@ -156,7 +163,8 @@ Decoded<WriteRecordData> decode_write_record_data_header(Bytes header, std::uint
   if (header.size() < sizeof(WireWriteRecordDataHeader))
     return fail(DecodeFault::truncated, what + ": " + num(header.size()) + " bytes, fewer than the 56-byte header");
   const auto w = load_wire<WireWriteRecordDataHeader>(header.data());
-  if (w.header.magic.get() != kMagic) return fail(DecodeFault::bad_magic, what + ": magic " + hex(w.header.magic.get()) + " is not rdma-vod's");
+  if (w.header.magic.get() != kMagic)
+    return fail(DecodeFault::bad_magic, what + ": magic " + hex(w.header.magic.get()) + " is not rdma-vod's");
   if (w.header.version < kMinProtocolVersion || w.header.version > kProtocolVersion)
     return fail(DecodeFault::unsupported_version, what + ": protocol version " + num(w.header.version) + " not supported");
   if (w.header.type != static_cast<std::uint8_t>(MessageType::write_record_data))
@@ -164,8 +172,8 @@ Decoded<WriteRecordData> decode_write_record_data_header(Bytes header, std::uint
   const std::size_t payload_length = w.payload_length.get();
   // A datagram is exactly its header and payload: anything else was cut (MSG_TRUNC) or padded.
   if (w.header.length.get() != sizeof w + payload_length || datagram_length != sizeof w + payload_length)
-    return fail(DecodeFault::inconsistent, what + ": " + num(datagram_length) + " bytes arrived, the header says " + num(w.header.length.get()) +
-                                               " and a payload of " + num(payload_length));
+    return fail(DecodeFault::inconsistent, what + ": " + num(datagram_length) + " bytes arrived, the header says " +
+                                               num(w.header.length.get()) + " and a payload of " + num(payload_length));
   WriteRecordData d;
   d.session_id = w.session_id.get();
   d.flags = w.flags.get();
@@ -182,11 +190,11 @@ Decoded<WriteRecordData> decode_write_record_data_header(Bytes header, std::uint
                                                ") lies outside its " + num(d.record_length) + "-byte record");
   if (d.flags & kRecordStreamOffset) {
     if (d.record_length > buffer_length)
-      return fail(DecodeFault::inconsistent, what + ": a live record of " + num(d.record_length) + " bytes is longer than the " +
-                                                 num(buffer_length) + "-byte ring");
+      return fail(DecodeFault::inconsistent,
+                  what + ": a live record of " + num(d.record_length) + " bytes is longer than the " + num(buffer_length) + "-byte ring");
     if (d.record_length > ~std::uint64_t{0} - d.buffer_offset)
-      return fail(DecodeFault::inconsistent, what + ": live record [" + num(d.buffer_offset) + ", +" + num(d.record_length) +
-                                                 ") wraps the 64-bit stream offset");
+      return fail(DecodeFault::inconsistent,
+                  what + ": live record [" + num(d.buffer_offset) + ", +" + num(d.record_length) + ") wraps the 64-bit stream offset");
     if ((d.flags & kRecordEndOfStream) && d.record_length != 0)
       return fail(DecodeFault::bad_field, what + ": an end of stream with " + num(d.record_length) + " bytes");
     return d;
@@ -240,7 +248,8 @@ Decoded<WriteRecordError> decode_write_record_error(Bytes buf) {
   const auto w = load_wire<WireWriteRecordErrorFixed>(buf.data());
   const std::size_t reason_len = *length - sizeof w;
   if (reason_len > kWriteRecordReasonMax)
-    return fail(DecodeFault::bad_length, "write-record error: reason of " + num(reason_len) + " bytes exceeds " + num(kWriteRecordReasonMax));
+    return fail(DecodeFault::bad_length,
+                "write-record error: reason of " + num(reason_len) + " bytes exceeds " + num(kWriteRecordReasonMax));
   WriteRecordError e;
   e.session_id = w.session_id.get();
   e.epoch = w.epoch.get();

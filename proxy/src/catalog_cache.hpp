@@ -21,7 +21,8 @@ namespace vod::proxy {
 class CatalogCache {
  public:
   // `count`: where the catalog sessions' figures go (the pool's totals).
-  CatalogCache(const client::Uri& server, const client::SessionOptions& options, SessionOpener& opener, std::function<void(const client::Stats&)> count)
+  CatalogCache(const client::Uri& server, const client::SessionOptions& options, SessionOpener& opener,
+               std::function<void(const client::Stats&)> count)
       : server_(server), options_(options), opener_(opener), count_(std::move(count)) {}
 
   // Reads the catalog now, waiting for the server. Throws ClientError when it cannot be reached.
@@ -38,7 +39,7 @@ class CatalogCache {
   const client::SessionOptions& options_;
   SessionOpener& opener_;
   std::function<void(const client::Stats&)> count_;
-  std::shared_ptr<const proto::Catalog> catalog_;  // the last read; swapped only between requests
+  std::shared_ptr<const proto::Catalog> catalog_;            // the last read; swapped only between requests
   std::chrono::steady_clock::time_point read_at_, good_at_;  // when the last read started; when one last succeeded
   bool ok_ = false, refreshing_ = false;
   std::string error_ = "the first read of the catalog is under way";

@@ -54,7 +54,8 @@ std::vector<Segment> cut_segments(const proto::KeyframeIndex& index, std::uint64
       s.duration_us = duration_us - start.time_us;
     } else if (!out.empty()) {
       // No duration past this keyframe: the bytes at the movie's average rate so far.
-      const double us_per_byte = static_cast<double>(start.time_us - out.front().start_us) / static_cast<double>(start.offset - out.front().bytes.offset);
+      const double us_per_byte =
+          static_cast<double>(start.time_us - out.front().start_us) / static_cast<double>(start.offset - out.front().bytes.offset);
       const double estimate = std::min(us_per_byte * static_cast<double>(s.bytes.length), 1e15);  // a hostile index: at most 30 years
       s.duration_us = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(estimate));
     } else {
@@ -91,8 +92,8 @@ std::optional<ByteSpan> ts_init_range(std::span<const std::uint8_t> head) {
       if (!payload) continue;
       std::size_t have = kPacket - at;
       if (pmt_left == 0) {
-        if (!unit_start) continue;  // the end of a section that began before the PAT: not ours
-        at += 1 + p[at];            // pointer_field
+        if (!unit_start) continue;                                   // the end of a section that began before the PAT: not ours
+        at += 1 + p[at];                                             // pointer_field
         if (at + 3 > kPacket || p[at] != 0x02) return std::nullopt;  // table_id 2: a PMT section
         pmt_left = 3 + (((p[at + 1] & 0x0fu) << 8) | p[at + 2]);
         have = kPacket - at;
@@ -125,19 +126,22 @@ std::optional<ByteSpan> ts_init_range(std::span<const std::uint8_t> head) {
 
 std::string ts_media_playlist(const std::vector<Segment>& segments, const std::string& movie_uri, const std::optional<ByteSpan>& init) {
   // Version 4 for EXT-X-BYTERANGE; 6 for EXT-X-MAP in a playlist that is not I-frames only (RFC 8216, 7).
-  std::string b = "#EXTM3U\n#EXT-X-VERSION:" + std::string(init ? "6" : "4") + "\n#EXT-X-TARGETDURATION:" + std::to_string(target_duration(segments)) +
+  std::string b = "#EXTM3U\n#EXT-X-VERSION:" + std::string(init ? "6" : "4") +
+                  "\n#EXT-X-TARGETDURATION:" + std::to_string(target_duration(segments)) +
                   "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n";
-  if (init) b += "#EXT-X-MAP:URI=\"" + movie_uri + "\",BYTERANGE=\"" + std::to_string(init->length) + "@" + std::to_string(init->offset) + "\"\n";
+  if (init)
+    b += "#EXT-X-MAP:URI=\"" + movie_uri + "\",BYTERANGE=\"" + std::to_string(init->length) + "@" + std::to_string(init->offset) + "\"\n";
   for (const auto& s : segments)
-    b += "#EXTINF:" + seconds_text(s.duration_us) + ",\n#EXT-X-BYTERANGE:" + std::to_string(s.bytes.length) + "@" + std::to_string(s.bytes.offset) +
-         "\n" + movie_uri + "\n";
+    b += "#EXTINF:" + seconds_text(s.duration_us) + ",\n#EXT-X-BYTERANGE:" + std::to_string(s.bytes.length) + "@" +
+         std::to_string(s.bytes.offset) + "\n" + movie_uri + "\n";
   return b + "#EXT-X-ENDLIST\n";
 }
 
 std::string fmp4_media_playlist(const std::vector<Segment>& segments) {
   std::string b = "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:" + std::to_string(target_duration(segments)) +
                   "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-MAP:URI=\"init.mp4\"\n";
-  for (std::size_t i = 0; i < segments.size(); ++i) b += "#EXTINF:" + seconds_text(segments[i].duration_us) + ",\nseg-" + std::to_string(i) + ".m4s\n";
+  for (std::size_t i = 0; i < segments.size(); ++i)
+    b += "#EXTINF:" + seconds_text(segments[i].duration_us) + ",\nseg-" + std::to_string(i) + ".m4s\n";
   return b + "#EXT-X-ENDLIST\n";
 }
 
@@ -152,7 +156,8 @@ std::uint64_t peak_bandwidth(const std::vector<Segment>& segments, std::uint64_t
 }
 
 std::string multivariant_playlist(const Variant& v) {
-  std::string b = "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=" + std::to_string(std::max<std::uint64_t>(v.bandwidth, 1));
+  std::string b =
+      "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=" + std::to_string(std::max<std::uint64_t>(v.bandwidth, 1));
   if (v.average_bandwidth) b += ",AVERAGE-BANDWIDTH=" + std::to_string(v.average_bandwidth);
   if (!v.codecs.empty()) b += ",CODECS=\"" + v.codecs + "\"";
   if (v.width && v.height) b += ",RESOLUTION=" + std::to_string(v.width) + "x" + std::to_string(v.height);

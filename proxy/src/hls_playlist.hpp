@@ -28,7 +28,7 @@ struct ByteSpan {
 
 struct Segment {
   ByteSpan bytes;
-  std::uint64_t start_us = 0;     // presentation time of its first keyframe, from the movie's start
+  std::uint64_t start_us = 0;  // presentation time of its first keyframe, from the movie's start
   std::uint64_t duration_us = 0;
   bool operator==(const Segment&) const = default;
 };

@@ -19,7 +19,8 @@ using routing::query_value;
 
 // A decimal number of at most `digits` digits without a leading zero ("0" itself is one).
 std::optional<std::uint64_t> decimal(const std::string& text, std::size_t digits) {
-  if (text.empty() || text.size() > digits || text.find_first_not_of("0123456789") != std::string::npos || (text.size() > 1 && text[0] == '0'))
+  if (text.empty() || text.size() > digits || text.find_first_not_of("0123456789") != std::string::npos ||
+      (text.size() > 1 && text[0] == '0'))
     return std::nullopt;
   return std::stoull(text);
 }
@@ -50,7 +51,8 @@ Plan live_hls_request(const Request& r, const std::string& rest, const Site& sit
   auto found = named_entry(rest.substr(0, slash), site.catalog);
   if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
   const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
-  if (!is_live(e)) return error_plan(404, "'" + e.name + "' is a movie: its playlist is /hls/" + client::percent_encode(e.name) + "/index.m3u8");
+  if (!is_live(e))
+    return error_plan(404, "'" + e.name + "' is a movie: its playlist is /hls/" + client::percent_encode(e.name) + "/index.m3u8");
   LiveHlsWant w;
   w.channel = e.name;
   const auto numbered = [&](const char* prefix, std::size_t numbers) -> bool {
@@ -124,11 +126,14 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   else if (file == "master.m3u8") w.kind = HlsWant::Kind::multivariant;
   else if (file == "init.mp4") w.kind = HlsWant::Kind::init;
   else if (auto n = segment_number(file)) w.kind = HlsWant::Kind::segment, w.segment = *n;
-  else if (file != "movie.ts") return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
+  else if (file != "movie.ts")
+    return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
   auto found = named_entry(rest.substr(0, slash), site.catalog);
   if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
   const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
-  if (is_live(e)) return error_plan(404, "'" + e.name + "' is a live channel: its playlist would be /hls/live/" + client::percent_encode(e.name) + "/index.m3u8");
+  if (is_live(e))
+    return error_plan(
+        404, "'" + e.name + "' is a live channel: its playlist would be /hls/live/" + client::percent_encode(e.name) + "/index.m3u8");
   const bool fmp4 = e.container == "mp4" || e.container == "matroska" || e.container == "webm";
   if (e.container != "mpegts" && !fmp4)
     return error_plan(404, "'" + e.name + "' is " + (e.container.empty() ? std::string("not media libavformat recognises") : e.container) +
@@ -143,7 +148,8 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   if (piece && !fmp4) return error_plan(404, "'" + e.name + "' is MPEG-TS: its segments are byte ranges of movie.ts (see index.m3u8)");
   Plan p;
   // Playlists and pieces change only with the movie's bytes (the ETag's content identity).
-  p.headers = {{"Content-Type", piece ? "video/mp4" : "application/vnd.apple.mpegurl"}, {"Cache-Control", piece ? "max-age=3600" : "max-age=30"}};
+  p.headers = {{"Content-Type", piece ? "video/mp4" : "application/vnd.apple.mpegurl"},
+               {"Cache-Control", piece ? "max-age=3600" : "max-age=30"}};
   if (std::string etag = etag_for(e); !etag.empty()) p.headers.emplace_back("ETag", etag.insert(1, "hls-" + file + "-"));
   w.name = e.name;
   w.movie_uri = ts_segments_uri(e);
@@ -162,7 +168,8 @@ Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
   if (want.kind == HlsWant::Kind::media) {
     p.body = facts.fmp4 ? hls::fmp4_media_playlist(facts.segments) : hls::ts_media_playlist(facts.segments, want.movie_uri, facts.ts_init);
   } else {
-    hls::Variant v{"index.m3u8", facts.codecs, hls::peak_bandwidth(facts.segments, want.bitrate_bps), want.bitrate_bps, want.width, want.height};
+    hls::Variant v{"index.m3u8",     facts.codecs, hls::peak_bandwidth(facts.segments, want.bitrate_bps),
+                   want.bitrate_bps, want.width,   want.height};
     p.body = hls::multivariant_playlist(v);
   }
   return p;

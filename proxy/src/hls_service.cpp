@@ -12,7 +12,7 @@ namespace vod::proxy {
 namespace {
 
 constexpr std::size_t kTsHeadBytes = 64 * 1024;  // a TS file's leading tables are in its first packets
-constexpr std::size_t kMaxFacts = 4096;           // movies; older generations go first
+constexpr std::size_t kMaxFacts = 4096;          // movies; older generations go first
 
 std::string codecs_of(const media::StreamCodecs& c) {
   std::vector<std::string> parts;
@@ -94,14 +94,14 @@ void HlsService::facts(const std::string& name, std::uint32_t generation, FactsD
     if (f.error.empty())
       log::info("hls", "'" + key.first + "': " + std::to_string(f.segments.size()) + " segments, codecs \"" + f.codecs + "\" in " +
                            std::to_string(ms) + " ms");
-    else
-      log::warn("hls", "'" + key.first + "': no playlist: " + f.error);
+    else log::warn("hls", "'" + key.first + "': no playlist: " + f.error);
     boost::asio::post(io_, [this, key, f = std::move(f)]() mutable { facts_made(key, std::move(f)); });
   });
 }
 
 client::Session& HlsService::session_for(const std::string& name, std::uint32_t generation) {
-  if (session_ && !settings_.server.cluster && session_->catalog().generation != generation) session_.reset();  // a new catalog: a new connection (a fleet's switches always connect)
+  if (session_ && !settings_.server.cluster && session_->catalog().generation != generation)
+    session_.reset();  // a new catalog: a new connection (a fleet's switches always connect)
   // A server registers its generation again when it has probed a movie it listed unprobed at start
   // (raw bytes until then): HLS is asked for media only, so a session whose catalog still lists the
   // movie as raw bytes has an older registration; a new connection reads the current one.
@@ -128,8 +128,10 @@ hls::MovieFacts HlsService::make_facts(const FactsKey& key) {
   const proto::KeyframeIndex& index = s.index();
   if (index.entries.empty()) {
     facts.retry = (movie.flags & proto::kEntryHasIndex) != 0;
-    facts.error = facts.retry ? "the server is still building the keyframe index of '" + name + "'; try again in a few seconds"
-                              : "'" + name + "' has no keyframe index (no video stream the server could index), so it cannot be cut into HLS segments";
+    facts.error =
+        facts.retry
+            ? "the server is still building the keyframe index of '" + name + "'; try again in a few seconds"
+            : "'" + name + "' has no keyframe index (no video stream the server could index), so it cannot be cut into HLS segments";
     return facts;
   }
   facts.segments = hls::cut_segments(index, movie.size, movie.duration_us, settings_.target_us);
@@ -138,7 +140,8 @@ hls::MovieFacts HlsService::make_facts(const FactsKey& key) {
     std::vector<std::uint8_t> head(static_cast<std::size_t>(std::min<std::uint64_t>(movie.size, kTsHeadBytes)));
     head.resize(s.pread(0, head));
     facts.ts_init = hls::ts_init_range(head);
-    if (!facts.ts_init) log::warn("hls", "'" + name + "': no PAT and PMT ahead of the media in its first packets; its playlist has no EXT-X-MAP");
+    if (!facts.ts_init)
+      log::warn("hls", "'" + name + "': no PAT and PMT ahead of the media in its first packets; its playlist has no EXT-X-MAP");
   }
   const media::StreamCodecs codecs = media::stream_codecs(movie.size, read_at);
   facts.codecs = codecs_of(codecs);
@@ -176,8 +179,8 @@ void HlsService::piece(const std::string& name, std::uint32_t generation, std::o
     if (!f->error.empty() || (n >= 0 && static_cast<std::size_t>(n) >= f->segments.size())) {
       HlsPiece p;
       p.error = !f->error.empty() ? f->error
-                                  : "'" + std::get<0>(key) + "' has " + std::to_string(f->segments.size()) + " segments, numbered from 0; there is no " +
-                                        piece_name(n);
+                                  : "'" + std::get<0>(key) + "' has " + std::to_string(f->segments.size()) +
+                                        " segments, numbered from 0; there is no " + piece_name(n);
       p.retry = f->retry;
       return piece_made(key, std::move(p));
     }
@@ -186,7 +189,8 @@ void HlsService::piece(const std::string& name, std::uint32_t generation, std::o
       const hls::Segment& s = f->segments[static_cast<std::size_t>(n)];
       start = s.start_us;
       // The last segment runs to the end of the movie, whatever its stated duration.
-      end = static_cast<std::size_t>(n) + 1 == f->segments.size() ? s.start_us + s.duration_us + 3'600'000'000ull : s.start_us + s.duration_us;
+      end = static_cast<std::size_t>(n) + 1 == f->segments.size() ? s.start_us + s.duration_us + 3'600'000'000ull
+                                                                  : s.start_us + s.duration_us;
     }
     run([this, key, start, end] {
       HlsPiece p = make_piece(key, start, end);
@@ -214,7 +218,9 @@ HlsPiece HlsService::make_piece(const PieceKey& key, std::uint64_t start_us, std
     p.retry = true;
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
-  if (p.error.empty()) log::debug("hls", "'" + name + "' " + piece_name(n) + ": " + std::to_string(p.bytes.size()) + " B remuxed in " + std::to_string(ms) + " ms");
+  if (p.error.empty())
+    log::debug("hls",
+               "'" + name + "' " + piece_name(n) + ": " + std::to_string(p.bytes.size()) + " B remuxed in " + std::to_string(ms) + " ms");
   else log::warn("hls", p.error);
   return p;
 }

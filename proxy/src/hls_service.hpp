@@ -11,6 +11,7 @@
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+
 #include <boost/asio.hpp>
 #include <condition_variable>
 #include <cstdint>
@@ -34,8 +35,8 @@ namespace vod::proxy {
 struct HlsSettings {
   client::Uri server;
   client::SessionOptions session;
-  std::uint64_t target_us = 4'000'000;      // --hls-segment-seconds
-  std::size_t cache_bytes = 64u << 20;      // --hls-cache-mib: remuxed fMP4 pieces kept
+  std::uint64_t target_us = 4'000'000;  // --hls-segment-seconds
+  std::size_t cache_bytes = 64u << 20;  // --hls-cache-mib: remuxed fMP4 pieces kept
 };
 
 // A remuxed fMP4 piece of a movie: its bytes, or why there are none.
@@ -61,12 +62,12 @@ class HlsService {
   void piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, PieceDone done);
 
  private:
-  using FactsKey = std::pair<std::string, std::uint32_t>;  // movie, catalog generation
+  using FactsKey = std::pair<std::string, std::uint32_t>;         // movie, catalog generation
   using PieceKey = std::tuple<std::string, std::uint32_t, long>;  // ..., segment (-1: init)
   void work();
-  void run(std::function<void()> task);  // on the worker
-  client::Session& session_for(const std::string& name, std::uint32_t generation);  // worker only
-  hls::MovieFacts make_facts(const FactsKey& key);                                   // worker only
+  void run(std::function<void()> task);                                                    // on the worker
+  client::Session& session_for(const std::string& name, std::uint32_t generation);         // worker only
+  hls::MovieFacts make_facts(const FactsKey& key);                                         // worker only
   HlsPiece make_piece(const PieceKey& key, std::uint64_t start_us, std::uint64_t end_us);  // worker only
   void facts_made(const FactsKey& key, hls::MovieFacts facts);
   void piece_made(const PieceKey& key, HlsPiece piece);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "host_allow_list.hpp"
 
+#include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+
 #include <cctype>
 
-#include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
 #include <boost/asio/ip/address.hpp>
 #include <stdexcept>
 
@@ -131,18 +132,17 @@ Plan host_refusal(HostVerdict verdict, std::string_view host) {
   switch (verdict) {
     case HostVerdict::missing:
       return error_plan(400, "an HTTP/1.1 request needs a Host header; send the address you connected to, e.g. Host: 127.0.0.1:8080");
-    case HostVerdict::repeated:
-      return error_plan(400, "the request has more than one Host header; send one");
+    case HostVerdict::repeated: return error_plan(400, "the request has more than one Host header; send one");
     case HostVerdict::malformed:
       return error_plan(400, "Host '" + shown(host) + "' is not a host name, IPv4 address or [IPv6] address with an optional :port");
     case HostVerdict::not_allowed:
-    case HostVerdict::allowed:
-      break;
+    case HostVerdict::allowed: break;
   }
   const std::string name = host_name_of(host).value_or(shown(host));
   return error_plan(421, "vod-proxy does not answer to the name '" + name +
                              "' (a web page elsewhere could be reading it through DNS rebinding); if that is how you reach the proxy, "
-                             "start it with --allow-host " + name);
+                             "start it with --allow-host " +
+                             name);
 }
 
 const char* invalid_cors_origin(const std::string& o) {

@@ -48,7 +48,7 @@ void HttpConnection::start() { wait_for_request(); }
 void HttpConnection::wait_for_request() {
   parser_.reset();
   if (buffer_.size() > 0) return read_header();  // the next request is here already (pipelined)
-  buffer_.shrink_to_fit();                        // an idle connection holds no buffer
+  buffer_.shrink_to_fit();                       // an idle connection holds no buffer
   arm_deadline(first_request_ ? accepted_ + limits_.header_timeout : std::chrono::steady_clock::now() + limits_.idle_timeout);
   stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) { self->on_readable(ec); });
 }
@@ -102,8 +102,8 @@ void HttpConnection::on_request(beast::error_code ec) {
     keep_alive_ = false;
     request_line_ = "(request header incomplete)";
     range_.clear();
-    return respond(error_plan(408, "the request header did not arrive whole within " + std::to_string(limits_.header_timeout.count()) + " s of " +
-                                       (first_request_ ? "the connection opening" : "its first byte") +
+    return respond(error_plan(408, "the request header did not arrive whole within " + std::to_string(limits_.header_timeout.count()) +
+                                       " s of " + (first_request_ ? "the connection opening" : "its first byte") +
                                        " (--header-timeout); send the whole header at once"),
                    "GET");
   }
@@ -119,8 +119,10 @@ void HttpConnection::on_request(beast::error_code ec) {
     range_.clear();
     unsigned status = 400;
     std::string why = ec.message();
-    if (ec == http::error::header_limit) status = 431, why = "the request headers exceed " + std::to_string(limits_.header_bytes) + " bytes";
-    else if (ec == http::error::body_limit || ec == http::error::unexpected_body) status = 413, why = "requests to this proxy carry no body";
+    if (ec == http::error::header_limit)
+      status = 431, why = "the request headers exceed " + std::to_string(limits_.header_bytes) + " bytes";
+    else if (ec == http::error::body_limit || ec == http::error::unexpected_body)
+      status = 413, why = "requests to this proxy carry no body";
     Plan p = error_plan(status, why);
     respond(std::move(p), "GET");
     return;
@@ -131,9 +133,14 @@ void HttpConnection::on_request(beast::error_code ec) {
   request_line_ = std::string(req.method_string()) + " " + std::string(req.target());
   range_ = std::string(req[http::field::range]);
   const std::string method(req.method_string());
-  const RequestContext context{hosts_, pages_, default_host_, pool_.server(), [this]() -> const proto::Catalog& { return pool_.catalog(); },
+  const RequestContext context{hosts_,
+                               pages_,
+                               default_host_,
+                               pool_.server(),
+                               [this]() -> const proto::Catalog& { return pool_.catalog(); },
                                [this] { return metrics_.render(pool_.figures(), thumbnails_.figures()); },
-                               [this] { return pool_.catalog_staleness(); }, &cors_origins_};
+                               [this] { return pool_.catalog_staleness(); },
+                               &cors_origins_};
   RequestAnswer a;
   try {
     a = answer(req, context);
@@ -154,14 +161,15 @@ void HttpConnection::on_request(beast::error_code ec) {
 void HttpConnection::respond_with_picture(Plan plan, const std::string& method, std::uint32_t generation) {
   // The picture is made (or found) off this thread; the connection waits without reading.
   const ThumbnailWant want = *plan.as<ThumbnailWant>();
-  thumbnails_.get(want, generation, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const Picture> picture) mutable {
-    plan.body = picture->jpeg;
-    if (picture->placeholder) {
-      // Say why, and let the browser ask again later: the next generation may decode.
-      plan.headers = {{"Content-Type", "image/jpeg"}, {"Cache-Control", "no-cache"}, {"X-Thumbnail", "placeholder: " + picture->note}};
-    }
-    self->respond(std::move(plan), method);
-  });
+  thumbnails_.get(
+      want, generation, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const Picture> picture) mutable {
+        plan.body = picture->jpeg;
+        if (picture->placeholder) {
+          // Say why, and let the browser ask again later: the next generation may decode.
+          plan.headers = {{"Content-Type", "image/jpeg"}, {"Cache-Control", "no-cache"}, {"X-Thumbnail", "placeholder: " + picture->note}};
+        }
+        self->respond(std::move(plan), method);
+      });
 }
 
 void HttpConnection::respond_with_playlist(Plan plan, const std::string& method, std::uint32_t generation) {
@@ -170,14 +178,16 @@ void HttpConnection::respond_with_playlist(Plan plan, const std::string& method,
   const HlsWant want = *plan.as<HlsWant>();
   if (want.kind == HlsWant::Kind::init || want.kind == HlsWant::Kind::segment) {
     const std::optional<unsigned> segment = want.kind == HlsWant::Kind::segment ? std::optional<unsigned>(want.segment) : std::nullopt;
-    hls_.piece(want.name, generation, segment, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const HlsPiece> p) mutable {
-      self->respond(hls_piece_plan(std::move(plan), p->bytes, p->error, p->retry), method);
-    });
+    hls_.piece(want.name, generation, segment,
+               [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const HlsPiece> p) mutable {
+                 self->respond(hls_piece_plan(std::move(plan), p->bytes, p->error, p->retry), method);
+               });
     return;
   }
-  hls_.facts(want.name, generation, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const hls::MovieFacts> facts) mutable {
-    self->respond(hls_plan(std::move(plan), *facts), method);
-  });
+  hls_.facts(want.name, generation,
+             [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const hls::MovieFacts> facts) mutable {
+               self->respond(hls_plan(std::move(plan), *facts), method);
+             });
 }
 
 void HttpConnection::respond_with_live_hls(Plan plan, const std::string& method) {
@@ -196,12 +206,15 @@ void HttpConnection::respond(Plan plan, const std::string& method) {
   if (live && plan_.send_body && !live_) {
     // Join the channel before the status line goes out, so a failure is an HTTP error that says
     // why. Its session opens off the event loop: the connection waits, nothing else does.
-    live_hubs_.subscribe(live->channel, peer_, [self = shared_from_this(), method](std::unique_ptr<LiveViewer> viewer, const std::string& error) {
-      if (!viewer)
-        return self->respond(error_plan(503, std::string("cannot open the live channel '") + self->plan_.as<LiveStream>()->channel + "': " + error), method);
-      self->live_ = std::move(viewer);
-      self->respond(std::move(self->plan_), method);
-    });
+    live_hubs_.subscribe(
+        live->channel, peer_, [self = shared_from_this(), method](std::unique_ptr<LiveViewer> viewer, const std::string& error) {
+          if (!viewer)
+            return self->respond(
+                error_plan(503, std::string("cannot open the live channel '") + self->plan_.as<LiveStream>()->channel + "': " + error),
+                method);
+          self->live_ = std::move(viewer);
+          self->respond(std::move(self->plan_), method);
+        });
     return;
   }
   header_ = std::make_shared<http::response<http::empty_body>>();
@@ -321,7 +334,8 @@ void HttpConnection::watch_live_client() {
 void HttpConnection::end_live(const std::string& why) {
   if (live_ended_) return;
   live_ended_ = true;
-  if (!why.empty()) log::warn("proxy", peer_ + " " + request_line_ + ": ending the live response after " + std::to_string(live_sent_) + " bytes: " + why);
+  if (!why.empty())
+    log::warn("proxy", peer_ + " " + request_line_ + ": ending the live response after " + std::to_string(live_sent_) + " bytes: " + why);
   log_access(plan_.status, live_sent_);
   live_.reset();  // leaves the channel's hub
   close();

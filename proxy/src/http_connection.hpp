@@ -18,6 +18,7 @@
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+
 #include <array>
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
@@ -27,7 +28,6 @@
 #include <string>
 
 #include "connection_slots.hpp"
-#include "vod/client/buffer_pool.hpp"
 #include "hls_service.hpp"
 #include "host_allow_list.hpp"
 #include "live_hls_service.hpp"
@@ -38,6 +38,7 @@
 #include "request_path.hpp"
 #include "request_router.hpp"
 #include "thumbnail_service.hpp"
+#include "vod/client/buffer_pool.hpp"
 #include "web_pages.hpp"
 
 namespace vod::proxy {
@@ -123,7 +124,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   bool keep_alive_ = false, writing_ = false;
   std::chrono::steady_clock::time_point started_;
   std::shared_ptr<boost::beast::http::response<boost::beast::http::empty_body>> header_;
-  RangeBlocks blocks_;  // a movie's range
+  RangeBlocks blocks_;           // a movie's range
   std::uint64_t live_sent_ = 0;  // a live channel's bytes written
   // A live channel's response: a viewer of the channel's hub, one chunk in flight, chunked for
   // HTTP/1.1; the client's side is read meanwhile only to notice that it went away.

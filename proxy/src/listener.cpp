@@ -17,8 +17,8 @@ using asio::ip::tcp;
 
 namespace {
 
-constexpr std::size_t kMaxRefusing = 64;                         // refusals lingering at once; beyond, closed at once
-constexpr auto kRefusalLinger = std::chrono::seconds(1);          // a refused client's time to read the 503
+constexpr std::size_t kMaxRefusing = 64;                  // refusals lingering at once; beyond, closed at once
+constexpr auto kRefusalLinger = std::chrono::seconds(1);  // a refused client's time to read the 503
 constexpr auto kRefusalLogEvery = std::chrono::seconds(10);
 
 // One refused connection: the 503 goes out, the send side is shut, and what the client sends is
@@ -66,12 +66,14 @@ std::string busy_answer(std::size_t max_connections) {
   const std::string body = "503 Service Unavailable: vod-proxy has " + std::to_string(max_connections) +
                            " connections open, its --max-connections; try again shortly, or start it with a higher --max-connections\n";
   return "HTTP/1.1 503 Service Unavailable\r\nServer: vod-proxy\r\nContent-Type: text/plain; charset=utf-8\r\nRetry-After: 1\r\n"
-         "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+         "Connection: close\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 }  // namespace
 
-Listener::Listener(asio::io_context& io, tcp::endpoint at, const Services& services, const ConnectionLimits& limits, std::size_t max_connections)
+Listener::Listener(asio::io_context& io, tcp::endpoint at, const Services& services, const ConnectionLimits& limits,
+                   std::size_t max_connections)
     : acceptor_(io, at),
       retry_(io),
       services_(services),
@@ -93,7 +95,8 @@ void Listener::accept() {
       });
       return;
     }
-    if (auto slot = slots_.try_take()) std::make_shared<HttpConnection>(std::move(socket), services_, limits_, host_, std::move(*slot))->start();
+    if (auto slot = slots_.try_take())
+      std::make_shared<HttpConnection>(std::move(socket), services_, limits_, host_, std::move(*slot))->start();
     else refuse(std::move(socket));
     accept();
   });
@@ -102,8 +105,9 @@ void Listener::accept() {
 void Listener::refuse(tcp::socket socket) {
   services_.metrics.connection_refused();
   if (const auto n = refusal_log_.note(std::chrono::steady_clock::now()))
-    log::warn("proxy", "refused " + std::to_string(*n) + (*n == 1 ? " connection" : " connections") + " with 503: " +
-                           std::to_string(slots_.max()) + " are open (--max-connections); raise it if they are players, "
+    log::warn("proxy", "refused " + std::to_string(*n) + (*n == 1 ? " connection" : " connections") +
+                           " with 503: " + std::to_string(slots_.max()) +
+                           " are open (--max-connections); raise it if they are players, "
                            "else see who holds them (vod_proxy_http_connections in /metrics, ss -tn)");
   auto slot = refusing_.try_take();
   if (!slot) {

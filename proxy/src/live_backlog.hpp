@@ -22,15 +22,15 @@ namespace vod::proxy {
 
 // Where one viewer is.
 struct ViewerCursor {
-  bool started = false;       // false: a new viewer; next() places it at the newest join point
-  std::uint64_t position = 0; // the offset of the next chunk it sends
+  bool started = false;        // false: a new viewer; next() places it at the newest join point
+  std::uint64_t position = 0;  // the offset of the next chunk it sends
 };
 
 // What a viewer sends next.
 struct BacklogStep {
-  FanoutChunkPtr chunk;               // null: nothing new yet (wait for the next append)
-  bool discontinuity = false;         // the viewer fell out of the backlog and jumped to `chunk`
-  std::uint64_t skipped_bytes = 0;    // ... over this many bytes
+  FanoutChunkPtr chunk;             // null: nothing new yet (wait for the next append)
+  bool discontinuity = false;       // the viewer fell out of the backlog and jumped to `chunk`
+  std::uint64_t skipped_bytes = 0;  // ... over this many bytes
 };
 
 class LiveBacklog {

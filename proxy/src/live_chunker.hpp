@@ -27,7 +27,7 @@ namespace vod::proxy {
 // Where a frame of the main stream (video, else audio) begins in a chunk: the HLS packager cuts
 // parts and segments there, and times them by its PTS.
 struct AccessUnitMark {
-  std::size_t at = 0;                  // the offset in the chunk: the frame's first packet, or the PAT/PMT run in front of a keyframe
+  std::size_t at = 0;  // the offset in the chunk: the frame's first packet, or the PAT/PMT run in front of a keyframe
   std::optional<std::uint64_t> pts_90k;
   bool keyframe = false;
 };
@@ -43,9 +43,9 @@ struct FanoutChunk {
 using FanoutChunkPtr = std::shared_ptr<const FanoutChunk>;
 
 struct ChunkerStats {
-  std::uint64_t keyframes = 0;          // join points found by the scanner
-  std::uint64_t dropped_partial = 0;    // bytes of a partial packet dropped at a discontinuity
-  std::uint64_t unsynced_packets = 0;   // 188-byte units without the sync byte (published, never a join point)
+  std::uint64_t keyframes = 0;         // join points found by the scanner
+  std::uint64_t dropped_partial = 0;   // bytes of a partial packet dropped at a discontinuity
+  std::uint64_t unsynced_packets = 0;  // 188-byte units without the sync byte (published, never a join point)
 };
 
 class LiveChunker {
@@ -65,19 +65,19 @@ class LiveChunker {
   void scan_whole_packets();
   void cut(std::uint64_t end, std::vector<FanoutChunkPtr>& out);
 
-  std::vector<std::uint8_t> pending_;          // the bytes from published_ on
+  std::vector<std::uint8_t> pending_;  // the bytes from published_ on
   std::uint64_t published_ = 0;
-  std::uint64_t scanned_ = 0;                  // whole packets up to here were scanned
-  std::deque<std::uint64_t> joins_;            // join points at or after published_, ascending
-  std::deque<std::uint64_t> stream_starts_;    // stream starts at or after published_, ascending
+  std::uint64_t scanned_ = 0;                // whole packets up to here were scanned
+  std::deque<std::uint64_t> joins_;          // join points at or after published_, ascending
+  std::deque<std::uint64_t> stream_starts_;  // stream starts at or after published_, ascending
   struct Unit {
     std::uint64_t at;
     std::optional<std::uint64_t> pts_90k;
     bool keyframe;
   };
-  std::deque<Unit> units_;                     // frame starts at or after published_, ascending
-  std::optional<std::uint64_t> psi_at_;        // a PAT not yet followed by an access unit start of the main stream
-  bool stream_start_ = true;                   // the next byte scanned begins a stream
+  std::deque<Unit> units_;               // frame starts at or after published_, ascending
+  std::optional<std::uint64_t> psi_at_;  // a PAT not yet followed by an access unit start of the main stream
+  bool stream_start_ = true;             // the next byte scanned begins a stream
   media::TsScanner scanner_;
   ChunkerStats stats_;
 };

@@ -49,7 +49,10 @@ void LiveHlsPackager::Clock::advance(std::uint64_t pts) {
 }
 
 LiveHlsPackager::LiveHlsPackager(LiveHlsSettings settings, std::uint64_t first_msn)
-    : settings_(settings), next_msn_(first_msn), first_msn_made_(first_msn), target_duration_(static_cast<unsigned>(std::max(1.0, std::ceil(settings.segment_seconds)))) {}
+    : settings_(settings),
+      next_msn_(first_msn),
+      first_msn_made_(first_msn),
+      target_duration_(static_cast<unsigned>(std::max(1.0, std::ceil(settings.segment_seconds)))) {}
 
 std::uint64_t LiveHlsPackager::first_msn() const noexcept { return segments_.empty() ? first_msn_made_ : segments_.front().msn; }
 
@@ -213,7 +216,8 @@ std::string LiveHlsPackager::playlist() const {
     out += "#EXT-X-PROGRAM-DATE-TIME:" + date_time(s.program_time) + "\n";
     if (i >= parts_from) {
       for (std::size_t j = 0; j < s.parts.size(); ++j) {
-        out += "#EXT-X-PART:DURATION=" + seconds_text(s.parts[j].duration) + ",URI=\"part-" + std::to_string(s.msn) + "." + std::to_string(j) + ".ts\"";
+        out += "#EXT-X-PART:DURATION=" + seconds_text(s.parts[j].duration) + ",URI=\"part-" + std::to_string(s.msn) + "." +
+               std::to_string(j) + ".ts\"";
         if (s.parts[j].independent) out += ",INDEPENDENT=YES";
         out += "\n";
       }

@@ -31,9 +31,9 @@
 namespace vod::proxy {
 
 struct LiveHlsSettings {
-  double segment_seconds = 2.0;     // --hls-live-segment-seconds
-  double part_seconds = 0.5;        // --hls-part-seconds
-  std::size_t window_segments = 6;  // complete segments kept, and listed, behind the one being made
+  double segment_seconds = 2.0;                           // --hls-live-segment-seconds
+  double part_seconds = 0.5;                              // --hls-part-seconds
+  std::size_t window_segments = 6;                        // complete segments kept, and listed, behind the one being made
   std::size_t max_segment_bytes = std::size_t{64} << 20;  // a segment is cut at this size, keyframe or not
 };
 
@@ -46,13 +46,13 @@ struct LiveHlsPart {
 };
 
 struct LiveHlsSegment {
-  std::uint64_t msn = 0;                    // EXT-X-MEDIA-SEQUENCE numbering
-  bool discontinuity = false;               // begins a new stream (not for the first segment made)
+  std::uint64_t msn = 0;       // EXT-X-MEDIA-SEQUENCE numbering
+  bool discontinuity = false;  // begins a new stream (not for the first segment made)
   bool complete = false;
-  double duration = 0;                      // complete segments
+  double duration = 0;                                 // complete segments
   std::chrono::system_clock::time_point program_time;  // when its first byte reached the proxy
   std::string bytes;
-  std::vector<LiveHlsPart> parts;           // finished parts
+  std::vector<LiveHlsPart> parts;  // finished parts
 };
 
 // What a blocking playlist reload waits for (rfc8216bis 6.2.5.2): segment `msn` complete, or its
@@ -66,17 +66,17 @@ struct LiveHlsPosition {
 struct LiveHlsWant {
   enum class Kind { playlist, segment, part } kind = Kind::playlist;
   std::string channel;
-  std::uint64_t msn = 0;                  // segment, part
-  std::size_t part = 0;                   // part
-  std::optional<LiveHlsPosition> block;   // playlist: _HLS_msn (and _HLS_part), a blocking reload
+  std::uint64_t msn = 0;                 // segment, part
+  std::size_t part = 0;                  // part
+  std::optional<LiveHlsPosition> block;  // playlist: _HLS_msn (and _HLS_part), a blocking reload
 };
 
 // What a request gets: the body (a playlist, a segment or a part), or an HTTP error and why.
 struct LiveHlsReply {
   unsigned status = 200;
   std::string body;
-  std::string error;  // set when status is not 200
-  bool retry = false; // 503: Retry-After
+  std::string error;   // set when status is not 200
+  bool retry = false;  // 503: Retry-After
 };
 
 class LiveHlsPackager {
@@ -127,7 +127,7 @@ class LiveHlsPackager {
     std::size_t step_count = 0;
     void advance(std::uint64_t pts_90k);
   };
-  struct Cursor {  // the segment and part being made
+  struct Cursor {                                    // the segment and part being made
     bool segment_timed = false, part_timed = false;  // a frame with a PTS has begun in it
     double segment_start = 0, part_start = 0;        // on the clock
     std::size_t part_offset = 0;

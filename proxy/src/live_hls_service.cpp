@@ -114,24 +114,28 @@ std::optional<LiveHlsReply> LiveHlsChannel::answer(const LiveHlsWant& want) cons
       if (want.block) {
         const LiveHlsPosition& b = *want.block;
         if (b.msn > p.last_msn() + 2)
-          return failure(400, "_HLS_msn=" + std::to_string(b.msn) + " is more than two segments past the newest (" + std::to_string(p.last_msn()) +
-                                  "); reload the playlist without it");
+          return failure(400, "_HLS_msn=" + std::to_string(b.msn) + " is more than two segments past the newest (" +
+                                  std::to_string(p.last_msn()) + "); reload the playlist without it");
         if (!p.has(b)) return std::nullopt;
       }
       return body(playlist());
     case LiveHlsWant::Kind::segment:
       if (auto s = p.segment(want.msn)) return body(*s);
       if (want.msn < p.first_msn())
-        return failure(404, "segment " + std::to_string(want.msn) + " has left the live window (it begins at " + std::to_string(p.first_msn()) + ")");
+        return failure(
+            404, "segment " + std::to_string(want.msn) + " has left the live window (it begins at " + std::to_string(p.first_msn()) + ")");
       if (want.msn == p.last_msn()) return std::nullopt;  // being made: it is answered when it is finished
-      return failure(404, "segment " + std::to_string(want.msn) + " is not in the playlist (the newest is " + std::to_string(p.last_msn()) + ")");
+      return failure(
+          404, "segment " + std::to_string(want.msn) + " is not in the playlist (the newest is " + std::to_string(p.last_msn()) + ")");
     case LiveHlsWant::Kind::part: {
       if (auto s = p.part(want.msn, want.part)) return body(*s);
       if (want.msn < p.first_msn())
-        return failure(404, "part " + part_name(want.msn, want.part) + " has left the live window (it begins at segment " + std::to_string(p.first_msn()) + ")");
+        return failure(404, "part " + part_name(want.msn, want.part) + " has left the live window (it begins at segment " +
+                                std::to_string(p.first_msn()) + ")");
       const LiveHlsPosition hint = p.next_part();
       if (want.msn == hint.msn && want.part == hint.part) return std::nullopt;  // the preload hint: answered when finished
-      return failure(404, "part " + part_name(want.msn, want.part) + " is not in the playlist (the next is " + part_name(hint.msn, *hint.part) + ")");
+      return failure(
+          404, "part " + part_name(want.msn, want.part) + " is not in the playlist (the next is " + part_name(hint.msn, *hint.part) + ")");
     }
   }
   return failure(500, "unknown HLS request");
@@ -150,7 +154,8 @@ void LiveHlsChannel::serve(const LiveHlsWant& want, LiveHlsService::Done done) {
     return;
   }
   // rfc8216bis: a blocking request that cannot be answered in three target durations gets 503.
-  const auto wait = packager_.holds_back() ? std::chrono::milliseconds(std::chrono::seconds(3 * std::uint64_t{packager_.target_duration()})) : first_wait();
+  const auto wait = packager_.holds_back() ? std::chrono::milliseconds(std::chrono::seconds(3 * std::uint64_t{packager_.target_duration()}))
+                                           : first_wait();
   const std::uint64_t id = ++next_waiter_;
   waiting_.push_back(Waiter{id, want, std::move(done), std::make_unique<asio::steady_timer>(io_, wait)});
   waiting_.back().timer->async_wait([weak = weak_from_this(), id](const boost::system::error_code& ec) {

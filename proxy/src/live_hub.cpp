@@ -98,7 +98,9 @@ void LiveHub::close(const std::string& why, bool failure) {
   metrics_.live_channel_closed();
   const std::string summary = std::to_string(bytes_read_) + " bytes read, " + std::to_string(chunker_.stats().keyframes) + " keyframes, " +
                               std::to_string(viewers_served_) + " viewers served, " + std::to_string(skips_) + " skips";
-  if (failure) log::warn("live", "'" + channel_ + "': " + why + "; ending its " + std::to_string(viewers_.size()) + " viewers' responses (" + summary + ")");
+  if (failure)
+    log::warn("live",
+              "'" + channel_ + "': " + why + "; ending its " + std::to_string(viewers_.size()) + " viewers' responses (" + summary + ")");
   else log::info("live", "'" + channel_ + "': closed the session: " + why + " (" + summary + ")");
   if (auto closed = std::move(closed_callback_)) closed(this);
   closed_callback_ = nullptr;

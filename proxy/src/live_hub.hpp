@@ -19,8 +19,9 @@
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
-#include <boost/asio.hpp>
+
 #include <algorithm>
+#include <boost/asio.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -87,7 +88,7 @@ class LiveHub : public std::enable_shared_from_this<LiveHub> {
   LiveHub(const LiveHub&) = delete;
   LiveHub& operator=(const LiveHub&) = delete;
 
-  void start();    // begins reading the session
+  void start();  // begins reading the session
   // Ends the session. `failure` (the session gave up) ends the viewers' responses with `why` and
   // is logged at warn; an ordinary close (no viewers left, the proxy stopping) at info.
   void close(const std::string& why, bool failure);
@@ -151,7 +152,7 @@ class LiveHubs {
     std::string peer;
     Subscribed done;
   };
-  std::map<std::string, std::vector<Waiter>> opening_;  // channels whose session a worker is opening
+  std::map<std::string, std::vector<Waiter>> opening_;          // channels whose session a worker is opening
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // false once gone: late opens are dropped
 };
 

@@ -2,6 +2,7 @@
 // vod-proxy: the client-local HTTP-to-RDMA proxy. Any HTTP player plays and seeks (Range requests)
 // movies that it reads from a vod-server by one-sided RDMA Read.
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -34,7 +35,8 @@ tcp::endpoint parse_listen(const std::string& text, bool allow_remote) {
   if (port == 0 || port > 65535) throw std::invalid_argument("--listen port must be 1..65535");
   if (!address.is_loopback()) {
     if (!allow_remote)
-      throw std::invalid_argument("--listen " + text + " is not a loopback address: the proxy is client-local; add --allow-remote to serve other hosts");
+      throw std::invalid_argument("--listen " + text +
+                                  " is not a loopback address: the proxy is client-local; add --allow-remote to serve other hosts");
     vod::log::warn("proxy", "listening on " + text + ", reachable from other hosts (--allow-remote)");
   }
   return {address, static_cast<unsigned short>(port)};
@@ -51,7 +53,8 @@ std::string ensure_file_limit(std::size_t max_connections) {
   getrlimit(RLIMIT_NOFILE, &l);
   if (l.rlim_cur >= wanted) return "";
   return "the open-file limit is " + std::to_string(l.rlim_cur) + ", too low for --max-connections " + std::to_string(max_connections) +
-         " (it needs about " + std::to_string(wanted) + "): accepts will fail before the cap; raise LimitNOFILE (ulimit -n) or lower --max-connections";
+         " (it needs about " + std::to_string(wanted) +
+         "): accepts will fail before the cap; raise LimitNOFILE (ulimit -n) or lower --max-connections";
 }
 
 // The proxy's io_context, able to destroy the handlers it still holds once run() has returned.
@@ -76,10 +79,12 @@ int main(int argc, char** argv) {
     log::set_level(log::parse_level(config->log_level));
     log::set_format(log::parse_format(config->log_format));
     server = client::parse_server_uri(config->server);
-    if (server.movie) throw std::invalid_argument("--server names a server or a fleet, not a movie: rdma://host[:port] or etcd://host:2379");
+    if (server.movie)
+      throw std::invalid_argument("--server names a server or a fleet, not a movie: rdma://host[:port] or etcd://host:2379");
     at = parse_listen(config->listen, config->allow_remote);
     const bool wildcard = at.address().is_unspecified();
-    hosts = proxy::allowed_hosts_for(at.address().to_string(), config->allow_hosts, wildcard ? proxy::host_addresses() : std::vector<std::string>{},
+    hosts = proxy::allowed_hosts_for(at.address().to_string(), config->allow_hosts,
+                                     wildcard ? proxy::host_addresses() : std::vector<std::string>{},
                                      wildcard ? proxy::host_name() : std::string());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vod-proxy: %s\n", e.what());
@@ -156,8 +161,9 @@ int main(int argc, char** argv) {
   log::info("proxy", "answering requests for Host " + names + " (and 127.0.0.0/8; more with --allow-host)");
   std::unique_ptr<proxy::Listener> listener;
   try {
-    listener = std::make_unique<proxy::Listener>(io, at, proxy::Services{pool, metrics, *pages, thumbnails, hls, config->cors_origins, *hosts, live, live_hls}, limits,
-                                                 config->max_connections);
+    listener = std::make_unique<proxy::Listener>(
+        io, at, proxy::Services{pool, metrics, *pages, thumbnails, hls, config->cors_origins, *hosts, live, live_hls}, limits,
+        config->max_connections);
   } catch (const boost::system::system_error& e) {
     log::error("proxy", "cannot listen on " + config->listen + ": " + e.code().message());
     return 1;

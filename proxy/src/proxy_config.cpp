@@ -16,8 +16,11 @@ namespace po = boost::program_options;
 std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
   ProxyConfig c;
   std::string config_file;
-  po::options_description d("vod-proxy: serves a vod-server's movies over HTTP, for VLC, ffmpeg, mpv and browsers\n\n"
-                            "usage: vod-proxy --server rdma://host[:port] [--listen 127.0.0.1:8080] [options]\n\noptions");
+  po::options_description d(
+      "vod-proxy: serves a vod-server's movies over HTTP, for VLC, ffmpeg, mpv and browsers\n\n"
+      "usage: vod-proxy --server rdma://host[:port] [--listen 127.0.0.1:8080] [options]\n\noptions");
+  // An option table, laid out by hand: one option a line.
+  // clang-format off
   d.add_options()
       ("help,h", "show this help")
       ("version,V", "show the version")
@@ -70,6 +73,7 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       ("hls-live-idle", po::value(&c.hls_live_idle)->default_value(c.hls_live_idle),
        "LL-HLS of live channels: seconds without a request before a channel's packaging stops (5..3600)")
       ("udp-interface", po::value(&c.udp_interface), "with --udp-group: the IPv4 address (IPv6: name) of the interface to join the group on");
+  // clang-format on
   cluster::add_etcd_options(d, c.etcd);
   po::variables_map vm;
   try {
@@ -79,8 +83,10 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       return std::nullopt;
     }
     if (vm.count("help")) {
-      std::cout << d << "\nendpoints: / (catalog page), /watch/NAME (player page), /poster/NAME and /strip/K/NAME (JPEG pictures), /catalog.json,\n"
-                           "/playlist.m3u, /movies/NAME (GET, HEAD, Range), /live/NAME (endless TS), /metrics\n";
+      std::cout
+          << d
+          << "\nendpoints: / (catalog page), /watch/NAME (player page), /poster/NAME and /strip/K/NAME (JPEG pictures), /catalog.json,\n"
+             "/playlist.m3u, /movies/NAME (GET, HEAD, Range), /live/NAME (endless TS), /metrics\n";
       return std::nullopt;
     }
     if (vm.count("config")) {
@@ -103,20 +109,23 @@ std::optional<ProxyConfig> parse_proxy_config(int argc, char** argv) {
       throw std::invalid_argument("--cluster takes a fleet's etcd URL: etcd://HOST[:2379][/PREFIX] (etcds:// for TLS)");
     c.server = c.cluster;
   }
-  if (c.server.empty()) throw std::invalid_argument("--server rdma://host[:port] (or --cluster etcd://host:2379) is required (see vod-proxy --help)");
+  if (c.server.empty())
+    throw std::invalid_argument("--server rdma://host[:port] (or --cluster etcd://host:2379) is required (see vod-proxy --help)");
   if (c.chunk_kib < 8) throw std::invalid_argument("--chunk-kib must be at least 8");
   if (c.depth == 0) throw std::invalid_argument("--depth must be at least 1");
   if (c.stall_timeout == 0) throw std::invalid_argument("--stall-timeout must be at least 1 second");
   if (c.zero_copy != "auto" && c.zero_copy != "off")
-    throw std::invalid_argument("--zero-copy must be auto (Reads land straight in registered body blocks) or off (through the read ring, copied), not '" +
-                                c.zero_copy + "'");
+    throw std::invalid_argument(
+        "--zero-copy must be auto (Reads land straight in registered body blocks) or off (through the read ring, copied), not '" +
+        c.zero_copy + "'");
   if (c.transport != "rdma" && c.transport != "udp") throw std::invalid_argument("--transport must be rdma or udp");
   if (c.thumbnail_width < 64 || c.thumbnail_width > 1920) throw std::invalid_argument("--thumbnail-width must be 64..1920");
   for (const auto& o : c.cors_origins)
     if (const char* why = invalid_cors_origin(o)) throw std::invalid_argument("--cors-origin '" + o + "': " + why);
   if (c.hls_cache_mib > 65536) throw std::invalid_argument("--hls-cache-mib must be 0..65536");
   if (!(c.hls_segment_seconds >= 1 && c.hls_segment_seconds <= 60)) throw std::invalid_argument("--hls-segment-seconds must be 1..60");
-  if (!(c.hls_live_segment_seconds >= 1 && c.hls_live_segment_seconds <= 30)) throw std::invalid_argument("--hls-live-segment-seconds must be 1..30");
+  if (!(c.hls_live_segment_seconds >= 1 && c.hls_live_segment_seconds <= 30))
+    throw std::invalid_argument("--hls-live-segment-seconds must be 1..30");
   if (!(c.hls_part_seconds >= 0.1 && c.hls_part_seconds <= 2 && c.hls_part_seconds <= c.hls_live_segment_seconds))
     throw std::invalid_argument("--hls-part-seconds must be 0.1..2, and at most --hls-live-segment-seconds");
   if (c.hls_live_window < 3 || c.hls_live_window > 60) throw std::invalid_argument("--hls-live-window must be 3..60");

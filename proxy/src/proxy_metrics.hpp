@@ -17,9 +17,9 @@
 namespace vod::proxy {
 
 struct RdmaFigures {
-  std::size_t sessions = 0;  // movie sessions open now
-  client::Stats totals;      // summed over every session since the start, closed ones included
-  bool catalog_ok = false;   // the last catalog read succeeded
+  std::size_t sessions = 0;             // movie sessions open now
+  client::Stats totals;                 // summed over every session since the start, closed ones included
+  bool catalog_ok = false;              // the last catalog read succeeded
   client::BufferPool::Figures buffers;  // the body blocks' registered buffers (zero copy)
   std::size_t buffer_bytes = 0;         // each
 };

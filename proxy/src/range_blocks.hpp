@@ -58,7 +58,7 @@ class RangeBlocks {
       if (b.state == Block::State::reading) f(b);
   }
   std::uint64_t sent() const noexcept { return next_write_ - begin_; }  // bytes of the range written
-  std::uint64_t position() const noexcept { return next_write_; }      // the next byte to write
+  std::uint64_t position() const noexcept { return next_write_; }       // the next byte to write
 
  private:
   std::size_t chunk_;

@@ -29,17 +29,17 @@ struct FdWatch {
 }  // namespace
 
 struct RdmaPool::Movie {
-  std::string name, key;  // key: in movies_, the name and the version asked for (each its own session)
+  std::string name, key;                                 // key: in movies_, the name and the version asked for (each its own session)
   MovieSessionState state = MovieSessionState::opening;  // movie_session_state.hpp; every change through next()
-  std::unique_ptr<client::Session> session;  // set exactly while it is open
-  std::uint64_t size = 0;                    // as first opened: a reopen must find the same movie
-  proto::ContentId content;                  // its version: the ETag's, or as first opened; a reopen needs the same
+  std::unique_ptr<client::Session> session;              // set exactly while it is open
+  std::uint64_t size = 0;                                // as first opened: a reopen must find the same movie
+  proto::ContentId content;                              // its version: the ETag's, or as first opened; a reopen needs the same
   struct Pending {
     std::uint64_t offset;
     std::span<std::uint8_t> dest;
     Done done;
     std::uint64_t engine_id = 0;
-    bool issued = false;                     // given to the session (a reopen gives it again)
+    bool issued = false;  // given to the session (a reopen gives it again)
   };
   std::map<std::uint64_t, Pending> pending;  // by pool read id
   FdWatch completions, events;
@@ -131,11 +131,13 @@ void RdmaPool::open(const std::shared_ptr<Movie>& m, bool reopen) {
   // server that is restarting, or hung for a moment, is waited for on a worker, not given up on.
   const std::optional<client::ReconnectPolicy> retry = options_.reconnect;
   opener_.open(std::move(uri), std::move(o), retry,
-               [this, weak = std::weak_ptr<Movie>(m), reopen](std::unique_ptr<client::Session> session, const std::string& error, unsigned attempts) {
+               [this, weak = std::weak_ptr<Movie>(m), reopen](std::unique_ptr<client::Session> session, const std::string& error,
+                                                              unsigned attempts) {
                  auto mv = weak.lock();
                  if (!mv) return;
                  if (reopen && session)
-                   log::info("proxy", "reconnected to " + session->server() + " for '" + mv->name + "' after " + std::to_string(attempts) + " attempt(s)");
+                   log::info("proxy", "reconnected to " + session->server() + " for '" + mv->name + "' after " + std::to_string(attempts) +
+                                          " attempt(s)");
                  opened(mv, std::move(session), error, attempts);
                });
 }
@@ -151,12 +153,15 @@ void RdmaPool::opened(const std::shared_ptr<Movie>& m, std::unique_ptr<client::S
   // A reopen, or a version an ETag promised: the same identity and size (unknown is never the same).
   if ((must_match(m->state) || m->content.known()) && (!m->content.same(got) || (m->size && session->size() != m->size))) {
     retired_.merge(session->stats());
-    return fail(m, "'" + m->name + "' on " + session->server() + " is " + got.hex() + ", " + std::to_string(session->size()) + " bytes, not " +
-                       m->content.hex() + (m->size ? ", " + std::to_string(m->size) + " bytes" : std::string()) + ": the movie changed");
+    return fail(m, "'" + m->name + "' on " + session->server() + " is " + got.hex() + ", " + std::to_string(session->size()) +
+                       " bytes, not " + m->content.hex() + (m->size ? ", " + std::to_string(m->size) + " bytes" : std::string()) +
+                       ": the movie changed");
   }
   m->state = next(m->state, MovieSessionEvent::opened);
   m->content = got;
-  if (!m->size) log::info("proxy", "RDMA session for '" + m->name + "' on " + session->server() + ": " + std::to_string(session->read_depth()) + " Reads in flight");
+  if (!m->size)
+    log::info("proxy", "RDMA session for '" + m->name + "' on " + session->server() + ": " + std::to_string(session->read_depth()) +
+                           " Reads in flight");
   m->size = session->size();
   if (blocks_) session->use_buffers(blocks_);
   m->session = std::move(session);
@@ -168,16 +173,17 @@ void RdmaPool::opened(const std::shared_ptr<Movie>& m, std::unique_ptr<client::S
 void RdmaPool::issue(const std::shared_ptr<Movie>& m, std::uint64_t id) {
   auto p = m->pending.find(id);
   if (p == m->pending.end() || p->second.issued || !m->session) return;
-  p->second.engine_id = m->session->pread_async(p->second.offset, p->second.dest, [this, id, weak = std::weak_ptr<Movie>(m)](std::size_t n) {
-    auto mv = weak.lock();
-    if (!mv) return;
-    auto q = mv->pending.find(id);
-    if (q == mv->pending.end()) return;
-    Done d = std::move(q->second.done);
-    mv->pending.erase(q);
-    reads_.erase(id);
-    d(n, {});
-  });
+  p->second.engine_id =
+      m->session->pread_async(p->second.offset, p->second.dest, [this, id, weak = std::weak_ptr<Movie>(m)](std::size_t n) {
+        auto mv = weak.lock();
+        if (!mv) return;
+        auto q = mv->pending.find(id);
+        if (q == mv->pending.end()) return;
+        Done d = std::move(q->second.done);
+        mv->pending.erase(q);
+        reads_.erase(id);
+        d(n, {});
+      });
   p->second.issued = true;
   schedule(m);  // post the Reads soon, from the event loop rather than from inside a callback
 }
@@ -196,7 +202,8 @@ void RdmaPool::lost(const std::shared_ptr<Movie>& m, const std::string& why) {
   open(m, true);
 }
 
-std::uint64_t RdmaPool::read(const std::string& movie, const proto::ContentId& content, std::uint64_t offset, std::span<std::uint8_t> dest, Done done) {
+std::uint64_t RdmaPool::read(const std::string& movie, const proto::ContentId& content, std::uint64_t offset, std::span<std::uint8_t> dest,
+                             Done done) {
   std::shared_ptr<Movie> m = movie_session(movie, content);
   const std::uint64_t id = next_read_++;
   m->last_used = std::chrono::steady_clock::now();

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+
 #include <boost/asio.hpp>
 #include <chrono>
 #include <functional>
@@ -17,12 +18,12 @@
 #include <span>
 #include <string>
 
-#include "vod/client/live_session.hpp"
-#include "vod/client/multicast_live_session.hpp"
-#include "vod/client/session.hpp"
 #include "catalog_cache.hpp"
 #include "proxy_metrics.hpp"
 #include "session_opener.hpp"
+#include "vod/client/live_session.hpp"
+#include "vod/client/multicast_live_session.hpp"
+#include "vod/client/session.hpp"
 
 namespace vod::proxy {
 
@@ -54,7 +55,8 @@ class RdmaPool {
   // Reads dest.size() bytes of `movie` at `offset`, of the version `content` names when it is known
   // (the one the response's ETag promised: a session on another version fails, and the next is
   // opened anew). `done` runs later, on the io thread. Returns an id for cancel().
-  std::uint64_t read(const std::string& movie, const proto::ContentId& content, std::uint64_t offset, std::span<std::uint8_t> dest, Done done);
+  std::uint64_t read(const std::string& movie, const proto::ContentId& content, std::uint64_t offset, std::span<std::uint8_t> dest,
+                     Done done);
   // The caller no longer wants the read (its HTTP client left): `done` will not run, and the
   // destination is not written.
   void cancel(std::uint64_t id) noexcept;
@@ -104,11 +106,11 @@ class RdmaPool {
   client::Uri server_;
   client::SessionOptions options_;
   std::string multicast_group_, multicast_interface_;
-  CatalogCache catalogs_;  // before opener_, which is joined first; it counts into retired_
-  client::Stats retired_;  // of the sessions closed so far
-  std::shared_ptr<client::BufferPool> blocks_;  // take_block(): every session reads into it
+  CatalogCache catalogs_;                                 // before opener_, which is joined first; it counts into retired_
+  client::Stats retired_;                                 // of the sessions closed so far
+  std::shared_ptr<client::BufferPool> blocks_;            // take_block(): every session reads into it
   std::map<std::string, std::shared_ptr<Movie>> movies_;  // by name and version (Movie::key)
-  std::map<std::uint64_t, std::weak_ptr<Movie>> reads_;  // read id -> its movie session
+  std::map<std::uint64_t, std::weak_ptr<Movie>> reads_;   // read id -> its movie session
   std::uint64_t next_read_ = 1;
   boost::asio::steady_timer sweeper_;
   SessionOpener opener_;  // last: its workers are joined before the rest goes

@@ -54,7 +54,8 @@ RequestAnswer answer_unshared(const HttpRequest& req, const RequestContext& cont
     Plan p;
     p.status = 204;
     p.send_body = false;
-    p.headers = {{"Access-Control-Allow-Methods", "GET, HEAD"}, {"Access-Control-Allow-Headers", "Range, If-Range, If-None-Match"},
+    p.headers = {{"Access-Control-Allow-Methods", "GET, HEAD"},
+                 {"Access-Control-Allow-Headers", "Range, If-Range, If-None-Match"},
                  {"Access-Control-Max-Age", "600"}};
     return {std::move(p), 0, false};
   }

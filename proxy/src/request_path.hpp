@@ -6,6 +6,7 @@
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+
 #include <boost/beast/http.hpp>
 #include <functional>
 #include <string>
@@ -36,7 +37,6 @@ struct RequestContext {
   // --cors-origin: the origins allowed to read responses (null or empty: CORS is off).
   const std::vector<std::string>* cors_origins = nullptr;
 };
-
 
 struct RequestAnswer {
   Plan plan;

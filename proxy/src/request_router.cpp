@@ -16,9 +16,9 @@ namespace vod::proxy {
 
 namespace {
 
+using routing::hls_request;
 using routing::movie;
 using routing::named_entry;
-using routing::hls_request;
 using routing::query_value;
 
 const char* reason(unsigned status) {
@@ -70,10 +70,11 @@ Plan catalog_json(const proto::Catalog& c, const std::optional<std::string>& sta
   for (std::size_t i = 0; i < c.entries.size(); ++i) {
     const auto& e = c.entries[i];
     b += std::string(i ? "," : "") + "{\"name\":\"" + json_escape(e.name) + "\",\"url\":\"" + json_escape(media_path(e)) +
-         "\",\"live\":" + (is_live(e) ? "true" : "false") + ",\"size\":" + std::to_string(e.size) + ",\"duration_us\":" + std::to_string(e.duration_us) +
-         ",\"bitrate_bps\":" + std::to_string(e.bitrate_bps) + ",\"container\":\"" + json_escape(e.container) + "\",\"mime_type\":\"" +
-         json_escape(e.mime_type) + "\",\"video_codec\":\"" + json_escape(e.video_codec) + "\",\"audio_codec\":\"" +
-         json_escape(e.audio_codec) + "\",\"width\":" + std::to_string(e.width) + ",\"height\":" + std::to_string(e.height) + "}";
+         "\",\"live\":" + (is_live(e) ? "true" : "false") + ",\"size\":" + std::to_string(e.size) +
+         ",\"duration_us\":" + std::to_string(e.duration_us) + ",\"bitrate_bps\":" + std::to_string(e.bitrate_bps) + ",\"container\":\"" +
+         json_escape(e.container) + "\",\"mime_type\":\"" + json_escape(e.mime_type) + "\",\"video_codec\":\"" +
+         json_escape(e.video_codec) + "\",\"audio_codec\":\"" + json_escape(e.audio_codec) + "\",\"width\":" + std::to_string(e.width) +
+         ",\"height\":" + std::to_string(e.height) + "}";
   }
   return page("application/json", b + "]}\n");
 }
@@ -146,7 +147,8 @@ Plan movie(const Request& r, const proto::CatalogEntry& e) {
   p.headers = {{"Content-Type", e.mime_type.empty() ? "application/octet-stream" : e.mime_type}, {"Accept-Ranges", "bytes"}};
   if (!etag.empty()) p.headers.emplace_back("ETag", etag);
   if (!r.if_match.empty() && (etag.empty() ? r.if_match != "*" : !lists_tag(r.if_match, etag)))
-    return error_plan(412, "If-Match does not match " + (etag.empty() ? std::string("(no ETag: the movie's content identity is not known yet)") : etag) +
+    return error_plan(412, "If-Match does not match " +
+                               (etag.empty() ? std::string("(no ETag: the movie's content identity is not known yet)") : etag) +
                                " (the movie changed)");
   if (!r.if_none_match.empty() && !etag.empty() && lists_tag(r.if_none_match, etag)) {
     p.status = 304;
@@ -273,8 +275,7 @@ Plan route(const Request& r, const Site& site) {
   else if (path.rfind("/hls/", 0) == 0) {
     p = hls_request(r, path, site);
     if (p.as<MovieRange>()) return p;  // a TS segment: the movie's own Range answer, complete
-  }
-  else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
+  } else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
     const bool live = path[1] == 'l';
     const auto decoded = client::percent_decode(path.substr(live ? 6 : 8));
     if (!decoded) return error_plan(400, "bad percent-encoding in " + path);
@@ -282,7 +283,9 @@ Plan route(const Request& r, const Site& site) {
     if (const char* why = proto::invalid_name_reason(name)) return error_plan(400, std::string("bad name: ") + why);
     const proto::CatalogEntry* e = catalog.find(name);
     if (!e || is_live(*e) != live) {
-      if (e) return error_plan(404, "'" + name + "' is " + (live ? "a movie: /movies/" : "a live channel: /live/") + client::percent_encode(name));
+      if (e)
+        return error_plan(404,
+                          "'" + name + "' is " + (live ? "a movie: /movies/" : "a live channel: /live/") + client::percent_encode(name));
       return error_plan(404, std::string("no ") + (live ? "live channel" : "movie") + " '" + name + "' in catalog generation " +
                                  std::to_string(catalog.generation));
     }

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -38,7 +38,7 @@ struct ThumbnailWant {
 // An HLS playlist of a movie: made once the movie's facts are at hand (HlsService), by hls_plan().
 struct HlsWant {
   enum class Kind { media, multivariant, init, segment } kind = Kind::media;
-  unsigned segment = 0;   // Kind::segment: which (fMP4 movies)
+  unsigned segment = 0;  // Kind::segment: which (fMP4 movies)
   std::string name;
   std::string movie_uri;  // a TS movie's segments: /movies/NAME (percent-encoded), or movie.ts beside the playlist
   std::uint64_t bitrate_bps = 0;
@@ -72,9 +72,13 @@ struct Plan {
 
   // The body if it is a T, else null.
   template <class T>
-  T* as() noexcept { return std::get_if<T>(&body); }
+  T* as() noexcept {
+    return std::get_if<T>(&body);
+  }
   template <class T>
-  const T* as() const noexcept { return std::get_if<T>(&body); }
+  const T* as() const noexcept {
+    return std::get_if<T>(&body);
+  }
   const std::string& text() const noexcept;  // the text body; "" when the body is not text
   // Bytes the body has: a text's, a movie range's; 0 for a live channel or a want.
   std::uint64_t body_length() const noexcept;

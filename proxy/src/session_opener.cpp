@@ -28,11 +28,14 @@ void SessionOpener::open(client::Uri uri, client::SessionOptions options, std::o
     client::ReconnectPolicy once;
     once.give_up_after = std::chrono::milliseconds(0);
     try {
-      const client::RetryResult r = client::retry_on_schedule(retry ? *retry : once, true, stop_, [&] {
-        ++attempts;
-        session = std::make_unique<client::Session>(uri, options);
-        session->catalog();  // described before it is handed over: the event loop never waits for it
-      }, [&] { session.reset(); });
+      const client::RetryResult r = client::retry_on_schedule(
+          retry ? *retry : once, true, stop_,
+          [&] {
+            ++attempts;
+            session = std::make_unique<client::Session>(uri, options);
+            session->catalog();  // described before it is handed over: the event loop never waits for it
+          },
+          [&] { session.reset(); });
       if (!r.succeeded) error = r.last_failure;
     } catch (const client::Interrupted&) {
       session.reset();
@@ -47,18 +50,20 @@ void SessionOpener::open(client::Uri uri, client::SessionOptions options, std::o
   });
 }
 
-void SessionOpener::open_live(client::Uri uri, client::LiveOptions rdma, std::optional<client::MulticastLiveOptions> multicast, LiveDone done) {
-  asio::post(workers_, [this, uri = std::move(uri), rdma = std::move(rdma), multicast = std::move(multicast), done = std::move(done)]() mutable {
-    std::unique_ptr<client::LiveSource> source;
-    std::string error;
-    try {
-      if (!stopping_) source = client::open_live(uri, rdma, multicast);
-      else error = "the proxy is stopping";
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    asio::post(io_, [done = std::move(done), source = std::move(source), error]() mutable { done(std::move(source), error); });
-  });
+void SessionOpener::open_live(client::Uri uri, client::LiveOptions rdma, std::optional<client::MulticastLiveOptions> multicast,
+                              LiveDone done) {
+  asio::post(workers_,
+             [this, uri = std::move(uri), rdma = std::move(rdma), multicast = std::move(multicast), done = std::move(done)]() mutable {
+               std::unique_ptr<client::LiveSource> source;
+               std::string error;
+               try {
+                 if (!stopping_) source = client::open_live(uri, rdma, multicast);
+                 else error = "the proxy is stopping";
+               } catch (const std::exception& e) {
+                 error = e.what();
+               }
+               asio::post(io_, [done = std::move(done), source = std::move(source), error]() mutable { done(std::move(source), error); });
+             });
 }
 
 void SessionOpener::read_catalog(client::Uri uri, client::SessionOptions options, CatalogDone done) {
@@ -80,7 +85,8 @@ void SessionOpener::read_catalog(client::Uri uri, client::SessionOptions options
     } catch (const std::exception& e) {
       error = e.what();
     }
-    asio::post(io_, [done = std::move(done), catalog = std::move(catalog), error, stats]() mutable { done(std::move(catalog), error, stats); });
+    asio::post(io_,
+               [done = std::move(done), catalog = std::move(catalog), error, stats]() mutable { done(std::move(catalog), error, stats); });
   });
 }
 

@@ -9,8 +9,9 @@
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
-#include <boost/asio.hpp>
+
 #include <atomic>
+#include <boost/asio.hpp>
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,7 +45,8 @@ class SessionOpener {
 
   // Reads the catalog of `uri`'s server, or of every member of its fleet, merged (fleet.hpp), on a
   // worker; `done` runs on the event loop with it, or null and the error, and the session's figures.
-  using CatalogDone = std::function<void(std::shared_ptr<const proto::Catalog> catalog, const std::string& error, const client::Stats& stats)>;
+  using CatalogDone =
+      std::function<void(std::shared_ptr<const proto::Catalog> catalog, const std::string& error, const client::Stats& stats)>;
   void read_catalog(client::Uri uri, client::SessionOptions options, CatalogDone done);
 
  private:

@@ -16,7 +16,10 @@ std::string one_line(std::string s) {
 }
 
 std::string describe(const ThumbnailWant& w) {
-  return "'" + w.name + "' " + (w.live ? std::string("current picture") : w.strip_frame ? "strip frame " + std::to_string(*w.strip_frame) : "poster");
+  return "'" + w.name + "' " +
+         (w.live          ? std::string("current picture")
+          : w.strip_frame ? "strip frame " + std::to_string(*w.strip_frame)
+                          : "poster");
 }
 
 constexpr std::size_t kMaxCached = 4096;
@@ -76,7 +79,8 @@ void ThumbnailService::work() {
     if (outcome.picture.placeholder)
       log::warn("thumbnail", describe(key.want) + ": placeholder (" + outcome.picture.note + "), " + std::to_string(ms) + " ms");
     else
-      log::info("thumbnail", describe(key.want) + ": " + std::to_string(outcome.picture.jpeg.size()) + " B JPEG in " + std::to_string(ms) + " ms");
+      log::info("thumbnail",
+                describe(key.want) + ": " + std::to_string(outcome.picture.jpeg.size()) + " B JPEG in " + std::to_string(ms) + " ms");
     boost::asio::post(io_, [this, key, outcome = std::move(outcome)]() mutable { finish(key, std::move(outcome)); });
   }
 }
@@ -93,7 +97,8 @@ ThumbnailService::Outcome ThumbnailService::make(const Key& key) {
 }
 
 ThumbnailService::Outcome ThumbnailService::make_movie(const Key& key) {
-  if (session_ && !settings_.server.cluster && session_->catalog().generation != key.generation) session_.reset();  // a new catalog: a new connection (a fleet's switches always connect)
+  if (session_ && !settings_.server.cluster && session_->catalog().generation != key.generation)
+    session_.reset();  // a new catalog: a new connection (a fleet's switches always connect)
   if (!session_) {
     client::Uri uri = settings_.server;
     uri.movie = key.want.name;

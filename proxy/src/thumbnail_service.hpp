@@ -11,6 +11,7 @@
 #pragma once
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+
 #include <boost/asio.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -46,8 +47,8 @@ struct ThumbnailSettings {
   std::optional<client::MulticastLiveOptions> multicast;  // --transport udp with --udp-group
   media::ThumbnailOptions picture;
   std::chrono::seconds live_max_age{5};
-  std::size_t live_bytes = 4u << 20;                // read at most this much of a channel for its picture
-  std::chrono::milliseconds live_wait{6000};        // and for at most this long
+  std::size_t live_bytes = 4u << 20;          // read at most this much of a channel for its picture
+  std::chrono::milliseconds live_wait{6000};  // and for at most this long
 };
 
 class ThumbnailService {
@@ -78,8 +79,8 @@ class ThumbnailService {
     bool cacheable = true;
   };
 
-  void work();                         // the worker thread
-  Outcome make(const Key& key);        // worker thread only
+  void work();                   // the worker thread
+  Outcome make(const Key& key);  // worker thread only
   Outcome make_movie(const Key& key);
   Outcome make_live(const Key& key);
   Outcome placeholder(std::string note, bool cacheable);

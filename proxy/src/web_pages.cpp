@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "web_pages.hpp"
 
-#include <kainjow/mustache.hpp>
 #include <unistd.h>
+#include <kainjow/mustache.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -89,8 +89,9 @@ double thumbnail_fraction(std::optional<unsigned> strip_frame) {
 std::string format_duration(std::uint64_t duration_us) {
   const std::uint64_t s = duration_us / 1'000'000;
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%llu:%02llu:%02llu", static_cast<unsigned long long>(s / 3600),
-                               static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60));
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%llu:%02llu:%02llu", static_cast<unsigned long long>(s / 3600),
+                  static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60));
   else std::snprintf(buf, sizeof buf, "%llu:%02llu", static_cast<unsigned long long>(s / 60), static_cast<unsigned long long>(s % 60));
   return buf;
 }

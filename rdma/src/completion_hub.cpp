@@ -48,14 +48,16 @@ ibv_cq* CompletionHub::reserve(ibv_context* ctx, std::uint32_t entries) {
       return last.cq.get();
     }
     if (d.resizes && wanted <= d.max_cqe) {
-      const auto grown = static_cast<std::uint32_t>(std::min<std::uint64_t>(d.max_cqe, std::max<std::uint64_t>(wanted, 2ull * last.capacity)));
+      const auto grown =
+          static_cast<std::uint32_t>(std::min<std::uint64_t>(d.max_cqe, std::max<std::uint64_t>(wanted, 2ull * last.capacity)));
       const int err = ibv_resize_cq(last.cq.get(), static_cast<int>(grown));
       if (err == 0) {
         last.capacity = std::max<std::uint32_t>(grown, static_cast<std::uint32_t>(last.cq->cqe));
         last.reserved = static_cast<std::uint32_t>(wanted);
         return last.cq.get();
       }
-      if (err != EOPNOTSUPP && err != ENOSYS) throw_error("ibv_resize_cq", err, device_name(ctx), "growing the shared CQ to " + std::to_string(grown) + " entries");
+      if (err != EOPNOTSUPP && err != ENOSYS)
+        throw_error("ibv_resize_cq", err, device_name(ctx), "growing the shared CQ to " + std::to_string(grown) + " entries");
       d.resizes = false;  // siw: a CQ keeps its size, so new QPs go to a new CQ, twice as large
     }
   }

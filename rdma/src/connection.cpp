@@ -101,7 +101,8 @@ void accept_with_qp(rdma_cm_id* id, const ibv_qp* qp, std::span<const std::uint8
   param.retry_count = 7;
   param.rnr_retry_count = rnr_retry_count;
   param.qp_num = qp->qp_num;
-  if (rdma_accept(id, &param) != 0) throw_errno("rdma_accept", device_name(id->verbs), "accepting a connection with QP " + std::to_string(qp->qp_num));
+  if (rdma_accept(id, &param) != 0)
+    throw_errno("rdma_accept", device_name(id->verbs), "accepting a connection with QP " + std::to_string(qp->qp_num));
 }
 
 int move_to_error(ibv_qp* qp) noexcept {

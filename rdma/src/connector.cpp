@@ -37,7 +37,7 @@ sockaddr* numeric_address(const std::string& host, std::uint16_t port, sockaddr_
   }
   return nullptr;
 }
-}
+}  // namespace
 
 bool ConnectRejected::no_listener() const noexcept { return status_ == kIbCmRejInvalidServiceId; }
 
@@ -65,8 +65,7 @@ ConnectStep connect_transition(ConnectState state, rdma_cm_event_type event) noe
     case ConnectState::connecting:
       if (event == RDMA_CM_EVENT_ESTABLISHED) return {ConnectState::established, ConnectAction::take_accept};
       break;
-    default:
-      break;
+    default: break;
   }
   return {ConnectState::failed, ConnectAction::fail_event};
 }
@@ -108,7 +107,8 @@ int Connector::fd() const noexcept { return ep_ ? ep_->events.fd() : -1; }
 
 std::string Connector::step_text() const {
   switch (state_) {
-    case ConnectState::resolving_address: return "resolving " + target_ + " to an RDMA device (is the address on an RDMA-capable interface?)";
+    case ConnectState::resolving_address:
+      return "resolving " + target_ + " to an RDMA device (is the address on an RDMA-capable interface?)";
     case ConnectState::resolving_route: return "resolving the route to " + target_;
     default: return "connecting to " + target_;
   }
@@ -120,8 +120,7 @@ void Connector::fail(std::exception_ptr e) noexcept {
       require_device();
     } catch (const NoDeviceError&) {
       e = std::current_exception();
-    } catch (...) {
-    }
+    } catch (...) {}
   }
   error_ = std::move(e);
   state_ = ConnectState::failed;
@@ -143,7 +142,8 @@ ConnectState Connector::step(Clock::time_point now) {
     if (state_ == ConnectState::failed) break;
     if (!e) {
       if (now >= deadline_)
-        fail(std::make_exception_ptr(ConnectFailed(step_text() + ": no answer within " + std::to_string(options_.timeout.count()) + " ms")));
+        fail(
+            std::make_exception_ptr(ConnectFailed(step_text() + ": no answer within " + std::to_string(options_.timeout.count()) + " ms")));
       break;
     }
     if (trace::enabled()) trace::mark(std::string("event ") + e->type_name() + " taken");
@@ -167,16 +167,13 @@ ConnectState Connector::step(Clock::time_point now) {
 
 void Connector::act(ConnectAction action, CmEvent& e) {
   switch (action) {
-    case ConnectAction::none:
-      return;
+    case ConnectAction::none: return;
     case ConnectAction::resolve_route:
       if (rdma_resolve_route(ep_->id.get(), static_cast<int>(options_.timeout.count())) != 0)
         throw_errno("rdma_resolve_route", device_name(ep_->id->verbs), "routing to " + target_);
       trace::mark("rdma_resolve_route returned");
       return;
-    case ConnectAction::create_qp_and_connect:
-      create_qp_and_connect();
-      return;
+    case ConnectAction::create_qp_and_connect: create_qp_and_connect(); return;
     case ConnectAction::take_accept: {
       auto pd = e.private_data();
       ep_->accept_data.assign(pd.begin(), pd.end());
@@ -193,7 +190,8 @@ void Connector::act(ConnectAction action, CmEvent& e) {
       throw ConnectRejected(what, status, {pd.begin(), pd.end()});
     }
     case ConnectAction::fail_event:
-      throw ConnectFailed(step_text() + ": " + e.type_name() + " (status " + std::to_string(e.status()) + ": " + std::strerror(std::abs(e.status())) + ")");
+      throw ConnectFailed(step_text() + ": " + e.type_name() + " (status " + std::to_string(e.status()) + ": " +
+                          std::strerror(std::abs(e.status())) + ")");
   }
 }
 
@@ -248,7 +246,8 @@ void Connector::create_qp_and_connect() {
   if (rdma_connect(ep.id.get(), &param) != 0) {
     // iWARP connects over TCP inside rdma_connect: nobody listening is its ECONNREFUSED, not a
     // REJECTED event as on IB and RoCE. The same failure, said the same way.
-    if (errno == ECONNREFUSED) throw ConnectRejected(step_text() + ": nothing listens there (connection refused)", kIbCmRejInvalidServiceId, {});
+    if (errno == ECONNREFUSED)
+      throw ConnectRejected(step_text() + ": nothing listens there (connection refused)", kIbCmRejInvalidServiceId, {});
     throw_errno("rdma_connect", ep.limits.name, "connecting to " + target_);
   }
   trace::mark("rdma_connect returned");

@@ -55,9 +55,7 @@ std::uint8_t server_responder_resources(const DeviceLimits& local, std::uint8_t 
   return static_cast<std::uint8_t>(std::max(cap, 1u));
 }
 
-int read_sink_access(const DeviceLimits& local) noexcept {
-  return IBV_ACCESS_LOCAL_WRITE | (local.iwarp ? IBV_ACCESS_REMOTE_WRITE : 0);
-}
+int read_sink_access(const DeviceLimits& local) noexcept { return IBV_ACCESS_LOCAL_WRITE | (local.iwarp ? IBV_ACCESS_REMOTE_WRITE : 0); }
 
 bool fences_reads(const DeviceLimits& local) noexcept { return !local.iwarp; }
 

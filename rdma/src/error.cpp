@@ -24,10 +24,7 @@ std::string describe(const std::string& call, int err, const std::string& device
 }  // namespace
 
 RdmaError::RdmaError(std::string call, int err, std::string device, const std::string& context)
-    : std::runtime_error(describe(call, err, device, context)),
-      call_(std::move(call)),
-      errno_(err),
-      device_(std::move(device)) {}
+    : std::runtime_error(describe(call, err, device, context)), call_(std::move(call)), errno_(err), device_(std::move(device)) {}
 
 NoDeviceError::NoDeviceError(const std::string& detail) : std::runtime_error(detail + "; " + kGetADeviceHint) {}
 

@@ -4,16 +4,14 @@
 #include <poll.h>
 #include <sys/resource.h>
 
-#include <cerrno>
 #include <fcntl.h>
+#include <cerrno>
 
 #include "vod/rdma/error.hpp"
 
 namespace vod::rdma {
 
-std::string device_name(const ibv_context* ctx) {
-  return ctx && ctx->device ? ibv_get_device_name(ctx->device) : "(no device yet)";
-}
+std::string device_name(const ibv_context* ctx) { return ctx && ctx->device ? ibv_get_device_name(ctx->device) : "(no device yet)"; }
 
 ProtectionDomain alloc_pd(ibv_context* ctx) {
   ProtectionDomain pd(ibv_alloc_pd(ctx));
@@ -74,11 +72,12 @@ QueuePair::QueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr& attr) {
     // A provider may fail without saying why (errno 0). siw in Linux 6.1 does so once a process has
     // mapped its 143rd queue on the device (SIW_UOBJ_MAX_KEY of siw-abi.h): about 70 QPs at once.
     if (errno == 0)
-      throw RdmaError("rdma_create_qp", EAGAIN, device_name(id->verbs),
-                      "creating an RC QP: the provider gave no reason" +
-                          std::string(device_name(id->verbs).rfind("siw", 0) == 0
-                                          ? " (siw maps at most 143 queues per process and device, about 70 QPs at once: fewer connections per process)"
-                                          : ""));
+      throw RdmaError(
+          "rdma_create_qp", EAGAIN, device_name(id->verbs),
+          "creating an RC QP: the provider gave no reason" +
+              std::string(device_name(id->verbs).rfind("siw", 0) == 0
+                              ? " (siw maps at most 143 queues per process and device, about 70 QPs at once: fewer connections per process)"
+                              : ""));
     throw_errno("rdma_create_qp", device_name(id->verbs), "creating an RC QP");
   }
   id_ = id;

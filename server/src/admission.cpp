@@ -60,9 +60,7 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
                   "this server serves movies from a segment cache, which needs protocol version 2: update the client (libvodclient)");
 
   switch (request->kind) {
-    case proto::RequestKind::catalog_only:
-      a.kind = Admit::Kind::catalog;
-      break;
+    case proto::RequestKind::catalog_only: a.kind = Admit::Kind::catalog; break;
     case proto::RequestKind::movie:
     case proto::RequestKind::live: {
       const bool live = request->kind == proto::RequestKind::live;
@@ -78,12 +76,15 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
         e = &entries[static_cast<std::size_t>(request->selector)];
       } else {
         e = s.catalog.find_hash(request->selector);
-        if (!e) return refuse(proto::RejectCode::unknown_movie, std::string(live ? "no such live channel; " : "no such movie; ") + names_of(s.catalog, live));
+        if (!e)
+          return refuse(proto::RejectCode::unknown_movie,
+                        std::string(live ? "no such live channel; " : "no such movie; ") + names_of(s.catalog, live));
       }
       if (is_live(*e) != live)
         return refuse(proto::RejectCode::unsupported_kind,
-                      "'" + e->name + (live ? "' is a movie, not a live channel: connect for a movie"
-                                            : "' is a live channel: connect with kind live (rdma://host/live/" + e->name + ")"));
+                      "'" + e->name +
+                          (live ? "' is a movie, not a live channel: connect for a movie"
+                                : "' is a live channel: connect with kind live (rdma://host/live/" + e->name + ")"));
       if (s.auth)  // the token passed every other check above
         if (auto why = auth::TokenAuthority::out_of_scope(*a.token, *e)) return refuse(proto::RejectCode::unauthorized, *why);
       a.kind = live ? Admit::Kind::live : Admit::Kind::movie;
@@ -96,8 +97,8 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
   }
   if (s.draining) return refuse(proto::RejectCode::shutting_down, "the server is shutting down");
   if (s.connections >= s.max_clients)
-    return refuse(proto::RejectCode::server_full, std::to_string(s.connections) + " clients connected, the limit is " +
-                                                      std::to_string(s.max_clients) + "; try later");
+    return refuse(proto::RejectCode::server_full,
+                  std::to_string(s.connections) + " clients connected, the limit is " + std::to_string(s.max_clients) + "; try later");
   if (s.max_per_source && s.from_source >= s.max_per_source)
     return refuse(proto::RejectCode::source_limit, std::to_string(s.from_source) + " connections from " + auth::address_text(s.peer) +
                                                        ", the limit per address is " + std::to_string(s.max_per_source));

@@ -22,22 +22,22 @@ struct AdmissionState {
   const proto::Catalog& catalog;  // what new connections get (the current generation)
   std::size_t connections = 0;    // connected clients of every kind
   std::size_t max_clients = 0;
-  bool draining = false;          // after SIGTERM
+  bool draining = false;  // after SIGTERM
   // With --auth-secret: every request needs a token that passes `auth` (null: no authorization).
   const auth::TokenAuthority* auth = nullptr;
   std::uint64_t now_unix = 0;
-  proto::TokenAddress peer{};     // the client's address (bound tokens, revocation, per-source limits)
+  proto::TokenAddress peer{};                     // the client's address (bound tokens, revocation, per-source limits)
   const auth::RevocationList* revoked = nullptr;  // --revoked: cut-off keys, tokens and clients
   // Per-source limits (auth::SourceLimits decides the rate; 0 limits are off).
   bool over_connect_rate = false;
-  double connect_rate = 0;        // connects per second allowed per address, for the reason
-  unsigned from_source = 0;       // connections from `peer` now
+  double connect_rate = 0;   // connects per second allowed per address, for the reason
+  unsigned from_source = 0;  // connections from `peer` now
   unsigned max_per_source = 0;
 };
 
 struct Admit {
   enum class Kind { catalog, movie, live } kind = Kind::catalog;
-  std::uint32_t entry = proto::kNoMovie;  // catalog entry of the movie or channel
+  std::uint32_t entry = proto::kNoMovie;      // catalog entry of the movie or channel
   std::optional<proto::AccessToken> token{};  // the request's token, when it carried one (verified when auth is on)
   bool operator==(const Admit&) const = default;
 };

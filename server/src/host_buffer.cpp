@@ -24,8 +24,7 @@ HostBuffer::HostBuffer(std::size_t length) : length_(length) {
   // Over-reserve by one alignment unit, then trim, so the start is 2 MiB-aligned for THP.
   const std::size_t reserve = mapped_ + (huge ? kHuge : 0);
   void* p = mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
-    throw std::runtime_error("mmap of " + std::to_string(reserve) + " bytes failed: " + std::strerror(errno));
+  if (p == MAP_FAILED) throw std::runtime_error("mmap of " + std::to_string(reserve) + " bytes failed: " + std::strerror(errno));
   auto start = reinterpret_cast<std::uintptr_t>(p);
   const std::uintptr_t aligned = (start + align - 1) / align * align;
   if (aligned > start) munmap(p, aligned - start);

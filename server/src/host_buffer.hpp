@@ -20,8 +20,8 @@ class HostBuffer {
   ~HostBuffer();
 
   std::uint8_t* data() const noexcept { return data_; }
-  std::size_t length() const noexcept { return length_; }          // bytes of content
-  std::size_t mapped_length() const noexcept { return mapped_; }   // bytes mapped (and registered)
+  std::size_t length() const noexcept { return length_; }         // bytes of content
+  std::size_t mapped_length() const noexcept { return mapped_; }  // bytes mapped (and registered)
   std::span<const std::uint8_t> bytes() const noexcept { return {data_, length_}; }
   bool huge_pages() const noexcept { return huge_; }
 

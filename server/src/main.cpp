@@ -21,7 +21,8 @@ void raise_open_files_limit() {
   r.rlim_cur = r.rlim_max;
   if (setrlimit(RLIMIT_NOFILE, &r) == 0)
     vod::log::info("server", "open files limit raised from " + std::to_string(was) + " to " +
-                                 (r.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(r.rlim_max)) + " (RLIMIT_NOFILE's hard limit)");
+                                 (r.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(r.rlim_max)) +
+                                 " (RLIMIT_NOFILE's hard limit)");
 }
 
 }  // namespace

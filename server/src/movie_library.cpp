@@ -15,15 +15,15 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "cache/content_digest.hpp"
+#include "cache/file_map.hpp"
+#include "cache/lazy_indexer.hpp"
+#include "pinned_load.hpp"
 #include "vod/log.hpp"
 #include "vod/media/probe.hpp"
 #include "vod/media/remux.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/name_hash.hpp"
-#include "cache/content_digest.hpp"
-#include "pinned_load.hpp"
-#include "cache/file_map.hpp"
-#include "cache/lazy_indexer.hpp"
 #include "vod/unique_fd.hpp"
 
 namespace vod::server {
@@ -68,15 +68,17 @@ void analyse(LoadedMovie& m, std::span<const std::uint8_t> bytes) {
   });
   m.index_bytes = copy_into_buffer(proto::encode_index(m.index));
   if (m.info.is_media)
-    log::info("library", m.name + ": " + m.info.container + " " + m.info.video_codec + " " + std::to_string(m.info.width) + "x" +
-                             std::to_string(m.info.height) + ", " + std::to_string(m.info.duration_us / 1'000'000) + " s, " +
-                             std::to_string(m.info.bitrate_bps / 1000) + " kb/s, " + std::to_string(m.index.entries.size()) +
-                             " keyframes indexed in " +
-                             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()) +
-                             " ms");
+    log::info(
+        "library",
+        m.name + ": " + m.info.container + " " + m.info.video_codec + " " + std::to_string(m.info.width) + "x" +
+            std::to_string(m.info.height) + ", " + std::to_string(m.info.duration_us / 1'000'000) + " s, " +
+            std::to_string(m.info.bitrate_bps / 1000) + " kb/s, " + std::to_string(m.index.entries.size()) + " keyframes indexed in " +
+            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()) +
+            " ms");
 }
 
-std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct stat& st, const LibraryOptions& options, bool pin, bool probe_later) {
+std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct stat& st, const LibraryOptions& options, bool pin,
+                                              bool probe_later) {
   auto m = std::make_shared<LoadedMovie>();
   m->name = path.filename().string();
   m->path = path.string();
@@ -96,7 +98,8 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
     }
     describe_cached(*m, options.index_store);
     if (options.remux_ts && m->info.is_media && m->info.container != "mpegts")
-      log::warn("library", m->name + ": not remuxed to MPEG-TS: it is served from the segment cache as it is on disk (--pin it to remux it)");
+      log::warn("library",
+                m->name + ": not remuxed to MPEG-TS: it is served from the segment cache as it is on disk (--pin it to remux it)");
     return m;
   }
   m->bytes = load_pinned(m->path, static_cast<std::uint64_t>(st.st_size), m->content);
@@ -104,7 +107,8 @@ std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct
   if (options.remux_ts && m->info.is_media && m->info.container != "mpegts") {
     try {
       auto ts = media::remux_to_mpegts(m->bytes.bytes(), m->name);
-      log::info("library", m->name + ": remuxed " + m->info.container + " to MPEG-TS (" + mib(m->bytes.length()) + " -> " + mib(ts.size()) + ")");
+      log::info("library",
+                m->name + ": remuxed " + m->info.container + " to MPEG-TS (" + mib(m->bytes.length()) + " -> " + mib(ts.size()) + ")");
       m->bytes = copy_into_buffer(ts);
       m->remuxed = true;
       m->content = cache::content_id(m->bytes.bytes());  // what clients read: the remux
@@ -132,7 +136,8 @@ void describe_cached(LoadedMovie& m, const cache::IndexStore* store) {
   m.index_pending = !kept;
   m.index_bytes = cache::index_region(kept, m.file_size, cache::index_capacity(m.info.duration_us));
   log::info("library", m.name + ": " + m.info.container + " " + m.info.video_codec + ", " + std::to_string(m.info.duration_us / 1'000'000) +
-                           " s, " + (kept ? std::to_string(kept->entries.size()) + " keyframes from the state directory" : "index pending"));
+                           " s, " +
+                           (kept ? std::to_string(kept->entries.size()) + " keyframes from the state directory" : "index pending"));
 }
 
 std::shared_ptr<LoadedMovie> describe_copy(const LoadedMovie& listed, const cache::IndexStore* store) {
@@ -210,14 +215,16 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
     bool pin = !options.cache;
     if (!pin && pinned_by(name, options.pin)) {
       pin = options.pin_budget == 0 || pinned_bytes + static_cast<std::uint64_t>(st.st_size) <= options.pin_budget;
-      if (!pin) log::warn("library", name + ": matches --pin but does not fit --pin-budget (" + mib(pinned_bytes) + " pinned already): serving it from the segment cache");
+      if (!pin)
+        log::warn("library", name + ": matches --pin but does not fit --pin-budget (" + mib(pinned_bytes) +
+                                 " pinned already): serving it from the segment cache");
     }
     // Past the probe budget a cached movie is listed as it is and probed after the server listens:
     // starting does not grow with the library (pinned movies are loaded whole, by design).
     const bool probe_later = !pin && std::chrono::steady_clock::now() - started > options.probe_budget;
     if (!probe_later)
-      log::info("library", std::string(pin ? "loading " : "probing (segment cache) ") + std::to_string(i + 1) + "/" + std::to_string(files.size()) + ": " +
-                               name + " (" + mib(static_cast<std::uint64_t>(st.st_size)) + ")");
+      log::info("library", std::string(pin ? "loading " : "probing (segment cache) ") + std::to_string(i + 1) + "/" +
+                               std::to_string(files.size()) + ": " + name + " (" + mib(static_cast<std::uint64_t>(st.st_size)) + ")");
     try {
       library.movies.push_back(load_movie(path, st, options, pin, probe_later));
       later += probe_later;
@@ -234,7 +241,8 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
                            mib(library.total_bytes()) + " (" + std::to_string(loaded) + " loaded, " + std::to_string(reused) +
                            " unchanged) in " + std::to_string(secs).substr(0, 5) + " s");
   if (later)
-    log::info("library", std::to_string(later) + " movies listed without a probe (past the " + std::to_string(options.probe_budget.count()) +
+    log::info("library", std::to_string(later) + " movies listed without a probe (past the " +
+                             std::to_string(options.probe_budget.count()) +
                              " ms probe budget): probed after the server listens, and listed as raw bytes until then");
   if (library.movies.empty()) log::warn("library", "the media directory " + dir + " holds no servable file");
   return library;

@@ -32,7 +32,7 @@ struct LoadedMovie {
   std::shared_ptr<cache::CachedFile> cached;
   media::MediaInfo info;
   proto::KeyframeIndex index;
-  HostBuffer index_bytes;  // the index in the protocol layout; a cached movie's is built lazily, in place
+  HostBuffer index_bytes;      // the index in the protocol layout; a cached movie's is built lazily, in place
   bool index_pending = false;  // a cached movie whose index the LazyIndexer builds after start
   // A cached movie listed before it was probed (past the scan's probe budget): raw bytes, no index,
   // until the LazyIndexer probes it and a described copy replaces it in the library.
@@ -48,7 +48,7 @@ struct LoadedMovie {
 };
 
 struct LibraryOptions {
-  bool remux_ts = false;  // --remux ts
+  bool remux_ts = false;                 // --remux ts
   std::set<std::string> reserved_names;  // the live channels': files with these names are skipped
   // With a segment cache: movies are served from it, except those --pin names (shell patterns),
   // which are loaded whole while they fit `pin_budget` bytes (0: no limit).

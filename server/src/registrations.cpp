@@ -76,7 +76,8 @@ proto::CatalogEntry catalog_entry(const LoadedMovie& movie, const proto::RegionD
   e.movie = bytes;
   e.index = index;
   e.segments = segments;
-  e.flags = (movie.info.is_media ? proto::kEntryIsMedia : 0) | (movie.index.entries.empty() && !movie.index_pending ? 0 : proto::kEntryHasIndex) |
+  e.flags = (movie.info.is_media ? proto::kEntryIsMedia : 0) |
+            (movie.index.entries.empty() && !movie.index_pending ? 0 : proto::kEntryHasIndex) |
             (segments.empty() ? 0 : proto::kEntrySegmented);
   e.width = movie.info.width;
   e.height = movie.info.height;
@@ -98,7 +99,8 @@ std::shared_ptr<Device> open_device(ibv_context* ctx, std::uint8_t port, const s
   else if (chosen.mode != windows::Isolation::none) log::info("auth", chosen.why);
   auto device = std::make_shared<Device>(ctx, limits, chosen.mode);
   log::info("server", "device " + name + (limits.iwarp ? " (iWARP)" : "") + ": max_qp_rd_atom " + std::to_string(limits.max_qp_rd_atom) +
-                          ", max_msg_size " + std::to_string(limits.max_msg_size) + ", active MTU " + std::to_string(limits.active_mtu_bytes));
+                          ", max_msg_size " + std::to_string(limits.max_msg_size) + ", active MTU " +
+                          std::to_string(limits.active_mtu_bytes));
   return device;
 }
 
@@ -109,16 +111,19 @@ void register_arena(Device& device, const cache::SegmentCache& cache) {
   std::uint32_t lkey = 0;
   if (device.own_pds()) return;
   if (!device.binds_windows()) {
-    device.arena = rdma::register_memory(device.pd.get(), const_cast<std::uint8_t*>(cache.arena().data()), length, IBV_ACCESS_REMOTE_READ, "the segment cache's arena");
+    device.arena = rdma::register_memory(device.pd.get(), const_cast<std::uint8_t*>(cache.arena().data()), length, IBV_ACCESS_REMOTE_READ,
+                                         "the segment cache's arena");
     lkey = device.arena->lkey;
   } else {
     if (cache.slots() > device.limits.max_mr / 2)
-      throw std::runtime_error("device " + device.limits.name + " allows " + std::to_string(device.limits.max_mr) + " memory regions, too few for " +
-                               std::to_string(cache.slots()) + " cache slots registered one by one (with tokens): raise --segment-size");
+      throw std::runtime_error("device " + device.limits.name + " allows " + std::to_string(device.limits.max_mr) +
+                               " memory regions, too few for " + std::to_string(cache.slots()) +
+                               " cache slots registered one by one (with tokens): raise --segment-size");
     device.arena_slots.reserve(cache.slots());
     for (std::uint32_t i = 0; i < cache.slots(); ++i)
-      device.arena_slots.push_back(rdma::register_memory(device.pd.get(), const_cast<std::uint8_t*>(cache.arena().data()) + std::uint64_t{i} * slot, slot, IBV_ACCESS_MW_BIND,
-                                                         "segment cache slot " + std::to_string(i)));
+      device.arena_slots.push_back(rdma::register_memory(device.pd.get(),
+                                                         const_cast<std::uint8_t*>(cache.arena().data()) + std::uint64_t{i} * slot, slot,
+                                                         IBV_ACCESS_MW_BIND, "segment cache slot " + std::to_string(i)));
     lkey = device.arena_slots[0]->lkey;
   }
   // For the operator's eyes only (debug level): with windows, no client ever learns these keys.
@@ -126,14 +131,15 @@ void register_arena(Device& device, const cache::SegmentCache& cache) {
   std::snprintf(keys, sizeof keys, "lkey 0x%x", lkey);
   log::debug("cache", "registered the arena on " + device.limits.name + ": " + std::to_string(length) + " bytes, " +
                           (device.binds_windows() ? std::to_string(cache.slots()) + " regions, slot 0's " + keys + " (window binding only)"
-                                          : std::string(keys) + " (remote read)"));
+                                                  : std::string(keys) + " (remote read)"));
 }
 
 std::uint64_t catalog_instance() {
   static const std::uint64_t instance = [] {
     std::uint64_t n = 0;
     while (n == 0)
-      if (getrandom(&n, sizeof n, 0) != static_cast<ssize_t>(sizeof n)) throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+      if (getrandom(&n, sizeof n, 0) != static_cast<ssize_t>(sizeof n))
+        throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
     return n;
   }();
   return instance;
@@ -159,20 +165,24 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
       // that no descriptor names.
       if (movie->cached) {
         if (!device->arena_length) throw std::logic_error("a cached movie on a device without the arena");
-        m->table_mr = rdma::register_memory(device->pd.get(), movie->cached->table().data(), movie->cached->table_length(), device->region_access(),
-                                            "segment table of " + movie->name);
+        m->table_mr = rdma::register_memory(device->pd.get(), movie->cached->table().data(), movie->cached->table_length(),
+                                            device->region_access(), "segment table of " + movie->name);
       } else {
         m->movie_mr = rdma::register_memory(device->pd.get(), movie->bytes.data(), std::max<std::size_t>(movie->bytes.length(), 1),
                                             device->region_access(), "movie " + movie->name);
       }
-      m->index_mr = rdma::register_memory(device->pd.get(), movie->index_bytes.data(), std::max<std::size_t>(movie->index_bytes.length(), 1),
-                                          device->region_access(), "keyframe index of " + movie->name);
+      m->index_mr =
+          rdma::register_memory(device->pd.get(), movie->index_bytes.data(), std::max<std::size_t>(movie->index_bytes.length(), 1),
+                                device->region_access(), "keyframe index of " + movie->name);
       device->movies[movie.get()] = m;
       ++fresh;
       // For the operator's eyes only (debug level): with windows, no client ever learns this rkey.
       if (m->movie_mr)
         log::debug("server", "registered movie " + movie->name + " on " + device->limits.name + ": " + std::to_string(movie->size()) +
-                                 " bytes, lkey " + hex_rkey(m->movie_mr->lkey) + " rkey " + hex_rkey(m->movie_mr->rkey) + (device->binds_windows() ? " (window binding only)" : device->own_pds() ? " (no remote access: each client registers its own)" : " (remote read)"));
+                                 " bytes, lkey " + hex_rkey(m->movie_mr->lkey) + " rkey " + hex_rkey(m->movie_mr->rkey) +
+                                 (device->binds_windows() ? " (window binding only)"
+                                  : device->own_pds()     ? " (no remote access: each client registers its own)"
+                                                          : " (remote read)"));
     }
     reg->catalog.entries.push_back(catalog_entry(*movie, m->movie_region(), m->index_region(), m->segments_region()));
     reg->movies.push_back(std::move(m));
@@ -195,10 +205,11 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
   std::memcpy(reg->bytes.data(), bytes.data(), bytes.size());
   reg->mr = rdma::register_memory(device->pd.get(), reg->bytes.data(), reg->bytes.length(), device->region_access(),
                                   "catalog generation " + std::to_string(library.generation));
-  log::info("server", "registered generation " + std::to_string(library.generation) + " on " + device->limits.name + ": " +
-                          std::to_string(reg->movies.size()) + " movies (" + std::to_string(fresh) + " newly registered) in " +
-                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()) +
-                          " ms");
+  log::info("server",
+            "registered generation " + std::to_string(library.generation) + " on " + device->limits.name + ": " +
+                std::to_string(reg->movies.size()) + " movies (" + std::to_string(fresh) + " newly registered) in " +
+                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()) +
+                " ms");
   return reg;
 }
 

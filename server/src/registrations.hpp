@@ -16,12 +16,12 @@
 #include "cache/segment_cache.hpp"
 #include "host_buffer.hpp"
 #include "movie_library.hpp"
-#include "windows/isolation.hpp"
-#include "windows/rkey_history.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/rdma/device.hpp"
 #include "vod/rdma/handles.hpp"
+#include "windows/isolation.hpp"
+#include "windows/rkey_history.hpp"
 
 namespace vod::server {
 
@@ -35,7 +35,7 @@ struct Device {
   // pd each client registers what it was granted on a PD of its own; either way the catalog lists
   // no rkeys.
   windows::Isolation isolation = windows::Isolation::none;
-  rdma::ProtectionDomain pd;  // the device's CQ is the server's CompletionHub's, shared by every QP
+  rdma::ProtectionDomain pd;   // the device's CQ is the server's CompletionHub's, shared by every QP
   windows::RkeyHistory rkeys;  // window rkeys handed out lately, never handed out again soon
   // The segment cache's arena (--cache-size), registered once on this device: REMOTE_READ, as
   // movies are. Null without a cache, and with windows.

@@ -45,7 +45,8 @@ std::uint64_t parse_size(const std::string& text, const char* option) {
 
 static void check_cluster_options(ServerConfig& c) {
   if (c.cluster.empty()) {
-    if (!c.advertise.empty() || !c.cluster_spread.empty()) throw std::invalid_argument("--advertise and --cluster-spread go with --cluster etcd://HOST:2379");
+    if (!c.advertise.empty() || !c.cluster_spread.empty())
+      throw std::invalid_argument("--advertise and --cluster-spread go with --cluster etcd://HOST:2379");
     return;
   }
   try {
@@ -55,7 +56,8 @@ static void check_cluster_options(ServerConfig& c) {
     std::uint16_t port = c.port;
     if (!c.advertise.empty()) cluster::parse_host_port(c.advertise, host, port, "--advertise");
     if (host == "0.0.0.0" || host == "::")
-      throw std::invalid_argument("--cluster needs --advertise ADDR[:PORT]: the address clients reach this server at (--bind is " + c.bind + ")");
+      throw std::invalid_argument("--cluster needs --advertise ADDR[:PORT]: the address clients reach this server at (--bind is " + c.bind +
+                                  ")");
     cluster::MemberRecord self;
     self.host = host;
     self.port = port;
@@ -63,7 +65,8 @@ static void check_cluster_options(ServerConfig& c) {
   } catch (const cluster::ClusterError& e) {
     throw std::invalid_argument(std::string("--cluster: ") + e.what());
   }
-  if (!(c.cluster_weight > 0 && c.cluster_weight <= cluster::kMaxWeight)) throw std::invalid_argument("--cluster-weight must be in (0, 1000]");
+  if (!(c.cluster_weight > 0 && c.cluster_weight <= cluster::kMaxWeight))
+    throw std::invalid_argument("--cluster-weight must be in (0, 1000]");
   if (c.cluster_ttl < 2 || c.cluster_ttl > 300) throw std::invalid_argument("--cluster-ttl must be 2..300 seconds");
   for (const auto& s : c.cluster_spread) {
     const auto eq = s.rfind('=');
@@ -81,8 +84,11 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   unsigned udp_port = c.udp_port;
   std::string config_file, cache_size, segment_size = "4M", pin_budget = "0", isolation_memory = "8G";
   bool no_memory_windows = false;  // the old name of --isolation shared
-  po::options_description general("vod-server: serves every file of a directory from registered memory; clients read it by one-sided RDMA Read\n\n"
-                                  "usage: vod-server --media-dir DIR [options]\n\noptions");
+  po::options_description general(
+      "vod-server: serves every file of a directory from registered memory; clients read it by one-sided RDMA Read\n\n"
+      "usage: vod-server --media-dir DIR [options]\n\noptions");
+  // An option table, laid out by hand: one option a line.
+  // clang-format off
   general.add_options()
       ("help,h", "show this help")
       ("version,V", "show the version")
@@ -152,13 +158,16 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("cluster-ttl", po::value(&c.cluster_ttl)->default_value(c.cluster_ttl), "with --cluster: seconds of the etcd lease; a server that dies leaves the fleet within this")
       ("cluster-spread", po::value(&c.cluster_spread)->composing(), "with --cluster: NAME=K (repeatable): place this popular movie on its top K servers (1..16), "
                                                                     "viewers spread over them");
+  // clang-format on
   cluster::add_etcd_options(general, c.etcd);
   // Options for the tests only: accepted, not listed by --help.
   po::options_description hidden;
-  hidden.add_options()("udp-test-drop", po::value(&c.udp_test_drop), "last:N,record:N,datagram:N: datagrams the UDP sender drops on purpose")
-      ("test-fail-binds", po::value(&c.test_fail_binds), "N: every Nth connection's memory window binds fail at the device")
-      ("test-fail-notifications", po::value(&c.test_fail_notifications), "N: every Nth segment notification post is refused (ENOMEM)")
-      ("test-evict-every", po::value(&c.test_evict_every_ms), "MS: this often, evict the slot of the segment most recently asked for (else the newest filled), grace or not");
+  hidden.add_options()("udp-test-drop", po::value(&c.udp_test_drop),
+                       "last:N,record:N,datagram:N: datagrams the UDP sender drops on purpose")(
+      "test-fail-binds", po::value(&c.test_fail_binds), "N: every Nth connection's memory window binds fail at the device")(
+      "test-fail-notifications", po::value(&c.test_fail_notifications), "N: every Nth segment notification post is refused (ENOMEM)")(
+      "test-evict-every", po::value(&c.test_evict_every_ms),
+      "MS: this often, evict the slot of the segment most recently asked for (else the newest filled), grace or not");
   po::options_description all;
   all.add(general).add(hidden);
   po::variables_map vm;
@@ -179,7 +188,9 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
     return std::nullopt;
   }
   if (vm.count("help")) {
-    std::cout << general << "\nsignals: SIGTERM/SIGINT stop accepting, let clients drain, exit 0; SIGHUP rescans the media directory into a new catalog generation\n";
+    std::cout << general
+              << "\nsignals: SIGTERM/SIGINT stop accepting, let clients drain, exit 0; SIGHUP rescans the media directory into a new "
+                 "catalog generation\n";
     return std::nullopt;
   }
   if (c.media_dir.empty() && c.live.empty())
@@ -187,7 +198,8 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   for (const auto& text : c.live) c.live_channels.push_back(live::parse_channel(text));
   if (c.live_buffer_seconds < 0.5 || c.live_buffer_seconds > 600) throw std::invalid_argument("--live-buffer must be 0.5..600 seconds");
   if (c.live_bitrate_mbps <= 0 || c.live_bitrate_mbps > 10000) throw std::invalid_argument("--live-bitrate must be in (0, 10000] Mbit/s");
-  if (!c.live_multicast.empty() && c.live.empty()) throw std::invalid_argument("--live-multicast sends live channels: give --live NAME=SOURCE too");
+  if (!c.live_multicast.empty() && c.live.empty())
+    throw std::invalid_argument("--live-multicast sends live channels: give --live NAME=SOURCE too");
   if (c.live_multicast_ttl < 1 || c.live_multicast_ttl > 255) throw std::invalid_argument("--live-multicast-ttl must be 1..255");
   if (c.live_multicast_payload < 188 || c.live_multicast_payload > proto::kWriteRecordMaxPayload)
     throw std::invalid_argument("--live-multicast-payload must be 188.." + std::to_string(proto::kWriteRecordMaxPayload));
@@ -196,11 +208,13 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   if (udp_port > 65535) throw std::invalid_argument("--udp-port must be 0..65535");
   c.udp_port = static_cast<std::uint16_t>(udp_port);
   if (c.no_rdma && c.udp_port == 0) throw std::invalid_argument("--no-rdma serves over UDP only: give --udp-port too (7471)");
-  if (c.udp_max_rate_mbps <= 0 || c.udp_client_rate_mbps <= 0) throw std::invalid_argument("--udp-max-rate and --udp-client-rate must be positive");
+  if (c.udp_max_rate_mbps <= 0 || c.udp_client_rate_mbps <= 0)
+    throw std::invalid_argument("--udp-max-rate and --udp-client-rate must be positive");
   if (auto why = udp::max_payload_problem(c.udp_max_payload)) throw std::invalid_argument(*why);
   if (!c.auth_secret.empty() && (c.udp_port || !c.live_multicast.empty()))
-    throw std::invalid_argument("--auth-secret covers RDMA connections only: Write-Record over UDP (--udp-port, --live-multicast) "
-                                "carries no token yet, so it would serve without one; run it without --auth-secret");
+    throw std::invalid_argument(
+        "--auth-secret covers RDMA connections only: Write-Record over UDP (--udp-port, --live-multicast) "
+        "carries no token yet, so it would serve without one; run it without --auth-secret");
   if (c.connect_rate < 0 || c.connect_burst < 1) throw std::invalid_argument("--connect-rate must be >= 0 and --connect-burst >= 1");
   if (c.max_clients == 0) throw std::invalid_argument("--max-clients must be at least 1");
   if (c.remux != "none" && c.remux != "ts") throw std::invalid_argument("--remux must be none or ts");
@@ -214,14 +228,17 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   c.isolation_memory = parse_size(isolation_memory, "--isolation-memory");
   (void)windows::parse_isolation(c.isolation);  // refused now, with the choices, not at the first device
   if (no_memory_windows) {
-    if (c.isolation != "auto" && c.isolation != "shared") throw std::invalid_argument("--no-memory-windows is --isolation shared: not with --isolation " + c.isolation);
+    if (c.isolation != "auto" && c.isolation != "shared")
+      throw std::invalid_argument("--no-memory-windows is --isolation shared: not with --isolation " + c.isolation);
     c.isolation = "shared";
   }
   if (c.cache_size) {
     if (c.cache_size < c.segment_size)
       throw std::invalid_argument("--cache-size must hold at least one segment (--segment-size " + segment_size + ")");
-    if (c.cache_size / c.segment_size > (1u << 24)) throw std::invalid_argument("--cache-size holds more than 2^24 segments: raise --segment-size");
-    if (c.cache_read_deadline_ms < 100 || c.cache_read_deadline_ms > 60000) throw std::invalid_argument("--cache-read-deadline must be 100..60000 ms");
+    if (c.cache_size / c.segment_size > (1u << 24))
+      throw std::invalid_argument("--cache-size holds more than 2^24 segments: raise --segment-size");
+    if (c.cache_read_deadline_ms < 100 || c.cache_read_deadline_ms > 60000)
+      throw std::invalid_argument("--cache-read-deadline must be 100..60000 ms");
     if (c.cache_grace_ms > 600000) throw std::invalid_argument("--cache-grace must be at most 600000 ms");
   } else if (!c.pin.empty() || c.pin_budget) {
     throw std::invalid_argument("--pin and --pin-budget choose what stays out of the segment cache: give --cache-size too");

@@ -21,7 +21,7 @@ struct ServerConfig {
   std::string media_dir;
   std::string bind = "0.0.0.0";
   std::uint16_t port = defaults::kRdmaPort;
-  std::string device;        // serve only on this RDMA device; empty = every device
+  std::string device;  // serve only on this RDMA device; empty = every device
   unsigned max_clients = 1024;
   int backlog = 128;
   std::string remux = "none";  // none | ts
@@ -37,34 +37,34 @@ struct ServerConfig {
   // --isolation pd: the memory all connections' own registrations may pin at once; a connect beyond
   // it is refused (server full), saying so.
   std::uint64_t isolation_memory = 8ull << 30;
-  std::string revoked;                     // revocation file (keys, tokens, clients), re-read on SIGHUP; empty: none
-  double connect_rate = 0;                 // RDMA connects per second per client address; 0: no limit
-  double connect_burst = 10;               // connects an idle address may make at once
-  unsigned max_per_source = 0;             // connections per client address at once; 0: no limit
+  std::string revoked;          // revocation file (keys, tokens, clients), re-read on SIGHUP; empty: none
+  double connect_rate = 0;      // RDMA connects per second per client address; 0: no limit
+  double connect_burst = 10;    // connects an idle address may make at once
+  unsigned max_per_source = 0;  // connections per client address at once; 0: no limit
   // Live channels (docs/live.md): NAME=SOURCE each.
   std::vector<std::string> live;
-  double live_buffer_seconds = 4;     // ring size in seconds of the channel's bitrate
-  double live_bitrate_mbps = 8;       // assumed for sources whose bitrate is unknown before they run
-  std::string live_multicast;          // GROUP[:PORT]: every live record to this group too (Write-Record); empty: off
+  double live_buffer_seconds = 4;  // ring size in seconds of the channel's bitrate
+  double live_bitrate_mbps = 8;    // assumed for sources whose bitrate is unknown before they run
+  std::string live_multicast;      // GROUP[:PORT]: every live record to this group too (Write-Record); empty: off
   std::string live_multicast_interface;
   int live_multicast_ttl = 1;
   unsigned live_multicast_payload = defaults::kLiveMulticastPayload;
   // UDP Write-Record (docs/write-record.md): off unless a port is given.
-  std::uint16_t udp_port = 0;          // 0: off; the documented port is 7471
-  double udp_max_rate_mbps = 1000;     // the whole server
-  double udp_client_rate_mbps = defaults::kUdpClientRateBps / 1e6;   // one client address
-  unsigned udp_max_payload = defaults::kUdpMaxPayload;     // bytes per datagram at most (clients ask for their path MTU's)
-  bool udp_zero_copy = false;          // MSG_ZEROCOPY sends of loaded movies' bytes (udp/zero_copy_sends.hpp)
-  bool no_rdma = false;                // serve UDP only: no RDMA device needed
+  std::uint16_t udp_port = 0;                                       // 0: off; the documented port is 7471
+  double udp_max_rate_mbps = 1000;                                  // the whole server
+  double udp_client_rate_mbps = defaults::kUdpClientRateBps / 1e6;  // one client address
+  unsigned udp_max_payload = defaults::kUdpMaxPayload;              // bytes per datagram at most (clients ask for their path MTU's)
+  bool udp_zero_copy = false;                                       // MSG_ZEROCOPY sends of loaded movies' bytes (udp/zero_copy_sends.hpp)
+  bool no_rdma = false;                                             // serve UDP only: no RDMA device needed
   // The segment cache (docs/segment-cache.md): off unless --cache-size is given, and then every
   // movie not pinned is served from it.
   std::uint64_t cache_size = 0;
   std::uint32_t segment_size = 4u << 20;
-  std::vector<std::string> pin;             // shell patterns of movie names loaded whole
-  std::uint64_t pin_budget = 0;             // bytes pinned movies may take, beside the cache; 0: no limit
-  unsigned cache_grace_ms = 2000;           // a segment asked for within this is never evicted
-  unsigned probe_budget_ms = 2000;          // the scan's time for probing cached movies; the rest after start
-  unsigned cache_read_deadline_ms = 3000;   // clients drop a segment Read older than this; slots wait longer
+  std::vector<std::string> pin;                 // shell patterns of movie names loaded whole
+  std::uint64_t pin_budget = 0;                 // bytes pinned movies may take, beside the cache; 0: no limit
+  unsigned cache_grace_ms = 2000;               // a segment asked for within this is never evicted
+  unsigned probe_budget_ms = 2000;              // the scan's time for probing cached movies; the rest after start
+  unsigned cache_read_deadline_ms = 3000;       // clients drop a segment Read older than this; slots wait longer
   std::string state_dir = "/var/lib/rdma-vod";  // what the server derives from files and keeps (cached movies' indexes); empty: nothing
   // A fleet (docs/operations.md, "A fleet"): a member record in etcd under a lease.
   std::string cluster;                      // etcd://HOST[:PORT][/PREFIX]; empty: not in a fleet
@@ -76,9 +76,9 @@ struct ServerConfig {
   // Parsed once, by parse_server_config: --live's channels and --cluster-spread's NAME=K.
   std::vector<live::ChannelConfig> live_channels;
   std::map<std::string, unsigned> spread;
-  unsigned test_evict_every_ms = 0;         // a test hook: evict the slot last asked for (else the newest filled) this often (hidden)
-  std::string udp_test_drop;           // a test hook: datagrams to drop on purpose (hidden from --help)
-  unsigned test_fail_binds = 0;        // a test hook: every Nth connection's window binds fail at the device (hidden)
+  unsigned test_evict_every_ms = 0;      // a test hook: evict the slot last asked for (else the newest filled) this often (hidden)
+  std::string udp_test_drop;             // a test hook: datagrams to drop on purpose (hidden from --help)
+  unsigned test_fail_binds = 0;          // a test hook: every Nth connection's window binds fail at the device (hidden)
   unsigned test_fail_notifications = 0;  // a test hook: every Nth segment notification post is refused (hidden)
 };
 

@@ -62,18 +62,20 @@ VodServer::VodServer(ServerConfig config)
   if (cache_) {
     index_store_.emplace(config_.state_dir);
     const auto republish_soon = [this] {
-      if (!republish_timer_.armed()) republish_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] { republish(); });
+      if (!republish_timer_.armed())
+        republish_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] { republish(); });
     };
-    indexer_ = std::make_unique<cache::LazyIndexer>(reactor_, *index_store_, republish_soon,
-                                                    [this, republish_soon](const std::shared_ptr<const LoadedMovie>& listed, std::shared_ptr<const LoadedMovie> described) {
-                                                      auto& movies = library_.movies;
-                                                      auto at = std::find(movies.begin(), movies.end(), listed);
-                                                      if (at == movies.end()) return false;  // a rescan dropped it meanwhile
-                                                      if (described) *at = std::move(described);
-                                                      else movies.erase(at);
-                                                      republish_soon();
-                                                      return true;
-                                                    });
+    indexer_ = std::make_unique<cache::LazyIndexer>(
+        reactor_, *index_store_, republish_soon,
+        [this, republish_soon](const std::shared_ptr<const LoadedMovie>& listed, std::shared_ptr<const LoadedMovie> described) {
+          auto& movies = library_.movies;
+          auto at = std::find(movies.begin(), movies.end(), listed);
+          if (at == movies.end()) return false;  // a rescan dropped it meanwhile
+          if (described) *at = std::move(described);
+          else movies.erase(at);
+          republish_soon();
+          return true;
+        });
     library_options_.index_store = &*index_store_;
     library_options_.cache = cache_->layout();
     library_options_.pin = config_.pin;
@@ -96,7 +98,8 @@ VodServer::VodServer(ServerConfig config)
     admitter_->set_transport(Admit::Kind::catalog, vod_);
     admitter_->set_transport(Admit::Kind::movie, vod_);
     admitter_->set_transport(Admit::Kind::live, live_);
-    dispatcher_.emplace(reactor_, *listener_, routes_, [this](rdma::CmEvent& e) { admitter_->on_connect_request(e); }, [this] { stop_ = true; });
+    dispatcher_.emplace(
+        reactor_, *listener_, routes_, [this](rdma::CmEvent& e) { admitter_->on_connect_request(e); }, [this] { stop_ = true; });
     dispatcher_->on_change([this] { counts_changed_ = true; });
   } else {
     publish_generation(std::move(library_));
@@ -116,18 +119,19 @@ VodServer::VodServer(ServerConfig config)
     if (std::exchange(udp_served_, false) && metrics_endpoint_) metrics_.set_udp(udp_->stats());
     if (cache_ && metrics_endpoint_) {
       const auto& ch = vod_.channel_stats();
-      metrics_.set_cache({cache_->stats(), cache_->slots(), cache_->slots_in_use(), ch.requests, ch.bad_messages, ch.credit_violations, ch.coalesced});
+      metrics_.set_cache(
+          {cache_->stats(), cache_->slots(), cache_->slots_in_use(), ch.requests, ch.bad_messages, ch.credit_violations, ch.coalesced});
     }
   });
   channels_.start();
   log::info("server", "listening on " + config_.bind + ":" + (listener_ ? std::to_string(listener_->port()) : std::string("- (no RDMA)")) +
-                          (udp_ ? ", UDP " + std::to_string(udp_->port()) : std::string()) + " with " + std::to_string(library_.movies.size()) +
-                          " movies and " + std::to_string(config_.live_channels.size()) + " live channels, at most " + std::to_string(config_.max_clients) +
-                          " clients");
+                          (udp_ ? ", UDP " + std::to_string(udp_->port()) : std::string()) + " with " +
+                          std::to_string(library_.movies.size()) + " movies and " + std::to_string(config_.live_channels.size()) +
+                          " live channels, at most " + std::to_string(config_.max_clients) + " clients");
   if (indexer_) indexer_->start();  // only now: nothing before "listening" reads a movie body
-  if (!config_.cluster.empty())  // listening: clients may be sent here from now on
-    membership_ = std::make_unique<fleet::MemberRegistration>(cluster::parse_etcd_url(config_.cluster), std::chrono::seconds(config_.cluster_ttl),
-                                                              member_record());
+  if (!config_.cluster.empty())     // listening: clients may be sent here from now on
+    membership_ = std::make_unique<fleet::MemberRegistration>(cluster::parse_etcd_url(config_.cluster),
+                                                              std::chrono::seconds(config_.cluster_ttl), member_record());
 }
 
 VodServer::~VodServer() = default;
@@ -159,8 +163,10 @@ void VodServer::start_udp() {
 // Hooks for tests (the options say so in their names); each one logs a warning when it is on.
 void VodServer::install_test_hooks() {
   if (config_.test_evict_every_ms && cache_) {
-    log::warn("cache", "--test-evict-every " + std::to_string(config_.test_evict_every_ms) + " ms: evicting cache slots on purpose (a test hook)");
-    test_evict_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.test_evict_every_ms), [this] { test_evict(); });
+    log::warn("cache",
+              "--test-evict-every " + std::to_string(config_.test_evict_every_ms) + " ms: evicting cache slots on purpose (a test hook)");
+    test_evict_timer_ =
+        reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.test_evict_every_ms), [this] { test_evict(); });
   }
   if (config_.test_fail_binds) {
     windows::RdmaWindowVerbs::fail_every(config_.test_fail_binds);
@@ -175,7 +181,8 @@ void VodServer::install_test_hooks() {
 
 void VodServer::test_evict() {
   cache_->evict_one_for_test();
-  test_evict_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.test_evict_every_ms), [this] { test_evict(); });
+  test_evict_timer_ =
+      reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.test_evict_every_ms), [this] { test_evict(); });
 }
 
 void VodServer::update_connection_metrics() {
@@ -210,8 +217,8 @@ void VodServer::open_devices() {
   publish_generation(std::move(library_));
   if (devices_.empty()) {
     if (!config_.device.empty())
-      throw rdma::NoDeviceError("--device " + config_.device + " is not an RDMA device this listener can use (found: " +
-                                (names.empty() ? "none" : names) + ")");
+      throw rdma::NoDeviceError("--device " + config_.device +
+                                " is not an RDMA device this listener can use (found: " + (names.empty() ? "none" : names) + ")");
     throw rdma::NoDeviceError("no RDMA device behind " + config_.bind);
   }
 }
@@ -273,8 +280,8 @@ void VodServer::begin_drain() {
   drain_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                                     std::chrono::duration<double>(config_.drain_seconds)),
                              [this] { on_drain_deadline(); });
-  log::info("server", "stopping: new connections are refused; " + std::to_string(vod_.connections()) + " connected client(s) may read for up to " +
-                          std::to_string(static_cast<int>(config_.drain_seconds)) + " s");
+  log::info("server", "stopping: new connections are refused; " + std::to_string(vod_.connections()) +
+                          " connected client(s) may read for up to " + std::to_string(static_cast<int>(config_.drain_seconds)) + " s");
   vod_.begin_drain();
   live_.begin_drain();  // a live stream never ends by itself: its viewers are disconnected now
 }
@@ -300,12 +307,12 @@ int VodServer::run() {
   vod_.reap_failed(true);
   if (udp_) {
     const auto& u = udp_->stats();
-    log::info("udp", "served " + std::to_string(u.requests) + " requests and " + std::to_string(u.hellos) + " hellos: " +
-                         std::to_string(u.datagrams) + " datagrams, " + std::to_string(u.bytes) + " bytes; " + std::to_string(u.errors_sent) +
-                         " errors sent, " + std::to_string(u.bad_cookies) + " bad cookies, " + std::to_string(u.dropped) + " dropped, " +
-                         std::to_string(u.superseded) + " superseded, " + std::to_string(u.expired) + " expired at their deadline, " +
-                         std::to_string(u.clients_forgotten) + " client addresses forgotten, " + std::to_string(u.test_dropped) +
-                         " dropped by the test hook");
+    log::info("udp", "served " + std::to_string(u.requests) + " requests and " + std::to_string(u.hellos) +
+                         " hellos: " + std::to_string(u.datagrams) + " datagrams, " + std::to_string(u.bytes) + " bytes; " +
+                         std::to_string(u.errors_sent) + " errors sent, " + std::to_string(u.bad_cookies) + " bad cookies, " +
+                         std::to_string(u.dropped) + " dropped, " + std::to_string(u.superseded) + " superseded, " +
+                         std::to_string(u.expired) + " expired at their deadline, " + std::to_string(u.clients_forgotten) +
+                         " client addresses forgotten, " + std::to_string(u.test_dropped) + " dropped by the test hook");
   }
   log::info("server", "stopped");
   return 0;

@@ -23,10 +23,10 @@
 #include <string>
 
 #include "auth/revocation_list.hpp"
-#include "cache/lazy_indexer.hpp"
-#include "cache/segment_cache.hpp"
 #include "auth/source_limits.hpp"
 #include "auth/token_authority.hpp"
+#include "cache/lazy_indexer.hpp"
+#include "cache/segment_cache.hpp"
 #include "cm/admitter.hpp"
 #include "cm/cm_dispatcher.hpp"
 #include "cm/routes.hpp"
@@ -88,7 +88,7 @@ class VodServer {
   loop::Reactor reactor_;
   // Before any thread is started (the metrics endpoint's, the live sources'): they inherit the mask.
   std::optional<loop::SignalSource> signals_;
-  ServerMetrics metrics_;  // before the transports, which count into it
+  ServerMetrics metrics_;                        // before the transports, which count into it
   std::optional<auth::TokenAuthority> auth_;     // with --auth-secret
   std::optional<auth::RevocationList> revoked_;  // with --revoked
   auth::SourceLimits source_limits_;
@@ -96,9 +96,9 @@ class VodServer {
   // With --cache-size: before the devices (whose MRs cover its arena) and the connections.
   std::unique_ptr<cache::SegmentCache> cache_;
   std::optional<windows::SlotWatchers> slot_watchers_;  // with a cache: windows over its slots (tokens), freed at a refill
-  windows::PinnedBudget pinned_;  // --isolation pd: what connections' own registrations pin (--isolation-memory)
-  std::optional<cache::IndexStore> index_store_;    // with a cache: --state-dir
-  std::unique_ptr<cache::LazyIndexer> indexer_;     // with a cache: indexes built after start
+  windows::PinnedBudget pinned_;                        // --isolation pd: what connections' own registrations pin (--isolation-memory)
+  std::optional<cache::IndexStore> index_store_;        // with a cache: --state-dir
+  std::unique_ptr<cache::LazyIndexer> indexer_;         // with a cache: indexes built after start
   Library library_;
   std::unique_ptr<rdma::Listener> listener_;
   struct DeviceList {
@@ -111,21 +111,21 @@ class VodServer {
   // before everything that makes QPs; its channels in the loop.
   rdma::CompletionHub hub_;
   loop::CompletionSource completions_;
-  cm::Routes routes_;  // before the connections, whose routes it holds
-  live::Channels channels_;  // after the devices: its registrations go before their PDs
+  cm::Routes routes_;         // before the connections, whose routes it holds
+  live::Channels channels_;   // after the devices: its registrations go before their PDs
   live::LiveTransport live_;  // after the channels: its viewers' QPs go before the rings' MRs
   ondemand::VodTransport vod_;
   ServiceNotifier notifier_;
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> current_;  // per device: the generation new clients get
-  std::unique_ptr<udp::UdpService> udp_;  // Write-Record over UDP, when --udp-port is given
-  std::optional<cm::Admitter> admitter_;        // with RDMA
-  std::optional<cm::CmDispatcher> dispatcher_;  // with RDMA: the listener's channel in the loop
-  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // after metrics_: stopped before it goes; null when off
-  std::vector<loop::Reactor::Registration> udp_in_loop_;  // the UDP socket and timer: removed before they close
-  std::unique_ptr<fleet::MemberRegistration> membership_;  // --cluster: after everything its record describes
-  loop::Reactor::Timer drain_timer_;  // the drain's end, after SIGTERM
-  loop::Reactor::Timer test_evict_timer_;  // --test-evict-every
-  loop::Reactor::Timer republish_timer_;  // identities found: the catalog again, within a second
+  std::unique_ptr<udp::UdpService> udp_;                                  // Write-Record over UDP, when --udp-port is given
+  std::optional<cm::Admitter> admitter_;                                  // with RDMA
+  std::optional<cm::CmDispatcher> dispatcher_;                            // with RDMA: the listener's channel in the loop
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;                     // after metrics_: stopped before it goes; null when off
+  std::vector<loop::Reactor::Registration> udp_in_loop_;                  // the UDP socket and timer: removed before they close
+  std::unique_ptr<fleet::MemberRegistration> membership_;                 // --cluster: after everything its record describes
+  loop::Reactor::Timer drain_timer_;                                      // the drain's end, after SIGTERM
+  loop::Reactor::Timer test_evict_timer_;                                 // --test-evict-every
+  loop::Reactor::Timer republish_timer_;                                  // identities found: the catalog again, within a second
   bool draining_ = false;
   bool stop_ = false;
   bool counts_changed_ = false;  // a connect, disconnect or accept: metrics and status after the turn

@@ -19,7 +19,8 @@ cluster::MemberRecord VodServer::member_record() const {
   vod_.count(counts);
   live_.count(counts);
   r.load = fleet::estimate_load(counts, [this](const std::string& kind, const std::string& name) -> std::uint64_t {
-    if (kind == "live") return static_cast<std::uint64_t>(config_.live_bitrate_mbps * 1e6);  // the assumed rate: a channel's is measured by its source
+    if (kind == "live")
+      return static_cast<std::uint64_t>(config_.live_bitrate_mbps * 1e6);  // the assumed rate: a channel's is measured by its source
     if (kind != "movie") return 0;
     for (const auto& m : library_.movies)
       if (m->name == name) return m->info.bitrate_bps;
@@ -58,7 +59,8 @@ void VodServer::republish() {
     return;
   }
   update_catalog_metrics();
-  log::info("server", "catalog generation " + std::to_string(library_.generation) + " republished with what the indexer found since (probes, content identities)");
+  log::info("server", "catalog generation " + std::to_string(library_.generation) +
+                          " republished with what the indexer found since (probes, content identities)");
 }
 
 void VodServer::update_catalog_metrics() {

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
       "vod-token: mints an access token for a vod-server that runs with --auth-secret\n\n"
       "usage: vod-token --secret FILE (--movie NAME | --live NAME | --prefix TEXT | --all) [--ttl 2h] [--client ADDR] [--key-id N]\n\n"
       "options");
+  // An option table, laid out by hand: one option a line.
+  // clang-format off
   d.add_options()
       ("help,h", "show this help")
       ("version,V", "show the version")
@@ -30,6 +32,7 @@ int main(int argc, char** argv) {
       ("ttl", po::value(&ttl)->default_value(ttl), "how long the token is valid: 30s, 90m, 2h, 7d")
       ("client", po::value(&client), "bind the token to this client IP address (the address its connections come from)")
       ("query", po::bool_switch(&uri_form), "print ?token=... (to append to an rdma:// URI) instead of the bare token");
+  // clang-format on
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, d), vm);
@@ -55,7 +58,7 @@ int main(int argc, char** argv) {
     }
     const std::uint64_t expires = static_cast<std::uint64_t>(std::time(nullptr)) + server::auth::parse_duration(ttl);
     if (expires > 0xffffffffull) throw std::invalid_argument("--ttl reaches past 2106");
-    const proto::TokenScope scope = all ? proto::TokenScope::all
+    const proto::TokenScope scope = all              ? proto::TokenScope::all
                                     : !movie.empty() ? proto::TokenScope::movie
                                     : !live.empty()  ? proto::TokenScope::live
                                                      : proto::TokenScope::prefix;

@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const auto& s = segments[i];
     if (s.bytes.length == 0 || s.bytes.offset + s.bytes.length > movie_size || s.duration_us == 0) std::abort();
-    if (i + 1 < segments.size() && (s.bytes.offset + s.bytes.length != segments[i + 1].bytes.offset || s.start_us >= segments[i + 1].start_us))
+    if (i + 1 < segments.size() &&
+        (s.bytes.offset + s.bytes.length != segments[i + 1].bytes.offset || s.start_us >= segments[i + 1].start_us))
       std::abort();
     if (i + 1 == segments.size() && s.bytes.offset + s.bytes.length != movie_size) std::abort();
   }

@@ -45,6 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const std::string playlist = packager.playlist();
   if (packager.ready() != !playlist.empty()) std::abort();
-  if (!playlist.empty() && (playlist.rfind("#EXTM3U\n", 0) != 0 || playlist.find("#EXT-X-PRELOAD-HINT:TYPE=PART") == std::string::npos)) std::abort();
+  if (!playlist.empty() && (playlist.rfind("#EXTM3U\n", 0) != 0 || playlist.find("#EXT-X-PRELOAD-HINT:TYPE=PART") == std::string::npos))
+    std::abort();
   return 0;
 }

@@ -72,9 +72,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     at += used;
   }
   if (!ec && !parser.is_done() && parser.got_some()) parser.put_eof(ec);  // as http::read does at the end of the stream
-  if (ec || !parser.is_done()) return 0;  // the connection answers 400/413/431 and closes
+  if (ec || !parser.is_done()) return 0;                                  // the connection answers 400/413/431 and closes
 
-  const RequestContext context{hosts, pages, "127.0.0.1:8080", "rdma://192.0.2.1:7470", [] () -> const proto::Catalog& { return catalog(); },
+  const RequestContext context{hosts,
+                               pages,
+                               "127.0.0.1:8080",
+                               "rdma://192.0.2.1:7470",
+                               []() -> const proto::Catalog& { return catalog(); },
                                [] { return std::string("# metrics\n"); }};
   const RequestAnswer a = answer(parser.get(), context);
   const Plan& p = a.plan;

@@ -72,8 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Thumbnail t = make_thumbnail(movie, at, options);
     decoding = false;
     if (t.jpeg.size() < 4 || t.jpeg[0] != 0xff || t.jpeg[1] != 0xd8 || t.width == 0 || t.height == 0) std::abort();
-  } catch (const ThumbnailError&) {
-  }
+  } catch (const ThumbnailError&) {}
   decoding = false;
   return 0;
 }

@@ -20,7 +20,8 @@ using namespace vod::proto;
 
 static void write(const fs::path& dir, const std::string& target, const std::string& name, const std::vector<std::uint8_t>& bytes) {
   fs::create_directories(dir / target);
-  std::ofstream(dir / target / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(dir / target / name, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 int main(int argc, char** argv) {
@@ -125,7 +126,8 @@ int main(int argc, char** argv) {
     live.record_length = packets.size();
     live.record_offset = static_cast<std::uint64_t>(part) * 376;
     live.buffer_offset = 1'000'000;
-    live.flags = static_cast<std::uint16_t>(kRecordStreamOffset | kRecordKeyframe | kRecordUnitStart | (part == 2 ? kRecordLastDatagram : 0));
+    live.flags =
+        static_cast<std::uint16_t>(kRecordStreamOffset | kRecordKeyframe | kRecordUnitStart | (part == 2 ? kRecordLastDatagram : 0));
     live.payload = Bytes(packets.data() + live.record_offset, 376);
     frame(encode(live), 10);
   }
@@ -171,7 +173,8 @@ int main(int argc, char** argv) {
     ts.insert(ts.end(), p.begin(), p.end());
   };
   packet(0, {0}, {0, 0x00, 0xb0, 0x0d, 0, 1, 0xc1, 0, 0, 0, 1, 0xe0, 0x20, 0xde, 0xad, 0xbe, 0xef});
-  packet(0x20, {0}, {0, 0x02, 0xb0, 0x17, 0, 1, 0xc1, 0, 0, 0xe1, 0, 0xf0, 0, 0x1b, 0xe1, 0, 0xf0, 0, 0x0f, 0xe1, 1, 0xf0, 0, 0xde, 0xad, 0xbe, 0xef});
+  packet(0x20, {0},
+         {0, 0x02, 0xb0, 0x17, 0, 1, 0xc1, 0, 0, 0xe1, 0, 0xf0, 0, 0x1b, 0xe1, 0, 0xf0, 0, 0x0f, 0xe1, 1, 0xf0, 0, 0xde, 0xad, 0xbe, 0xef});
   packet(0x100, {0x50, 0, 0, 0, 0, 0x7e, 0}, {0, 0, 1, 0xe0, 0, 0, 0x80, 0x80, 5, 0x21, 0, 1, 0, 1, 0, 0, 0, 1, 0x65, 0x88});
   write(dir, "ts_scanner", "program", ts);
   write(dir, "hls_movie_bytes", "program", ts);  // the tables an EXT-X-MAP covers

@@ -52,7 +52,8 @@ TEST_P(CodecsPerContainer, AgreeWithFfprobe) {
   MappedFile movie(file);
   const StreamCodecs c = stream_codecs(movie.bytes().size(), reader(movie.bytes()));
   ASSERT_TRUE(c.avc) << c.note;
-  const std::string want = trimmed(test::run("ffprobe -v error -select_streams v:0 -show_entries stream=profile,level -of csv=p=0 " + file + " | sed -n 1p"));
+  const std::string want =
+      trimmed(test::run("ffprobe -v error -select_streams v:0 -show_entries stream=profile,level -of csv=p=0 " + file + " | sed -n 1p"));
   const std::string profile = want.substr(0, want.find(','));
   EXPECT_EQ(c.avc->profile_idc, profile == "High" ? 100u : profile == "Main" ? 77u : 66u) << want;
   EXPECT_EQ(std::to_string(c.avc->level_idc), want.substr(want.find(',') + 1)) << want;
@@ -97,12 +98,15 @@ TEST_P(Fmp4PerContainer, SegmentsTogetherHoldTheFilesPacketsOneForOne) {
   std::ofstream(joined, std::ios::binary).write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
   // Video packets byte for byte (their md5, in order); audio as many.
   const std::string packets = " -c copy -f framemd5 - | awk -F, '/^0,/ { print $6 }' | md5sum";
-  EXPECT_EQ(test::run("ffmpeg -v error -i " + joined + " -map 0:v" + packets), test::run("ffmpeg -v error -i " + file + " -map 0:v" + packets));
+  EXPECT_EQ(test::run("ffmpeg -v error -i " + joined + " -map 0:v" + packets),
+            test::run("ffmpeg -v error -i " + file + " -map 0:v" + packets));
   const std::string audio = " -select_streams a:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 ";
-  EXPECT_EQ(trimmed(test::run("ffprobe -v error" + audio + joined + " | sed -n 1p")), trimmed(test::run("ffprobe -v error" + audio + file + " | sed -n 1p")));
+  EXPECT_EQ(trimmed(test::run("ffprobe -v error" + audio + joined + " | sed -n 1p")),
+            trimmed(test::run("ffprobe -v error" + audio + file + " | sed -n 1p")));
   std::remove(joined.c_str());
 }
-INSTANTIATE_TEST_SUITE_P(Containers, Fmp4PerContainer, ::testing::Values("test-480p-60s.mp4", "test-480p-60s.mkv", "test-480p-60s.fragmented.mp4"));
+INSTANTIATE_TEST_SUITE_P(Containers, Fmp4PerContainer,
+                         ::testing::Values("test-480p-60s.mp4", "test-480p-60s.mkv", "test-480p-60s.fragmented.mp4"));
 
 TEST(Fmp4, BadInputIsAnErrorThatSaysWhy) {
   const std::vector<std::uint8_t> garbage(100000, 0x5a);

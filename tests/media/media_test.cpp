@@ -62,7 +62,8 @@ TEST_P(IndexPerContainer, IndexAgreesWithFfprobePackets) {
   ASSERT_EQ(index.entries.size(), reference.size());
   for (std::size_t i = 0; i < reference.size(); ++i) {
     EXPECT_EQ(index.entries[i].offset, reference[i].pos) << "keyframe " << i;
-    EXPECT_NEAR(static_cast<double>(index.entries[i].time_us), static_cast<double>(std::max<std::int64_t>(reference[i].pts_us - start, 0)), 1.0)
+    EXPECT_NEAR(static_cast<double>(index.entries[i].time_us), static_cast<double>(std::max<std::int64_t>(reference[i].pts_us - start, 0)),
+                1.0)
         << "keyframe " << i;
   }
   EXPECT_EQ(index.flags, e.index_flags);
@@ -103,7 +104,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Expectation{"small.webm", "webm", "video/webm", "vp9", "opus", proto::kIndexNeedsHeader}),
     [](const auto& param_info) {
       std::string n = param_info.param.file;
-      std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+      std::replace_if(
+          n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
       return n;
     });
 
@@ -126,9 +128,11 @@ TEST(Index, MpegTsOffsetsAreDirectEntryPoints) {
     const std::string tail = ::testing::TempDir() + "/from-keyframe.ts";
     {
       std::ofstream out(tail, std::ios::binary);
-      out.write(reinterpret_cast<const char*>(file.bytes().data() + k->offset), static_cast<std::streamsize>(file.bytes().size() - k->offset));
+      out.write(reinterpret_cast<const char*>(file.bytes().data() + k->offset),
+                static_cast<std::streamsize>(file.bytes().size() - k->offset));
     }
-    const std::string first = test::run("ffprobe -v error -select_streams v:0 -show_entries frame=pts_time,key_frame -read_intervals '%+#1' -of csv=p=0 '" + tail + "'");
+    const std::string first = test::run(
+        "ffprobe -v error -select_streams v:0 -show_entries frame=pts_time,key_frame -read_intervals '%+#1' -of csv=p=0 '" + tail + "'");
     ASSERT_FALSE(first.empty());
     const std::int64_t pts = test::micros(first.substr(first.find(',') + 1));
     EXPECT_EQ(first.substr(0, 1), "1") << first;  // key_frame=1
@@ -193,7 +197,8 @@ TEST(Remux, Mp4BecomesMpegTsWithDirectEntryKeyframes) {
   // The remuxed bytes decode from a keyframe in the middle, with nothing before it.
   const proto::Keyframe* k = index.at_or_before(30'000'000);
   const std::string tail = ::testing::TempDir() + "/remuxed-tail.ts";
-  std::ofstream(tail, std::ios::binary).write(reinterpret_cast<const char*>(ts.data() + k->offset), static_cast<std::streamsize>(ts.size() - k->offset));
+  std::ofstream(tail, std::ios::binary)
+      .write(reinterpret_cast<const char*>(ts.data() + k->offset), static_cast<std::streamsize>(ts.size() - k->offset));
   const std::string frames = test::run("ffmpeg -v error -i '" + tail + "' -map 0:v -f framecrc - | grep -vc '^#'");
   EXPECT_GE(std::stoi(frames), 700);  // 30 s at 25 fps, less a GOP
 }

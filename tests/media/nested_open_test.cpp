@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -89,17 +89,26 @@ const Hostile kHostile[] = {
     {"HLS multivariant playlist", "hls",
      [](const CountingListener& l) { return "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\n" + url(l, "/a.m3u8") + "\n"; }},
     {"HLS playlist naming a local file", "hls",
-     [](const CountingListener&) { return std::string("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4.0,\nfile:/etc/passwd\n#EXT-X-ENDLIST\n"); }},
+     [](const CountingListener&) {
+       return std::string("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4.0,\nfile:/etc/passwd\n#EXT-X-ENDLIST\n");
+     }},
     {"ffconcat script", "concat",
      [](const CountingListener& l) { return "ffconcat version 1.0\nfile '" + url(l, "/c.ts") + "'\nfile '/etc/passwd'\n"; }},
     {"DASH manifest", "dash",
      [](const CountingListener& l) {
-       return "<?xml version=\"1.0\"?>\n<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" profiles=\"urn:mpeg:dash:profile:isoff-on-demand:2011\" type=\"static\" mediaPresentationDuration=\"PT8S\">"
-              "<BaseURL>" + url(l, "/") + "</BaseURL><Period><AdaptationSet mimeType=\"video/mp4\"><Representation id=\"1\" bandwidth=\"1\">"
+       return "<?xml version=\"1.0\"?>\n<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" "
+              "profiles=\"urn:mpeg:dash:profile:isoff-on-demand:2011\" type=\"static\" mediaPresentationDuration=\"PT8S\">"
+              "<BaseURL>" +
+              url(l, "/") +
+              "</BaseURL><Period><AdaptationSet mimeType=\"video/mp4\"><Representation id=\"1\" bandwidth=\"1\">"
               "<SegmentList duration=\"4\"><SegmentURL media=\"s1.m4s\"/></SegmentList></Representation></AdaptationSet></Period></MPD>\n";
      }},
     {"SDP session", "sdp",
-     [](const CountingListener&) { return std::string("v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=x\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=video 5004 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\n"); }},
+     [](const CountingListener&) {
+       return std::string(
+           "v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=x\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=video 5004 RTP/AVP 96\r\na=rtpmap:96 "
+           "H264/90000\r\n");
+     }},
 };
 
 TEST(NestedOpen, ProbeRefusesFilesThatNameOtherResourcesAndOpensNothing) {

@@ -42,8 +42,8 @@ FramePosition tenth(Bytes bytes, const std::string& name) {
 
 struct Case {
   const char* file;
-  unsigned height;    // of the 320-wide thumbnail
-  bool big;           // large enough that reading less than half of it says something
+  unsigned height;  // of the 320-wide thumbnail
+  bool big;         // large enough that reading less than half of it says something
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.file; }
 

@@ -64,8 +64,8 @@ inline SeekFrames frames_after_seeks(const std::string& source, std::size_t per_
   } log;
   SeekFrames result;
   GError* error = nullptr;
-  GstElement* pipeline =
-      gst_parse_launch((source + " ! queue ! decodebin ! video/x-raw ! fakesink name=sink sync=false signal-handoffs=true").c_str(), &error);
+  GstElement* pipeline = gst_parse_launch(
+      (source + " ! queue ! decodebin ! video/x-raw ! fakesink name=sink sync=false signal-handoffs=true").c_str(), &error);
   if (!pipeline) {
     result.problem = source + ": " + (error ? error->message : "the pipeline did not parse");
     if (error) g_error_free(error);
@@ -115,7 +115,8 @@ inline SeekFrames frames_after_seeks(const std::string& source, std::size_t per_
   gst_object_unref(pipeline);
   std::lock_guard<std::mutex> g(log.lock);
   for (auto& seg : log.segments)
-    if (!seg.empty()) result.segments.emplace_back(seg.begin(), seg.begin() + static_cast<std::ptrdiff_t>(std::min(seg.size(), per_segment)));
+    if (!seg.empty())
+      result.segments.emplace_back(seg.begin(), seg.begin() + static_cast<std::ptrdiff_t>(std::min(seg.size(), per_segment)));
   return result;
 }
 

@@ -10,12 +10,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
-#include <mutex>
-#include <vector>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gst_frames.hpp"
 
@@ -86,7 +86,8 @@ struct Player {
     g_signal_connect(video, "handoff", G_CALLBACK(+[](GstElement*, GstBuffer*, GstPad*, gpointer self) {
                        auto* p = static_cast<Player*>(self);
                        if (p->counting) ++p->frames;
-                     }), this);
+                     }),
+                     this);
     // Video only, as the decoder gives it (playbin's flags: video and native-video): the frames are
     // what is counted, and under TCG the audio decode and the converters would cost as much again.
     constexpr guint kPlayVideo = 1u << 0, kPlayNativeVideo = 1u << 6;
@@ -140,8 +141,8 @@ TEST_P(PlaybinPerContainer, SeekTo10sResumesWithinAGopAndPlaysToTheEnd) {
   gst_element_set_state(p.playbin, GST_STATE_PAUSED);
   ASSERT_EQ(gst_element_get_state(p.playbin, nullptr, nullptr, 60 * GST_SECOND), GST_STATE_CHANGE_SUCCESS);
   p.counting = false;
-  ASSERT_TRUE(gst_element_seek_simple(p.playbin, GST_FORMAT_TIME,
-                                      static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT), 10 * GST_SECOND));
+  ASSERT_TRUE(gst_element_seek_simple(p.playbin, GST_FORMAT_TIME, static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH | GST_SEEK_FLAG_KEY_UNIT),
+                                      10 * GST_SECOND));
   ASSERT_EQ(gst_element_get_state(p.playbin, nullptr, nullptr, 60 * GST_SECOND), GST_STATE_CHANGE_SUCCESS);
   gint64 position = -1;
   ASSERT_TRUE(gst_element_query_position(p.playbin, GST_FORMAT_TIME, &position));

@@ -143,8 +143,8 @@ int run(const Target& t, std::uint32_t mr_rkey, bool fallback) {
       with_rkeys += e.movie.rkey != 0 || e.index.rkey != 0;
       windowed += (e.flags & proto::kEntryWindowed) != 0;
     }
-    const bool as_expected = fallback ? (with_rkeys == catalog->entries.size() && windowed == 0)
-                                      : (with_rkeys == 0 && windowed == catalog->entries.size());
+    const bool as_expected =
+        fallback ? (with_rkeys == catalog->entries.size() && windowed == 0) : (with_rkeys == 0 && windowed == catalog->entries.size());
     std::printf("%s: catalog: %zu entries, %u with rkeys, %u flagged windowed\n", as_expected ? "info" : "UNEXPECTED",
                 catalog->entries.size(), with_rkeys, windowed);
     failures += !as_expected;
@@ -205,8 +205,9 @@ int main(int argc, char** argv) {
   bool fallback = false;
   opts.add_options()("help,h", "show this help")("host", po::value(&t.host)->required(), "server address")(
       "port", po::value(&port)->required(), "server port")("name", po::value(&name)->required(), "movie")(
-      "token", po::value(&token)->required(), "access token (64 hex digits)")("file", po::value(&file)->required(), "the movie's file, to compare")(
-      "mr-rkey", po::value(&mr_rkey_hex), "the shared region's rkey (hex), as if leaked")(
+      "token", po::value(&token)->required(), "access token (64 hex digits)")(
+      "file", po::value(&file)->required(), "the movie's file, to compare")("mr-rkey", po::value(&mr_rkey_hex),
+                                                                            "the shared region's rkey (hex), as if leaked")(
       "fallback", po::bool_switch(&fallback), "expect the weaker --no-memory-windows behaviour");
   try {
     po::variables_map vm;
@@ -219,7 +220,8 @@ int main(int argc, char** argv) {
     t.port = static_cast<std::uint16_t>(port);
     const auto parsed = proto::parse_token_text(token);
     if (!parsed) throw std::runtime_error("--token is not 64 hex digits");
-    t.request = {proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(name), 0, 0, proto::AuthType::token_v1, *parsed};
+    t.request = {
+        proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(name), 0, 0, proto::AuthType::token_v1, *parsed};
     std::ifstream in(file, std::ios::binary);
     t.file.assign(std::istreambuf_iterator<char>(in), {});
     if (t.file.size() < 16384) throw std::runtime_error(file + ": the movie must be at least 16 KiB");

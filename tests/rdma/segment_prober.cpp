@@ -38,8 +38,8 @@
 //                 again and again for S seconds, so its grace would cover every slot; prints
 //                 "pinning" after the first round (other viewers' faults must still find slots)
 // Exit 0 when every probe behaved as expected, 1 otherwise.
-#include <boost/program_options.hpp>
 #include <endian.h>
+#include <boost/program_options.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -117,12 +117,14 @@ struct Prober {
       if (wc.status != IBV_WC_SUCCESS && failure.empty()) failure = ibv_wc_status_str(wc.status);
     });
     for (std::uint32_t i = 0; i < kRecvs; ++i)
-      if (rdma::post_recv(ep->qp.get(), rdma::WorkId{owner, kRecv, i}.pack(), recv_at(i), kSlot, mr->lkey)) throw std::runtime_error("ibv_post_recv");
+      if (rdma::post_recv(ep->qp.get(), rdma::WorkId{owner, kRecv, i}.pack(), recv_at(i), kSlot, mr->lkey))
+        throw std::runtime_error("ibv_post_recv");
   }
 
   void send(const std::vector<std::uint8_t>& bytes) {
     std::memcpy(send_at(), bytes.data(), bytes.size());
-    if (int err = rdma::post_send(ep->qp.get(), rdma::WorkId{owner, kSend, 0}.pack(), send_at(), static_cast<std::uint32_t>(bytes.size()), mr->lkey))
+    if (int err = rdma::post_send(ep->qp.get(), rdma::WorkId{owner, kSend, 0}.pack(), send_at(), static_cast<std::uint32_t>(bytes.size()),
+                                  mr->lkey))
       throw std::runtime_error(std::string("ibv_post_send: ") + std::strerror(err));
   }
 
@@ -175,7 +177,8 @@ proto::Decoded<proto::SegmentNotify> ask(Prober& p, const proto::SegmentRequest&
 }
 
 proto::SegmentTableHeader read_header(Prober& p) {
-  if (p.read(p.accept.segments.addr, p.accept.segments.rkey, 64) != IBV_WC_SUCCESS) throw std::runtime_error("the table's header did not read");
+  if (p.read(p.accept.segments.addr, p.accept.segments.rkey, 64) != IBV_WC_SUCCESS)
+    throw std::runtime_error("the table's header did not read");
   auto header = proto::decode_segment_table_header(std::span(p.read_at(), 64), p.accept.segments.length);
   if (!header) throw std::runtime_error("segment table: " + header.error().message);
   return *header;
@@ -204,7 +207,8 @@ void probe_messages(const std::string& host, std::uint16_t port, const std::stri
     const std::uint64_t slot = ok->entry & proto::kMaxSlot;
     const std::uint32_t n = static_cast<std::uint32_t>(std::min<std::size_t>(4096, movie.size()));
     const bool read = p.read(p.accept.movie.addr + slot * header.segment_size, ok->rkey, n) == IBV_WC_SUCCESS;
-    report(read && std::memcmp(p.read_at(), movie.data(), n) == 0, "the slot segment 0 is in holds the movie's first " + std::to_string(n) + " bytes");
+    report(read && std::memcmp(p.read_at(), movie.data(), n) == 0,
+           "the slot segment 0 is in holds the movie's first " + std::to_string(n) + " bytes");
   }
   if (!p.failure.empty()) report(false, "a work request failed: " + p.failure);
 }
@@ -215,7 +219,8 @@ struct Movie {
 };
 
 // A connection for `m` that asked for `segment`: its answer (ok, or the probe fails and throws).
-proto::SegmentNotify granted(Prober& p, const std::string& host, std::uint16_t port, const Movie& m, std::uint32_t segment, std::uint32_t id) {
+proto::SegmentNotify granted(Prober& p, const std::string& host, std::uint16_t port, const Movie& m, std::uint32_t segment,
+                             std::uint32_t id) {
   if (!p.ep) p.connect(host, port, m.name, m.token);
   auto n = ask(p, {p.accept.movie_index, segment, 0, id});
   if (!n || n->status != proto::SegmentStatus::ok)
@@ -241,8 +246,8 @@ void probe_windows(const std::string& host, std::uint16_t port, const Movie& a, 
   report(read_slot(pa, h, na, na.rkey, 0, 4096, a.bytes, 0).second, "own: A's segment 0 through its window, byte-exact");
   const auto nb = granted(pb, host, port, b, 0, 1);
   auto other = ask(pa, {pb.accept.movie_index, 0, 0, 2});
-  report(other && other->status == proto::SegmentStatus::refused, std::string("other-movie: B's segment on A's connection: ") +
-                                                                      (other ? proto::to_string(other->status) : other.error().message));
+  report(other && other->status == proto::SegmentStatus::refused,
+         std::string("other-movie: B's segment on A's connection: ") + (other ? proto::to_string(other->status) : other.error().message));
   report(read_slot(pb, h, nb, nb.rkey, 0, 4096, b.bytes, 0).second, "B's segment 0 through B's window, byte-exact");
   report(!read_slot(pa, h, nb, nb.rkey, 0, 4096, b.bytes, 0).first, "stolen: B's window rkey on A's connection: refused");
   report(read_slot(pb, h, nb, nb.rkey, 0, 4096, b.bytes, 0).second, "stolen: B's connection reads on");
@@ -302,8 +307,9 @@ void attack_flood(const std::string& host, std::uint16_t port, const std::string
     p.hub.poll();
     if (auto e = p.ep->events.next(std::chrono::milliseconds(1))) cut_off = e->type() == RDMA_CM_EVENT_DISCONNECTED;
   }
-  report(cut_off && sent > credits, "flood: " + std::to_string(sent) + " requests sent without waiting (credits " + std::to_string(credits) + "): " +
-                                        (cut_off ? "the server cut the connection off" : "still connected after 20 s"));
+  report(cut_off && sent > credits, "flood: " + std::to_string(sent) + " requests sent without waiting (credits " +
+                                        std::to_string(credits) +
+                                        "): " + (cut_off ? "the server cut the connection off" : "still connected after 20 s"));
 }
 
 void attack_pin(const std::string& host, std::uint16_t port, const std::string& name, unsigned seconds) {
@@ -324,8 +330,9 @@ void attack_pin(const std::string& host, std::uint16_t port, const std::string& 
       std::fflush(stdout);
     }
   }
-  report(p.failure.empty(), "pin: " + std::to_string(rounds) + " rounds over " + std::to_string(count) + " segments, " + std::to_string(answered) +
-                                " answered ok; its connection " + (p.failure.empty() ? "stayed up (it kept its credits)" : "failed: " + p.failure));
+  report(p.failure.empty(), "pin: " + std::to_string(rounds) + " rounds over " + std::to_string(count) + " segments, " +
+                                std::to_string(answered) + " answered ok; its connection " +
+                                (p.failure.empty() ? "stayed up (it kept its credits)" : "failed: " + p.failure));
 }
 
 }  // namespace
@@ -353,7 +360,8 @@ int main(int argc, char** argv) {
     } else if (token.empty()) {
       probe_messages(host, static_cast<std::uint16_t>(port), name, slurp(file));
     } else {
-      if (other.empty() || other_token.empty() || other_file.empty()) throw std::runtime_error("--token needs --other, --other-file and --other-token");
+      if (other.empty() || other_token.empty() || other_file.empty())
+        throw std::runtime_error("--token needs --other, --other-file and --other-token");
       probe_windows(host, static_cast<std::uint16_t>(port), {name, token, slurp(file)}, {other, other_token, slurp(other_file)},
                     static_cast<std::uint32_t>(std::stoul(mr_rkey, nullptr, 16)));
     }

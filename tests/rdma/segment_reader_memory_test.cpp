@@ -17,7 +17,8 @@ TEST(SegmentReaderMemory, OutlivesTheReaderUntilTheEndpointGoes) {
     rdma::ClientEndpoint ep;  // no device: nothing gets posted, so no QP is touched
     rdma::ReadBatch batch;
     {
-      SegmentReader reader(ep, 1, batch, 8, [] { return 0u; }, [](std::uint32_t, bool, const std::string&) {});
+      SegmentReader reader(
+          ep, 1, batch, 8, [] { return 0u; }, [](std::uint32_t, bool, const std::string&) {});
       ASSERT_EQ(ep.pinned.size(), 1u) << "the reader's memory is not the endpoint's to keep";
       memory = ep.pinned.back();
     }

@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -130,8 +130,8 @@ int serve(const std::string& file, const std::string& bind, std::uint16_t port) 
     std::memcpy(catalog_region->data, catalog_bytes.data(), catalog_bytes.size());
     catalog_mr = rdma::register_memory(pd.get(), catalog_region->data, catalog_bytes.size(), IBV_ACCESS_REMOTE_READ, "catalog");
     accept_data = {1, 0, 0, limits.max_msg_size, e.movie, describe(catalog_mr.get()), e.index, {}, 0};
-    std::fprintf(stderr, "INFO device %s: max_qp_rd_atom %u, max_msg_size %u, mtu %u\n", limits.name.c_str(),
-                 limits.max_qp_rd_atom, limits.max_msg_size, limits.active_mtu_bytes);
+    std::fprintf(stderr, "INFO device %s: max_qp_rd_atom %u, max_msg_size %u, mtu %u\n", limits.name.c_str(), limits.max_qp_rd_atom,
+                 limits.max_msg_size, limits.active_mtu_bytes);
   };
 
   auto refuse = [](rdma_cm_id* id, proto::RejectCode code, const std::string& reason) {
@@ -177,14 +177,11 @@ int serve(const std::string& file, const std::string& bind, std::uint16_t port) 
           a.movie = a.index = {};
         }
         rdma::accept(id, proto::encode(a), static_cast<std::uint8_t>(a.granted_read_depth));
-        std::fprintf(stderr, "INFO accept: read depth %u (peer asked %u)\n", a.granted_read_depth,
-                     event->conn().responder_resources);
+        std::fprintf(stderr, "INFO accept: read depth %u (peer asked %u)\n", a.granted_read_depth, event->conn().responder_resources);
         connections.emplace(id, std::move(c));
         break;
       }
-      case RDMA_CM_EVENT_ESTABLISHED:
-        std::fprintf(stderr, "INFO established\n");
-        break;
+      case RDMA_CM_EVENT_ESTABLISHED: std::fprintf(stderr, "INFO established\n"); break;
       case RDMA_CM_EVENT_DISCONNECTED:
       case RDMA_CM_EVENT_TIMEWAIT_EXIT:
       case RDMA_CM_EVENT_CONNECT_ERROR:
@@ -193,9 +190,7 @@ int serve(const std::string& file, const std::string& bind, std::uint16_t port) 
         event.reset();  // acknowledge before destroying the id
         connections.erase(id);
         break;
-      default:
-        std::fprintf(stderr, "INFO event %s\n", event->type_name());
-        break;
+      default: std::fprintf(stderr, "INFO event %s\n", event->type_name()); break;
     }
   }
   std::fprintf(stderr, "INFO stopping with %zu connections\n", connections.size());
@@ -226,15 +221,14 @@ void read_region(client::ReadEngine& engine, client::Region r, const proto::Regi
   }
 }
 
-int fetch(const std::string& host, std::uint16_t port, const std::string& name, const std::string& out,
-          std::size_t chunk, unsigned depth) {
-  proto::ConnectRequest request{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(name), 0, 0,
-                                proto::AuthType::none, {}};
+int fetch(const std::string& host, std::uint16_t port, const std::string& name, const std::string& out, std::size_t chunk, unsigned depth) {
+  proto::ConnectRequest request{
+      proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(name), 0, 0, proto::AuthType::none, {}};
   client::EngineOptions engine_options;
   engine_options.chunk_size = chunk;
   engine_options.read_depth = depth;
   engine_options.readahead_bytes = 0;
-  rdma::CompletionHub hub;                   // first: outlives the engine and the endpoint's QP
+  rdma::CompletionHub hub;                    // first: outlives the engine and the endpoint's QP
   client::ReadEngine engine(engine_options);  // before the endpoint: its ring outlives the MR
   std::unique_ptr<rdma::ClientEndpoint> ep;
   try {
@@ -256,8 +250,8 @@ int fetch(const std::string& host, std::uint16_t port, const std::string& name, 
   engine.attach(*ep, effective_depth, std::min<std::size_t>(accept->max_message_size, ep->limits.max_msg_size));
   chunk = engine.chunk_size();
   std::fprintf(stderr, "INFO accepted: generation %u, movie %llu bytes rkey 0x%x, depth %u (asked %u, granted %u), chunk %zu\n",
-               accept->catalog_generation, static_cast<unsigned long long>(accept->movie.length), accept->movie.rkey,
-               effective_depth, ep->initiator_depth, accept->granted_read_depth, chunk);
+               accept->catalog_generation, static_cast<unsigned long long>(accept->movie.length), accept->movie.rkey, effective_depth,
+               ep->initiator_depth, accept->granted_read_depth, chunk);
 
   std::vector<std::uint8_t> catalog_bytes(accept->catalog.length);
   read_region(engine, client::Region::catalog, accept->catalog,
@@ -276,8 +270,8 @@ int fetch(const std::string& host, std::uint16_t port, const std::string& name, 
   close(fd);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("fetched %llu bytes in %.3f s (%.1f MB/s) with %u reads of %zu bytes in flight\n",
-              static_cast<unsigned long long>(accept->movie.length), s, accept->movie.length / 1e6 / std::max(s, 1e-9),
-              effective_depth, chunk);
+              static_cast<unsigned long long>(accept->movie.length), s, accept->movie.length / 1e6 / std::max(s, 1e-9), effective_depth,
+              chunk);
   return 0;
 }
 
@@ -286,8 +280,8 @@ int fetch(const std::string& host, std::uint16_t port, const std::string& name, 
 // refuse every one (a remote access error on that QP). Exit 0 when all were refused, 1 when any
 // read returned bytes past an advertised end.
 int cross(const std::string& host, std::uint16_t port, const std::string& name, const std::string& token_hex) {
-  proto::ConnectRequest request{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(name), 0, 0,
-                                proto::AuthType::none, {}};
+  proto::ConnectRequest request{
+      proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash(name), 0, 0, proto::AuthType::none, {}};
   if (!token_hex.empty()) {
     const auto token = proto::parse_token_text(token_hex);
     if (!token) throw std::runtime_error("--token is not 64 hex digits");
@@ -318,8 +312,11 @@ int cross(const std::string& host, std::uint16_t port, const std::string& name, 
     auto accept = proto::decode_accept(ep->accept_data);
     if (!accept) throw std::runtime_error("accept private data: " + accept.error().message);
     engine.attach(*ep, 1, std::min<std::size_t>(accept->max_message_size, ep->limits.max_msg_size));
-    proto::RegionDescriptor d = region == client::Region::movie ? accept->movie : region == client::Region::catalog ? accept->catalog : accept->index;
-    if (d.length < 100) throw std::runtime_error(std::string(what) + " region of " + std::to_string(d.length) + " bytes: too short to test");
+    proto::RegionDescriptor d = region == client::Region::movie     ? accept->movie
+                                : region == client::Region::catalog ? accept->catalog
+                                                                    : accept->index;
+    if (d.length < 100)
+      throw std::runtime_error(std::string(what) + " region of " + std::to_string(d.length) + " bytes: too short to test");
     const std::uint64_t advertised = d.length;
     d.length += 8192;  // what a hostile client claims; the device knows better
     engine.set_region(region, d);
@@ -330,8 +327,8 @@ int cross(const std::string& host, std::uint16_t port, const std::string& name, 
                   static_cast<unsigned long long>(advertised - 100), n);
       ++crossed;
     } catch (const std::exception& e) {
-      std::printf("refused: %s: a read crossing the advertised end (%llu bytes) failed: %s\n", what, static_cast<unsigned long long>(advertised),
-                  e.what());
+      std::printf("refused: %s: a read crossing the advertised end (%llu bytes) failed: %s\n", what,
+                  static_cast<unsigned long long>(advertised), e.what());
     }
   }
   return crossed ? 1 : 0;
@@ -393,8 +390,8 @@ int main(int argc, char** argv) {
       "name", po::value(&name), "movie name to fetch")("out", po::value(&out), "output file")(
       "chunk", po::value(&chunk)->default_value(65536), "bytes per RDMA Read")(
       "depth", po::value(&depth)->default_value(16), "RDMA Reads in flight")("hex", po::value(&hex), "raw private data, hex")(
-      "token", po::value(&token), "cross: an access token (64 hex digits)")(
-      "times", po::value(&times)->default_value(1), "raw: connect this many times at once (a thread each)");
+      "token", po::value(&token), "cross: an access token (64 hex digits)")("times", po::value(&times)->default_value(1),
+                                                                            "raw: connect this many times at once (a thread each)");
   po::positional_options_description pos;
   pos.add("mode", 1);
   try {

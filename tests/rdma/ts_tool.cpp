@@ -72,7 +72,7 @@ int check(const std::string& path, const std::set<std::uint64_t>& allowed, bool 
       fault(at, "no sync byte, or a malformed adaptation field");
       continue;
     }
-    if (p->pid == 0x1fff) continue;  // null packets carry no counter worth checking
+    if (p->pid == 0x1fff) continue;                   // null packets carry no counter worth checking
     const bool payload = (data[at + 3] & 0x10) != 0;  // adaptation_field_control: a payload follows
     int& last = cc[p->pid];
     if (p->discontinuity || last < 0) {
@@ -142,13 +142,25 @@ int pattern(std::uint64_t count, double rate_mbps, std::uint64_t gop) {
     std::fill(p.begin() + 6, p.begin() + static_cast<std::ptrdiff_t>(payload_start), 0xff);
     if (key) {  // a PES header with a PTS: 00 00 01 e0, length 0, flags, 5 header bytes
       const std::uint64_t pts = seq * 90;
-      const std::uint8_t pes[14] = {0, 0, 1, 0xe0, 0, 0, 0x80, 0x80, 5, static_cast<std::uint8_t>(0x21 | ((pts >> 29) & 0x0e)),
-                                    static_cast<std::uint8_t>(pts >> 22), static_cast<std::uint8_t>(0x01 | ((pts >> 14) & 0xfe)),
-                                    static_cast<std::uint8_t>(pts >> 7), static_cast<std::uint8_t>(0x01 | ((pts << 1) & 0xfe))};
+      const std::uint8_t pes[14] = {0,
+                                    0,
+                                    1,
+                                    0xe0,
+                                    0,
+                                    0,
+                                    0x80,
+                                    0x80,
+                                    5,
+                                    static_cast<std::uint8_t>(0x21 | ((pts >> 29) & 0x0e)),
+                                    static_cast<std::uint8_t>(pts >> 22),
+                                    static_cast<std::uint8_t>(0x01 | ((pts >> 14) & 0xfe)),
+                                    static_cast<std::uint8_t>(pts >> 7),
+                                    static_cast<std::uint8_t>(0x01 | ((pts << 1) & 0xfe))};
       std::memcpy(p.data() + payload_start, pes, sizeof pes);
     }
     for (std::size_t w = 0; w < kWords; ++w)
-      for (int b = 0; b < 8; ++b) p[kTsPacketSize - kWords * 8 + w * 8 + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(seq >> (56 - 8 * b));
+      for (int b = 0; b < 8; ++b)
+        p[kTsPacketSize - kWords * 8 + w * 8 + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(seq >> (56 - 8 * b));
     ++seq;
     out.insert(out.end(), p.begin(), p.end());
     if (out.size() >= 64 * kTsPacketSize) {
@@ -160,7 +172,8 @@ int pattern(std::uint64_t count, double rate_mbps, std::uint64_t gop) {
       written += out.size();
       out.clear();
       if (rate_mbps > 0) {
-        const auto due = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(written * 8 / (rate_mbps * 1e6)));
+        const auto due = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double>(written * 8 / (rate_mbps * 1e6)));
         std::this_thread::sleep_until(due);
       }
     }
@@ -196,6 +209,7 @@ int main(int argc, char** argv) {
     }
     return pattern(packets, rate, gop);
   }
-  std::fprintf(stderr, "usage: ts_tool check FILE [--allow-at BYTE]... [--pattern] | ts_tool pattern [--packets N] [--rate MBPS] [--gop N]\n");
+  std::fprintf(stderr,
+               "usage: ts_tool check FILE [--allow-at BYTE]... [--pattern] | ts_tool pattern [--packets N] [--rate MBPS] [--gop N]\n");
   return 2;
 }

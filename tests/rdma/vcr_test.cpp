@@ -214,7 +214,8 @@ TEST(Startup, MemoryRegisteredWhileConnectingTakesReads) {
   const Uri uri = movie_uri("pattern-a.bin");
   o.host = uri.host;
   o.port = static_cast<std::uint16_t>(uri.port);
-  o.private_data = proto::encode(proto::ConnectRequest{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash("pattern-a.bin")});
+  o.private_data =
+      proto::encode(proto::ConnectRequest{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash("pattern-a.bin")});
   o.wanted_read_depth = 1;
   o.send_queue_depth = 4;
   o.hub = &hub;
@@ -391,7 +392,8 @@ TEST(Scale, AThousandSessionsOnOneHub) {
     if (poll(&p, 1, 10) > 0) o.hub->consume();
   }
   for (unsigned i = 0; i < n; ++i)
-    ASSERT_EQ(first_mismatch(viewers[i].buf.data(), viewers[i].buf.size(), viewers[i].at, 1), -1) << "session " << i << " at " << viewers[i].at;
+    ASSERT_EQ(first_mismatch(viewers[i].buf.data(), viewers[i].buf.size(), viewers[i].at, 1), -1)
+        << "session " << i << " at " << viewers[i].at;
 }
 
 TEST(RandomAccess, ManyAsynchronousPreadsAtOnce) {

@@ -101,7 +101,8 @@ TEST_P(ZeroCopy, UnalignedReadsAroundTheCrossoverAreByteExact) {
   std::mt19937_64 random(23);
   // Lengths from a byte to several blocks, around the crossover (16 KiB on Soft-RoCE and siw) and a
   // block; offsets anywhere, so heads, tails and whole blocks mix in one request.
-  const std::size_t lengths[] = {1, 4095, 16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, kChunk - 1, kChunk, kChunk + 1, 3 * kChunk + 777, 6 * kChunk};
+  const std::size_t lengths[] = {1,          4095,   16 * 1024 - 1, 16 * 1024,        16 * 1024 + 1,
+                                 kChunk - 1, kChunk, kChunk + 1,    3 * kChunk + 777, 6 * kChunk};
   for (int i = 0; i < 80; ++i) {
     ReadBuffer b = *pool->take();
     const std::size_t len = lengths[static_cast<std::size_t>(i) % std::size(lengths)];

@@ -31,8 +31,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -143,9 +143,9 @@ int flood(const std::string& server, double seconds, int sources) {
     }
     close(f);
   }
-  std::printf("FLOOD sent_bytes=%llu received_bytes=%llu sent=%llu received=%llu cookies=%llu\n", static_cast<unsigned long long>(sent_bytes),
-              static_cast<unsigned long long>(received_bytes), static_cast<unsigned long long>(sent), static_cast<unsigned long long>(received),
-              static_cast<unsigned long long>(cookies));
+  std::printf("FLOOD sent_bytes=%llu received_bytes=%llu sent=%llu received=%llu cookies=%llu\n",
+              static_cast<unsigned long long>(sent_bytes), static_cast<unsigned long long>(received_bytes),
+              static_cast<unsigned long long>(sent), static_cast<unsigned long long>(received), static_cast<unsigned long long>(cookies));
   return 0;
 }
 
@@ -344,9 +344,10 @@ int abuse(const std::string& server, const AbuseOptions& o) {
     std::this_thread::sleep_until(next + tick);
   }
   for (AbusePort& p : ports) close(p.fd);
-  std::printf("ABUSE ports=%zu cookies=%llu requests=%llu hellos=%llu errors=%llu rate_limited=%llu refused=%llu data_datagrams=%llu\n", ports.size(),
-              static_cast<unsigned long long>(cookies), static_cast<unsigned long long>(requests), static_cast<unsigned long long>(hellos),
-              static_cast<unsigned long long>(errors), static_cast<unsigned long long>(rate_limited), static_cast<unsigned long long>(refused),
+  std::printf("ABUSE ports=%zu cookies=%llu requests=%llu hellos=%llu errors=%llu rate_limited=%llu refused=%llu data_datagrams=%llu\n",
+              ports.size(), static_cast<unsigned long long>(cookies), static_cast<unsigned long long>(requests),
+              static_cast<unsigned long long>(hellos), static_cast<unsigned long long>(errors),
+              static_cast<unsigned long long>(rate_limited), static_cast<unsigned long long>(refused),
               static_cast<unsigned long long>(data));
   return 0;
 }

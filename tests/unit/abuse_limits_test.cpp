@@ -71,11 +71,12 @@ TEST(RevocationList, KeysTokensAndClients) {
   EXPECT_EQ(list.revoked(t2b, kA), std::nullopt) << "another token of key 2";
   EXPECT_NE(list.revoked(std::nullopt, *parse_address("192.0.2.66"))->find("cut off client 192.0.2.66"), std::string::npos);
   EXPECT_EQ(list.revoked(std::nullopt, kA), std::nullopt);
-  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{{"key 300\n", ":1: the key id '300'"},
-                                                                                   {"token abc\n", ":1: the token is not 64 hex digits"},
-                                                                                   {"client nowhere\n", ":1: 'nowhere' is not an IP address"},
-                                                                                   {"\nuser bob\n", ":2: unknown entry 'user'"},
-                                                                                   {"key\n", ":1: expected"}}) {
+  for (const auto& [text, want] :
+       std::vector<std::pair<std::string, std::string>>{{"key 300\n", ":1: the key id '300'"},
+                                                        {"token abc\n", ":1: the token is not 64 hex digits"},
+                                                        {"client nowhere\n", ":1: 'nowhere' is not an IP address"},
+                                                        {"\nuser bob\n", ":2: unknown entry 'user'"},
+                                                        {"key\n", ":1: expected"}}) {
     std::ofstream(path) << text;
     try {
       RevocationList::load(path);

@@ -90,7 +90,8 @@ TEST(TokenAuthority, AdmitsWhatItGrants) {
   EXPECT_EQ(a.refusal(with(movie), nullptr, kNow, kClient), std::nullopt) << "the catalog alone needs only a valid token";
   EXPECT_EQ(a.refusal(with(movie), &*std::make_unique<proto::CatalogEntry>(entry("a.mp4")), kNow, kClient), std::nullopt);
   const auto all = a.mint(7, TokenScope::all, "", kNow + 60, std::nullopt);
-  for (const auto& e : {entry("a.mp4"), entry("b.ts"), entry("cam", true)}) EXPECT_EQ(a.refusal(with(all), &e, kNow, kOther), std::nullopt) << e.name;
+  for (const auto& e : {entry("a.mp4"), entry("b.ts"), entry("cam", true)})
+    EXPECT_EQ(a.refusal(with(all), &e, kNow, kOther), std::nullopt) << e.name;
   const auto prefix = a.mint(1, TokenScope::prefix, "premium-", kNow + 60, std::nullopt);
   const auto premium = entry("premium-1.mp4"), free = entry("free-1.mp4"), whole = entry("premium-");
   EXPECT_EQ(a.refusal(with(prefix), &premium, kNow, kClient), std::nullopt);
@@ -122,12 +123,15 @@ TEST(TokenAuthority, EachRefusalNamesItsReason) {
   EXPECT_NE(a.refusal(with(forged), &e, kNow, kClient)->find("forged"), std::string::npos);
 
   const TokenAuthority other_keys(std::map<std::uint8_t, std::vector<std::uint8_t>>{{1, std::vector<std::uint8_t>(32, 0x22)}});
-  EXPECT_NE(other_keys.refusal(with(a.mint(1, TokenScope::all, "", kNow + 60, std::nullopt)), &e, kNow, kClient)->find("forged"), std::string::npos);
-  EXPECT_NE(other_keys.refusal(with(a.mint(7, TokenScope::all, "", kNow + 60, std::nullopt)), &e, kNow, kClient)->find("key 7 is not known"),
+  EXPECT_NE(other_keys.refusal(with(a.mint(1, TokenScope::all, "", kNow + 60, std::nullopt)), &e, kNow, kClient)->find("forged"),
             std::string::npos);
+  EXPECT_NE(
+      other_keys.refusal(with(a.mint(7, TokenScope::all, "", kNow + 60, std::nullopt)), &e, kNow, kClient)->find("key 7 is not known"),
+      std::string::npos);
 
   const auto expired = a.mint(1, TokenScope::movie, "a.mp4", kNow - 10, std::nullopt);
-  EXPECT_NE(a.refusal(with(expired), &e, kNow, kClient)->find("expired token: it expired at 2027-01-15T07:59:50Z, 10 s ago"), std::string::npos)
+  EXPECT_NE(a.refusal(with(expired), &e, kNow, kClient)->find("expired token: it expired at 2027-01-15T07:59:50Z, 10 s ago"),
+            std::string::npos)
       << *a.refusal(with(expired), &e, kNow, kClient);
 
   EXPECT_NE(a.refusal(with(a.mint(1, TokenScope::movie, "a.mp4", kNow + 60, std::nullopt)), &other, kNow, kClient)->find("out of scope"),
@@ -225,8 +229,8 @@ TEST(UriToken, ParsedFromTheQueryAndNeverPrinted) {
   EXPECT_EQ(u.to_string(), "rdma://192.0.2.1:7470/a.mp4");
   EXPECT_EQ(client::parse_uri("rdma://192.0.2.1?token=" + text).token, t);  // catalog-only, e.g. vod-proxy --server
   EXPECT_EQ(client::parse_uri("rdma://h/live/cam?token=" + text).token, t);
-  for (const std::string& bad : {std::string("rdma://h/a?token=12"), "rdma://h/a?tok=" + text, "rdma://h/a?token=" + text + "&token=" + text,
-                                std::string("rdma://h/a#x")})
+  for (const std::string& bad : {std::string("rdma://h/a?token=12"), "rdma://h/a?tok=" + text,
+                                 "rdma://h/a?token=" + text + "&token=" + text, std::string("rdma://h/a#x")})
     EXPECT_THROW(client::parse_uri(bad), client::UriError) << bad;
 }
 

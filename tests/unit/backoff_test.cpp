@@ -23,8 +23,8 @@ using Clock = Backoff::Clock;
 struct Row {
   const char* what;
   ReconnectPolicy policy;
-  milliseconds attempt_takes;           // each attempt fails this long after it starts
-  std::vector<long> starts_ms;          // when each attempt starts, from the loss
+  milliseconds attempt_takes;   // each attempt fails this long after it starts
+  std::vector<long> starts_ms;  // when each attempt starts, from the loss
 };
 
 // Runs the schedule as a session does (wait for next_attempt(), try, fail after attempt_takes)
@@ -44,18 +44,28 @@ std::vector<long> schedule(const Row& row) {
 TEST(Backoff, TheScheduleBothSessionsKept) {
   const ReconnectPolicy defaults_30s;
   const std::vector<Row> rows = {
-      {"defaults, every attempt fails at once", defaults_30s, milliseconds(0),
+      {"defaults, every attempt fails at once",
+       defaults_30s,
+       milliseconds(0),
        {100, 300, 700, 1500, 3100, 5100, 7100, 9100, 11100, 13100, 15100, 17100, 19100, 21100, 23100, 25100, 27100, 29100}},
       {"0 s: one attempt", {milliseconds(0), milliseconds(100), milliseconds(2000)}, milliseconds(0), {100}},
       {"1 s", {milliseconds(1000), milliseconds(100), milliseconds(2000)}, milliseconds(0), {100, 300, 700}},
-      {"a wait that ends exactly at the limit does not pass it", {milliseconds(1100), milliseconds(100), milliseconds(2000)},
-       milliseconds(0), {100, 300, 700, 1500}},
-      {"attempts of 1 s (a connect timing out)", {milliseconds(5000), milliseconds(100), milliseconds(2000)}, milliseconds(1000),
+      {"a wait that ends exactly at the limit does not pass it",
+       {milliseconds(1100), milliseconds(100), milliseconds(2000)},
+       milliseconds(0),
+       {100, 300, 700, 1500}},
+      {"attempts of 1 s (a connect timing out)",
+       {milliseconds(5000), milliseconds(100), milliseconds(2000)},
+       milliseconds(1000),
        {100, 1300, 2700, 4500}},
-      {"the proxy's 10 s", {milliseconds(10000), milliseconds(100), milliseconds(2000)}, milliseconds(0),
+      {"the proxy's 10 s",
+       {milliseconds(10000), milliseconds(100), milliseconds(2000)},
+       milliseconds(0),
        {100, 300, 700, 1500, 3100, 5100, 7100, 9100}},
-      {"a first wait above the cap stays as given, then the cap", {milliseconds(10000), milliseconds(3000), milliseconds(2000)},
-       milliseconds(0), {3000, 5000, 7000, 9000}},
+      {"a first wait above the cap stays as given, then the cap",
+       {milliseconds(10000), milliseconds(3000), milliseconds(2000)},
+       milliseconds(0),
+       {3000, 5000, 7000, 9000}},
   };
   for (const Row& row : rows) EXPECT_EQ(schedule(row), row.starts_ms) << row.what;
 }
@@ -78,10 +88,11 @@ TEST(Backoff, RetriesOnlyWhatMayPass) {
     ErrorKind kind;
     bool retry;
   } table[] = {
-      {ErrorKind::server_unreachable, true}, {ErrorKind::rejected, true},       {ErrorKind::unknown_movie, false},
-      {ErrorKind::no_device, false},         {ErrorKind::unauthorized, false},  {ErrorKind::protocol_error, false},
-      {ErrorKind::connection_lost, false},   {ErrorKind::out_of_range, false},  {ErrorKind::movie_changed, false},
-      {ErrorKind::usage, false},
+      {ErrorKind::server_unreachable, true}, {ErrorKind::rejected, true},
+      {ErrorKind::unknown_movie, false},     {ErrorKind::no_device, false},
+      {ErrorKind::unauthorized, false},      {ErrorKind::protocol_error, false},
+      {ErrorKind::connection_lost, false},   {ErrorKind::out_of_range, false},
+      {ErrorKind::movie_changed, false},     {ErrorKind::usage, false},
   };
   for (const auto& row : table) EXPECT_EQ(retryable(ClientError(row.kind, "x")), row.retry) << to_string(row.kind);
 }
@@ -149,11 +160,14 @@ TEST(Backoff, TheReconnectLoopRetriesWhatMayPassAndNamesTheLastFailure) {
     unsigned attempts = 0, drops = 0;
     std::string thrown;
     try {
-      const unsigned failed = reconnect_on_schedule(quick, never, "192.0.2.1:7470", "the server disconnected", [&] {
-        const unsigned i = attempts++;
-        if (i < c.failures.size()) fail(c.failures[i]);
-        if (c.last >= 0) fail(c.last);
-      }, [&] { ++drops; });
+      const unsigned failed = reconnect_on_schedule(
+          quick, never, "192.0.2.1:7470", "the server disconnected",
+          [&] {
+            const unsigned i = attempts++;
+            if (i < c.failures.size()) fail(c.failures[i]);
+            if (c.last >= 0) fail(c.last);
+          },
+          [&] { ++drops; });
       EXPECT_EQ(failed + 1, attempts) << c.what;
     } catch (const ClientError& e) {
       thrown = e.what();
@@ -175,10 +189,13 @@ TEST(Backoff, AnOpenTriesAtOnceAndReportsTheLastFailureWhenTheScheduleIsSpent) {
   Interrupter never;
   unsigned attempts = 0, drops = 0;
   const auto started = std::chrono::steady_clock::now();
-  const RetryResult r = retry_on_schedule(once, true, never, [&] {
-    ++attempts;
-    throw ClientError(ErrorKind::server_unreachable, "nothing listens");
-  }, [&] { ++drops; });
+  const RetryResult r = retry_on_schedule(
+      once, true, never,
+      [&] {
+        ++attempts;
+        throw ClientError(ErrorKind::server_unreachable, "nothing listens");
+      },
+      [&] { ++drops; });
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));  // no 10 s wait: generous, half of it
   EXPECT_FALSE(r.succeeded);
   EXPECT_EQ(attempts, 1u);
@@ -188,7 +205,9 @@ TEST(Backoff, AnOpenTriesAtOnceAndReportsTheLastFailureWhenTheScheduleIsSpent) {
   // A raised interrupter stops it before the first attempt.
   Interrupter stop;
   stop.raise();
-  EXPECT_THROW(retry_on_schedule(once, true, stop, [&] { ++attempts; }, [] {}), Interrupted);
+  EXPECT_THROW(retry_on_schedule(
+                   once, true, stop, [&] { ++attempts; }, [] {}),
+               Interrupted);
   EXPECT_EQ(attempts, 1u);
   // Succeeds on the second attempt of a short schedule.
   ReconnectPolicy quick;
@@ -196,9 +215,12 @@ TEST(Backoff, AnOpenTriesAtOnceAndReportsTheLastFailureWhenTheScheduleIsSpent) {
   quick.max = milliseconds(2);
   quick.give_up_after = milliseconds(200);
   attempts = 0;
-  const RetryResult ok = retry_on_schedule(quick, true, never, [&] {
-    if (attempts++ == 0) throw ConnectionLost("the QP went to error");
-  }, [] {});
+  const RetryResult ok = retry_on_schedule(
+      quick, true, never,
+      [&] {
+        if (attempts++ == 0) throw ConnectionLost("the QP went to error");
+      },
+      [] {});
   EXPECT_TRUE(ok.succeeded);
   EXPECT_EQ(ok.failed_attempts, 1u);
   EXPECT_EQ(ok.last_failure, "the QP went to error");

@@ -15,7 +15,7 @@ const std::uint64_t kBlock = block_key(Region::movie, 30);
 
 TEST(BlockCache, TheKeptSlotStaysFindableBesideAStaleFetchOfTheSameBlock) {
   BlockCache cache(4);
-  cache.claim(0, kBlock, 4096, false).parts = 1;  // block 30 in flight
+  cache.claim(0, kBlock, 4096, false).parts = 1;    // block 30 in flight
   cache.invalidate(-1, false, [](std::size_t) {});  // a seek away: it lands later, discarded
   EXPECT_FALSE(cache.find(kBlock));
   EXPECT_EQ(cache.slot(0).state, SlotState::in_flight);
@@ -30,7 +30,7 @@ TEST(BlockCache, AnInvalidationFreesKeepsAndLetsLand) {
   BlockCache cache(5);
   cache.claim(0, block_key(Region::movie, 1), 4096, false).state = SlotState::ready;  // cached: freed
   cache.claim(1, block_key(Region::movie, 2), 4096, false).parts = 1;                 // in flight: lands, discarded
-  Slot& head = cache.claim(2, block_key(Region::movie, 3), 4096, false);               // a landed head, rest never posted: freed
+  Slot& head = cache.claim(2, block_key(Region::movie, 3), 4096, false);              // a landed head, rest never posted: freed
   head.head_to = 1024;
   head.head_ready = true;
   cache.claim(3, block_key(Region::movie, 4), 4096, false).state = SlotState::ready;  // kept

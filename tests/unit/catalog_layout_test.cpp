@@ -53,9 +53,9 @@ TEST(Catalog, LayoutAndRoundTrip) {
   EXPECT_EQ(std::string(v.begin(), v.begin() + 4), "RVCT");
   EXPECT_EQ(v[4], 1);
   EXPECT_EQ(get_be(v, 6, 2), 64u);
-  EXPECT_EQ(get_be(v, 8, 4), 7u);    // generation
-  EXPECT_EQ(get_be(v, 12, 4), 3u);   // entry count
-  EXPECT_EQ(get_be(v, 16, 4), 384u); // entry size: 320 and the content identity appended
+  EXPECT_EQ(get_be(v, 8, 4), 7u);     // generation
+  EXPECT_EQ(get_be(v, 12, 4), 3u);    // entry count
+  EXPECT_EQ(get_be(v, 16, 4), 384u);  // entry size: 320 and the content identity appended
   EXPECT_EQ(get_be(v, 24, 8), v.size());
   EXPECT_EQ(get_be(v, 32, 8), 0x0123456789abcdefull);  // the server process's instance
   const std::size_t e0 = 64;

@@ -15,8 +15,8 @@ DeviceLimits limits(std::uint32_t rd_atom, std::uint32_t init_rd_atom, bool iwar
 }
 
 TEST(ReadDepth, ClientAsksForWhatItWantsWithinItsDevice) {
-  EXPECT_EQ(client_initiator_depth(limits(128, 128), 16), 16);     // rxe
-  EXPECT_EQ(client_initiator_depth(limits(16, 16), 64), 16);       // mlx5 caps it
+  EXPECT_EQ(client_initiator_depth(limits(128, 128), 16), 16);       // rxe
+  EXPECT_EQ(client_initiator_depth(limits(16, 16), 64), 16);         // mlx5 caps it
   EXPECT_EQ(client_initiator_depth(limits(1024, 1024), 1000), 255);  // the CM field is 8 bits
   EXPECT_EQ(client_initiator_depth(limits(16, 16), 0), 1);
 }

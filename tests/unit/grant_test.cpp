@@ -43,8 +43,7 @@ TEST(Grant, CountsItsAddressUntilItGoesByAnyPath) {
     Grant g(limits, {kA, std::nullopt, "a"}, 1000, now);
     EXPECT_EQ(limits.connections(kA), 1u);
     throw std::runtime_error("binding its memory windows failed");
-  } catch (const std::runtime_error&) {
-  }
+  } catch (const std::runtime_error&) {}
   EXPECT_EQ(limits.connections(kA), 0u);
   // Assigning over a held grant gives the old one back.
   Grant a(limits, {kA, std::nullopt, "a"}, 1000, now);

@@ -19,7 +19,7 @@ struct CutCase {
   const char* what;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> keyframes;
   std::uint64_t size, duration_ds, target_ds;  // tenths of a second
-  std::vector<Segment> want;                    // start and duration in tenths below
+  std::vector<Segment> want;                   // start and duration in tenths below
 };
 
 Segment seg(std::uint64_t off, std::uint64_t len, std::uint64_t start_ds, std::uint64_t dur_ds) {
@@ -28,18 +28,42 @@ Segment seg(std::uint64_t off, std::uint64_t len, std::uint64_t start_ds, std::u
 
 TEST(HlsCut, Table) {
   const std::vector<CutCase> cases = {
-      {"GOPs of 2 s into 4 s segments", {{0, 564}, {20, 1000}, {40, 2000}, {60, 3000}, {80, 4000}}, 5000, 100, 40,
+      {"GOPs of 2 s into 4 s segments",
+       {{0, 564}, {20, 1000}, {40, 2000}, {60, 3000}, {80, 4000}},
+       5000,
+       100,
+       40,
        {seg(564, 1436, 0, 40), seg(2000, 2000, 40, 40), seg(4000, 1000, 80, 20)}},
-      {"the rest within the target goes whole to the end", {{0, 0}, {20, 1000}, {40, 2000}, {50, 2500}}, 3000, 70, 40,
+      {"the rest within the target goes whole to the end",
+       {{0, 0}, {20, 1000}, {40, 2000}, {50, 2500}},
+       3000,
+       70,
+       40,
        {seg(0, 2000, 0, 40), seg(2000, 1000, 40, 30)}},
-      {"a GOP longer than the target is one segment", {{0, 100}, {100, 900}, {120, 1000}}, 1200, 130, 40,
+      {"a GOP longer than the target is one segment",
+       {{0, 100}, {100, 900}, {120, 1000}},
+       1200,
+       130,
+       40,
        {seg(100, 800, 0, 100), seg(900, 300, 100, 30)}},
-      {"keyframes that go back in time or offset are skipped", {{0, 100}, {20, 500}, {10, 600}, {30, 400}, {60, 900}}, 1000, 80, 40,
+      {"keyframes that go back in time or offset are skipped",
+       {{0, 100}, {20, 500}, {10, 600}, {30, 400}, {60, 900}},
+       1000,
+       80,
+       40,
        {seg(100, 400, 0, 20), seg(500, 400, 20, 40), seg(900, 100, 60, 20)}},
-      {"keyframes at or past the end are dropped", {{0, 0}, {50, 600}, {90, 1000}}, 1000, 100, 40,
+      {"keyframes at or past the end are dropped",
+       {{0, 0}, {50, 600}, {90, 1000}},
+       1000,
+       100,
+       40,
        {seg(0, 600, 0, 50), seg(600, 400, 50, 50)}},
       {"no keyframe, no segment", {}, 1000, 100, 40, {}},
-      {"unknown duration: the last at the average rate", {{0, 0}, {40, 1000}, {80, 2000}}, 2500, 0, 40,
+      {"unknown duration: the last at the average rate",
+       {{0, 0}, {40, 1000}, {80, 2000}},
+       2500,
+       0,
+       40,
        {seg(0, 1000, 0, 40), seg(1000, 1000, 40, 40), seg(2000, 500, 80, 20)}},
   };
   for (const auto& c : cases) {
@@ -92,7 +116,13 @@ TEST(HlsTsInit, Table) {
       {"media before the PMT: no map", bytes_of({test::pat(), video, test::pmt(0x1b)}), std::nullopt},
       {"no PAT: no map", bytes_of({test::pmt(0x1b), video}), std::nullopt},
       {"the PMT after the head's end", bytes_of({test::pat()}), std::nullopt},
-      {"lost sync", [&] { auto b = bytes_of({test::pat(), test::pmt(0x1b)}); b[188] = 0; return b; }(), std::nullopt},
+      {"lost sync",
+       [&] {
+         auto b = bytes_of({test::pat(), test::pmt(0x1b)});
+         b[188] = 0;
+         return b;
+       }(),
+       std::nullopt},
       {"empty", {}, std::nullopt},
   };
   for (const auto& c : cases) {
@@ -110,11 +140,12 @@ TEST(HlsTsInit, APatNamingATablePidOrNoProgramGivesNoMap) {
 
 TEST(HlsPlaylist, TsMediaPlaylistByRanges) {
   const std::vector<Segment> segments = {seg(564, 1436, 0, 40), seg(2000, 1000, 40, 21)};
-  EXPECT_EQ(ts_media_playlist(segments, "/movies/a%20b.ts", ByteSpan{0, 564}),
-            "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n"
-            "#EXT-X-MAP:URI=\"/movies/a%20b.ts\",BYTERANGE=\"564@0\"\n"
-            "#EXTINF:4.000,\n#EXT-X-BYTERANGE:1436@564\n/movies/a%20b.ts\n"
-            "#EXTINF:2.100,\n#EXT-X-BYTERANGE:1000@2000\n/movies/a%20b.ts\n#EXT-X-ENDLIST\n");
+  EXPECT_EQ(
+      ts_media_playlist(segments, "/movies/a%20b.ts", ByteSpan{0, 564}),
+      "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n"
+      "#EXT-X-MAP:URI=\"/movies/a%20b.ts\",BYTERANGE=\"564@0\"\n"
+      "#EXTINF:4.000,\n#EXT-X-BYTERANGE:1436@564\n/movies/a%20b.ts\n"
+      "#EXTINF:2.100,\n#EXT-X-BYTERANGE:1000@2000\n/movies/a%20b.ts\n#EXT-X-ENDLIST\n");
   const std::string without = ts_media_playlist(segments, "/movies/x.ts", std::nullopt);
   EXPECT_NE(without.find("#EXT-X-VERSION:4\n"), std::string::npos);
   EXPECT_EQ(without.find("EXT-X-MAP"), std::string::npos);
@@ -122,9 +153,11 @@ TEST(HlsPlaylist, TsMediaPlaylistByRanges) {
 
 TEST(HlsPlaylist, Multivariant) {
   EXPECT_EQ(multivariant_playlist({"index.m3u8", "avc1.64001e,mp4a.40.2", 1500000, 1000000, 854, 480}),
-            "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1500000,AVERAGE-BANDWIDTH=1000000,CODECS=\"avc1.64001e,mp4a.40.2\","
+            "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1500000,AVERAGE-BANDWIDTH=1000000,CODECS=\"avc1.64001e,mp4a."
+            "40.2\","
             "RESOLUTION=854x480\nindex.m3u8\n");
-  EXPECT_EQ(multivariant_playlist({"index.m3u8", "", 0, 0, 0, 0}), "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1\nindex.m3u8\n");
+  EXPECT_EQ(multivariant_playlist({"index.m3u8", "", 0, 0, 0, 0}),
+            "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1\nindex.m3u8\n");
 }
 
 TEST(HlsPlaylist, PeakBandwidthIsTheBusiestSegment) {

@@ -18,14 +18,14 @@ TEST(Isolation, EachDeviceGetsTheStrongestItCanDoOrWhatWasAskedByName) {
     I want;
   };
   const Row rows[] = {
-      {R::automatic, false, true, false, I::none},     // no tokens: nothing to isolate, whatever was asked
+      {R::automatic, false, true, false, I::none},  // no tokens: nothing to isolate, whatever was asked
       {R::pd, false, false, true, I::none},
-      {R::automatic, true, true, false, I::windows},   // rxe, mlx5: windows bound before the accept
-      {R::automatic, true, false, true, I::pd},        // siw: no windows at all
-      {R::automatic, true, true, true, I::pd},         // an iWARP RNIC with windows: too late to bind first
-      {R::automatic, true, false, false, I::pd},       // a RoCE device without type-2 windows
-      {R::pd, true, true, false, I::pd},               // pd also on rxe, to compare
-      {R::shared, true, true, false, I::shared},       // only by name
+      {R::automatic, true, true, false, I::windows},  // rxe, mlx5: windows bound before the accept
+      {R::automatic, true, false, true, I::pd},       // siw: no windows at all
+      {R::automatic, true, true, true, I::pd},        // an iWARP RNIC with windows: too late to bind first
+      {R::automatic, true, false, false, I::pd},      // a RoCE device without type-2 windows
+      {R::pd, true, true, false, I::pd},              // pd also on rxe, to compare
+      {R::shared, true, true, false, I::shared},      // only by name
       {R::windows, true, true, false, I::windows},
   };
   for (const Row& r : rows) {

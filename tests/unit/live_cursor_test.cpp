@@ -113,8 +113,8 @@ TEST(LiveCursor, EndOfStreamIsReportedWithTheLastBytesOrAlone) {
 TEST(LiveCursor, FinishingStopsAtTheNextFrameBoundary) {
   LiveCursor c(100'000, false);
   c.on_notify(notify(0, 1000, kKey, 0, 0));
-  c.on_notify(notify(1000, 700, 0, 0, 0));                        // the rest of frame 0
-  c.on_notify(notify(1700, 900, proto::kLiveUnitStart, 0, 0));   // frame 1
+  c.on_notify(notify(1000, 700, 0, 0, 0));                      // the rest of frame 0
+  c.on_notify(notify(1700, 900, proto::kLiveUnitStart, 0, 0));  // frame 1
   const auto r = *c.next_read(10'000);
   EXPECT_EQ(r, (LiveRange{0, 2600}));
   c.finish();

@@ -28,7 +28,8 @@ class Channel {
     FanoutChunk c;
     c.offset = offset_;
     const bool key = gop_ && frames_ % gop_ == 0;
-    for (std::size_t i = 0; i < packets * P; ++i) c.bytes.push_back(i % P == 0 ? media::kTsSyncByte : static_cast<std::uint8_t>(offset_ / P + i / P));
+    for (std::size_t i = 0; i < packets * P; ++i)
+      c.bytes.push_back(i % P == 0 ? media::kTsSyncByte : static_cast<std::uint8_t>(offset_ / P + i / P));
     c.join_point = key || stream_start;
     c.stream_start = stream_start;
     c.units.push_back({0, pts_, key});
@@ -134,7 +135,7 @@ TEST(LiveHlsPackager, SegmentsBeginAtKeyframesAndPartsStayWithinTheTarget) {
 TEST(LiveHlsPackager, StartsAtTheFirstJoinPoint) {
   LiveHlsPackager h(LiveHlsSettings{2.0, 0.5, 6});
   Channel ch(25);
-  FanoutChunk first = ch.frame();  // a keyframe, but the packager joins late:
+  FanoutChunk first = ch.frame();                         // a keyframe, but the packager joins late:
   for (int i = 0; i < 10; ++i) h.feed(ch.frame(), kNow);  // deltas: nothing to start at
   EXPECT_EQ(h.bytes(), 0u);
   ch.restart(ch.pts());

@@ -51,7 +51,9 @@ TEST(LiveNotify, LayoutAndRoundTrip) {
 
 TEST(LiveNotify, RejectsEachMalformedField) {
   const ByteVector good = encode(notify());
-  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_live_notify(test::with(good, at, value, width)); };
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) {
+    return decode_live_notify(test::with(good, at, value, width));
+  };
   EXPECT_TRUE(fails_with(poked(5, 5, 1), DecodeFault::wrong_type, "message type 5"));
   EXPECT_TRUE(fails_with(poked(6, 56, 2), DecodeFault::bad_length, "below this message's 72 bytes"));
   EXPECT_TRUE(fails_with(poked(12, 0x20, 4), DecodeFault::bad_field, "undefined flags 0x20"));
@@ -117,7 +119,7 @@ TEST(LiveHeaderRegion, LayoutPutsTheSequenceAtBothEnds) {
   EXPECT_EQ(get_be(v, 0, 4), kLiveHeaderMagic);
   EXPECT_EQ(v[4], 1);
   EXPECT_EQ(get_be(v, 6, 2), 64u);
-  EXPECT_EQ(get_be(v, 8, 8), 18u);   // seq_end: first in the line
+  EXPECT_EQ(get_be(v, 8, 8), 18u);  // seq_end: first in the line
   EXPECT_EQ(get_be(v, 16, 8), 5'000'000u);
   EXPECT_EQ(get_be(v, 24, 8), 4'000'000u);
   EXPECT_EQ(get_be(v, 32, 8), 4'800'000u);

@@ -43,8 +43,8 @@ TEST(LiveRing, PublishesRecordsAndKeepsTheHeaderConsistent) {
 
 TEST(LiveRing, WrapsAroundAndMovesTheOldestOffsetFirst) {
   LiveRing ring(10'000);
-  ring.publish(record(4000, 1), true, 1);   // [0, 4000)
-  ring.publish(record(4000, 2), false, 2);  // [4000, 8000)
+  ring.publish(record(4000, 1), true, 1);            // [0, 4000)
+  ring.publish(record(4000, 2), false, 2);           // [4000, 8000)
   auto c = ring.publish(record(4000, 3), false, 3);  // [8000, 12000): wraps, overwrites [0, 2000)
   EXPECT_EQ(c.offset, 8000u);
   EXPECT_EQ(c.oldest, 2000u);

@@ -10,14 +10,13 @@
 
 namespace {
 using vod::log::Format;
-using vod::log::Level;
 using vod::log::format_line;
+using vod::log::Level;
 
 constexpr const char* kStamp = "2026-11-23T09:27:10.311Z";
 
 TEST(LogFormat, TextIsTimeLevelComponentMessageOnOneLine) {
-  EXPECT_EQ(format_line(Format::text, false, kStamp, Level::warn, "server", "a\nb\rc"),
-            "2026-11-23T09:27:10.311Z WARN server: a b c");
+  EXPECT_EQ(format_line(Format::text, false, kStamp, Level::warn, "server", "a\nb\rc"), "2026-11-23T09:27:10.311Z WARN server: a b c");
 }
 
 TEST(LogFormat, JournalTextCarriesTheSyslogPriorityAndNoTime) {

@@ -38,7 +38,8 @@ class ManualFetcher final : public Fetcher {
     std::uint8_t* dest;
   };
   // `crossover` > 0: it can fetch straight into a buffer pool's memory (as RDMA can).
-  explicit ManualFetcher(bool in_parts, unsigned depth = 8, std::size_t crossover = 0) : in_parts_(in_parts), depth_(depth), crossover_(crossover) {}
+  explicit ManualFetcher(bool in_parts, unsigned depth = 8, std::size_t crossover = 0)
+      : in_parts_(in_parts), depth_(depth), crossover_(crossover) {}
   void on_done(Done done) override { done_ = std::move(done); }
   void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor&, std::uint64_t offset, std::uint32_t length,
              std::uint8_t* dest) override {

@@ -97,7 +97,8 @@ TEST(EtcdUrl, ParsesAndRefuses) {
   EXPECT_EQ(e.members_key(), "/video/fleet/members/");
   EXPECT_EQ(parse_etcd_url("etcd://h").to_string(), "etcd://h:2379/rdma-vod");
   EXPECT_EQ(parse_etcd_url("etcd://[::1]:1/p/").to_string(), "etcd://[::1]:1/p");
-  for (const char* bad : {"http://h", "etcd://", "etcd://h:0", "etcd://h:99999", "etcd://h/a//b", "etcd://h/a b", "etcd://h?x=1", "etcd://[::1", "etcds:/h", "https://h"})
+  for (const char* bad : {"http://h", "etcd://", "etcd://h:0", "etcd://h:99999", "etcd://h/a//b", "etcd://h/a b", "etcd://h?x=1",
+                          "etcd://[::1", "etcds:/h", "https://h"})
     EXPECT_THROW(parse_etcd_url(bad), ClusterError) << bad;
   const auto tls = parse_etcd_url("etcds://192.0.2.10/video");
   EXPECT_TRUE(tls.tls);

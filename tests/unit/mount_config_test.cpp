@@ -31,7 +31,8 @@ TEST(MountConfig, ServerMountPointAndDefaults) {
 }
 
 TEST(MountConfig, OwnOptionsAsDashOSplitFromLibfuseOnes) {
-  const auto c = parse_mount_config({"rdma://h:7470", "/m", "-o", "allow_other,refresh=1.5,page_cache=off", "-o", "max_read=131072,sessions=2"});
+  const auto c =
+      parse_mount_config({"rdma://h:7470", "/m", "-o", "allow_other,refresh=1.5,page_cache=off", "-o", "max_read=131072,sessions=2"});
   ASSERT_TRUE(c);
   EXPECT_DOUBLE_EQ(c->refresh, 1.5);
   EXPECT_FALSE(c->page_cache);

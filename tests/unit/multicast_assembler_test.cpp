@@ -53,7 +53,8 @@ struct Stream {
       d.buffer_offset = r.offset;
       const std::size_t n = std::min(kPayload, r.bytes.size() - at);
       d.payload = proto::Bytes(r.bytes.data() + at, n);
-      d.flags = static_cast<std::uint16_t>(proto::kRecordStreamOffset | r.flags | (at + n == r.bytes.size() ? proto::kRecordLastDatagram : 0));
+      d.flags =
+          static_cast<std::uint16_t>(proto::kRecordStreamOffset | r.flags | (at + n == r.bytes.size() ? proto::kRecordLastDatagram : 0));
       out.push_back(proto::encode(d));
       if (r.bytes.empty()) break;
     }

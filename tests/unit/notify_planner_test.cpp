@@ -95,8 +95,8 @@ proto::LiveNotify notify(const Note& e) {
 }
 
 std::string show(const proto::LiveNotify& n) {
-  return "{seq " + std::to_string(n.seq) + " at " + std::to_string(n.stream_offset) + " len " + std::to_string(n.length) +
-         " flags " + std::to_string(n.flags) + " credits " + std::to_string(n.credits) + " kf " +
+  return "{seq " + std::to_string(n.seq) + " at " + std::to_string(n.stream_offset) + " len " + std::to_string(n.length) + " flags " +
+         std::to_string(n.flags) + " credits " + std::to_string(n.credits) + " kf " +
          (n.keyframe_offset == kNone ? std::string("none") : std::to_string(n.keyframe_offset)) + " pts " + std::to_string(n.pts_us) +
          " published " + std::to_string(n.publish_time_us) + " stream " + std::to_string(n.stream_id) + " oldest " +
          std::to_string(n.oldest_offset) + "}";
@@ -242,8 +242,8 @@ TEST(NotifyPlanner, Table) {
     for (const auto& n : plan.notifications) got.push_back(show(n));
     for (const auto& e : row.expect) want.push_back(show(notify(e)));
     EXPECT_EQ(got, want);
-    EXPECT_EQ(plan.cursor, row.after) << "next_record " << plan.cursor.next_record << " next_offset " << plan.cursor.next_offset
-                                      << " seq " << plan.cursor.seq;
+    EXPECT_EQ(plan.cursor, row.after) << "next_record " << plan.cursor.next_record << " next_offset " << plan.cursor.next_offset << " seq "
+                                      << plan.cursor.seq;
   }
 }
 

@@ -107,7 +107,7 @@ TEST(Placement, TopKSpreadsClientsAndKeepsTheRestForFailover) {
   ASSERT_EQ(firsts.size(), 3u);
   for (const auto& [member, n] : firsts) EXPECT_NEAR(n, 100, 35);
   EXPECT_EQ(placement_order("hit.mp4", m, 1, 42), plain);
-  EXPECT_EQ(placement_order("hit.mp4", m, 0, 42), plain);   // k 0 is 1
+  EXPECT_EQ(placement_order("hit.mp4", m, 0, 42), plain);       // k 0 is 1
   EXPECT_EQ(placement_order("hit.mp4", m, 99, 42).size(), 5u);  // k beyond the members: all of them
 }
 

@@ -81,7 +81,9 @@ TEST(ConnectRequest, LongerMessageFromALaterMinorRevisionDecodesItsPrefix) {
 
 TEST(ConnectRequest, RejectsEachMalformedField) {
   const ByteVector good = encode(movie_request());
-  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_connect_request(test::with(good, at, value, width)); };
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) {
+    return decode_connect_request(test::with(good, at, value, width));
+  };
   EXPECT_TRUE(fails_with(decode_connect_request(ByteVector{}), DecodeFault::truncated, "fewer than the 8-byte header"));
   EXPECT_TRUE(fails_with(decode_connect_request(ByteVector(good.begin(), good.begin() + 7)), DecodeFault::truncated, "7 bytes"));
   EXPECT_TRUE(fails_with(decode_connect_request(ByteVector(good.begin(), good.begin() + 40)), DecodeFault::truncated,

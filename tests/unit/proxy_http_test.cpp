@@ -8,8 +8,8 @@
 #include "connection_slots.hpp"
 #include "host_allow_list.hpp"
 #include "movie_session_state.hpp"
-#include "request_path.hpp"
 #include "range_blocks.hpp"
+#include "request_path.hpp"
 #include "request_router.hpp"
 #include "vod/client/byte_range.hpp"
 #include "vod/client/uri.hpp"
@@ -60,7 +60,7 @@ TEST(Range, MultipleAndOtherUnits) {
   EXPECT_EQ(decide_range("bytes=0-1, 5000-6000", 1000).kind, Kind::multiple);  // one satisfiable is enough
   EXPECT_EQ(decide_range("bytes=5000-6000,7000-", 1000).kind, Kind::unsatisfiable);
   EXPECT_EQ(decide_range("bytes=0-1,,", 1000).kind, Kind::single);  // empty list elements are allowed
-  EXPECT_EQ(decide_range("items=0-5", 1000).kind, Kind::none);       // unknown units are ignored
+  EXPECT_EQ(decide_range("items=0-5", 1000).kind, Kind::none);      // unknown units are ignored
   EXPECT_EQ(decide_range("", 1000).kind, Kind::none);
 }
 
@@ -173,7 +173,8 @@ TEST(Router, EtagIsTheContentIdentity) {
   const std::string etag = etag_for(c.entries[0]);
   EXPECT_EQ(etag, "\"ab000000000000000000000000000000-1000\"");
   c.generation = 9;
-  EXPECT_EQ(*route_on(Request{"GET", "/movies/a%20b.ts", "", "", "", "", ""}, c, "h").header("ETag"), etag) << "the same over another generation";
+  EXPECT_EQ(*route_on(Request{"GET", "/movies/a%20b.ts", "", "", "", "", ""}, c, "h").header("ETag"), etag)
+      << "the same over another generation";
   proto::Catalog other = c;
   other.entries[0].content.digest[15] = 1;
   Request r{"GET", "/movies/a%20b.ts", "", "bytes=0-9", etag, "", ""};
@@ -203,7 +204,8 @@ TEST(Router, AStaleCatalogIsMarked) {
   Request r;
   r.method = "GET";
   r.host = "127.0.0.1:8080";
-  const std::string why = "the vod-server at rdma://10.0.0.1:7470 has not answered the catalog read started 3 s ago; this catalog was read 9 s ago";
+  const std::string why =
+      "the vod-server at rdma://10.0.0.1:7470 has not answered the catalog read started 3 s ago; this catalog was read 9 s ago";
   for (const char* target : {"/", "/catalog.json", "/playlist.m3u", "/watch/a%20b.ts"}) {
     SCOPED_TRACE(target);
     r.target = target;
@@ -218,7 +220,8 @@ TEST(Router, AStaleCatalogIsMarked) {
   const Plan json = route(r, Site{c, pages(), "127.0.0.1:9", "rdma://10.0.0.1:7470", why});
   EXPECT_NE(json.text().find("\"stale\":true,\"stale_reason\":\"the vod-server at"), std::string::npos) << json.text();
   r.target = "/movies/a%20b.ts";
-  EXPECT_EQ(route(r, Site{c, pages(), "127.0.0.1:9", "rdma://10.0.0.1:7470", why}).header("X-Catalog-Stale"), nullptr) << "movie bytes are the same";
+  EXPECT_EQ(route(r, Site{c, pages(), "127.0.0.1:9", "rdma://10.0.0.1:7470", why}).header("X-Catalog-Stale"), nullptr)
+      << "movie bytes are the same";
 }
 
 TEST(Router, PagesAndPlaylist) {
@@ -330,13 +333,15 @@ TEST(Pages, WatchPageForEachKind) {
   // MPEG-TS: its HLS playlist only (browsers play no bare TS), ?t= for the script, and the file's
   // own URL for VLC.
   p = get("/watch/a%20b.ts?t=30");
-  EXPECT_NE(p.text().find("<source src=\"/hls/a%20b.ts/master.m3u8\" type=\"application/vnd.apple.mpegurl\">"), std::string::npos) << p.text();
+  EXPECT_NE(p.text().find("<source src=\"/hls/a%20b.ts/master.m3u8\" type=\"application/vnd.apple.mpegurl\">"), std::string::npos)
+      << p.text();
   EXPECT_EQ(p.text().find("<source src=\"/movies/a%20b.ts"), std::string::npos) << p.text();
   EXPECT_NE(p.text().find("data-start=\"30.000\""), std::string::npos);
   EXPECT_NE(p.text().find("<code>http://127.0.0.1:8080/movies/a%20b.ts</code>"), std::string::npos);
   // A live channel: its LL-HLS playlist, and nothing else (no browser plays bare TS).
   p = get("/watch/cam%201");
-  EXPECT_NE(p.text().find("<source src=\"/hls/live/cam%201/index.m3u8\" type=\"application/vnd.apple.mpegurl\">"), std::string::npos) << p.text();
+  EXPECT_NE(p.text().find("<source src=\"/hls/live/cam%201/index.m3u8\" type=\"application/vnd.apple.mpegurl\">"), std::string::npos)
+      << p.text();
   EXPECT_EQ(p.text().find("<source src=\"/live/"), std::string::npos) << p.text();
   // Bad times and names.
   EXPECT_EQ(get("/watch/%3Cx%3E.mp4?t=abc").status, 400u);
@@ -437,7 +442,8 @@ TEST(Router, LiveHlsRequestsGoToTheChannelsPackager) {
   EXPECT_EQ(p.as<LiveHlsWant>()->kind, LiveHlsWant::Kind::part);
   EXPECT_EQ(p.as<LiveHlsWant>()->msn, 42u);
   EXPECT_EQ(p.as<LiveHlsWant>()->part, 3u);
-  for (const char* bad : {"seg-042.ts", "seg-.ts", "seg-4.2.ts", "part-42.ts", "part-42..ts", "part-42.03.ts", "part-4.2.ts.ts", "seg-1.m4s", "x.m3u8", ""})
+  for (const char* bad :
+       {"seg-042.ts", "seg-.ts", "seg-4.2.ts", "part-42.ts", "part-42..ts", "part-42.03.ts", "part-4.2.ts.ts", "seg-1.m4s", "x.m3u8", ""})
     EXPECT_EQ(get(std::string("/hls/live/cam%201/") + bad).status, 404u) << bad;
   EXPECT_EQ(get("/hls/live/a%20b.ts/index.m3u8").status, 404u);  // a movie under the channels' path
   EXPECT_EQ(get("/hls/live/nope/index.m3u8").status, 404u);
@@ -469,8 +475,8 @@ TEST(Cors, OffByDefaultAndExactlyTheListedOrigins) {
     HttpRequest req{boost::beast::http::string_to_verb(method), "/movies/a%20b.ts", 11};
     req.set(boost::beast::http::field::host, "127.0.0.1:8080");
     if (!origin.empty()) req.set(boost::beast::http::field::origin, origin);
-    RequestContext context{hosts, pages(), "127.0.0.1:8080", "rdma://10.0.0.1", [&]() -> const proto::Catalog& { return c; },
-                           [] { return std::string(); }};
+    RequestContext context{
+        hosts, pages(), "127.0.0.1:8080", "rdma://10.0.0.1", [&]() -> const proto::Catalog& { return c; }, [] { return std::string(); }};
     context.cors_origins = allowed;
     return answer(req, context).plan;
   };
@@ -505,7 +511,8 @@ TEST(Pages, PicturesAndStaticFiles) {
   ASSERT_TRUE((p.as<ThumbnailWant>() != nullptr));
   EXPECT_TRUE(p.as<ThumbnailWant>()->live);
   EXPECT_EQ(*p.header("Cache-Control"), "no-cache");
-  for (const char* bad : {"/strip/8/a%20b.ts", "/strip/x/a%20b.ts", "/strip/a%20b.ts", "/strip/999/a%20b.ts", "/strip/0/cam%201", "/poster/nope"}) {
+  for (const char* bad :
+       {"/strip/8/a%20b.ts", "/strip/x/a%20b.ts", "/strip/a%20b.ts", "/strip/999/a%20b.ts", "/strip/0/cam%201", "/poster/nope"}) {
     EXPECT_EQ(get(bad).status, 404u) << bad;
     EXPECT_FALSE((get(bad).as<ThumbnailWant>() != nullptr)) << bad;
   }
@@ -562,10 +569,10 @@ TEST(HostName, TheHostPartCanonical) {
       {"xn--bcher-kva.example", "xn--bcher-kva.example"},
       {"", nullptr},
       {":8080", nullptr},
-      {"::1", nullptr},                  // IPv6 needs brackets
+      {"::1", nullptr},  // IPv6 needs brackets
       {"[::1", nullptr},
       {"[::1]x", nullptr},
-      {"[fe80::1%25eth0]", nullptr},     // zone identifiers: browsers send none
+      {"[fe80::1%25eth0]", nullptr},  // zone identifiers: browsers send none
       {"[not-v6]", nullptr},
       {"host:http", nullptr},
       {"host:99999", nullptr},
@@ -573,7 +580,7 @@ TEST(HostName, TheHostPartCanonical) {
       {"a b", nullptr},
       {"evil.example/x", nullptr},
       {"user@host", nullptr},
-      {"1.2.3", nullptr},                // digits and dots are IPv4 to a browser
+      {"1.2.3", nullptr},  // digits and dots are IPv4 to a browser
       {"256.0.0.1", nullptr},
   };
   for (const Row& r : rows) {
@@ -610,14 +617,15 @@ TEST(HostCheck, OnlyTheNamesTheProxyIsReachedBy) {
       {11, 1, "MEDIA.LAN", V::not_allowed, V::allowed},
       {11, 1, "[2001:db8::5]:80", V::not_allowed, V::allowed},
       {11, 1, "192.0.2.7:8080", V::not_allowed, V::not_allowed},
-      {10, 0, "", V::allowed, V::allowed},                // HTTP/1.0 may leave it out: the default host
+      {10, 0, "", V::allowed, V::allowed},  // HTTP/1.0 may leave it out: the default host
       {11, 0, "", V::missing, V::missing},
       {11, 2, "127.0.0.1", V::repeated, V::repeated},
       {11, 1, "", V::malformed, V::malformed},
       {11, 1, "a b", V::malformed, V::malformed},
   };
   for (const Row& r : rows) {
-    EXPECT_EQ(check_host(r.version, r.lines, r.host, loopback), r.on_loopback) << r.host << " (HTTP/" << r.version << ", " << r.lines << " lines)";
+    EXPECT_EQ(check_host(r.version, r.lines, r.host, loopback), r.on_loopback)
+        << r.host << " (HTTP/" << r.version << ", " << r.lines << " lines)";
     EXPECT_EQ(check_host(r.version, r.lines, r.host, lan), r.with_allow_host) << r.host << " with --allow-host";
   }
 }
@@ -749,10 +757,10 @@ TEST(MovieSessionState, TheWholeTable) {
     S to;
   };
   const Case cases[] = {
-      {S::opening, E::opened, S::open},      {S::opening, E::failed, S::failed},    {S::opening, E::lost, S::opening},
-      {S::open, E::opened, S::open},         {S::open, E::failed, S::failed},       {S::open, E::lost, S::reopening},
-      {S::reopening, E::opened, S::open},    {S::reopening, E::failed, S::failed},  {S::reopening, E::lost, S::reopening},
-      {S::failed, E::opened, S::failed},     {S::failed, E::failed, S::failed},     {S::failed, E::lost, S::failed},
+      {S::opening, E::opened, S::open},   {S::opening, E::failed, S::failed},   {S::opening, E::lost, S::opening},
+      {S::open, E::opened, S::open},      {S::open, E::failed, S::failed},      {S::open, E::lost, S::reopening},
+      {S::reopening, E::opened, S::open}, {S::reopening, E::failed, S::failed}, {S::reopening, E::lost, S::reopening},
+      {S::failed, E::opened, S::failed},  {S::failed, E::failed, S::failed},    {S::failed, E::lost, S::failed},
   };
   for (const Case& c : cases) EXPECT_EQ(to_string(next(c.from, c.event)), std::string(to_string(c.to))) << to_string(c.from);
   EXPECT_TRUE(has_session(S::open));

@@ -53,8 +53,8 @@ Bytes stream(const std::string& letters) {
 
 struct Fed {
   std::vector<FanoutChunkPtr> chunks;
-  Bytes bytes;                         // the chunks' bytes in order
-  std::vector<std::uint64_t> joins;    // offsets of the join-point chunks
+  Bytes bytes;                       // the chunks' bytes in order
+  std::vector<std::uint64_t> joins;  // offsets of the join-point chunks
 };
 
 // Feeds `input` in pieces of `piece` bytes (0: all at once); discontinuity before piece `disc_at`.
@@ -78,7 +78,8 @@ void expect_whole_contiguous(const Fed& fed) {
     EXPECT_EQ(c->offset, next) << "chunks are contiguous";
     EXPECT_FALSE(c->bytes.empty());
     EXPECT_EQ(c->bytes.size() % P, 0u) << "a chunk at " << c->offset << " is not whole packets";
-    for (std::size_t i = 0; i < c->bytes.size(); i += P) EXPECT_EQ(c->bytes[i], media::kTsSyncByte) << "packet boundary at " << c->offset + i;
+    for (std::size_t i = 0; i < c->bytes.size(); i += P)
+      EXPECT_EQ(c->bytes[i], media::kTsSyncByte) << "packet boundary at " << c->offset + i;
     next = c->end();
   }
 }
@@ -86,7 +87,9 @@ void expect_whole_contiguous(const Fed& fed) {
 TEST(LiveChunker, CutsBeforeEveryKeyframeAtItsPatWhateverThePieces) {
   // The server's records: PAT and PMT copies in front of every keyframe. Then a lone PAT before a
   // delta frame (a muxer's periodic PAT), which is not a join point.
-  const Bytes input = stream("AMKccDccDcAMKccDcAMDcc" "AMKcc");
+  const Bytes input = stream(
+      "AMKccDccDcAMKccDcAMDcc"
+      "AMKcc");
   struct Row {
     std::size_t piece;
   };
@@ -127,7 +130,10 @@ TEST(LiveChunker, HoldsAPartialPacketAndAPatRunUntilItKnows) {
 TEST(LiveChunker, APatRunTooLongToHoldIsPublishedAndTheKeyframeItselfIsTheJoinPoint) {
   // PAT, PMT, then more audio than may be held before the keyframe.
   const std::string audio_run(LiveChunker::kMaxHeldBytes / P + 2, 'a');
-  const Bytes input = stream("AMKc" "AM" + audio_run + "Kcc");
+  const Bytes input = stream(
+      "AMKc"
+      "AM" +
+      audio_run + "Kcc");
   for (std::size_t piece : {std::size_t{0}, std::size_t{P}, std::size_t{777}}) {
     LiveChunker chunker;
     const Fed fed = feed(chunker, input, piece);
@@ -214,10 +220,10 @@ TEST(LiveBacklog, KeepsTheNewestChunksWithinItsCapacity) {
 TEST(LiveBacklog, ViewersStartAtTheNewestJoinPointAndJumpThereWhenTheyFallOut) {
   struct Row {
     const char* what;
-    std::string chunks;         // '.' a chunk, 'K' a join point; 100 bytes each, capacity 500
+    std::string chunks;  // '.' a chunk, 'K' a join point; 100 bytes each, capacity 500
     bool started;
     std::uint64_t position;
-    std::uint64_t sent;         // the chunk the viewer gets (UINT64_MAX: none yet)
+    std::uint64_t sent;  // the chunk the viewer gets (UINT64_MAX: none yet)
     bool discontinuity;
     std::uint64_t skipped;
   };

@@ -47,7 +47,10 @@ TEST(Reactor, AnFdIsRegisteredOnceAndGoesWithItsRegistration) {
   const UniqueFd fd = ready_eventfd();
   int calls = 0;
   {
-    auto reg = r.add(fd.get(), [&] { drain(fd.get()); ++calls; });
+    auto reg = r.add(fd.get(), [&] {
+      drain(fd.get());
+      ++calls;
+    });
     EXPECT_THROW((void)r.add(fd.get(), [] {}), std::runtime_error);
     EXPECT_EQ(r.registrations(), 1u);
     r.run_once(0ms);
@@ -67,8 +70,14 @@ TEST(Reactor, AHandlerThatRemovesAnotherReadyOneInTheSameBatchStopsIt) {
   std::vector<std::string> ran;
   Reactor::Registration ra, rb;
   // Whichever runs first removes the other: exactly one runs in this turn.
-  ra = r.add(a.get(), [&] { ran.push_back("a"); rb.reset(); });
-  rb = r.add(b.get(), [&] { ran.push_back("b"); ra.reset(); });
+  ra = r.add(a.get(), [&] {
+    ran.push_back("a");
+    rb.reset();
+  });
+  rb = r.add(b.get(), [&] {
+    ran.push_back("b");
+    ra.reset();
+  });
   EXPECT_EQ(r.run_once(0ms), 1u);
   EXPECT_EQ(ran.size(), 1u);
 }
@@ -93,9 +102,18 @@ TEST(Reactor, TimersFireInOrderAndNeverEarly) {
   const auto start = Clock::now();
   std::vector<int> order;
   std::vector<Clock::duration> at;
-  auto t3 = r.at(start + 30ms, [&] { order.push_back(3); at.push_back(Clock::now() - start); });
-  auto t1 = r.at(start + 10ms, [&] { order.push_back(1); at.push_back(Clock::now() - start); });
-  auto t2 = r.at(start + 20ms, [&] { order.push_back(2); at.push_back(Clock::now() - start); });
+  auto t3 = r.at(start + 30ms, [&] {
+    order.push_back(3);
+    at.push_back(Clock::now() - start);
+  });
+  auto t1 = r.at(start + 10ms, [&] {
+    order.push_back(1);
+    at.push_back(Clock::now() - start);
+  });
+  auto t2 = r.at(start + 20ms, [&] {
+    order.push_back(2);
+    at.push_back(Clock::now() - start);
+  });
   EXPECT_TRUE(t1.armed());
   while (order.size() < 3 && Clock::now() - start < 2s) r.run_once();
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
@@ -112,7 +130,9 @@ TEST(Reactor, ACancelledOrDroppedTimerNeverFires) {
   int fired = 0;
   auto kept = r.at(Clock::now() + 5ms, [&] { fired += 1; });
   auto cancelled = r.at(Clock::now() + 5ms, [&] { fired += 10; });
-  { auto dropped = r.at(Clock::now() + 5ms, [&] { fired += 100; }); }
+  {
+    auto dropped = r.at(Clock::now() + 5ms, [&] { fired += 100; });
+  }
   cancelled.cancel();
   EXPECT_FALSE(cancelled.armed());
   // A timer cancelled by another timer of the same turn does not run either.

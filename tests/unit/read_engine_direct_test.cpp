@@ -27,7 +27,8 @@ struct Rig {
   ReadEngine engine;
   ManualFetcher* fetcher;
   std::shared_ptr<BufferPool> pool;
-  explicit Rig(bool direct = true, std::size_t buffers = 4, std::size_t first_read = 0) : engine(test_engine_options(kChunk, first_read, direct)) {
+  explicit Rig(bool direct = true, std::size_t buffers = 4, std::size_t first_read = 0)
+      : engine(test_engine_options(kChunk, first_read, direct)) {
     auto f = std::make_unique<ManualFetcher>(true, 8, kCrossover);
     fetcher = f.get();
     engine.attach(std::move(f));
@@ -155,7 +156,8 @@ TEST(ReadEngineDirect, AdvertisedBuffersAreTheReadAhead) {
 TEST(ReadEngineDirect, ACancelledReadFencesItsBufferUntilItLands) {
   Rig rig;
   ReadBuffer b = *rig.pool->take();
-  const std::uint64_t id = rig.engine.submit(Region::movie, 8 * kChunk, b.bytes(), [](std::size_t) { ADD_FAILURE() << "a cancelled request completed"; });
+  const std::uint64_t id =
+      rig.engine.submit(Region::movie, 8 * kChunk, b.bytes(), [](std::size_t) { ADD_FAILURE() << "a cancelled request completed"; });
   rig.engine.progress(std::chrono::milliseconds(0));
   ASSERT_EQ(rig.fetcher->pending(), 4u);
   // A seek: the reader cancels and reuses the same buffer at another offset, its bytes cached in the

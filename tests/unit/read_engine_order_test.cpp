@@ -162,7 +162,7 @@ TEST(ReadEngineOrder, ASeekToTheBlockAlreadyThereKeepsIt) {
   rig.engine.restart_at(30 * kChunk);
   rig.engine.submit(Region::movie, 30 * kChunk, far, [&](std::size_t n) { far_done = n == far.size(); });
   rig.engine.progress(std::chrono::milliseconds(0));  // its head
-  rig.engine.restart_at(30 * kChunk + 10);  // the same block again, before anything landed
+  rig.engine.restart_at(30 * kChunk + 10);            // the same block again, before anything landed
   drain(rig, far_done);
   ASSERT_TRUE(far_done);
   EXPECT_TRUE(bytes_ok(far, 30 * kChunk));

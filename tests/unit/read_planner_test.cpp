@@ -22,14 +22,14 @@ namespace vod::client::engine {
 void PrintTo(const FetchOrder& o, std::ostream* os) {
   static const char* const kinds[] = {"whole", "head", "after_head", "before_head", "direct"};
   *os << kinds[static_cast<int>(o.kind)] << "{slot " << o.slot << ", region " << static_cast<int>(o.region) << ", offset " << o.offset
-      << ", length " << o.length << (o.readahead ? ", read-ahead" : "") << (o.kind == FetchOrder::Kind::direct ? ", request " + std::to_string(o.request) : "")
-      << "}";
+      << ", length " << o.length << (o.readahead ? ", read-ahead" : "")
+      << (o.kind == FetchOrder::Kind::direct ? ", request " + std::to_string(o.request) : "") << "}";
 }
 
 namespace {
 
-constexpr std::size_t K = 64 * 1024;              // the chunk
-constexpr std::uint64_t kMovie = 40 * K + 123;    // 41 blocks, the last one 123 bytes
+constexpr std::size_t K = 64 * 1024;            // the chunk
+constexpr std::uint64_t kMovie = 40 * K + 123;  // 41 blocks, the last one 123 bytes
 constexpr std::uint32_t kHead = 16 * 1024;
 
 using Kind = FetchOrder::Kind;
@@ -39,8 +39,8 @@ constexpr Region M = Region::movie;
 struct Held {
   enum What { ready, in_flight, readahead_in_flight, head_in_flight, head_landed, head_read } what;
   std::size_t slot;
-  std::uint64_t block;  // of the movie
-  std::uint64_t last_use = 0;  // 0: as claimed
+  std::uint64_t block;             // of the movie
+  std::uint64_t last_use = 0;      // 0: as claimed
   std::uint32_t head_from = 4096;  // for the head states
 };
 
@@ -106,7 +106,11 @@ TEST(ReadPlanner, Table) {
        .state = state(true, 10 * K + 5000),
        .requests = {{M, 10 * K + 5000, 4096}, {M, 20 * K, 1000}},
        .expect = {{Kind::head, 0, M, 10 * K + 4096, kHead, false}},
-       .then = [](const BlockCache&, const PlannerState& st) { EXPECT_EQ(st.ramp_slot, 0); EXPECT_FALSE(st.ramp); }},
+       .then =
+           [](const BlockCache&, const PlannerState& st) {
+             EXPECT_EQ(st.ramp_slot, 0);
+             EXPECT_FALSE(st.ramp);
+           }},
       {.what = "nothing goes behind a head in flight",
        .state = state(false, 10 * K + 5000, 4 * K, 0),
        .cache = {{Held::head_in_flight, 0, 10}},
@@ -119,10 +123,11 @@ TEST(ReadPlanner, Table) {
                   {Kind::before_head, 0, M, 10 * K, 4096, false},
                   {Kind::whole, 1, M, 11 * K, K, true},
                   {Kind::whole, 2, M, 12 * K, K, true}},
-       .then = [](const BlockCache& c, const PlannerState& st) {
-         EXPECT_EQ(st.ramp_slot, -1);
-         EXPECT_EQ(c.slot(0).parts, 2);
-       }},
+       .then =
+           [](const BlockCache& c, const PlannerState& st) {
+             EXPECT_EQ(st.ramp_slot, -1);
+             EXPECT_EQ(c.slot(0).parts, 2);
+           }},
       {.what = "a reader that needs more of the block than its head releases the rest before taking a byte",
        .state = no_readahead(false, 0),
        .cache = {{Held::head_landed, 0, 10, 0, 0}},
@@ -141,10 +146,11 @@ TEST(ReadPlanner, Table) {
        .state = no_readahead(false, 0),
        .cache = {{Held::head_read, 0, 40, 0, 0}},
        .expect = {},
-       .then = [](const BlockCache& c, const PlannerState& st) {
-         EXPECT_EQ(c.slot(0).state, SlotState::ready);
-         EXPECT_EQ(st.ramp_slot, -1);
-       }},
+       .then =
+           [](const BlockCache& c, const PlannerState& st) {
+             EXPECT_EQ(c.slot(0).state, SlotState::ready);
+             EXPECT_EQ(st.ramp_slot, -1);
+           }},
       {.what = "requests oldest first: the catalog, then the index, in whole blocks",
        .state = no_readahead(),
        .requests = {{Region::catalog, 0, 3000}, {Region::index, 0, 5000}},
@@ -155,14 +161,26 @@ TEST(ReadPlanner, Table) {
        .expect = {{Kind::whole, 0, Region::catalog, 0, 3000, false}},
        .index_length = 0},
       {.what = "prefetch after a start: its head, alone",
-       .state = [] { PlannerState s = state(true, 0); s.prefetch = 0; return s; }(),
+       .state =
+           [] {
+             PlannerState s = state(true, 0);
+             s.prefetch = 0;
+             return s;
+           }(),
        .expect = {{Kind::head, 0, M, 0, kHead, false}},
        .then = [](const BlockCache&, const PlannerState& st) { EXPECT_EQ(st.prefetch, kNoHead); }},
       {.what = "prefetch behind a request's blocks, then read-ahead",
-       .state = [] { PlannerState s = state(false, 30 * K, 2 * K); s.prefetch = 30 * K; return s; }(),
+       .state =
+           [] {
+             PlannerState s = state(false, 30 * K, 2 * K);
+             s.prefetch = 30 * K;
+             return s;
+           }(),
        .requests = {{Region::catalog, 0, 3000}},
-       .expect = {{Kind::whole, 0, Region::catalog, 0, 3000, false}, {Kind::whole, 1, M, 30 * K, K, false},
-                  {Kind::whole, 2, M, 31 * K, K, true}, {Kind::whole, 3, M, 32 * K, K, true}}},
+       .expect = {{Kind::whole, 0, Region::catalog, 0, 3000, false},
+                  {Kind::whole, 1, M, 30 * K, K, false},
+                  {Kind::whole, 2, M, 31 * K, K, true},
+                  {Kind::whole, 3, M, 32 * K, K, true}}},
       {.what = "read-ahead stops at readahead_depth",
        .state = state(false, 0, 8 * K),
        .expect = {{Kind::whole, 0, M, 0, K, true}, {Kind::whole, 1, M, K, K, true}}},
@@ -174,11 +192,7 @@ TEST(ReadPlanner, Table) {
        .state = state(false, 39 * K, 4 * K),
        .expect = {{Kind::whole, 0, M, 39 * K, K, true}, {Kind::whole, 1, M, 40 * K, 123, true}},
        .limits = {8, 3, K, kHead, true}},
-      {.what = "nothing beyond the depth",
-       .state = state(true, 3 * K),
-       .requests = {{M, 3 * K, 1000}},
-       .expect = {},
-       .in_flight = 8},
+      {.what = "nothing beyond the depth", .state = state(true, 3 * K), .requests = {{M, 3 * K, 1000}}, .expect = {}, .in_flight = 8},
       {.what = "a depth of 1: whole blocks, no head (the rest around a head can take two Reads)",
        .state = state(true, 6 * K + 20000),
        .requests = {{M, 6 * K + 20000, K}},
@@ -196,17 +210,26 @@ TEST(ReadPlanner, Table) {
        .limits = {8, 2, K, 0, true}},
       {.what = "a full cache: a request evicts the least recently used block",
        .state = no_readahead(),
-       .cache = {{Held::ready, 0, 0, 6}, {Held::ready, 1, 1, 5}, {Held::ready, 2, 2, 4}, {Held::ready, 3, 3, 1}, {Held::ready, 4, 4, 3},
+       .cache = {{Held::ready, 0, 0, 6},
+                 {Held::ready, 1, 1, 5},
+                 {Held::ready, 2, 2, 4},
+                 {Held::ready, 3, 3, 1},
+                 {Held::ready, 4, 4, 3},
                  {Held::ready, 5, 5, 2}},
        .requests = {{M, 30 * K, 100}},
        .expect = {{Kind::whole, 3, M, 30 * K, K, false}}},
       {.what = "a full cache: never a block a request still needs",
        .state = no_readahead(),
-       .cache = {{Held::ready, 0, 0, 6}, {Held::ready, 1, 1, 5}, {Held::ready, 2, 2, 4}, {Held::ready, 3, 3, 1}, {Held::ready, 4, 4, 3},
+       .cache = {{Held::ready, 0, 0, 6},
+                 {Held::ready, 1, 1, 5},
+                 {Held::ready, 2, 2, 4},
+                 {Held::ready, 3, 3, 1},
+                 {Held::ready, 4, 4, 3},
                  {Held::ready, 5, 5, 2}},
        .requests = {{M, 3 * K + 10, 100}, {M, 30 * K, 100}},
        .expect = {{Kind::whole, 5, M, 30 * K, K, false}}},
-      {.what = "zero copy: the parts of a registered request's blocks at least the crossover go straight into it, a smaller tail to the ring",
+      {.what =
+           "zero copy: the parts of a registered request's blocks at least the crossover go straight into it, a smaller tail to the ring",
        .state = state(false, 2 * K),
        .requests = {{M, 2 * K + 100, 3 * K, true}},
        .expect = {{Kind::direct, 0, M, 2 * K + 100, K - 100, false, 1},
@@ -231,7 +254,11 @@ TEST(ReadPlanner, Table) {
        .expect = {{Kind::whole, 0, M, 3 * K, K, false}}},
       {.what = "a full cache: read-ahead never evicts read-ahead, however recently the outsider was used",
        .state = state(false, 10 * K, 8 * K),
-       .cache = {{Held::ready, 0, 2, 9}, {Held::ready, 1, 10, 1}, {Held::ready, 2, 11, 2}, {Held::ready, 3, 12, 3}, {Held::ready, 4, 13, 4},
+       .cache = {{Held::ready, 0, 2, 9},
+                 {Held::ready, 1, 10, 1},
+                 {Held::ready, 2, 11, 2},
+                 {Held::ready, 3, 12, 3},
+                 {Held::ready, 4, 13, 4},
                  {Held::ready, 5, 14, 5}},
        .expect = {{Kind::whole, 0, M, 15 * K, K, true}}},
   };

@@ -51,7 +51,9 @@ std::vector<std::vector<std::uint8_t>> packets_of(const std::vector<Cut>& cuts, 
   std::vector<std::vector<std::uint8_t>> out;
   for (const auto& c : cuts)
     for (std::size_t i = 0; i < c.bytes.size() / 188; ++i)
-      if (pid_of(c.bytes, i) == pid) out.emplace_back(c.bytes.begin() + static_cast<std::ptrdiff_t>(i * 188), c.bytes.begin() + static_cast<std::ptrdiff_t>((i + 1) * 188));
+      if (pid_of(c.bytes, i) == pid)
+        out.emplace_back(c.bytes.begin() + static_cast<std::ptrdiff_t>(i * 188),
+                         c.bytes.begin() + static_cast<std::ptrdiff_t>((i + 1) * 188));
   return out;
 }
 

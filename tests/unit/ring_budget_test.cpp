@@ -25,7 +25,7 @@ TEST(RingBudget, FitsByLessReadAheadThenLessDepthOrRefuses) {
     unsigned depth;
   };
   const Row rows[] = {
-      {10, 1024 * kMiB, true, 4 * kMiB, 16},         // room for all: unchanged (8.5 MiB each)
+      {10, 1024 * kMiB, true, 4 * kMiB, 16},  // room for all: unchanged (8.5 MiB each)
       {1000, 100000 * kMiB, true, 4 * kMiB, 16},
       {1000, 7000 * kMiB, true, 2 * kMiB, 16},       // 6.5 MiB each
       {1000, 5000 * kMiB, true, 512 * 1024, 16},     // 5 MiB each

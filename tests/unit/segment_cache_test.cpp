@@ -2,9 +2,9 @@
 // The segment cache without a device: real files read with io_uring into the arena, entries
 // published in the table's bytes as a client would Read them, eviction by least recent request
 // with generations that only grow, and disk errors answered, not hidden.
-#include <gtest/gtest.h>
 #include <endian.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,7 +32,8 @@ std::shared_ptr<CachedFile> listed(std::uint64_t id, const std::filesystem::path
 struct TempFile {
   std::filesystem::path path;
   std::vector<std::uint8_t> bytes;
-  TempFile(std::size_t size, unsigned seed) : path(std::filesystem::temp_directory_path() / ("vod-cache-" + std::to_string(getpid()) + "-" + std::to_string(seed))) {
+  TempFile(std::size_t size, unsigned seed)
+      : path(std::filesystem::temp_directory_path() / ("vod-cache-" + std::to_string(getpid()) + "-" + std::to_string(seed))) {
     std::mt19937 gen(seed);
     bytes.resize(size);
     for (auto& b : bytes) b = static_cast<std::uint8_t>(gen());
@@ -87,7 +88,8 @@ TEST(SegmentCache, FaultsASegmentInAndPublishesItsEntry) {
   EXPECT_TRUE(again);
   EXPECT_EQ(rig.cache.stats().hits, 1u);
   bool range = false;
-  rig.cache.request(file, 4, 0, [&](proto::SegmentStatus s, const proto::SegmentEntry&) { range = s == proto::SegmentStatus::out_of_range; });
+  rig.cache.request(file, 4, 0,
+                    [&](proto::SegmentStatus s, const proto::SegmentEntry&) { range = s == proto::SegmentStatus::out_of_range; });
   EXPECT_TRUE(range);
 }
 
@@ -217,7 +219,8 @@ TEST(SegmentChannel, SettleNeverCarriesAnEarlierEntry) {
   stale.entry = proto::pack(proto::SegmentEntry{5, proto::SegmentState::resident, 12});
   stale.rkey = 0x1234;
   const proto::SegmentEntry now_resident{6, proto::SegmentState::resident, 40};
-  for (const auto status : {SegmentStatus::disk_error, SegmentStatus::out_of_range, SegmentStatus::refused, SegmentStatus::unknown_movie, SegmentStatus::busy}) {
+  for (const auto status : {SegmentStatus::disk_error, SegmentStatus::out_of_range, SegmentStatus::refused, SegmentStatus::unknown_movie,
+                            SegmentStatus::busy}) {
     for (const auto rkey : {std::optional<std::uint32_t>(), std::optional<std::uint32_t>(0x77)}) {
       const auto n = ondemand::SegmentChannel::settle(stale, status, proto::SegmentEntry{}, rkey);
       const auto decoded = proto::decode_segment_notify(proto::encode(n));

@@ -39,7 +39,8 @@ TEST(SegmentEntry, PacksGenerationStateSlotIntoOneWord) {
 }
 
 TEST(SegmentTable, LayoutAndRoundTrip) {
-  const std::vector<SegmentEntry> entries{{1, SegmentState::resident, 2}, {3, SegmentState::absent, 0}, {4, SegmentState::resident, 7}, {0, SegmentState::absent, 0}};
+  const std::vector<SegmentEntry> entries{
+      {1, SegmentState::resident, 2}, {3, SegmentState::absent, 0}, {4, SegmentState::resident, 7}, {0, SegmentState::absent, 0}};
   const ByteVector v = encode_segment_table(header(), entries);
   ASSERT_EQ(v.size(), 64u + 4 * 8);
   EXPECT_EQ(get_be(v, 0, 4), kSegmentTableMagic);
@@ -70,7 +71,8 @@ TEST(SegmentTable, MalformedHeadersAreNamed) {
   EXPECT_TRUE(fails_with(decode_segment_table_header(with(v, 8, 3u << 20, 4), v.size()), DecodeFault::bad_field, "power of two"));
   EXPECT_TRUE(fails_with(decode_segment_table_header(with(v, 8, 4096, 4), v.size()), DecodeFault::bad_field, "64 KiB"));
   EXPECT_TRUE(fails_with(decode_segment_table_header(with(v, 12, 5, 4), v.size()), DecodeFault::inconsistent, "has 4"));
-  EXPECT_TRUE(fails_with(decode_segment_table_header(with(v, 24, 3u << 19, 8), v.size()), DecodeFault::inconsistent, "whole number of slots"));
+  EXPECT_TRUE(
+      fails_with(decode_segment_table_header(with(v, 24, 3u << 19, 8), v.size()), DecodeFault::inconsistent, "whole number of slots"));
   EXPECT_TRUE(fails_with(decode_segment_table_header(with(v, 32, 0, 4), v.size()), DecodeFault::bad_field, "deadline 0"));
   EXPECT_TRUE(fails_with(decode_segment_table_header(with(v, 36, 0, 2), v.size()), DecodeFault::bad_field, "0 request credits"));
   EXPECT_TRUE(fails_with(decode_segment_table_header(v, v.size() + 8), DecodeFault::inconsistent, "entries need 96"));
@@ -102,7 +104,8 @@ TEST(SegmentMessages, NotifyLayoutAndRoundTrip) {
   EXPECT_EQ(get_be(v, 32, 4), 99u);
   EXPECT_EQ(*decode_segment_notify(v), n);
   EXPECT_TRUE(fails_with(decode_segment_notify(with(v, 28, 6, 2)), DecodeFault::bad_field, "undefined status 6"));
-  EXPECT_TRUE(fails_with(decode_segment_notify(with(v, 16, pack({9, SegmentState::absent, 0}), 8)), DecodeFault::inconsistent, "not resident"));
+  EXPECT_TRUE(
+      fails_with(decode_segment_notify(with(v, 16, pack({9, SegmentState::absent, 0}), 8)), DecodeFault::inconsistent, "not resident"));
   EXPECT_TRUE(fails_with(decode_segment_notify(with(v, 28, 3, 2)), DecodeFault::inconsistent, "with an entry"));
   const SegmentNotify failed{3, 17, 0, 0, SegmentStatus::disk_error, 99};
   EXPECT_EQ(*decode_segment_notify(encode(failed)), failed);

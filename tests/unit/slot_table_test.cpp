@@ -107,12 +107,12 @@ TEST(SlotTable, ProtectedShareIsAnEqualPartOfWhatIsNotReserved) {
     std::uint32_t slots, reserve, active, share;
   };
   const Row rows[] = {
-      {8, 1, 1, 7},   {8, 1, 2, 3},     {8, 1, 7, 1},   {8, 1, 100, 1},  // never 0: one slot at least
-      {2, 1, 1, 1},   {1, 1, 1, 1},     {1, 0, 1, 1},   {1000, 64, 0, 936},
-      {1000, 64, 5, 187}, {1000, 64, 1000, 1},
+      {8, 1, 1, 7}, {8, 1, 2, 3}, {8, 1, 7, 1}, {8, 1, 100, 1},  // never 0: one slot at least
+      {2, 1, 1, 1}, {1, 1, 1, 1}, {1, 0, 1, 1}, {1000, 64, 0, 936}, {1000, 64, 5, 187}, {1000, 64, 1000, 1},
   };
   for (const Row& r : rows)
-    EXPECT_EQ(protected_share(r.slots, r.reserve, r.active), r.share) << r.slots << " slots, " << r.reserve << " reserved, " << r.active << " active";
+    EXPECT_EQ(protected_share(r.slots, r.reserve, r.active), r.share)
+        << r.slots << " slots, " << r.reserve << " reserved, " << r.active << " active";
   // All of them together never protect every slot beyond the reserve.
   for (std::uint32_t slots : {2u, 8u, 64u, 1000u})
     for (std::uint32_t active = 1; active <= 2 * slots; ++active) {

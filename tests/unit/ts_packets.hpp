@@ -19,7 +19,7 @@ using Packet = std::array<std::uint8_t, kTsPacketSize>;
 
 // A packet with `payload` (padded with 0xff stuffing in an adaptation field when shorter).
 inline Packet packet(std::uint16_t pid, bool start, std::vector<std::uint8_t> payload, bool rai = false,
-              std::optional<std::uint64_t> pcr = std::nullopt, std::uint8_t cc = 0) {
+                     std::optional<std::uint64_t> pcr = std::nullopt, std::uint8_t cc = 0) {
   Packet p{};
   p.fill(0xff);
   p[0] = kTsSyncByte;
@@ -76,9 +76,19 @@ inline Packet pmt(std::uint8_t video_type) {
 
 // A PES header with a PTS, followed by `es` bytes.
 inline std::vector<std::uint8_t> pes(std::uint64_t pts, std::vector<std::uint8_t> es) {
-  std::vector<std::uint8_t> p{0, 0, 1, 0xe0, 0, 0, 0x80, 0x80, 5,
-                              static_cast<std::uint8_t>(0x21 | ((pts >> 29) & 0x0e)), static_cast<std::uint8_t>(pts >> 22),
-                              static_cast<std::uint8_t>(0x01 | ((pts >> 14) & 0xfe)), static_cast<std::uint8_t>(pts >> 7),
+  std::vector<std::uint8_t> p{0,
+                              0,
+                              1,
+                              0xe0,
+                              0,
+                              0,
+                              0x80,
+                              0x80,
+                              5,
+                              static_cast<std::uint8_t>(0x21 | ((pts >> 29) & 0x0e)),
+                              static_cast<std::uint8_t>(pts >> 22),
+                              static_cast<std::uint8_t>(0x01 | ((pts >> 14) & 0xfe)),
+                              static_cast<std::uint8_t>(pts >> 7),
                               static_cast<std::uint8_t>(0x01 | ((pts << 1) & 0xfe))};
   p.insert(p.end(), es.begin(), es.end());
   return p;

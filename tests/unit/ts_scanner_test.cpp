@@ -13,11 +13,11 @@ namespace vod::media {
 namespace {
 
 using test::packet;
+using test::Packet;
 using test::pat;
 using test::pes;
 using test::pmt;
 using test::section;
-using test::Packet;
 
 TsPacketMeaning scan(TsScanner& s, const Packet& p) {
   auto parsed = parse_ts_packet(p);
@@ -69,7 +69,7 @@ TEST(TsScanner, LearnsTheProgramAndMarksKeyframesByRandomAccessIndicator) {
   const auto delta = scan(s, packet(0x100, true, pes(903600, {0, 0, 0, 1, 0x09, 0xf0, 0, 0, 1, 0x41})));
   EXPECT_TRUE(delta.access_unit_start);
   EXPECT_FALSE(delta.random_access);
-  EXPECT_FALSE(scan(s, packet(0x100, false, {0, 0, 1, 0x65})).access_unit_start);  // continuation, not a start
+  EXPECT_FALSE(scan(s, packet(0x100, false, {0, 0, 1, 0x65})).access_unit_start);           // continuation, not a start
   EXPECT_FALSE(scan(s, packet(0x101, true, pes(900000, {0xff, 0xf1}))).access_unit_start);  // audio beside video
 }
 
@@ -78,8 +78,8 @@ TEST(TsScanner, FindsKeyframesFromNalUnitsWhenTheEncoderSetsNoIndicator) {
   scan(h264, pat());
   scan(h264, pmt(0x1b));
   EXPECT_TRUE(scan(h264, packet(0x100, true, pes(0, {0, 0, 0, 1, 0x09, 0xf0, 0, 0, 0, 1, 0x67, 0x64}))).random_access);  // SPS
-  EXPECT_TRUE(scan(h264, packet(0x100, true, pes(0, {0, 0, 1, 0x65, 0x88}))).random_access);                              // IDR
-  EXPECT_FALSE(scan(h264, packet(0x100, true, pes(0, {0, 0, 1, 0x41, 0x9a}))).random_access);                             // P slice
+  EXPECT_TRUE(scan(h264, packet(0x100, true, pes(0, {0, 0, 1, 0x65, 0x88}))).random_access);                             // IDR
+  EXPECT_FALSE(scan(h264, packet(0x100, true, pes(0, {0, 0, 1, 0x41, 0x9a}))).random_access);                            // P slice
 
   TsScanner hevc;
   scan(hevc, pat());
@@ -114,7 +114,7 @@ TEST(TsScanner, TruncatedSectionsAndHeadersAreIgnoredNotTrusted) {
   scan(s, packet(0, true, overlong));
   scan(s, pmt(0x1b));
   EXPECT_FALSE(s.have_program());
-  EXPECT_FALSE(pes_pts(std::vector<std::uint8_t>{0, 0, 1, 0xe0, 0, 0, 0x80, 0x80}));  // cut inside the header
+  EXPECT_FALSE(pes_pts(std::vector<std::uint8_t>{0, 0, 1, 0xe0, 0, 0, 0x80, 0x80}));                    // cut inside the header
   EXPECT_FALSE(pes_pts(std::vector<std::uint8_t>{0, 0, 1, 0xe0, 0, 0, 0x80, 0x00, 0, 0, 0, 0, 0, 0}));  // no PTS flag
 }
 

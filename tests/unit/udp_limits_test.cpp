@@ -59,13 +59,13 @@ TEST(AddressKey, OneClientIsAnIpv4AddressOrAnIpv6Slash64WhateverThePort) {
     const char* b;
     bool same;
   } cases[] = {
-      {"192.0.2.7", "192.0.2.7", true},                    // another port: the same client
+      {"192.0.2.7", "192.0.2.7", true},  // another port: the same client
       {"192.0.2.7", "192.0.2.8", false},
-      {"2001:db8:1:2::1", "2001:db8:1:2:ffff::9", true},   // one /64: one host's SLAAC addresses
+      {"2001:db8:1:2::1", "2001:db8:1:2:ffff::9", true},  // one /64: one host's SLAAC addresses
       {"2001:db8:1:2::1", "2001:db8:1:3::1", false},
-      {"::ffff:192.0.2.7", "192.0.2.7", true},             // a dual-stack socket's IPv4 peer
+      {"::ffff:192.0.2.7", "192.0.2.7", true},  // a dual-stack socket's IPv4 peer
       {"::ffff:192.0.2.7", "192.0.2.8", false},
-      {"::1", "::2", true},                                // ::/64
+      {"::1", "::2", true},  // ::/64
   };
   for (const Case& c : cases) {
     EXPECT_EQ(address_key(ip(c.a, 1000)) == address_key(ip(c.b, 2000)), c.same) << c.a << " vs " << c.b;
@@ -247,10 +247,10 @@ TEST(JobDeadline, TwiceTheWireTimePlusGraceAtMostTheMaximum) {
     double rate_bps;
     std::chrono::milliseconds after;
   } cases[] = {
-      {1'000'000, 8e6, 4000ms},         // 1 s on the wire: 2 s + 2 s
-      {256 * 1024, 400e6, 2010ms},      // 5 ms on the wire (rounded to the ms)
-      {16u << 20, 1e6, 30000ms},        // 134 s at the floor: the cap
-      {1000, 0, 30000ms},               // no rate: the cap
+      {1'000'000, 8e6, 4000ms},     // 1 s on the wire: 2 s + 2 s
+      {256 * 1024, 400e6, 2010ms},  // 5 ms on the wire (rounded to the ms)
+      {16u << 20, 1e6, 30000ms},    // 134 s at the floor: the cap
+      {1000, 0, 30000ms},           // no rate: the cap
   };
   for (const Case& c : cases) {
     const auto d = job_deadline(t0, c.bytes, c.rate_bps, life);
@@ -267,22 +267,23 @@ TEST(DatagramsPerSend, NeverZeroWhileTheBudgetCoversOneDatagram) {
     bool gso;
     std::size_t want;
   } cases[] = {
-      {1400, 1e9, 1 << 20, true, 44},      // 65000 / 1456: the train's byte limit
+      {1400, 1e9, 1 << 20, true, 44},                                 // 65000 / 1456: the train's byte limit
       {1400, std::numeric_limits<double>::max(), 1 << 20, true, 44},  // an unlimited budget (was undefined behaviour)
-      {1000, 1e9, 1 << 20, true, 61},      // 65000 / 1056
-      {500, 1e9, 1 << 20, true, 64},       // the segment limit
-      {1400, 3 * 1456 + 10, 1 << 20, true, 3},  // the budget
-      {1400, 1e9, 3000, true, 3},          // what is left: 1400 + 1400 + 200
-      {1400, 1455, 1 << 20, true, 0},      // the budget is short of one datagram
-      {1400, 1e9, 1 << 20, false, 1},      // no GSO: one a send
-      {32444, 1e9, 1 << 20, true, 2},      // two of 32500 fit a train
-      {32445, 1e9, 1 << 20, true, 1},      // these do not: one a train
-      {64945, 1e9, 1 << 20, true, 1},      // over 65000 with its header: still one (was 0: never sent)
-      {65451, 1e9, 1 << 20, true, 1},      // the largest payload there is
-      {1400, 1e9, 0, true, 0},             // nothing left
+      {1000, 1e9, 1 << 20, true, 61},                                 // 65000 / 1056
+      {500, 1e9, 1 << 20, true, 64},                                  // the segment limit
+      {1400, 3 * 1456 + 10, 1 << 20, true, 3},                        // the budget
+      {1400, 1e9, 3000, true, 3},                                     // what is left: 1400 + 1400 + 200
+      {1400, 1455, 1 << 20, true, 0},                                 // the budget is short of one datagram
+      {1400, 1e9, 1 << 20, false, 1},                                 // no GSO: one a send
+      {32444, 1e9, 1 << 20, true, 2},                                 // two of 32500 fit a train
+      {32445, 1e9, 1 << 20, true, 1},                                 // these do not: one a train
+      {64945, 1e9, 1 << 20, true, 1},                                 // over 65000 with its header: still one (was 0: never sent)
+      {65451, 1e9, 1 << 20, true, 1},                                 // the largest payload there is
+      {1400, 1e9, 0, true, 0},                                        // nothing left
   };
   for (const Case& c : cases)
-    EXPECT_EQ(datagrams_per_send(c.payload, c.budget, c.left, c.gso), c.want) << c.payload << " " << c.budget << " " << c.left << " " << c.gso;
+    EXPECT_EQ(datagrams_per_send(c.payload, c.budget, c.left, c.gso), c.want)
+        << c.payload << " " << c.budget << " " << c.left << " " << c.gso;
 }
 
 }  // namespace

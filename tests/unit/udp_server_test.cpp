@@ -12,10 +12,10 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -590,8 +590,9 @@ TEST_F(Fixture, ZeroCopySendsArriveIntactAndAreReleasedOnlyWhenNotified) {
   EXPECT_GT(z.sends, 0u);
   EXPECT_LE(z.pinned_max, 4u);
   EXPECT_EQ(z.completed, z.sends) << "a send never notified stays pinned";
-  std::printf("zero-copy sends %llu, notified %llu, copied by the kernel %llu, pinned at most %zu\n", static_cast<unsigned long long>(z.sends),
-              static_cast<unsigned long long>(z.completed), static_cast<unsigned long long>(z.copied), z.pinned_max);
+  std::printf("zero-copy sends %llu, notified %llu, copied by the kernel %llu, pinned at most %zu\n",
+              static_cast<unsigned long long>(z.sends), static_cast<unsigned long long>(z.completed),
+              static_cast<unsigned long long>(z.copied), z.pinned_max);
 }
 
 // One zero-copy send carries no more datagrams than the kernel's 17 skb fragments can point at
@@ -602,11 +603,11 @@ TEST(ZeroCopySends, ATrainCarriesWhatTheSkbFragmentsCanPointAt) {
   };
   alignas(4096) static std::uint8_t movie[1 << 20];
   for (const Row& r : std::vector<Row>{
-           {0, 1400, 44, 7},     // 2, 2, 3, 2, 2, 3, 2: the 8th would make 18
-           {0, 1400, 5, 5},      // fewer asked than fit
-           {0, 16384, 8, 3},     // 5 fragments each
-           {100, 16384, 8, 2},   // unaligned: 6 each
-           {0, 64000, 4, 0},     // one datagram spans 16 pages and its header 1: none fits
+           {0, 1400, 44, 7},    // 2, 2, 3, 2, 2, 3, 2: the 8th would make 18
+           {0, 1400, 5, 5},     // fewer asked than fit
+           {0, 16384, 8, 3},    // 5 fragments each
+           {100, 16384, 8, 2},  // unaligned: 6 each
+           {0, 64000, 4, 0},    // one datagram spans 16 pages and its header 1: none fits
            {0, 4096, 3, 3},
        }) {
     const std::span<const std::uint8_t> bytes(movie + r.offset, sizeof movie - r.offset);
@@ -681,8 +682,8 @@ TEST(UdpFromTheCache, ARangeAcrossSegmentsOfAMovieLargerThanTheCacheArrivesByteE
   auto file = [&] {
     struct stat st {};
     EXPECT_EQ(stat(path.c_str(), &st), 0);
-    return std::make_shared<cache::CachedFile>(1, path.string(), bytes.size(), std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec,
-                                               st.st_ino, cache.layout());
+    return std::make_shared<cache::CachedFile>(
+        1, path.string(), bytes.size(), std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec, st.st_ino, cache.layout());
   }();
   UdpOptions o;
   o.bind = "127.0.0.1";

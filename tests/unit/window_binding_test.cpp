@@ -32,7 +32,8 @@ class StubWindowVerbs final : public WindowVerbs {
   }
   std::uint32_t alloc_window() override {
     ++allocs;
-    if ((fail_at_ == Step::window1 && allocs == 1) || (fail_at_ == Step::window2 && allocs == 2) || (fail_at_ == Step::window3 && allocs == 3))
+    if ((fail_at_ == Step::window1 && allocs == 1) || (fail_at_ == Step::window2 && allocs == 2) ||
+        (fail_at_ == Step::window3 && allocs == 3))
       throw std::runtime_error("ibv_alloc_mw: Cannot allocate memory");
     live.insert(next_);
     return next_++;
@@ -114,8 +115,8 @@ TEST(WindowBinding, AFailureAtEachStepLeavesNothingBehind) {
   using Step = StubWindowVerbs::Step;
   struct Row {
     const char* what;
-    Step fail_at;                          // a step of start() that throws
-    std::optional<ibv_wc_status> status;   // else: the signalled bind's completion
+    Step fail_at;                         // a step of start() that throws
+    std::optional<ibv_wc_status> status;  // else: the signalled bind's completion
     bool reached_rts;
   };
   const Row rows[] = {

@@ -34,8 +34,8 @@ template <class T>
 ::testing::AssertionResult fails_with(const proto::Decoded<T>& result, proto::DecodeFault fault, const std::string& needle) {
   if (result.ok()) return ::testing::AssertionFailure() << "decoded successfully; expected '" << needle << "'";
   if (result.error().fault != fault)
-    return ::testing::AssertionFailure() << "fault " << proto::to_string(result.error().fault) << " ("
-                                         << result.error().message << "), expected " << proto::to_string(fault);
+    return ::testing::AssertionFailure() << "fault " << proto::to_string(result.error().fault) << " (" << result.error().message
+                                         << "), expected " << proto::to_string(fault);
   if (result.error().message.find(needle) == std::string::npos)
     return ::testing::AssertionFailure() << "message '" << result.error().message << "' lacks '" << needle << "'";
   return ::testing::AssertionSuccess();

@@ -153,24 +153,24 @@ TEST(WriteRecordReceiver, HostileDatagramsAreDroppedCountedAndNeverWritten) {
   r.expect(5, 3, 8192, bytes.size(), Clock::now() + std::chrono::seconds(1));
   const std::uint64_t buffer_length = g.buffer().size();
 
-  stranger.send_to(client, datagram(bytes, 0, 5, 3, 8192));                 // a foreign source
-  server.send_to(client, datagram(bytes, 0, 5, 3, 8192, kSession + 1));     // a wrong session
-  server.send_to(client, datagram(bytes, 0, 5, 2, 8192));                   // a stale epoch
-  server.send_to(client, datagram(bytes, 0, 6, 3, 8192));                   // a record never asked for
-  server.send_to(client, datagram(bytes, 0, 5, 3, 0));                      // in the buffer, outside the record
-  server.send_to(client, datagram(bytes, 0, 5, 3, buffer_length - 1000));   // crosses the buffer's end
-  server.send_to(client, datagram(bytes, 0, 5, 3, ~0ull - 500));            // wraps past 2^64
+  stranger.send_to(client, datagram(bytes, 0, 5, 3, 8192));                // a foreign source
+  server.send_to(client, datagram(bytes, 0, 5, 3, 8192, kSession + 1));    // a wrong session
+  server.send_to(client, datagram(bytes, 0, 5, 2, 8192));                  // a stale epoch
+  server.send_to(client, datagram(bytes, 0, 6, 3, 8192));                  // a record never asked for
+  server.send_to(client, datagram(bytes, 0, 5, 3, 0));                     // in the buffer, outside the record
+  server.send_to(client, datagram(bytes, 0, 5, 3, buffer_length - 1000));  // crosses the buffer's end
+  server.send_to(client, datagram(bytes, 0, 5, 3, ~0ull - 500));           // wraps past 2^64
   auto bad_crc = datagram(bytes, 1, 5, 3, 8192);
   bad_crc[200] ^= 0x40;
-  server.send_to(client, bad_crc);                                          // a bad checksum
+  server.send_to(client, bad_crc);  // a bad checksum
   auto too_long = datagram(source_bytes(4000), 0, 5, 3, 8192);
   too_long.resize(kPayload + 56 + 500, 0);
-  server.send_to(client, too_long);                                         // longer than any expected: MSG_TRUNC
+  server.send_to(client, too_long);  // longer than any expected: MSG_TRUNC
   auto cut = datagram(bytes, 1, 5, 3, 8192);
   cut.resize(cut.size() - 7);
-  server.send_to(client, cut);                                              // shorter than it says
-  server.send_to(client, std::vector<std::uint8_t>(300, 0x47));             // garbage
-  server.send_to(client, std::vector<std::uint8_t>(3, 1));                  // too short for any header
+  server.send_to(client, cut);                                   // shorter than it says
+  server.send_to(client, std::vector<std::uint8_t>(300, 0x47));  // garbage
+  server.send_to(client, std::vector<std::uint8_t>(3, 1));       // too short for any header
 
   std::vector<CompletionRecord> done;
   std::vector<proto::WriteRecordError> errors;

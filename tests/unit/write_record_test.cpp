@@ -75,7 +75,9 @@ TEST(WriteRecordRequest, LayoutAndRoundTrip) {
 
 TEST(WriteRecordRequest, RejectsEachMalformedField) {
   const ByteVector good = encode(request());
-  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_write_record_request(test::with(good, at, value, width)); };
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) {
+    return decode_write_record_request(test::with(good, at, value, width));
+  };
   EXPECT_TRUE(fails_with(poked(40, 4, 1), DecodeFault::bad_field, "unknown region 4"));
   EXPECT_TRUE(fails_with(poked(41, 1, 1), DecodeFault::bad_field, "flags"));
   EXPECT_TRUE(fails_with(poked(64, 0, 8), DecodeFault::bad_field, "a range of 0 bytes"));
@@ -88,7 +90,8 @@ TEST(WriteRecordRequest, RejectsEachMalformedField) {
   auto catalog = request();
   catalog.region = WriteRecordRegion::catalog;
   EXPECT_TRUE(fails_with(decode_write_record_request(encode(catalog)), DecodeFault::inconsistent, "takes no selector"));
-  EXPECT_TRUE(fails_with(decode_write_record_request(ByteVector(good.begin(), good.begin() + 100)), DecodeFault::truncated, "only 100 bytes"));
+  EXPECT_TRUE(
+      fails_with(decode_write_record_request(ByteVector(good.begin(), good.begin() + 100)), DecodeFault::truncated, "only 100 bytes"));
 }
 
 TEST(WriteRecordRequest, IdsArePeekedFromWhatArrivedOfOneThatDoesNotDecode) {
@@ -130,7 +133,8 @@ TEST(WriteRecordError, LayoutRoundTripAndLimits) {
   EXPECT_EQ(v[5], 10);
   EXPECT_EQ(get_be(v, 24, 2), 10u);
   EXPECT_EQ(*decode_write_record_error(v), e);
-  EXPECT_LE(encode(WriteRecordError{0, 0, 0, RejectCode::rate_limited, std::string(500, 'x')}).size(), 104u) << "never larger than a request";
+  EXPECT_LE(encode(WriteRecordError{0, 0, 0, RejectCode::rate_limited, std::string(500, 'x')}).size(), 104u)
+      << "never larger than a request";
   EXPECT_TRUE(fails_with(decode_write_record_error(test::with(v, 24, 13, 2)), DecodeFault::bad_field, "unknown code 13"));
 }
 
@@ -171,14 +175,16 @@ TEST(WriteRecordData, LayoutAndRoundTrip) {
 
 TEST(WriteRecordData, BoundsChecksumAndTruncationRefusedNeverWritten) {
   const ByteVector good = datagram();
-  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_write_record_data(test::with(good, at, value, width), 1000); };
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) {
+    return decode_write_record_data(test::with(good, at, value, width), 1000);
+  };
   EXPECT_TRUE(decode_write_record_data(good, 1000).ok());
   EXPECT_TRUE(fails_with(decode_write_record_data(good, 999), DecodeFault::inconsistent, "out of bounds"));
   EXPECT_TRUE(fails_with(poked(40, 901, 8), DecodeFault::inconsistent, "record [901, +100) does not fit the advertised 1000"));
-  EXPECT_TRUE(fails_with(poked(40, ~0ull, 8), DecodeFault::inconsistent, "out of bounds"));         // buffer offset near 2^64
+  EXPECT_TRUE(fails_with(poked(40, ~0ull, 8), DecodeFault::inconsistent, "out of bounds"));  // buffer offset near 2^64
   EXPECT_TRUE(fails_with(poked(32, 91, 8), DecodeFault::inconsistent, "outside its 100-byte record"));
-  EXPECT_TRUE(fails_with(poked(32, ~0ull - 3, 8), DecodeFault::inconsistent, "outside its"));         // record offset wraps
-  EXPECT_TRUE(fails_with(poked(24, ~0ull, 8), DecodeFault::inconsistent, "out of bounds"));          // record length near 2^64
+  EXPECT_TRUE(fails_with(poked(32, ~0ull - 3, 8), DecodeFault::inconsistent, "outside its"));  // record offset wraps
+  EXPECT_TRUE(fails_with(poked(24, ~0ull, 8), DecodeFault::inconsistent, "out of bounds"));    // record length near 2^64
   EXPECT_TRUE(fails_with(poked(12, 0x40, 2), DecodeFault::bad_field, "undefined flags 0x40"));
   EXPECT_TRUE(fails_with(poked(12, kRecordKeyframe, 2), DecodeFault::bad_field, "without a stream offset"));
   EXPECT_TRUE(fails_with(poked(48, 5, 4), DecodeFault::inconsistent, "CRC32C"));  // the epoch is under the checksum
@@ -186,11 +192,13 @@ TEST(WriteRecordData, BoundsChecksumAndTruncationRefusedNeverWritten) {
   flipped[120] ^= 1;  // one bit of the payload
   EXPECT_TRUE(fails_with(decode_write_record_data(flipped, 1000), DecodeFault::inconsistent, "CRC32C"));
   // Cut short (MSG_TRUNC) or with bytes after it: the header's lengths no longer describe it.
-  EXPECT_TRUE(fails_with(decode_write_record_data(ByteVector(good.begin(), good.end() - 1), 1000), DecodeFault::inconsistent, "155 bytes arrived"));
+  EXPECT_TRUE(
+      fails_with(decode_write_record_data(ByteVector(good.begin(), good.end() - 1), 1000), DecodeFault::inconsistent, "155 bytes arrived"));
   ByteVector longer = good;
   longer.push_back(0);
   EXPECT_TRUE(fails_with(decode_write_record_data(longer, 1000), DecodeFault::inconsistent, "157 bytes arrived"));
-  EXPECT_TRUE(fails_with(decode_write_record_data(ByteVector(good.begin(), good.begin() + 50), 1000), DecodeFault::truncated, "fewer than the 56-byte"));
+  EXPECT_TRUE(fails_with(decode_write_record_data(ByteVector(good.begin(), good.begin() + 50), 1000), DecodeFault::truncated,
+                         "fewer than the 56-byte"));
   EXPECT_TRUE(fails_with(decode_write_record_data(encode(request()), 1000), DecodeFault::wrong_type, "where 7 was expected"));
 }
 

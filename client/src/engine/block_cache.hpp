@@ -34,16 +34,16 @@ enum class SlotState : std::uint8_t { free, in_flight, ready };
 
 struct Slot {
   SlotState state = SlotState::free;
-  bool readahead = false;       // claimed for read-ahead, not for a waiting request
-  bool head_in_flight = false;  // its head fetch has not completed
-  bool head_ready = false;      // in flight, but its head [head_from, head_to) has landed
-  bool head_used = false;       // a request has taken bytes from the landed head
-  std::uint8_t parts = 0;       // fetches of the block other than the head still in flight
+  bool readahead = false;                    // claimed for read-ahead, not for a waiting request
+  bool head_in_flight = false;               // its head fetch has not completed
+  bool head_ready = false;                   // in flight, but its head [head_from, head_to) has landed
+  bool head_used = false;                    // a request has taken bytes from the landed head
+  std::uint8_t parts = 0;                    // fetches of the block other than the head still in flight
   std::uint32_t head_from = 0, head_to = 0;  // head_to > 0: the block was fetched in parts
   std::uint64_t key = 0;
   std::uint32_t epoch = 0;
-  std::uint32_t length = 0;     // the block's bytes (less than a chunk at the region's end)
-  std::uint64_t last_use = 0;   // for eviction: least recently used first
+  std::uint32_t length = 0;                      // the block's bytes (less than a chunk at the region's end)
+  std::uint64_t last_use = 0;                    // for eviction: least recently used first
   std::chrono::steady_clock::time_point posted;  // for the Read latency (set by the driver)
 };
 

@@ -44,14 +44,16 @@ void ReadEngine::Impl::issue_direct(const FetchOrder& o, Clock::time_point now) 
   // Pinned until it completes, or the connection is gone: a posted Read cannot be recalled.
   pool->pin(dest);
   try {
-    fetcher->fetch(FetchId{FetchId::Kind::direct, static_cast<std::uint32_t>(k)}.pack(), o.region, regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
+    fetcher->fetch(FetchId{FetchId::Kind::direct, static_cast<std::uint32_t>(k)}.pack(), o.region,
+                   regions[static_cast<std::size_t>(o.region)], o.offset, o.length, dest);
   } catch (const std::exception& e) {
     // Nothing was posted: registering the pool's memory failed (RLIMIT_MEMLOCK, say). The request
     // is planned again, through the ring, and so is everything after it: slower, never a failure.
     pool->unpin(dest);
     direct_failed = true;
-    log::warn("client", std::string("cannot read straight into the reader's registered buffers (") + e.what() +
-                            "); reading through the ring, copied, from now on (raise RLIMIT_MEMLOCK, or --zero-copy off to skip the attempt)");
+    log::warn("client",
+              std::string("cannot read straight into the reader's registered buffers (") + e.what() +
+                  "); reading through the ring, copied, from now on (raise RLIMIT_MEMLOCK, or --zero-copy off to skip the attempt)");
     return;
   }
   direct[k] = {true, q->id, o.offset, dest, o.length, now, pool};
@@ -69,7 +71,8 @@ void ReadEngine::Impl::on_direct_done(std::size_t k, bool ok, const std::string&
   last_progress = Clock::now();
   if (in_flight) --in_flight;
   Request* q = requests.find(d.request);
-  auto part = q ? std::find_if(q->parts.begin(), q->parts.end(), [&](const DirectPart& p) { return p.from == d.from; }) : decltype(q->parts.begin()){};
+  auto part = q ? std::find_if(q->parts.begin(), q->parts.end(), [&](const DirectPart& p) { return p.from == d.from; })
+                : decltype(q->parts.begin()){};
   if (!q || part == q->parts.end() || part->state == DirectPart::State::stale) {
     if (q && part != q->parts.end()) q->parts.erase(part);
     ++stats.stale_discarded;  // cancelled, or from before a switch: never delivered
@@ -84,7 +87,8 @@ void ReadEngine::Impl::on_direct_done(std::size_t k, bool ok, const std::string&
   part->state = DirectPart::State::landed;
   ++stats.reads_completed;
   stats.bytes_read += part->to - part->from;
-  stats.read_latency_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress - d.posted).count()));
+  stats.read_latency_us.record(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress - d.posted).count()));
 }
 
 void ReadEngine::Impl::release_pins() noexcept {

@@ -21,9 +21,9 @@
 #include "rdma/rdma_fetcher.hpp"
 #include "vod/client/buffer_pool.hpp"
 #include "vod/client/errors.hpp"
+#include "vod/client/read_engine.hpp"
 #include "vod/client/ring_pool.hpp"
 #include "vod/rdma/startup_trace.hpp"
-#include "vod/client/read_engine.hpp"
 
 namespace vod::client {
 
@@ -42,14 +42,16 @@ class ReadEngine::Impl {
         readahead_max(o.readahead_bytes),
         wanted_depth(std::max(o.read_depth, 1u)),
         readahead_depth(std::max(o.readahead_depth, 1u)),
-        first_read(o.first_read_bytes == 0 ? 0 : std::min((o.first_read_bytes + engine::kPage - 1) / engine::kPage * engine::kPage, chunk / 2)),
+        first_read(o.first_read_bytes == 0 ? 0
+                                           : std::min((o.first_read_bytes + engine::kPage - 1) / engine::kPage * engine::kPage, chunk / 2)),
         direct_enabled(o.direct),
         direct_min_override(o.direct_min_bytes),
         ring_size(engine::slots_of(o) * chunk),
         ring(take_ring(ring_size)),  // resident already when a closed session left it spare
         cache(engine::slots_of(o)) {
     planner.readahead = o.readahead_bytes;
-    if (rdma::startup_trace::enabled()) rdma::startup_trace::mark("read engine made, its ring of " + std::to_string(ring_size) + " bytes taken");
+    if (rdma::startup_trace::enabled())
+      rdma::startup_trace::mark("read engine made, its ring of " + std::to_string(ring_size) + " bytes taken");
   }
 
   void attach(std::unique_ptr<Fetcher> f);
@@ -79,8 +81,8 @@ class ReadEngine::Impl {
   const std::size_t readahead_max;
   const unsigned wanted_depth;
   const unsigned readahead_depth;
-  const std::size_t first_read;  // EngineOptions::first_read_bytes, page-rounded
-  const bool direct_enabled;          // EngineOptions::direct
+  const std::size_t first_read;           // EngineOptions::first_read_bytes, page-rounded
+  const bool direct_enabled;              // EngineOptions::direct
   const std::size_t direct_min_override;  // EngineOptions::direct_min_bytes
   const std::size_t ring_size;
   unsigned depth = 0;  // what the fetcher allows, at most wanted_depth
@@ -89,10 +91,10 @@ class ReadEngine::Impl {
   engine::RequestQueue requests;
   engine::Regions regions{};
   engine::PlannerState planner;
-  unsigned in_flight = 0;  // fetches in flight: the flow control
-  bool posts_deferred = false;  // the last call served from a head and posted nothing behind it (progress)
+  unsigned in_flight = 0;           // fetches in flight: the flow control
+  bool posts_deferred = false;      // the last call served from a head and posted nothing behind it (progress)
   Clock::time_point last_progress;  // for the stuck-Read timeout
-  std::string failure;  // the first failed completion, thrown by the next progress()
+  std::string failure;              // the first failed completion, thrown by the next progress()
   std::unique_ptr<Fetcher> fetcher;
   const Interrupter* interrupter = nullptr;
   Stats stats;

@@ -32,7 +32,8 @@ class Planning {
 
   // A block a request still needs is never evicted; nor, for read-ahead, one in the window.
   int take_slot(bool for_request) {
-    return cache_.take_slot([&](const Slot& s) { return requests_.needs(s.key, lim_.chunk) || (!for_request && in_readahead_window(s.key)); });
+    return cache_.take_slot(
+        [&](const Slot& s) { return requests_.needs(s.key, lim_.chunk) || (!for_request && in_readahead_window(s.key)); });
   }
 
   // Fetches `block` (whole, or its head at `head_at`) into a slot. False: no slot to take.
@@ -136,7 +137,8 @@ class Planning {
     // 3. Then a block announced by prefetch(), as a request's would be (with its head after a start).
     if (st_.prefetch != kNoHead && region(Region::movie).length > st_.prefetch) {
       const std::uint64_t b = st_.prefetch / lim_.chunk;
-      if (!cache_.cached_or_coming(block_key(Region::movie, b)) && !post_demand(Region::movie, b, can_ramp ? st_.prefetch : kNoHead)) return;
+      if (!cache_.cached_or_coming(block_key(Region::movie, b)) && !post_demand(Region::movie, b, can_ramp ? st_.prefetch : kNoHead))
+        return;
       st_.prefetch = kNoHead;
     }
     // 4. A head nobody has read yet holds read-ahead back: the reader may still seek elsewhere.

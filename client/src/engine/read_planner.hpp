@@ -46,11 +46,11 @@ using Regions = std::array<proto::RegionDescriptor, 3>;
 // The engine's decisions that outlive one plan: changed by plan_reads() and by the engine (a seek
 // sets ramp, prefetch() sets prefetch, a request moves readahead_from).
 struct PlannerState {
-  bool ramp = true;                 // the next movie block a reader needs gets a head (a start or seek happened)
-  int ramp_slot = -1;               // the slot of this epoch's head, until the rest of its block is fetched
+  bool ramp = true;                  // the next movie block a reader needs gets a head (a start or seek happened)
+  int ramp_slot = -1;                // the slot of this epoch's head, until the rest of its block is fetched
   std::uint64_t prefetch = kNoHead;  // a movie offset prefetch() announced, until fetched
   std::uint64_t readahead_from = 0;  // movie offset the read-ahead window starts at
-  std::size_t readahead = 0;        // the read-ahead window, bytes
+  std::size_t readahead = 0;         // the read-ahead window, bytes
   bool readahead_enabled = true;
 };
 
@@ -76,7 +76,7 @@ struct FetchOrder {
   Region region;
   std::uint64_t offset;  // within the region
   std::uint32_t length;
-  bool readahead;        // for read-ahead, not for a waiting reader
+  bool readahead;             // for read-ahead, not for a waiting reader
   std::uint64_t request = 0;  // Kind::direct: the request whose destination it lands in
 
   bool operator==(const FetchOrder&) const = default;

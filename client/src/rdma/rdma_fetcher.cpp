@@ -39,7 +39,8 @@ RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size
     post_waiting();
     if (segments_) segments_->release_throttled();
     if (wc.status == IBV_WC_SUCCESS) return done_(id.index, true, {});
-    const std::string why = std::string("RDMA Read failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")";
+    const std::string why =
+        std::string("RDMA Read failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")";
     if (failure_.empty()) failure_ = why;
     done_(id.index, false, why);
   });
@@ -47,7 +48,7 @@ RdmaFetcher::RdmaFetcher(rdma::ClientEndpoint& ep, std::uint8_t* ring, std::size
 
 // Completions of this connection still in the shared CQ are dropped by the hub from now on.
 RdmaFetcher::~RdmaFetcher() {
-  segments_.reset();  // it stops the QP while the endpoint is still there (the owner detaches first)
+  segments_.reset();           // it stops the QP while the endpoint is still there (the owner detaches first)
   hub_->remove_owner(owner_);  // the hub outlives every endpoint on it
 }
 
@@ -56,7 +57,8 @@ void RdmaFetcher::use_segments(const proto::RegionDescriptor& arena, const proto
   if (!segments_ && table.empty()) return;
   if (!segments_)
     segments_ = std::make_unique<SegmentReader>(
-        ep_, owner_, batch_, depth_ + kSpareReads, [this] { return plain_in_flight_; }, [this](std::uint32_t slot, bool ok, const std::string& why) {
+        ep_, owner_, batch_, depth_ + kSpareReads, [this] { return plain_in_flight_; },
+        [this](std::uint32_t slot, bool ok, const std::string& why) {
           if (!ok && failure_.empty()) failure_ = why;
           if (done_) done_(slot, ok, why);
         });
@@ -89,7 +91,8 @@ const ibv_mr& RdmaFetcher::pool_sink_for(const std::uint8_t* dest, std::uint32_t
   if (!mr) {
     // A pool arena is a Read's sink like the ring: local write, and remote write on iWARP only.
     const std::span<std::uint8_t> bytes = pool_->arena(*arena);
-    ep_.memory.push_back(rdma::register_memory(ep_.pd.get(), bytes.data(), bytes.size(), rdma::read_sink_access(ep_.limits), "a reader's buffer pool"));
+    ep_.memory.push_back(
+        rdma::register_memory(ep_.pd.get(), bytes.data(), bytes.size(), rdma::read_sink_access(ep_.limits), "a reader's buffer pool"));
     mr = ep_.memory.back().get();
   }
   return *mr;
@@ -100,7 +103,8 @@ const ibv_mr& RdmaFetcher::sink_for(const std::uint8_t* dest, std::uint32_t leng
   const std::size_t piece = pieces_[0]->length;
   const std::size_t at = static_cast<std::size_t>(dest - ring_);
   const std::size_t index = at / piece;
-  if (at + length > std::min(ring_size_, (index + 1) * piece)) throw std::logic_error("RdmaFetcher: a fetch straddles two pieces of the ring");
+  if (at + length > std::min(ring_size_, (index + 1) * piece))
+    throw std::logic_error("RdmaFetcher: a fetch straddles two pieces of the ring");
   ibv_mr*& mr = pieces_[index];
   if (!mr) {
     const std::size_t bytes = std::min(piece, ring_size_ - index * piece);
@@ -121,15 +125,15 @@ void RdmaFetcher::post_waiting() {
 }
 
 void RdmaFetcher::flush() {
-  if (int err = batch_.post(ep_.qp.get()))
-    throw ConnectionLost(std::string("ibv_post_send of RDMA Reads failed: ") + std::strerror(err));
+  if (int err = batch_.post(ep_.qp.get())) throw ConnectionLost(std::string("ibv_post_send of RDMA Reads failed: ") + std::strerror(err));
 }
 
 void RdmaFetcher::poll() {
   // Completions of every connection on the hub are handled here; each lands in its own engine.
   ep_.cq.hub->poll();
   if (segments_)
-    if (auto refusal = segments_->take_refusal(); !refusal.empty()) throw ClientError(ErrorKind::rejected, "the server refused a read: " + refusal);
+    if (auto refusal = segments_->take_refusal(); !refusal.empty())
+      throw ClientError(ErrorKind::rejected, "the server refused a read: " + refusal);
   if (segments_ && failure_.empty()) failure_ = segments_->take_failure();
   if (!failure_.empty()) throw ConnectionLost(std::exchange(failure_, {}));
   flush();  // Reads the segment reader decided on while handling completions
@@ -140,10 +144,8 @@ void RdmaFetcher::check_events() {
     switch (e->type()) {
       case RDMA_CM_EVENT_DISCONNECTED:
       case RDMA_CM_EVENT_DEVICE_REMOVAL:
-      case RDMA_CM_EVENT_ADDR_CHANGE:
-        throw ConnectionLost(std::string("the server connection ended: ") + e->type_name());
-      default:
-        break;
+      case RDMA_CM_EVENT_ADDR_CHANGE: throw ConnectionLost(std::string("the server connection ended: ") + e->type_name());
+      default: break;
     }
   }
 }

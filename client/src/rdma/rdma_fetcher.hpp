@@ -65,6 +65,7 @@ class RdmaFetcher final : public Fetcher {
   // Send-queue room beyond the read depth, for the segment reader's table Reads and checks: a
   // session's send queue is depth + kSpareReads Reads and SegmentReader::kMaxCredits requests.
   static constexpr unsigned kSpareReads = 4;
+
  private:
   // The MR whose range holds [dest, dest + length): its piece's of the ring, or its arena's of the
   // buffer pool (direct transfers), registered now if it was not yet. A fetch never straddles two
@@ -76,7 +77,7 @@ class RdmaFetcher final : public Fetcher {
   rdma::CompletionHub* hub_;
   std::uint8_t* ring_;
   std::size_t ring_size_;
-  std::vector<ibv_mr*> pieces_;  // the ring's MRs by piece (owned by ep_.memory); null: not yet
+  std::vector<ibv_mr*> pieces_;       // the ring's MRs by piece (owned by ep_.memory); null: not yet
   std::shared_ptr<BufferPool> pool_;  // readers' registered buffers (direct transfers), if any
   std::vector<ibv_mr*> pool_mrs_;     // the pool's arenas registered on this PD (owned by ep_.memory); null: not yet
   std::uint32_t owner_ = 0;

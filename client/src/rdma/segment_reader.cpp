@@ -44,23 +44,29 @@ struct SegmentReader::Movie {
   rdma::MemoryRegion table_mr;  // declared after the bytes: deregistered before they are freed
   proto::SegmentTableHeader header;
   std::chrono::milliseconds deadline{0};
-  std::vector<std::uint64_t> words;   // each segment's entry as last seen (0: absent or unknown)
-  std::vector<std::uint32_t> rkeys;   // a slot's rkey from a notification; 0: the arena's
+  std::vector<std::uint64_t> words;  // each segment's entry as last seen (0: absent or unknown)
+  std::vector<std::uint32_t> rkeys;  // a slot's rkey from a notification; 0: the arena's
   // When the request a notification answered was sent (with windows: its rkey is used for Reads
   // posted within `lease` of it, proto::window_use_ms).
   std::vector<std::chrono::steady_clock::time_point> answered;
-  bool windowed = false;  // the arena has no rkey: each slot is read through the window its answer names
-  std::chrono::milliseconds lease{0};  // windowed: as above; otherwise the grace time
+  bool windowed = false;                     // the arena has no rkey: each slot is read through the window its answer names
+  std::chrono::milliseconds lease{0};        // windowed: as above; otherwise the grace time
   std::vector<std::uint32_t> waiting_table;  // parts posted before the table landed
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> parked;  // absent segment -> its parts
-  std::unordered_set<std::uint32_t> asked;  // segments with a request unsent or unanswered
-  std::int64_t entered = -1;                // the segment the last part went to
+  std::unordered_set<std::uint32_t> asked;                               // segments with a request unsent or unanswered
+  std::int64_t entered = -1;                                             // the segment the last part went to
 };
 
 SegmentReader::SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned read_room,
                              std::function<unsigned()> other_reads, Done done)
-    : ep_(ep), owner_(owner), batch_(batch), done_(std::move(done)), parts_(std::clamp<unsigned>(read_room, 2, kMaxParts)),
-      read_room_(std::max(read_room, 3u)), other_reads_(std::move(other_reads)), window_(std::max(1u, read_room_ / 2)),
+    : ep_(ep),
+      owner_(owner),
+      batch_(batch),
+      done_(std::move(done)),
+      parts_(std::clamp<unsigned>(read_room, 2, kMaxParts)),
+      read_room_(std::max(read_room, 3u)),
+      other_reads_(std::move(other_reads)),
+      window_(std::max(1u, read_room_ / 2)),
       requests_(ep, owner, rdma::work_kind(FetchWork::recv), rdma::work_kind(FetchWork::send), stats_.requests, failure_) {
   auto memory = std::make_shared<std::vector<std::uint8_t>>(kMemory);
   memory_ = memory->data();
@@ -82,10 +88,10 @@ std::string SegmentReader::state() const {
     for (const auto& [seg, parts] : current_->parked) parked += parts.size();
     waiting = current_->waiting_table.size();
   }
-  return std::to_string(fetches_.size()) + " fetches, " + std::to_string(in_flight_) + " parts in flight (window " + std::to_string(window_) +
-         "), " + std::to_string(parked) + " waiting for a segment, " + std::to_string(waiting) + " for the table, " +
-         std::to_string(throttled_.size()) + " throttled, " + std::to_string(starved_.size()) + " without a part number; " +
-         requests_.state();
+  return std::to_string(fetches_.size()) + " fetches, " + std::to_string(in_flight_) + " parts in flight (window " +
+         std::to_string(window_) + "), " + std::to_string(parked) + " waiting for a segment, " + std::to_string(waiting) +
+         " for the table, " + std::to_string(throttled_.size()) + " throttled, " + std::to_string(starved_.size()) +
+         " without a part number; " + requests_.state();
 }
 
 void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
@@ -95,8 +101,8 @@ void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::Regio
     return;
   }
   if (!mr_) {
-    ep_.memory.push_back(rdma::register_memory(ep_.pd.get(), memory_, kMemory, rdma::read_sink_access(ep_.limits),
-                                               "segment check words and messages"));
+    ep_.memory.push_back(
+        rdma::register_memory(ep_.pd.get(), memory_, kMemory, rdma::read_sink_access(ep_.limits), "segment check words and messages"));
     mr_ = ep_.memory.back().get();
   }
   requests_.start(memory_ + kChecks, mr_);
@@ -110,8 +116,8 @@ void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::Regio
   m->table_mr = rdma::register_memory(ep_.pd.get(), m->table_bytes.data(), m->table_bytes.size(), rdma::read_sink_access(ep_.limits),
                                       "a segment table");
   const std::uint32_t id = next_table_++ & rdma::WorkId::kMaxIndex;
-  batch_.add(rdma::WorkId{owner_, rdma::work_kind(FetchWork::table), id}.pack(), m->table_bytes.data(), static_cast<std::uint32_t>(m->table_bytes.size()),
-             m->table_mr->lkey, table.addr, table.rkey);
+  batch_.add(rdma::WorkId{owner_, rdma::work_kind(FetchWork::table), id}.pack(), m->table_bytes.data(),
+             static_cast<std::uint32_t>(m->table_bytes.size()), m->table_mr->lkey, table.addr, table.rkey);
   table_reads_[id] = m;
   ++table_reads_in_flight_;
   current_ = std::move(m);
@@ -203,7 +209,8 @@ void SegmentReader::dispatch(std::uint32_t i) {
   p.posted = std::chrono::steady_clock::now();
   move_part(i, PartState::reading);
   ++stats_.parts;
-  batch_.add(rdma::WorkId{owner_, rdma::work_kind(FetchWork::data), i}.pack(), p.dest, p.length, p.lkey, m.arena.addr + slot * m.header.segment_size + p.offset, rkey);
+  batch_.add(rdma::WorkId{owner_, rdma::work_kind(FetchWork::data), i}.pack(), p.dest, p.length, p.lkey,
+             m.arena.addr + slot * m.header.segment_size + p.offset, rkey);
   batch_.add(rdma::WorkId{owner_, rdma::work_kind(FetchWork::check), i}.pack(), memory_ + std::size_t{i} * 8, 8, mr_->lkey,
              m.table.addr + proto::segment_entry_offset(p.segment), m.table.rkey, rdma::fences_reads(ep_.limits));
 }
@@ -216,14 +223,13 @@ void SegmentReader::ask(const std::shared_ptr<Movie>& m, std::uint32_t segment, 
 std::string SegmentReader::on_completion(const ibv_wc& wc, rdma::WorkId id) {
   const bool ok = wc.status == IBV_WC_SUCCESS;
   if (!ok && wc.status != IBV_WC_WR_FLUSH_ERR)
-    return std::string("a segment cache work request failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")";
+    return std::string("a segment cache work request failed: ") + ibv_wc_status_str(wc.status) + " (vendor error " +
+           std::to_string(wc.vendor_err) + ")";
   if (!ok) return "the connection was flushed";
   switch (static_cast<FetchWork>(id.kind)) {
     case FetchWork::table: return on_table(id.index, ok);
     case FetchWork::recv: return on_notify(id.index);
-    case FetchWork::send:
-      requests_.on_sent(id.index);
-      return {};
+    case FetchWork::send: requests_.on_sent(id.index); return {};
     case FetchWork::data:
       if (!takes_data(parts_.at(id.index).state)) return "a segment data Read completed for a part that has none in flight";
       move_part(id.index, PartState::data_landed);
@@ -286,9 +292,11 @@ std::string SegmentReader::on_table(std::uint32_t index, bool) {
   if (!header) return "the segment table does not decode: " + header.error().message;
   if (header->movie_size != m.size || header->arena_length != m.arena.length)
     return "the segment table describes a movie of " + std::to_string(header->movie_size) + " bytes in an arena of " +
-           std::to_string(header->arena_length) + ", not the " + std::to_string(m.size) + " and " + std::to_string(m.arena.length) + " accepted";
+           std::to_string(header->arena_length) + ", not the " + std::to_string(m.size) + " and " + std::to_string(m.arena.length) +
+           " accepted";
   const auto max_slot = static_cast<std::uint32_t>(header->arena_length / header->segment_size - 1);
-  auto entries = proto::decode_segment_entries(std::span(m.table_bytes).subspan(proto::kSegmentTableHeaderSize), header->segment_count, max_slot);
+  auto entries =
+      proto::decode_segment_entries(std::span(m.table_bytes).subspan(proto::kSegmentTableHeaderSize), header->segment_count, max_slot);
   if (!entries) return "the segment table does not decode: " + entries.error().message;
   m.header = *header;
   m.deadline = std::chrono::milliseconds(header->read_deadline_ms);

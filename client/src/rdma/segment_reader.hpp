@@ -44,11 +44,11 @@
 #include <utility>
 #include <vector>
 
+#include "rdma/segment_requests.hpp"
 #include "vod/protocol/region_descriptor.hpp"
 #include "vod/protocol/segment_table.hpp"
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/connection.hpp"
-#include "rdma/segment_requests.hpp"
 #include "vod/rdma/post.hpp"
 
 namespace vod::client {
@@ -89,7 +89,7 @@ struct SegmentStats {
 class SegmentReader {
  public:
   static constexpr std::uint16_t kMaxCredits = SegmentMessages::kMaxCredits;  // requests unanswered at most
-  static constexpr std::uint16_t kAhead = 2;  // segments of read-ahead asked for on entering one
+  static constexpr std::uint16_t kAhead = 2;                                  // segments of read-ahead asked for on entering one
   static constexpr std::uint32_t kMaxParts = 256;
 
   using Done = std::function<void(std::uint32_t slot, bool ok, const std::string& why)>;
@@ -97,8 +97,8 @@ class SegmentReader {
   // The send queue holds `read_room` Reads beside kMaxCredits requests; `other_reads` says how many
   // of them the fetcher's own (catalog, index, whole movies) take now. A part (two Reads) goes out
   // only when it fits: a client's CQ share stays what a read depth needs, whatever it reads.
-  SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned read_room, std::function<unsigned()> other_reads,
-                Done done);
+  SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned read_room,
+                std::function<unsigned()> other_reads, Done done);
   ~SegmentReader();
 
   // The movie the movie region is now: `table` describes its segment table and `arena` the slots
@@ -134,7 +134,7 @@ class SegmentReader {
     std::uint32_t length = 0;
     std::uint8_t* dest = nullptr;
     std::uint32_t lkey = 0;
-    std::uint64_t word = 0;    // the entry's word it was posted with
+    std::uint64_t word = 0;  // the entry's word it was posted with
     std::chrono::steady_clock::time_point posted{};
     PartState state = PartState::free;
     bool split = false;  // segment and offset set; before, `offset` is the movie's
@@ -150,6 +150,7 @@ class SegmentReader {
  public:
   // Posts throttled parts that fit now (after any Read completed).
   void release_throttled();
+
  private:
   void ask(const std::shared_ptr<Movie>& m, std::uint32_t segment, std::uint16_t ahead);
   std::string on_table(std::uint32_t index, bool ok);
@@ -170,12 +171,12 @@ class SegmentReader {
   std::shared_ptr<Movie> current_;
   std::vector<Part> parts_;  // declared before window_, which starts at its size
   std::vector<std::uint32_t> free_parts_;
-  std::deque<Part> starved_;  // parts waiting for a part number
+  std::deque<Part> starved_;             // parts waiting for a part number
   std::deque<std::uint32_t> throttled_;  // resident parts waiting for room in the window
   unsigned read_room_;
   std::function<unsigned()> other_reads_;
-  unsigned window_;           // parts in flight allowed now (halved by a late check)
-  unsigned in_flight_ = 0;    // parts posted and not yet checked (two Reads each)
+  unsigned window_;         // parts in flight allowed now (halved by a late check)
+  unsigned in_flight_ = 0;  // parts posted and not yet checked (two Reads each)
   unsigned table_reads_in_flight_ = 0;
   std::unordered_map<std::uint32_t, Fetch> fetches_;
   std::uint32_t next_fetch_ = 1;

@@ -39,7 +39,6 @@ struct SegmentMessages {
 template <class Movie>
 class SegmentRequests : public SegmentMessages {
  public:
-
   struct Request {
     std::shared_ptr<Movie> movie;
     std::uint32_t segment = 0;
@@ -100,7 +99,8 @@ class SegmentRequests : public SegmentMessages {
       const auto bytes = proto::encode(proto::SegmentRequest{r.movie->index, r.segment, r.ahead, id});
       std::uint8_t* at = memory_ + kMaxCredits * kRecvSlot + buffer * kSendSlot;
       std::memcpy(at, bytes.data(), bytes.size());
-      if (int err = rdma::post_send(ep_.qp.get(), rdma::WorkId{owner_, send_kind_, buffer}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
+      if (int err = rdma::post_send(ep_.qp.get(), rdma::WorkId{owner_, send_kind_, buffer}.pack(), at,
+                                    static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
         // Its parts would wait for ever: the connection is lost instead (RdmaFetcher::poll throws).
         unsent_.push_front(std::move(r));
         if (failure_.empty()) failure_ = std::string("ibv_post_send of a segment request failed: ") + std::strerror(err);

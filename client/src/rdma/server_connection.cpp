@@ -29,11 +29,14 @@ ServerConnection connect_to(const Uri& uri, ServerConnectOptions options) {
   try {
     c.endpoint = rdma::connect(o);
   } catch (const rdma::ConnectRejected& r) {
-    if (r.no_listener()) throw ClientError(ErrorKind::server_unreachable, "nothing listens on " + server + " (is vod-server running there?)");
+    if (r.no_listener())
+      throw ClientError(ErrorKind::server_unreachable, "nothing listens on " + server + " (is vod-server running there?)");
     auto reject = proto::decode_reject(r.private_data());
     if (!reject)
-      throw ClientError(ErrorKind::rejected, server + " refused the connection (" + r.what() + ") without a readable reason: " + reject.error().message);
-    throw ClientError(kind_of(reject->code), server + " rejected " + options.what + ": " + proto::to_string(reject->code) + ": " + reject->reason);
+      throw ClientError(ErrorKind::rejected,
+                        server + " refused the connection (" + r.what() + ") without a readable reason: " + reject.error().message);
+    throw ClientError(kind_of(reject->code),
+                      server + " rejected " + options.what + ": " + proto::to_string(reject->code) + ": " + reject->reason);
   } catch (const rdma::ConnectFailed& e) {
     throw ClientError(ErrorKind::server_unreachable, "cannot reach " + server + ": " + e.what());
   } catch (const rdma::NoDeviceError& e) {

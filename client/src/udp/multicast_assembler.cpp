@@ -9,19 +9,20 @@ namespace vod::client {
 namespace {
 
 constexpr std::uint64_t kTsPacket = 188;
-constexpr std::size_t kMaxRecords = 4096;       // records held at once, at most
+constexpr std::size_t kMaxRecords = 4096;          // records held at once, at most
 constexpr std::uint64_t kLateRunForRestart = 256;  // consecutive stale datagrams that mean the sender restarted
 
 }  // namespace
 
 std::string AssemblerStats::summary() const {
-  return std::to_string(datagrams) + " datagrams, " + std::to_string(delivered_bytes) + " bytes delivered; records: " +
-         std::to_string(records_complete) + " complete, " + std::to_string(records_with_holes) + " with holes (" + std::to_string(hole_bytes) +
-         " bytes missing), " + std::to_string(records_lost) + " lost (" + std::to_string(lost_bytes) + " bytes), " +
-         std::to_string(records_before_join) + " before joining at a keyframe; " + std::to_string(discontinuities) +
-         " discontinuities reported; dropped: " + std::to_string(dropped_channel) + " other channel, " + std::to_string(dropped_late) + " late, " +
-         std::to_string(dropped_ahead) + " too far ahead, " + std::to_string(dropped_inconsistent) + " inconsistent; " +
-         std::to_string(duplicate_bytes) + " duplicate bytes; " + std::to_string(restarts) + " sender restarts";
+  return std::to_string(datagrams) + " datagrams, " + std::to_string(delivered_bytes) +
+         " bytes delivered; records: " + std::to_string(records_complete) + " complete, " + std::to_string(records_with_holes) +
+         " with holes (" + std::to_string(hole_bytes) + " bytes missing), " + std::to_string(records_lost) + " lost (" +
+         std::to_string(lost_bytes) + " bytes), " + std::to_string(records_before_join) + " before joining at a keyframe; " +
+         std::to_string(discontinuities) + " discontinuities reported; dropped: " + std::to_string(dropped_channel) + " other channel, " +
+         std::to_string(dropped_late) + " late, " + std::to_string(dropped_ahead) + " too far ahead, " +
+         std::to_string(dropped_inconsistent) + " inconsistent; " + std::to_string(duplicate_bytes) + " duplicate bytes; " +
+         std::to_string(restarts) + " sender restarts";
 }
 
 MulticastAssembler::MulticastAssembler(std::uint32_t channel_id, std::size_t ring_bytes, std::chrono::milliseconds hole_timeout)
@@ -101,7 +102,10 @@ void MulticastAssembler::place(const proto::WriteRecordData& d, Clock::time_poin
         ++stats_.records_before_join;
       }
       const std::uint64_t low = records_.empty() ? r.offset : std::min(r.offset, records_.begin()->second.offset);
-      const std::uint64_t high = records_.empty() ? r.offset + r.length : std::max(r.offset + r.length, std::prev(records_.end())->second.offset + std::prev(records_.end())->second.length);
+      const std::uint64_t high =
+          records_.empty()
+              ? r.offset + r.length
+              : std::max(r.offset + r.length, std::prev(records_.end())->second.offset + std::prev(records_.end())->second.length);
       if (high - low > ring_.size() || records_.size() >= kMaxRecords) {
         ++stats_.dropped_ahead;
         return;
@@ -155,7 +159,8 @@ void MulticastAssembler::start_delivery(std::uint64_t seq, Record r) {
   } else {
     ++stats_.records_complete;
   }
-  if ((r.flags & proto::kRecordDiscontinuity) || (stream_id_ && *stream_id_ != r.stream_id) || (expected_offset_ && *expected_offset_ != r.offset))
+  if ((r.flags & proto::kRecordDiscontinuity) || (stream_id_ && *stream_id_ != r.stream_id) ||
+      (expected_offset_ && *expected_offset_ != r.offset))
     pending_discontinuity_ = true;
   d.hole_before = !d.pieces.empty() && d.pieces.front().begin > 0;
   if (r.length > 0 && (d.pieces.empty() || d.pieces.back().end < r.length)) d.hole_after = true;

@@ -18,8 +18,8 @@
 namespace vod::client {
 namespace {
 
-constexpr std::size_t kBatch = 32;                 // datagrams per recvmmsg
-constexpr std::size_t kMaxDatagram = 65536;        // larger ones cannot exist over UDP
+constexpr std::size_t kBatch = 32;           // datagrams per recvmmsg
+constexpr std::size_t kMaxDatagram = 65536;  // larger ones cannot exist over UDP
 
 struct Group {
   std::string host;
@@ -31,7 +31,8 @@ Group parse_group(const std::string& text) {
   std::string port;
   if (!text.empty() && text.front() == '[') {
     const auto close = text.find(']');
-    if (close == std::string::npos) throw ClientError(ErrorKind::usage, "--udp-group '" + text + "': an IPv6 group is written [GROUP]:PORT");
+    if (close == std::string::npos)
+      throw ClientError(ErrorKind::usage, "--udp-group '" + text + "': an IPv6 group is written [GROUP]:PORT");
     g.host = text.substr(1, close - 1);
     if (close + 1 < text.size()) {
       if (text[close + 1] != ':') throw ClientError(ErrorKind::usage, "--udp-group '" + text + "': expected :PORT after ]");
@@ -76,10 +77,10 @@ proto::CatalogEntry find_channel(const Uri& uri, const MulticastLiveOptions& o) 
   }
   for (const auto& e : catalog.catalog().entries)
     if (e.name == *uri.movie)
-      throw ClientError(ErrorKind::unknown_movie, "'" + e.name + "' on " + catalog.server() + " is a movie, not a live channel: rdma://" + uri.host +
-                                                      "/" + percent_encode(e.name));
-  throw ClientError(ErrorKind::unknown_movie, catalog.server() + " has no live channel '" + *uri.movie + "'; its live channels: " +
-                                                  (live_names.empty() ? std::string("none") : live_names));
+      throw ClientError(ErrorKind::unknown_movie, "'" + e.name + "' on " + catalog.server() + " is a movie, not a live channel: rdma://" +
+                                                      uri.host + "/" + percent_encode(e.name));
+  throw ClientError(ErrorKind::unknown_movie, catalog.server() + " has no live channel '" + *uri.movie +
+                                                  "'; its live channels: " + (live_names.empty() ? std::string("none") : live_names));
 }
 
 }  // namespace
@@ -89,10 +90,12 @@ MulticastLiveSession::MulticastLiveSession(Uri uri, MulticastLiveOptions options
       options_(std::move(options)),
       assembler_(proto::live_channel_id(uri_.movie.value_or("")), options_.ring_bytes, options_.hole_timeout),
       scratch_(kBatch * kMaxDatagram) {
-  if (!uri_.movie || !uri_.live) throw ClientError(ErrorKind::usage, "a live session needs a live channel URI: rdma://host[:port]/live/NAME");
+  if (!uri_.movie || !uri_.live)
+    throw ClientError(ErrorKind::usage, "a live session needs a live channel URI: rdma://host[:port]/live/NAME");
   if (options_.group.empty())
-    throw ClientError(ErrorKind::usage, "live over UDP is multicast: give the group the server sends to (its --live-multicast), "
-                                        "e.g. --udp-group 239.255.0.1:7472");
+    throw ClientError(ErrorKind::usage,
+                      "live over UDP is multicast: give the group the server sends to (its --live-multicast), "
+                      "e.g. --udp-group 239.255.0.1:7472");
   const Group group = parse_group(options_.group);
   channel_ = find_channel(uri_, options_);
 
@@ -114,7 +117,8 @@ MulticastLiveSession::MulticastLiveSession(Uri uri, MulticastLiveOptions options
   hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
   const std::string port = std::to_string(group.port);
   if (int err = getaddrinfo(group.host.c_str(), port.c_str(), &hints, &res))
-    throw ClientError(ErrorKind::usage, "--udp-group '" + options_.group + "': " + group.host + " is not a numeric address (" + gai_strerror(err) + ")");
+    throw ClientError(ErrorKind::usage,
+                      "--udp-group '" + options_.group + "': " + group.host + " is not a numeric address (" + gai_strerror(err) + ")");
   const int family = res->ai_family;
   sockaddr_storage bind_to{};
   std::memcpy(&bind_to, res->ai_addr, res->ai_addrlen);
@@ -155,10 +159,12 @@ MulticastLiveSession::MulticastLiveSession(Uri uri, MulticastLiveOptions options
     ipv6_mreq mreq{};
     mreq.ipv6mr_multiaddr = g->sin6_addr;
     mreq.ipv6mr_interface = options_.interface.empty() ? 0 : if_nametoindex(options_.interface.c_str());
-    if (setsockopt(fd_, IPPROTO_IPV6, IPV6_JOIN_GROUP, &mreq, sizeof mreq) != 0) fail_socket(fd_, "setsockopt(IPV6_JOIN_GROUP)", group_text_);
+    if (setsockopt(fd_, IPPROTO_IPV6, IPV6_JOIN_GROUP, &mreq, sizeof mreq) != 0)
+      fail_socket(fd_, "setsockopt(IPV6_JOIN_GROUP)", group_text_);
   }
   log::info("client", "live channel '" + channel_.name + "' by multicast from " + group_text_ + " (server " + uri_.host + "), ring of " +
-                          std::to_string(options_.ring_bytes >> 10) + " KiB, hole timeout " + std::to_string(options_.hole_timeout.count()) + " ms");
+                          std::to_string(options_.ring_bytes >> 10) + " KiB, hole timeout " +
+                          std::to_string(options_.hole_timeout.count()) + " ms");
 }
 
 MulticastLiveSession::~MulticastLiveSession() {
@@ -171,8 +177,8 @@ bool MulticastLiveSession::from_server(const sockaddr_storage& from) const {
     if (from.ss_family == AF_INET &&
         reinterpret_cast<const sockaddr_in&>(s).sin_addr.s_addr == reinterpret_cast<const sockaddr_in&>(from).sin_addr.s_addr)
       return true;
-    if (from.ss_family == AF_INET6 &&
-        std::memcmp(&reinterpret_cast<const sockaddr_in6&>(s).sin6_addr, &reinterpret_cast<const sockaddr_in6&>(from).sin6_addr, sizeof(in6_addr)) == 0)
+    if (from.ss_family == AF_INET6 && std::memcmp(&reinterpret_cast<const sockaddr_in6&>(s).sin6_addr,
+                                                  &reinterpret_cast<const sockaddr_in6&>(from).sin6_addr, sizeof(in6_addr)) == 0)
       return true;
   }
   return false;
@@ -247,8 +253,8 @@ LiveChunk MulticastLiveSession::read(std::span<std::uint8_t> out, std::chrono::m
 
 std::string MulticastLiveSession::summary() const {
   return "multicast " + group_text_ + ": " + assembler_.stats().summary() + "; not taken: " + std::to_string(receive_.dropped_source) +
-         " from another source, " + std::to_string(receive_.dropped_checksum) + " bad checksum, " + std::to_string(receive_.dropped_truncated) +
-         " truncated, " + std::to_string(receive_.dropped_garbage) + " garbage";
+         " from another source, " + std::to_string(receive_.dropped_checksum) + " bad checksum, " +
+         std::to_string(receive_.dropped_truncated) + " truncated, " + std::to_string(receive_.dropped_garbage) + " garbage";
 }
 
 }  // namespace vod::client

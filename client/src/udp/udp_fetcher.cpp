@@ -24,8 +24,7 @@ constexpr auto kCookieRefresh = std::chrono::seconds(50);  // cookies are good f
 
 std::uint64_t random64() {
   std::uint64_t v = 0;
-  while (getrandom(&v, sizeof v, 0) != static_cast<ssize_t>(sizeof v)) {
-  }
+  while (getrandom(&v, sizeof v, 0) != static_cast<ssize_t>(sizeof v)) {}
   return v;
 }
 
@@ -41,8 +40,12 @@ proto::WriteRecordRegion wire_region(Region r) {
 }  // namespace
 
 UdpFetcher::UdpFetcher(const std::string& host, std::uint16_t port, std::uint8_t* ring, std::size_t ring_size, const UdpOptions& options)
-    : options_(options), ring_(ring), ring_size_(ring_size), session_(static_cast<std::uint32_t>(random64())),
-      rate_bps_(std::max(1e6, options.rate_bps)), rate_since_(Clock::now()) {
+    : options_(options),
+      ring_(ring),
+      ring_size_(ring_size),
+      session_(static_cast<std::uint32_t>(random64())),
+      rate_bps_(std::max(1e6, options.rate_bps)),
+      rate_since_(Clock::now()) {
   server_ = cluster::format_host_port(host, port) + " (UDP)";
   addrinfo hints{};
   hints.ai_socktype = SOCK_DGRAM;
@@ -57,7 +60,8 @@ UdpFetcher::UdpFetcher(const std::string& host, std::uint16_t port, std::uint8_t
   // A receive buffer that holds several records: datagrams that find it full are lost and have to
   // be asked for again. SO_RCVBUFFORCE passes net.core.rmem_max where the process may (CAP_NET_ADMIN).
   const int buf = 16 << 20;
-  if (setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0) setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  if (setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0)
+    setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
   // Connected: the kernel reports an unreachable port, and the path MTU can be asked for.
   if (::connect(fd_.get(), info->ai_addr, info->ai_addrlen) != 0)
     throw ClientError(ErrorKind::server_unreachable, "cannot reach " + server_ + ": " + std::strerror(errno));
@@ -136,7 +140,8 @@ void UdpFetcher::measure_rate() {
   rate_since_ = now;
 }
 
-void UdpFetcher::request(const Pending& p, std::uint64_t seq, std::uint64_t region_offset, std::uint64_t length, std::uint64_t buffer_offset) {
+void UdpFetcher::request(const Pending& p, std::uint64_t seq, std::uint64_t region_offset, std::uint64_t length,
+                         std::uint64_t buffer_offset) {
   if (Clock::now() - cookie_time_ > kCookieRefresh) hello();
   proto::WriteRecordRequest r;
   r.session_id = session_;
@@ -196,8 +201,7 @@ void UdpFetcher::poll() {
       case proto::RejectCode::bad_cookie:
         hello();  // then the timeouts ask again for whatever did not come
         break;
-      case proto::RejectCode::rate_limited:
-        break;  // the record times out and is asked for again, with backoff
+      case proto::RejectCode::rate_limited: break;  // the record times out and is asked for again, with backoff
       default:
         if (it != pending_.end() && failure.empty())
           failure = server_ + " refused record " + std::to_string(e.record_seq) + ": " + proto::to_string(e.code) + ": " + e.reason;
@@ -217,7 +221,8 @@ void UdpFetcher::poll() {
     if (p.retries >= options_.retries) {
       const std::uint32_t slot = p.slot;
       const std::string why = "record " + std::to_string(c.record_seq) + " from " + server_ + " still misses " +
-                              std::to_string(receiver_->missing(c.record_seq).size()) + " range(s) after " + std::to_string(p.retries) + " repairs";
+                              std::to_string(receiver_->missing(c.record_seq).size()) + " range(s) after " + std::to_string(p.retries) +
+                              " repairs";
       receiver_->forget(c.record_seq);
       slots_.erase(slot);
       pending_.erase(it);
@@ -231,7 +236,8 @@ void UdpFetcher::poll() {
       ++repairs_;
       repair_bytes_ += hole.size();
     }
-    const auto backoff = std::min(allowance(0) + options_.first_timeout * ((1u << std::min(p.retries, 4u)) - 1), std::chrono::milliseconds(5000));
+    const auto backoff =
+        std::min(allowance(0) + options_.first_timeout * ((1u << std::min(p.retries, 4u)) - 1), std::chrono::milliseconds(5000));
     receiver_->rearm(c.record_seq, Clock::now() + backoff);
   }
   if (!failure.empty()) {
@@ -255,11 +261,12 @@ int UdpFetcher::next_timeout_ms() const noexcept {
 std::string UdpFetcher::summary() const {
   const ReceiverStats& r = receiver_stats();
   return "UDP: " + std::to_string(r.datagrams) + " datagrams, " + std::to_string(r.placed_bytes) + " bytes placed, " +
-         std::to_string(r.duplicate_bytes) + " duplicate, " + std::to_string(repair_requests()) + " repair requests (" + std::to_string(repair_bytes()) + " bytes); dropped " +
-         std::to_string(r.dropped()) + " (checksum " + std::to_string(r.dropped_checksum) + ", late " + std::to_string(r.dropped_late) +
-         ", epoch " + std::to_string(r.dropped_epoch) + ", session " + std::to_string(r.dropped_session) + ", source " +
-         std::to_string(r.dropped_source) + ", bounds " + std::to_string(r.dropped_bounds) + ", truncated " + std::to_string(r.dropped_truncated) +
-         ", garbage " + std::to_string(r.dropped_garbage) + "); payload " + std::to_string(max_payload()) + " bytes";
+         std::to_string(r.duplicate_bytes) + " duplicate, " + std::to_string(repair_requests()) + " repair requests (" +
+         std::to_string(repair_bytes()) + " bytes); dropped " + std::to_string(r.dropped()) + " (checksum " +
+         std::to_string(r.dropped_checksum) + ", late " + std::to_string(r.dropped_late) + ", epoch " + std::to_string(r.dropped_epoch) +
+         ", session " + std::to_string(r.dropped_session) + ", source " + std::to_string(r.dropped_source) + ", bounds " +
+         std::to_string(r.dropped_bounds) + ", truncated " + std::to_string(r.dropped_truncated) + ", garbage " +
+         std::to_string(r.dropped_garbage) + "); payload " + std::to_string(max_payload()) + " bytes";
 }
 
 }  // namespace vod::client

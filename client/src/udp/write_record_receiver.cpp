@@ -33,8 +33,13 @@ bool same_address(const sockaddr_storage& a, const sockaddr_storage& b) {
 
 WriteRecordReceiver::WriteRecordReceiver(int fd, std::span<std::uint8_t> buffer, std::uint32_t session_id, const sockaddr_storage& source,
                                          std::size_t max_datagram, std::chrono::milliseconds gap_timeout)
-    : fd_(fd), buffer_(buffer), session_(session_id), source_(source), max_datagram_(std::max<std::size_t>(max_datagram, 2048)),
-      gap_(gap_timeout), scratch_(kBatch * (max_datagram_ + 1)) {}
+    : fd_(fd),
+      buffer_(buffer),
+      session_(session_id),
+      source_(source),
+      max_datagram_(std::max<std::size_t>(max_datagram, 2048)),
+      gap_(gap_timeout),
+      scratch_(kBatch * (max_datagram_ + 1)) {}
 
 void WriteRecordReceiver::expect(std::uint64_t seq, std::uint32_t epoch, std::uint64_t buffer_offset, std::uint64_t length,
                                  Clock::time_point deadline) {

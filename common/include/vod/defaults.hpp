@@ -18,11 +18,11 @@ inline constexpr std::uint16_t kUdpPort = proto::kWriteRecordPort;  // 7471, a p
 inline constexpr std::uint16_t kLiveMulticastPort = 7472;
 
 // The client's read pipeline (libvodclient EngineOptions; rdmasrc, vod-proxy and vod-mount options).
-inline constexpr std::size_t kChunkBytes = 256 * 1024;        // bytes per RDMA Read
-inline constexpr unsigned kReadDepth = 16;                    // Reads in flight wanted
-inline constexpr std::size_t kReadaheadBytes = 4u << 20;      // the most read-ahead (sizes the ring)
-inline constexpr unsigned kReadaheadDepth = 2;                // read-ahead Reads in flight at most
-inline constexpr std::size_t kFirstReadBytes = 16 * 1024;     // the head Read after a start or a seek
+inline constexpr std::size_t kChunkBytes = 256 * 1024;     // bytes per RDMA Read
+inline constexpr unsigned kReadDepth = 16;                 // Reads in flight wanted
+inline constexpr std::size_t kReadaheadBytes = 4u << 20;   // the most read-ahead (sizes the ring)
+inline constexpr unsigned kReadaheadDepth = 2;             // read-ahead Reads in flight at most
+inline constexpr std::size_t kFirstReadBytes = 16 * 1024;  // the head Read after a start or a seek
 // The QP's local ACK timeout exponent (rdma::ConnectOptions::ack_timeout) of every client
 // connection, VoD and live: 17 is 537 ms a try (7 retries), so a server that died or vanished is
 // noticed sooner than with rdma_cm's RoCE default (about 2 s a try). 0: rdma_cm's.

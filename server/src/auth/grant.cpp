@@ -3,7 +3,8 @@
 
 namespace vod::server::auth {
 
-Grant::Grant(SourceLimits& limits, Terms terms, std::uint64_t now_unix, Clock::time_point now) : limits_(&limits), terms_(std::move(terms)) {
+Grant::Grant(SourceLimits& limits, Terms terms, std::uint64_t now_unix, Clock::time_point now)
+    : limits_(&limits), terms_(std::move(terms)) {
   limits_->opened(terms_.address);
   if (terms_.token) {
     const std::uint64_t expires = terms_.token->expires;

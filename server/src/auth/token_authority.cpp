@@ -73,8 +73,8 @@ TokenAuthority TokenAuthority::load(const std::filesystem::path& file) {
     const auto secret = proto::parse_hex(f[1]);
     if (!secret) throw std::runtime_error(where + "the secret is not hex digits");
     if (secret->size() < kMinSecretBytes)
-      throw std::runtime_error(where + "the secret has " + std::to_string(secret->size()) + " bytes; at least " + std::to_string(kMinSecretBytes) +
-                               " are needed (openssl rand -hex 32)");
+      throw std::runtime_error(where + "the secret has " + std::to_string(secret->size()) + " bytes; at least " +
+                               std::to_string(kMinSecretBytes) + " are needed (openssl rand -hex 32)");
     if (!keys.emplace(*id, *secret).second) throw std::runtime_error(where + "key id " + f[0] + " appears twice");
   });
   if (keys.empty()) throw std::runtime_error(file.string() + ": no keys (one 'ID HEX' line per key)");
@@ -89,7 +89,8 @@ std::array<std::uint8_t, proto::kTokenMacSize> TokenAuthority::mac(const proto::
   if (address) m.insert(m.end(), address->begin(), address->end());
   std::uint8_t out[EVP_MAX_MD_SIZE];
   unsigned out_len = 0;
-  if (!HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), m.data(), m.size(), out, &out_len) || out_len < proto::kTokenMacSize)
+  if (!HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), m.data(), m.size(), out, &out_len) ||
+      out_len < proto::kTokenMacSize)
     throw std::runtime_error("HMAC-SHA256 of an access token failed (OpenSSL)");
   std::array<std::uint8_t, proto::kTokenMacSize> r{};
   std::memcpy(r.data(), out, r.size());
@@ -119,8 +120,8 @@ proto::AccessToken TokenAuthority::mint(std::uint8_t key_id, proto::TokenScope s
   return t;
 }
 
-std::optional<std::string> TokenAuthority::refusal(const proto::ConnectRequest& request, const proto::CatalogEntry* entry, std::uint64_t now,
-                                                    const proto::TokenAddress& peer) const {
+std::optional<std::string> TokenAuthority::refusal(const proto::ConnectRequest& request, const proto::CatalogEntry* entry,
+                                                   std::uint64_t now, const proto::TokenAddress& peer) const {
   if (request.auth_type != proto::AuthType::token_v1)
     return "missing token: this server requires one (vod-token mints it; add ?token=... to the URI)";
   const auto token = proto::decode_access_token(request.auth_token);

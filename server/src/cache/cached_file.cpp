@@ -14,7 +14,8 @@ namespace {
 constexpr std::size_t kDirectAlign = 4096;
 }
 
-CachedFile::CachedFile(std::uint64_t id, std::string path, std::uint64_t size, std::int64_t mtime_ns, ino_t inode, const TableLayout& layout)
+CachedFile::CachedFile(std::uint64_t id, std::string path, std::uint64_t size, std::int64_t mtime_ns, ino_t inode,
+                       const TableLayout& layout)
     : id_(id), path_(std::move(path)), size_(size), mtime_ns_(mtime_ns), inode_(inode), segment_size_(layout.segment_size) {
   const std::uint64_t count = (size_ + segment_size_ - 1) / segment_size_;
   if (count > 0xffffffffu) throw std::runtime_error(path_ + ": too many segments");

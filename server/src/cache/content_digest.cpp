@@ -30,7 +30,8 @@ void ContentDigest::update(std::span<const std::uint8_t> bytes) {
 
 proto::ContentId ContentDigest::finish() {
   // A digest of fewer or more bytes than announced would name bytes nobody serves.
-  if (seen_ != size_) throw std::logic_error("content digest of " + std::to_string(seen_) + " bytes for a size of " + std::to_string(size_));
+  if (seen_ != size_)
+    throw std::logic_error("content digest of " + std::to_string(seen_) + " bytes for a size of " + std::to_string(size_));
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   if (EVP_DigestFinal_ex(ctx_.get(), md, &n) != 1 || n < 16) throw std::runtime_error("EVP_DigestFinal_ex failed");

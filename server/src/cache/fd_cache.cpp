@@ -78,10 +78,12 @@ FdCache::Handle FdCache::open(CachedFile& file) {
   }
   if (!fd) throw std::runtime_error(open_failure(file.path(), errno));
   ++opens_;
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd.get(), &st) != 0) throw std::runtime_error("fstat " + file.path() + ": " + std::strerror(errno));
   if (!FileIdentity{{}, file.size(), file.mtime_ns(), file.inode()}.same_version(st))
-    throw FileChanged(file.path() + " changed since it was listed (inode, size or mtime): not read, so that no two versions of it are served as one; a rescan (SIGHUP) lists the new one");
+    throw FileChanged(file.path() +
+                      " changed since it was listed (inode, size or mtime): not read, so that no two versions of it are served as one; a "
+                      "rescan (SIGHUP) lists the new one");
   lru_.push_front(key);
   auto& e = entries_[key];
   e.fd = std::move(fd);

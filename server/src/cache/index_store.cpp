@@ -44,7 +44,8 @@ std::string made_dir(const std::string& dir, const char* sub, const char* what) 
 }  // namespace
 
 FileIdentity FileIdentity::of(std::string path, const struct stat& st) {
-  return {std::move(path), static_cast<std::uint64_t>(st.st_size), std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec, st.st_ino};
+  return {std::move(path), static_cast<std::uint64_t>(st.st_size), std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec,
+          st.st_ino};
 }
 
 bool FileIdentity::same_version(const struct stat& st) const noexcept {
@@ -100,7 +101,8 @@ void IndexStore::save(const FileIdentity& f, const proto::KeyframeIndex& index) 
   keep(dir_, f, kIndexSuffix, proto::encode_index(index, proto::kSegmentsVersion), "index");  // with its CRC
 }
 
-void IndexStore::keep(const std::string& dir, const FileIdentity& f, const char* suffix, const std::vector<std::uint8_t>& bytes, const char* what) const {
+void IndexStore::keep(const std::string& dir, const FileIdentity& f, const char* suffix, const std::vector<std::uint8_t>& bytes,
+                      const char* what) const {
   const std::string target = file_for(dir, f, suffix), temp = target + ".tmp";
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);

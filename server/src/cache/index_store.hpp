@@ -49,8 +49,9 @@ class IndexStore {
   void save_digest(const FileIdentity& f, const proto::ContentId& id) const;
 
  private:
-  void keep(const std::string& dir, const FileIdentity& f, const char* suffix, const std::vector<std::uint8_t>& bytes, const char* what) const;
-  std::string dir_;  // DIR/indexes, or empty
+  void keep(const std::string& dir, const FileIdentity& f, const char* suffix, const std::vector<std::uint8_t>& bytes,
+            const char* what) const;
+  std::string dir_;      // DIR/indexes, or empty
   std::string digests_;  // DIR/digests, or empty
 };
 

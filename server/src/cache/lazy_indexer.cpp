@@ -194,7 +194,8 @@ void LazyIndexer::publish_results() {
         identities = true;
         log::info("cache", "content identity of " + m.name + ": " + r.content.hex() + " (" + secs + " s)");
       } else {
-        log::warn("cache", "no content identity for " + m.name + ": " + r.error + "; a resume elsewhere restarts or stops with movie_changed");
+        log::warn("cache",
+                  "no content identity for " + m.name + ": " + r.error + "; a resume elsewhere restarts or stops with movie_changed");
       }
     }
     if (!r.job.index) continue;

@@ -30,20 +30,22 @@ SegmentCache::SegmentCache(loop::Reactor& reactor, const CacheOptions& options)
     : reactor_(reactor),
       options_(options),
       arena_(std::uint64_t{slot_count(options)} * options.segment_size),
-      slots_(slot_count(options), options.grace, options.remote_readers ? options.read_deadline + kQuarantineMargin : Clock::duration::zero(),
-             reserve_for(slot_count(options)),
-             options.remote_readers ? std::optional<Clock::duration>(std::chrono::milliseconds(proto::window_use_ms(
-                                          static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.grace).count()),
-                                          static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.read_deadline).count()))))
-                                    : std::nullopt),
+      slots_(slot_count(options), options.grace,
+             options.remote_readers ? options.read_deadline + kQuarantineMargin : Clock::duration::zero(), reserve_for(slot_count(options)),
+             options.remote_readers
+                 ? std::optional<Clock::duration>(std::chrono::milliseconds(proto::window_use_ms(
+                       static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.grace).count()),
+                       static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(options.read_deadline).count()))))
+                 : std::nullopt),
       disk_(options.disk_depth),
       fds_(fd_cache_capacity()),
       slot_files_(slot_count(options)) {
   stats_.fill_buckets.assign(std::size(kFillBuckets), 0);
   disk_events_ = reactor_.add(disk_.event_fd(), [this] { disk_.reap(); });
-  log::info("cache", "segment cache: " + std::to_string(slots_.size()) + " slots of " + std::to_string(options_.segment_size >> 10) + " KiB (" +
-                         std::to_string(arena_length() >> 20) + " MiB" + (arena_.huge_pages() ? ", huge pages" : "") + "), grace " +
-                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options_.grace).count()) + " ms, client Read deadline " +
+  log::info("cache", "segment cache: " + std::to_string(slots_.size()) + " slots of " + std::to_string(options_.segment_size >> 10) +
+                         " KiB (" + std::to_string(arena_length() >> 20) + " MiB" + (arena_.huge_pages() ? ", huge pages" : "") +
+                         "), grace " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options_.grace).count()) +
+                         " ms, client Read deadline " +
                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(options_.read_deadline).count()) + " ms" +
                          (options_.remote_readers ? "" : "; no RDMA readers: evicted slots are refilled at once"));
 }
@@ -64,7 +66,8 @@ std::uint32_t SegmentCache::slots_in_use() const noexcept {
   return slots_.count(SlotTable::State::resident) + slots_.count(SlotTable::State::filling);
 }
 
-void SegmentCache::request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer, Requester who) {
+void SegmentCache::request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer,
+                           Requester who) {
   if (segment >= file->segments()) return answer(proto::SegmentStatus::out_of_range, {});
   const auto now = Clock::now();
   const std::size_t waiting = waiting_.size();
@@ -74,7 +77,8 @@ void SegmentCache::request(const std::shared_ptr<CachedFile>& file, std::uint32_
   if (waiting_.size() != waiting) make_progress();  // a hit changes no slot: nothing to start or evict
 }
 
-void SegmentCache::demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now, Requester who) {
+void SegmentCache::demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now,
+                          Requester who) {
   const SegmentKey key{file->id(), segment};
   ++stats_.requests;
   if (auto it = resident_.find(key); it != resident_.end()) {
@@ -190,7 +194,8 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
   stats_.disk_bytes += want;
   // A short last segment: the rest of its slot holds zeros, not what an earlier occupant (another
   // movie, perhaps) left there, for a device that bounds a window by the region under it.
-  if (want < options_.segment_size) std::memset(arena_.data() + std::uint64_t{slot} * options_.segment_size + want, 0, options_.segment_size - want);
+  if (want < options_.segment_size)
+    std::memset(arena_.data() + std::uint64_t{slot} * options_.segment_size + want, 0, options_.segment_size - want);
   slots_.filled(slot, now, f.requester);
   last_filled_ = slot;
   const proto::SegmentEntry entry = file.publish(key.segment, slot);
@@ -212,7 +217,8 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
   make_progress();
 }
 
-std::span<const std::uint8_t> SegmentCache::resident_bytes(const CachedFile& file, std::uint32_t segment, Clock::time_point now, Requester who) {
+std::span<const std::uint8_t> SegmentCache::resident_bytes(const CachedFile& file, std::uint32_t segment, Clock::time_point now,
+                                                           Requester who) {
   auto it = resident_.find(SegmentKey{file.id(), segment});
   if (it == resident_.end()) return {};
   slots_.touch(it->second, now, who);

@@ -31,12 +31,12 @@
 namespace vod::server::cache {
 
 struct CacheOptions {
-  std::uint64_t cache_size = 0;       // the arena's bytes (a whole number of slots)
+  std::uint64_t cache_size = 0;  // the arena's bytes (a whole number of slots)
   std::uint32_t segment_size = 4u << 20;
   Clock::duration grace = std::chrono::seconds(2);
   Clock::duration read_deadline = std::chrono::seconds(3);
   std::uint16_t request_credits = 16;
-  unsigned disk_depth = 32;           // disk reads in flight at most
+  unsigned disk_depth = 32;  // disk reads in flight at most
   // Clients read slots one-sided (RDMA): an evicted slot is quarantined past their Read deadline
   // before it is refilled. Without (vod-server --no-rdma: only the server's UDP sender reads slots,
   // within a turn of its loop) a slot is refilled at once; a quarantine of 3.5 s there held a
@@ -54,7 +54,7 @@ struct CacheStats {
   std::uint64_t disk_bytes = 0;
   std::uint64_t disk_errors = 0;
   std::uint64_t fill_count = 0;
-  double fill_seconds_sum = 0;        // fault-in latency: request to resident, of demanded misses
+  double fill_seconds_sum = 0;              // fault-in latency: request to resident, of demanded misses
   std::vector<std::uint64_t> fill_buckets;  // counts per kFillBuckets upper bound (cumulative in the exposition)
 };
 inline constexpr double kFillBuckets[] = {0.001, 0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
@@ -94,7 +94,9 @@ class SegmentCache {
 
  private:
   struct KeyHash {
-    std::size_t operator()(const SegmentKey& k) const noexcept { return std::hash<std::uint64_t>()(k.movie * 0x9e3779b97f4a7c15ull ^ k.segment); }
+    std::size_t operator()(const SegmentKey& k) const noexcept {
+      return std::hash<std::uint64_t>()(k.movie * 0x9e3779b97f4a7c15ull ^ k.segment);
+    }
   };
   struct Fault {
     std::shared_ptr<CachedFile> file;
@@ -123,10 +125,10 @@ class SegmentCache {
   FdCache fds_;
   loop::Reactor::Registration disk_events_;
   loop::Reactor::Timer timer_;
-  std::vector<std::shared_ptr<CachedFile>> slot_files_;      // the file of each resident or filling slot
+  std::vector<std::shared_ptr<CachedFile>> slot_files_;  // the file of each resident or filling slot
   std::unordered_map<SegmentKey, std::uint32_t, KeyHash> resident_;
   std::unordered_map<SegmentKey, std::pair<std::uint32_t, Fault>, KeyHash> filling_;  // slot, fault
-  std::unordered_map<SegmentKey, Fault, KeyHash> waiting_;  // no free slot yet
+  std::unordered_map<SegmentKey, Fault, KeyHash> waiting_;                            // no free slot yet
   std::deque<SegmentKey> waiting_order_;
   std::vector<Answer> unreadable_;  // waiters of faults whose file could not be opened, answered after make_progress
   std::function<void(std::uint32_t)> refill_hook_;

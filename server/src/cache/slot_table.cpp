@@ -14,7 +14,11 @@ std::uint32_t protected_share(std::uint32_t slots, std::uint32_t reserve, std::u
 
 SlotTable::SlotTable(std::uint32_t slots, Clock::duration grace, Clock::duration quarantine, std::uint32_t reserve,
                      std::optional<Clock::duration> lease)
-    : slots_(slots), grace_(grace), quarantine_(quarantine), lease_(std::max(grace, lease.value_or(grace))), reserve_(std::min(reserve, slots)) {
+    : slots_(slots),
+      grace_(grace),
+      quarantine_(quarantine),
+      lease_(std::max(grace, lease.value_or(grace))),
+      reserve_(std::min(reserve, slots)) {
   if (slots == 0) throw std::invalid_argument("a segment cache needs at least one slot");
   counts_[static_cast<std::size_t>(State::free)] = slots;
 }
@@ -104,8 +108,8 @@ void SlotTable::fill_failed(std::uint32_t slot) {
   s = Slot{};
 }
 
-std::vector<SlotTable::Eviction> SlotTable::plan_evictions(Clock::time_point now, std::uint32_t waiting, std::span<const Requester> waiting_for,
-                                                           std::optional<std::uint32_t> demanded) {
+std::vector<SlotTable::Eviction> SlotTable::plan_evictions(Clock::time_point now, std::uint32_t waiting,
+                                                           std::span<const Requester> waiting_for, std::optional<std::uint32_t> demanded) {
   end_quarantines(now);
   std::vector<Eviction> out;
   const std::uint64_t want = std::uint64_t{reserve_} + waiting;

@@ -78,7 +78,7 @@ class SlotTable {
   // plan_evictions must make room). Quarantines that are over are ended first.
   std::optional<std::uint32_t> take(const SegmentKey& key, Clock::time_point now);
   void filled(std::uint32_t slot, Clock::time_point now, Requester who = 0);  // filling -> resident (requested now by who)
-  void fill_failed(std::uint32_t slot);                     // filling -> free
+  void fill_failed(std::uint32_t slot);                                       // filling -> free
 
   struct Eviction {
     std::uint32_t slot;

@@ -17,10 +17,8 @@ namespace vod::server::cm {
 std::string peer_of(rdma_cm_id* id) {
   const sockaddr* sa = rdma_get_peer_addr(id);
   char host[INET6_ADDRSTRLEN] = "?";
-  if (sa->sa_family == AF_INET)
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, host, sizeof host);
-  else if (sa->sa_family == AF_INET6)
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, host, sizeof host);
+  if (sa->sa_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, host, sizeof host);
+  else if (sa->sa_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, host, sizeof host);
   return std::string(host) + ":" + std::to_string(ntohs(rdma_get_dst_port(id)));
 }
 
@@ -60,10 +58,12 @@ void Admitter::on_connect_request(rdma::CmEvent& event) {
   const Admit& yes = std::get<Admit>(decision);
   log::info("server", "connect from " + peer + ": " + describe(yes, catalog.catalog));
   Transport* transport = transports_[static_cast<std::size_t>(yes.kind)];
-  if (!transport) return refuse(event, peer, proto::RejectCode::internal_error, "this server has no transport for " + describe(yes, catalog.catalog));
+  if (!transport)
+    return refuse(event, peer, proto::RejectCode::internal_error, "this server has no transport for " + describe(yes, catalog.catalog));
   // Counted against its address from here; given back when whatever ends up owning it goes (this
   // frame, if the setup fails).
-  auth::Grant grant(limits, {state.peer, yes.token, peer}, static_cast<std::uint64_t>(std::time(nullptr)), std::chrono::steady_clock::now());
+  auth::Grant grant(limits, {state.peer, yes.token, peer}, static_cast<std::uint64_t>(std::time(nullptr)),
+                    std::chrono::steady_clock::now());
   // The client's initiator_depth arrives as responder_resources in a CONNECT_REQUEST.
   const std::uint8_t depth = rdma::server_responder_resources(catalog.device->limits, event.conn().responder_resources);
   try {

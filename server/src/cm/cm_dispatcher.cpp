@@ -11,7 +11,10 @@ namespace vod::server::cm {
 
 CmDispatcher::CmDispatcher(loop::Reactor& reactor, rdma::Listener& listener, Routes& routes,
                            std::function<void(rdma::CmEvent&)> on_connect_request, std::function<void()> on_device_removal)
-    : listener_(listener), routes_(routes), on_connect_request_(std::move(on_connect_request)), on_device_removal_(std::move(on_device_removal)) {
+    : listener_(listener),
+      routes_(routes),
+      on_connect_request_(std::move(on_connect_request)),
+      on_device_removal_(std::move(on_device_removal)) {
   in_loop_ = reactor.add(listener_.events().fd(), [this] { on_readable(); });
 }
 
@@ -28,13 +31,9 @@ void CmDispatcher::on_readable() {
 
 void CmDispatcher::dispatch(rdma::CmEvent& event) {
   switch (event.type()) {
-    case RDMA_CM_EVENT_CONNECT_REQUEST:
-      return on_connect_request_(event);
-    case RDMA_CM_EVENT_DEVICE_REMOVAL:
-      log::error("server", "an RDMA device was removed; stopping");
-      return on_device_removal_();
-    default:
-      break;
+    case RDMA_CM_EVENT_CONNECT_REQUEST: return on_connect_request_(event);
+    case RDMA_CM_EVENT_DEVICE_REMOVAL: log::error("server", "an RDMA device was removed; stopping"); return on_device_removal_();
+    default: break;
   }
   CmEndpoint* owner = routes_.find(event.id());
   if (!owner) {

@@ -80,7 +80,8 @@ class DrainingConnections {
     std::erase_if(draining_, [&](const std::unique_ptr<Connection>& c) {
       if (c->drained()) return true;
       if (now - c->drain_began() > kDrainLimit) {
-        log::warn(tag_, c->peer() + ": its work requests did not flush within " + std::to_string(kDrainLimit.count()) + " s; destroying its QP anyway");
+        log::warn(tag_, c->peer() + ": its work requests did not flush within " + std::to_string(kDrainLimit.count()) +
+                            " s; destroying its QP anyway");
         return true;
       }
       if (force) log::debug(tag_, c->peer() + ": the server stops: destroying its QP before its last flushes arrived");

@@ -23,13 +23,13 @@ namespace vod::server::cm {
 
 // An admitted connect request, handed to its transport.
 struct Accepting {
-  rdma::CmIdHandle& id;                           // taken by the transport once it keeps the connection; the caller's if accept throws
-  const rdma_conn_param& conn;                    // the request's (its responder_resources is the client's initiator depth)
-  std::shared_ptr<CatalogRegistration> catalog;   // the generation it gets (the device's current one)
+  rdma::CmIdHandle& id;                          // taken by the transport once it keeps the connection; the caller's if accept throws
+  const rdma_conn_param& conn;                   // the request's (its responder_resources is the client's initiator depth)
+  std::shared_ptr<CatalogRegistration> catalog;  // the generation it gets (the device's current one)
   Admit admit;
-  std::string peer;                               // "host:port"
-  std::uint8_t depth = 0;                         // the Reads in flight granted
-  auth::Grant grant;                              // counted against its address; goes with the connection
+  std::string peer;        // "host:port"
+  std::uint8_t depth = 0;  // the Reads in flight granted
+  auth::Grant grant;       // counted against its address; goes with the connection
 };
 
 // Thrown by a transport that refuses a connection it could set up only by breaking a promise (its

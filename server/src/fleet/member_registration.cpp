@@ -11,7 +11,7 @@ constexpr auto kMinPutInterval = std::chrono::seconds(1);  // load changes coale
 // The last call, on the way out: a server with nothing to drain exits within 2 s of SIGTERM, and a
 // lease that etcd did not revoke in time expires by itself within its TTL.
 constexpr auto kRevokeTimeout = std::chrono::milliseconds(1000);
-}
+}  // namespace
 
 MemberRegistration::MemberRegistration(cluster::EtcdEndpoint etcd, std::chrono::seconds ttl, cluster::MemberRecord record)
     : etcd_(std::move(etcd)), ttl_(ttl), key_(etcd_.members_key() + record.id()), record_(std::move(record)), thread_([this] { run(); }) {}
@@ -47,7 +47,8 @@ void MemberRegistration::run() {
   const auto third = std::chrono::duration_cast<std::chrono::milliseconds>(ttl_) / 3;
   // Short calls: a keepalive that waits longer than a third of the TTL has failed anyway. Any call
   // ends at once on withdraw(), so that a hung etcd never holds up the server's exit.
-  cluster::EtcdClient etcd(etcd_, std::min<std::chrono::milliseconds>(third, std::chrono::milliseconds(2000)), [this] { return stopping_.load(); });
+  cluster::EtcdClient etcd(etcd_, std::min<std::chrono::milliseconds>(third, std::chrono::milliseconds(2000)),
+                           [this] { return stopping_.load(); });
   std::int64_t lease = 0;
   bool failing = false;
   auto next_keepalive = Clock::now();
@@ -99,7 +100,8 @@ void MemberRegistration::run() {
     } catch (const std::exception& e) {
       if (!lock.owns_lock()) lock.lock();
       if (!failing)
-        log::warn("cluster", std::string("cannot keep this server's record in etcd: ") + e.what() + "; serving on, retrying (clients use their last member list)");
+        log::warn("cluster", std::string("cannot keep this server's record in etcd: ") + e.what() +
+                                 "; serving on, retrying (clients use their last member list)");
       failing = true;
       changed_ = true;  // the record may not have been written
       wake_.wait_for(lock, retry_wait, [&] { return withdraw_; });

@@ -41,7 +41,7 @@ class MemberRegistration {
   bool changed_ = true;
   bool withdraw_ = false;
   std::atomic<bool> stopping_{false};  // withdraw_, read by the etcd client's calls without the mutex
-  std::thread thread_;  // last
+  std::thread thread_;                 // last
 };
 
 }  // namespace vod::server::fleet

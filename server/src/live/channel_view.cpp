@@ -11,8 +11,8 @@ void ChannelView::add(const RecordInfo& r) {
   oldest = r.oldest;
   ended = (r.flags & proto::kLiveEndOfStream) != 0;
   // Records fully overwritten are of no use to anyone: a viewer that was not told of them skips.
-  while (!recent.empty() && (recent.front().end() < oldest || (recent.front().end() == oldest && recent.front().length > 0) ||
-                             recent.size() > kMaxRecent))
+  while (!recent.empty() &&
+         (recent.front().end() < oldest || (recent.front().end() == oldest && recent.front().length > 0) || recent.size() > kMaxRecent))
     recent.pop_front();
 }
 

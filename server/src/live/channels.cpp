@@ -137,7 +137,8 @@ std::vector<proto::CatalogEntry> Channels::catalog_entries(ibv_context* ctx) con
     e.name = c.channel->name();
     e.size = c.channel->ring().size();
     e.movie = ctx ? describe(r->second.ring.get(), e.size) : proto::RegionDescriptor{0, e.size, 0};
-    e.index = ctx ? describe(r->second.header.get(), sizeof(proto::WireLiveHeader)) : proto::RegionDescriptor{0, sizeof(proto::WireLiveHeader), 0};
+    e.index = ctx ? describe(r->second.header.get(), sizeof(proto::WireLiveHeader))
+                  : proto::RegionDescriptor{0, sizeof(proto::WireLiveHeader), 0};
     e.flags = proto::kEntryIsMedia | proto::kEntryLive;
     e.container = "mpegts";
     e.mime_type = "video/mp2t";

@@ -29,13 +29,12 @@
 namespace vod::server::live {
 
 struct LiveOptions {
-  double buffer_seconds = 4;             // ring size, in seconds of the channel's bitrate
-  double assumed_bitrate_bps = 8e6;      // for sources whose bitrate is not known before they run
+  double buffer_seconds = 4;         // ring size, in seconds of the channel's bitrate
+  double assumed_bitrate_bps = 8e6;  // for sources whose bitrate is not known before they run
   std::size_t max_record_bytes = 64 * 1024;
   SourceOptions source;
   std::optional<udp::MulticastOptions> multicast;  // --live-multicast: every record to this group too
 };
-
 
 class Channels {
  public:
@@ -72,9 +71,9 @@ class Channels {
     std::unique_ptr<Channel> channel;
     std::unique_ptr<Source> source;
     ChannelView view;
-    std::map<ibv_context*, Regions> regions;  // per device
+    std::map<ibv_context*, Regions> regions;          // per device
     std::unique_ptr<udp::MulticastSender> multicast;  // used by the source thread, through the channel's tap
-    std::jthread thread;                       // last: stopped and joined first
+    std::jthread thread;                              // last: stopped and joined first
   };
   void attach_multicast(ChannelSlot& slot);
   void on_wake();

@@ -50,7 +50,8 @@ LiveRing::Placed LiveRing::publish(std::span<const std::uint8_t> record, bool ra
   const std::size_t n = record.size();
   const std::size_t size = ring_.length();
   if (n == 0 || n > size / 2)
-    throw std::invalid_argument("a live record of " + std::to_string(n) + " bytes does not fit half the " + std::to_string(size) + "-byte ring");
+    throw std::invalid_argument("a live record of " + std::to_string(n) + " bytes does not fit half the " + std::to_string(size) +
+                                "-byte ring");
   const std::uint64_t at = write_;
   const std::uint64_t end = at + n;
   // 1. Declare the bytes about to be overwritten as gone, before touching them.

@@ -25,8 +25,8 @@ class LiveRing {
   explicit LiveRing(std::size_t ring_bytes);
 
   struct Placed {
-    std::uint64_t offset = 0;  // stream offset of the record's first byte
-    std::uint64_t oldest = 0;  // oldest valid stream offset after the write
+    std::uint64_t offset = 0;                     // stream offset of the record's first byte
+    std::uint64_t oldest = 0;                     // oldest valid stream offset after the write
     std::uint64_t keyframe = proto::kNoKeyframe;  // newest keyframe record after the write
   };
   // Writes one record (at most size()/2 bytes) at the write offset and publishes it.

@@ -19,8 +19,13 @@ proto::RegionDescriptor describe(const ibv_mr* mr, std::uint64_t length) {
 }  // namespace
 
 LiveTransport::LiveTransport(Context context, Channels& channels, Viewer::Depths depths)
-    : ctx_(std::move(context)), reactor_(ctx_.reactor), completions_(ctx_.completions), hub_(ctx_.completions.hub()), channels_(channels),
-      depths_(depths), draining_(reactor_, "live", [this] { hub_.poll(); }) {  // the poll: flushes of the draining QPs
+    : ctx_(std::move(context)),
+      reactor_(ctx_.reactor),
+      completions_(ctx_.completions),
+      hub_(ctx_.completions.hub()),
+      channels_(channels),
+      depths_(depths),
+      draining_(reactor_, "live", [this] { hub_.poll(); }) {  // the poll: flushes of the draining QPs
   if (channels_.empty()) return;
   channels_.on_records([this](std::size_t channel) { pump_channel(channel); });
   completions_.after_poll([this] { on_polled(); });
@@ -58,7 +63,8 @@ void LiveTransport::on_polled() {
       if (!c.accept_data.empty()) {  // binding its windows: accept once bound, refuse if that failed
         const bool accepted = c.viewer->take_bound() && finish_accept(c);
         if (!accepted && (c.viewer->failed() || c.viewer->state() != Viewer::State::binding)) {
-          log::error("live", c.viewer->peer() + ": cannot set up the connection: " + (c.viewer->failed() ? c.viewer->failure() : "the accept failed"));
+          log::error("live", c.viewer->peer() +
+                                 ": cannot set up the connection: " + (c.viewer->failed() ? c.viewer->failure() : "the accept failed"));
           rdma::reject(c.id.get(), proto::encode_reject(proto::RejectCode::internal_error, "the server could not set up the connection"));
           retire(it, "not accepted");
         }
@@ -98,7 +104,9 @@ void LiveTransport::accept(cm::Accepting a) {
     // Windows over exactly the ring, the header and the catalog, bound to this viewer's own QP;
     // the accept goes out when the binds complete (finish_accept).
     Viewer::WindowPlan plan{{{regions.ring.get(), accept.movie}, {regions.header.get(), accept.index}, {catalog->mr.get(), accept.catalog}},
-                            &device.rkeys, depth, kRnrRetry};
+                            &device.rkeys,
+                            depth,
+                            kRnrRetry};
     c.viewer = std::make_unique<Viewer>(id.get(), device.pd.get(), device.limits, hub_, depths_, peer, e.name, &plan);
     const auto& w = c.viewer->window_regions();
     accept.movie = w[0];
@@ -108,8 +116,10 @@ void LiveTransport::accept(cm::Accepting a) {
     c.depth = depth;
   } else if (device.own_pds()) {
     // Its own PD with exactly the ring, the header and the catalog registered, and its QP there.
-    Viewer::OwnPdPlan plan{ctx_.pinned, {{regions.ring->addr, e.size}, {regions.header->addr, sizeof(proto::WireLiveHeader)},
-                                         {catalog->bytes.data(), catalog->bytes.length()}}};
+    Viewer::OwnPdPlan plan{ctx_.pinned,
+                           {{regions.ring->addr, e.size},
+                            {regions.header->addr, sizeof(proto::WireLiveHeader)},
+                            {catalog->bytes.data(), catalog->bytes.length()}}};
     c.viewer = std::make_unique<Viewer>(id.get(), device.pd.get(), device.limits, hub_, depths_, peer, e.name, nullptr, &plan);
     const auto& own = c.viewer->window_regions();
     accept.movie = own[0];
@@ -126,8 +136,8 @@ void LiveTransport::accept(cm::Accepting a) {
   c.grant = std::move(a.grant);
   if (const auto deadline = c.grant.deadline()) c.expiry = reactor_.at(*deadline, [this, raw] { expire(raw); });
   viewers_.emplace(raw, std::move(conn));
-  log::info("server", "accept " + peer + ": " + server::describe(a.admit, catalog->catalog) + ", read depth " + std::to_string(depth) + ", " +
-                          std::to_string(ctx_.clients()) + " connected");
+  log::info("server", "accept " + peer + ": " + server::describe(a.admit, catalog->catalog) + ", read depth " + std::to_string(depth) +
+                          ", " + std::to_string(ctx_.clients()) + " connected");
   ctx_.metrics.count_accept("live");
   // Arm, then poll: the binds, or the viewer's first credit (it may Send as soon as the accept is
   // out), may have completed on a CQ that was never armed, and then no event would ever come. The
@@ -145,7 +155,8 @@ bool LiveTransport::finish_accept(Connection& c) {
   }
   c.accept_data.clear();
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - c.since).count();
-  log::info("live", c.viewer->peer() + ": accepted for '" + c.viewer->channel() + "' after binding 3 memory windows in " + std::to_string(us) + " us");
+  log::info("live", c.viewer->peer() + ": accepted for '" + c.viewer->channel() + "' after binding 3 memory windows in " +
+                        std::to_string(us) + " us");
   return true;
 }
 
@@ -153,7 +164,7 @@ void LiveTransport::cut_off(rdma_cm_id* id) {
   auto it = viewers_.find(id);
   if (it == viewers_.end()) return;
   it->second->viewer->begin_drain("cut off");  // windows invalidated, QP in the error state: reads fail now
-  rdma_disconnect(id);  // its DISCONNECTED event retires it
+  rdma_disconnect(id);                         // its DISCONNECTED event retires it
 }
 
 void LiveTransport::cut_off_if(const std::function<std::optional<std::string>(const auth::Grant&)>& why) {
@@ -174,7 +185,8 @@ void LiveTransport::begin_drain() {
 void LiveTransport::expire(rdma_cm_id* id) {
   auto it = viewers_.find(id);
   if (it == viewers_.end()) return;  // cannot happen: a retired viewer's timer is cancelled
-  log::info("auth", "disconnecting " + it->second->viewer->peer() + ": its token expired (live channel '" + it->second->viewer->channel() + "')");
+  log::info("auth",
+            "disconnecting " + it->second->viewer->peer() + ": its token expired (live channel '" + it->second->viewer->channel() + "')");
   cut_off(id);
 }
 
@@ -182,9 +194,7 @@ void LiveTransport::on_cm_event(Connection& c, rdma::CmEvent& event) {
   auto it = viewers_.find(c.id.get());
   if (it == viewers_.end()) return;  // cannot happen: a retired viewer's route is gone
   switch (event.type()) {
-    case RDMA_CM_EVENT_ESTABLISHED:
-      log::debug("live", c.viewer->peer() + ": established");
-      return;
+    case RDMA_CM_EVENT_ESTABLISHED: log::debug("live", c.viewer->peer() + ": established"); return;
     case RDMA_CM_EVENT_DISCONNECTED:
     case RDMA_CM_EVENT_CONNECT_ERROR:
     case RDMA_CM_EVENT_UNREACHABLE:
@@ -194,8 +204,7 @@ void LiveTransport::on_cm_event(Connection& c, rdma::CmEvent& event) {
       event.release();  // rdma_destroy_id waits for the acknowledgement; the event is gone from here
       return retire(it, why);
     }
-    default:
-      return;
+    default: return;
   }
 }
 

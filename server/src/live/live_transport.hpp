@@ -20,8 +20,8 @@
 
 #include "auth/grant.hpp"
 #include "cm/cm_endpoint.hpp"
-#include "cm/routes.hpp"
 #include "cm/draining.hpp"
+#include "cm/routes.hpp"
 #include "cm/transport.hpp"
 #include "live/channels.hpp"
 #include "live/viewer.hpp"
@@ -41,7 +41,7 @@ class LiveTransport final : public cm::Transport {
     loop::CompletionSource& completions;
     cm::Routes& routes;
     ServerMetrics& metrics;
-    std::function<std::size_t()> clients;  // every transport's connections, for log lines
+    std::function<std::size_t()> clients;     // every transport's connections, for log lines
     windows::PinnedBudget* pinned = nullptr;  // --isolation pd: what viewers' own registrations may pin
   };
   LiveTransport(Context context, Channels& channels, Viewer::Depths depths = {});
@@ -81,7 +81,7 @@ class LiveTransport final : public cm::Transport {
     std::chrono::steady_clock::time_point since;
     std::vector<std::uint8_t> accept_data{};  // with windows, while the viewer is binding
     std::uint8_t depth = 0;
-    auth::Grant grant{};  // released when the viewer is retired (it drains a while longer)
+    auth::Grant grant{};            // released when the viewer is retired (it drains a while longer)
     loop::Reactor::Timer expiry{};  // at the grant's deadline: cut off; cancelled when retired
     // For DrainingConnections: its viewer drains.
     bool drained() const noexcept { return viewer->drained(); }

@@ -23,11 +23,11 @@
 namespace vod::server::live {
 
 struct Record {
-  std::span<const std::uint8_t> bytes;  // whole TS packets, valid during the sink call
-  bool unit_start = false;              // an access unit of the main stream starts at the first byte
-  bool random_access = false;           // ... and it is a keyframe
-  bool discontinuity = false;           // the source restarted or looped before this record
-  std::optional<std::uint64_t> pts_90k; // of the access unit that starts the record, when one does
+  std::span<const std::uint8_t> bytes;   // whole TS packets, valid during the sink call
+  bool unit_start = false;               // an access unit of the main stream starts at the first byte
+  bool random_access = false;            // ... and it is a keyframe
+  bool discontinuity = false;            // the source restarted or looped before this record
+  std::optional<std::uint64_t> pts_90k;  // of the access unit that starts the record, when one does
 };
 
 struct CutterStats {

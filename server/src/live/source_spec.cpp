@@ -36,7 +36,8 @@ SourceSpec parse_source(const std::string& text) {
       rest = rest.substr(at + 1);
     }
     const auto colon = rest.rfind(':');
-    if (colon == std::string::npos) throw std::invalid_argument("live source '" + text + "': udp:// needs HOST:PORT (udp://[GROUP@]HOST:PORT)");
+    if (colon == std::string::npos)
+      throw std::invalid_argument("live source '" + text + "': udp:// needs HOST:PORT (udp://[GROUP@]HOST:PORT)");
     s.host = rest.substr(0, colon);
     if (s.host.size() > 2 && s.host.front() == '[' && s.host.back() == ']') s.host = s.host.substr(1, s.host.size() - 2);
     const std::string port = rest.substr(colon + 1);

@@ -16,7 +16,7 @@ struct SourceSpec {
   std::string group;     // udp: multicast group to join, or empty
   std::string host;      // udp: address to bind (or the group itself)
   std::uint16_t port = 0;
-  std::string text;      // as given, for logs
+  std::string text;  // as given, for logs
 };
 
 // Parses SOURCE of --live NAME=SOURCE; throws std::invalid_argument saying what is wrong.

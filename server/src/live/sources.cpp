@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "vod/log.hpp"
-#include "vod/unique_fd.hpp"
 #include "vod/media/mapped_file.hpp"
 #include "vod/media/probe.hpp"
 #include "vod/media/ts_scanner.hpp"
+#include "vod/unique_fd.hpp"
 
 namespace vod::server::live {
 
@@ -143,7 +143,8 @@ class UdpSource final : public Source {
       for (;;) {
         const ssize_t got = recv(fd, datagram.data(), datagram.size(), MSG_DONTWAIT);
         if (got < 0) break;
-        if (!channel.streaming()) channel.begin_stream(std::exchange(resumed, true) ? "input resumed on " + spec_.text : "input on " + spec_.text);
+        if (!channel.streaming())
+          channel.begin_stream(std::exchange(resumed, true) ? "input resumed on " + spec_.text : "input on " + spec_.text);
         last_input = Clock::now();
         channel.feed(ts_payload(std::span<const std::uint8_t>(datagram.data(), static_cast<std::size_t>(got))));
       }
@@ -184,8 +185,8 @@ class UdpSource final : public Source {
     const int one = 1, rcvbuf = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    const bool host_is_group = info->ai_family == AF_INET &&
-                               IN_MULTICAST(ntohl(reinterpret_cast<const sockaddr_in*>(info->ai_addr)->sin_addr.s_addr));
+    const bool host_is_group =
+        info->ai_family == AF_INET && IN_MULTICAST(ntohl(reinterpret_cast<const sockaddr_in*>(info->ai_addr)->sin_addr.s_addr));
     if (bind(fd, info->ai_addr, info->ai_addrlen) != 0) {
       log::error("live", channel + ": cannot bind " + spec_.text + ": " + errno_text());
       return {};
@@ -244,7 +245,8 @@ class StdinSource final : public Source {
 
 class GstSource final : public Source {
  public:
-  explicit GstSource(std::string pipeline) : description_(std::move(pipeline) + " ! appsink name=vod_live_sink sync=false max-buffers=256") {}
+  explicit GstSource(std::string pipeline)
+      : description_(std::move(pipeline) + " ! appsink name=vod_live_sink sync=false max-buffers=256") {}
 
   void run(std::stop_token stop, Channel& channel) override {
     auto backoff = std::chrono::seconds(1);

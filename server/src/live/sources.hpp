@@ -24,7 +24,7 @@
 namespace vod::server::live {
 
 struct SourceOptions {
-  double silence_seconds = 2.0;  // udp: no datagram for this long ends the stream (it resumes with the next)
+  double silence_seconds = 2.0;      // udp: no datagram for this long ends the stream (it resumes with the next)
   double assumed_bitrate_bps = 8e6;  // file: pacing rate when the file carries no PCR and no bitrate can be probed
 };
 

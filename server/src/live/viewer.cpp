@@ -27,8 +27,8 @@ const char* to_string(Viewer::State s) noexcept {
   return "?";
 }
 
-Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths,
-               std::string peer, std::string channel, const WindowPlan* windows, const OwnPdPlan* own)
+Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths, std::string peer,
+               std::string channel, const WindowPlan* windows, const OwnPdPlan* own)
     : id_(id), hub_(hub), depths_(depths), peer_(std::move(peer)), channel_(std::move(channel)) {
   if (own) {
     own_pd_.emplace(id->verbs, *own->budget, own->spans);
@@ -74,7 +74,8 @@ Viewer::Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdm
       window_verbs_.emplace(id, pd, own_qp_.get());
       binding_.emplace(*window_verbs_, *windows->rkeys);
       // The QP to RTS and the binds posted; on failure the binding has freed what it made.
-      window_regions_ = binding_->start(windows->spans, windows->responder_resources, windows->rnr_retry, rdma::WorkId{owner_, rdma::work_kind(Work::bind), 0}.pack());
+      window_regions_ = binding_->start(windows->spans, windows->responder_resources, windows->rnr_retry,
+                                        rdma::WorkId{owner_, rdma::work_kind(Work::bind), 0}.pack());
       state_ = State::binding;
     }
     for (std::uint32_t slot = 0; slot < depths_.recv; ++slot) post_recv(slot);
@@ -94,7 +95,8 @@ void Viewer::post_recv(std::uint32_t slot) {
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  if (int err = ibv_post_recv(qp(), &wr, &bad)) rdma::throw_error("ibv_post_recv", err, rdma::device_name(id_->verbs), "posting a receive for live credits");
+  if (int err = ibv_post_recv(qp(), &wr, &bad))
+    rdma::throw_error("ibv_post_recv", err, rdma::device_name(id_->verbs), "posting a receive for live credits");
   ++recvs_posted_;
 }
 

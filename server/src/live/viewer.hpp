@@ -41,14 +41,14 @@
 #include "live/channel.hpp"
 #include "live/channel_view.hpp"
 #include "live/notify_planner.hpp"
-#include "windows/connection_pd.hpp"
-#include "windows/rdma_window_verbs.hpp"
-#include "windows/window_binding.hpp"
 #include "vod/protocol/live_messages.hpp"
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/cq_share.hpp"
 #include "vod/rdma/device.hpp"
 #include "vod/rdma/handles.hpp"
+#include "windows/connection_pd.hpp"
+#include "windows/rdma_window_verbs.hpp"
+#include "windows/window_binding.hpp"
 
 namespace vod::server::live {
 
@@ -78,8 +78,8 @@ class Viewer {
   };
 
   struct Depths {
-    std::uint32_t send = 64;   // notifications in flight at most (capped by max_qp_wr)
-    std::uint32_t recv = 8;    // credit messages the server has receives posted for
+    std::uint32_t send = 64;  // notifications in flight at most (capped by max_qp_wr)
+    std::uint32_t recv = 8;   // credit messages the server has receives posted for
     std::uint32_t signal_every = 16;
   };
 
@@ -88,8 +88,8 @@ class Viewer {
   // and the windows' binds are posted (state binding). Throws RdmaError.
   // With `own`, `pd` is unused: the viewer's own PD holds everything of it. Throws
   // cm::SetupRefused when that PD's registrations cannot be had (windows/connection_pd.hpp).
-  Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths,
-         std::string peer, std::string channel, const WindowPlan* windows = nullptr, const OwnPdPlan* own = nullptr);
+  Viewer(rdma_cm_id* id, ibv_pd* pd, const rdma::DeviceLimits& limits, rdma::CompletionHub& hub, Depths depths, std::string peer,
+         std::string channel, const WindowPlan* windows = nullptr, const OwnPdPlan* own = nullptr);
   Viewer(const Viewer&) = delete;
   Viewer& operator=(const Viewer&) = delete;
   ~Viewer();
@@ -154,7 +154,7 @@ class Viewer {
 
   State state_ = State::awaiting_credit;
   std::uint32_t credits_ = 0;
-  NotifyCursor cursor_;              // its phase follows state_ (joining or streaming)
+  NotifyCursor cursor_;  // its phase follows state_ (joining or streaming)
   std::uint64_t sends_posted_ = 0, sends_done_ = 0, last_signaled_ = 0;
   std::uint64_t recvs_posted_ = 0;
   std::uint64_t acked_seq_ = 0;

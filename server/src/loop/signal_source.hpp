@@ -27,7 +27,7 @@ class SignalSource {
   void on_readable();
 
   std::function<void(int)> on_signal_;
-  UniqueFd fd_;                   // the signalfd
+  UniqueFd fd_;                    // the signalfd
   Reactor::Registration in_loop_;  // after the fd: removed from the loop before it is closed
 };
 

@@ -2,6 +2,7 @@
 #include "metrics/metrics_endpoint.hpp"
 
 #include <utility>  // first: Boost.Asio 1.74's awaitable.hpp uses std::exchange without including it
+
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
 #include <chrono>
@@ -46,8 +47,7 @@ class Scrape : public std::enable_shared_from_this<Scrape> {
  private:
   void on_read(beast::error_code ec) {
     if (ec) {
-      if (ec != http::error::end_of_stream && ec != beast::error::timeout)
-        log::debug("metrics", "request dropped: " + ec.message());
+      if (ec != http::error::end_of_stream && ec != beast::error::timeout) log::debug("metrics", "request dropped: " + ec.message());
       return close();
     }
     const auto& request = parser_->get();

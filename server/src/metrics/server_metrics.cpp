@@ -34,14 +34,16 @@ void render_cache(metrics::Exposition& m, const ServerMetrics::CacheFigures& c) 
   m.sample("vod_server_cache_slots", c.slots);
   m.family("vod_server_cache_slots_in_use", "gauge", "slots holding a segment or being filled from disk");
   m.sample("vod_server_cache_slots_in_use", c.slots_in_use);
-  m.family("vod_server_cache_requests_total", "counter", "segment requests clients sent (one-sided hits send none and are not counted here)");
+  m.family("vod_server_cache_requests_total", "counter",
+           "segment requests clients sent (one-sided hits send none and are not counted here)");
   m.sample("vod_server_cache_requests_total", static_cast<double>(c.requests));
   m.family("vod_server_cache_bad_messages_total", "counter", "messages on VoD connections that were not segment requests (dropped)");
   m.sample("vod_server_cache_bad_messages_total", static_cast<double>(c.bad_messages));
   m.family("vod_server_cache_credit_violations_total", "counter",
            "connections cut off for a segment request beyond their credits (more unanswered than the table allows)");
   m.sample("vod_server_cache_credit_violations_total", static_cast<double>(c.credit_violations));
-  m.family("vod_server_cache_coalesced_requests_total", "counter", "segment requests a connection repeated while its first was unanswered (one cache waiter for all)");
+  m.family("vod_server_cache_coalesced_requests_total", "counter",
+           "segment requests a connection repeated while its first was unanswered (one cache waiter for all)");
   m.sample("vod_server_cache_coalesced_requests_total", static_cast<double>(c.coalesced));
   m.family("vod_server_cache_hits_total", "counter", "segments asked for (demand or read-ahead) that were resident");
   m.sample("vod_server_cache_hits_total", static_cast<double>(s.hits));
@@ -73,8 +75,7 @@ void render_cache(metrics::Exposition& m, const ServerMetrics::CacheFigures& c) 
 
 }  // namespace
 
-ServerMetrics::ServerMetrics(std::string sysfs_root)
-    : sysfs_root_(std::move(sysfs_root)), start_time_(metrics::unix_time_now()) {}
+ServerMetrics::ServerMetrics(std::string sysfs_root) : sysfs_root_(std::move(sysfs_root)), start_time_(metrics::unix_time_now()) {}
 
 void ServerMetrics::set_devices(std::vector<DevicePortMetrics> devices) {
   std::lock_guard lock(mutex_);
@@ -140,7 +141,8 @@ std::string ServerMetrics::render() const {
   if (cache_) render_cache(m, *cache_);
 
   m.family("vod_server_connections", "gauge", "open RDMA connections by kind (movie, catalog, live) and movie or channel");
-  for (const auto& [key, n] : connections_) m.sample("vod_server_connections", {{"kind", key.first}, {"movie", key.second}}, static_cast<double>(n));
+  for (const auto& [key, n] : connections_)
+    m.sample("vod_server_connections", {{"kind", key.first}, {"movie", key.second}}, static_cast<double>(n));
   m.family("vod_server_connects_total", "counter", "RDMA connections accepted, by kind");
   for (const auto& [kind, n] : accepts_) m.sample("vod_server_connects_total", {{"kind", kind}}, static_cast<double>(n));
   m.family("vod_server_rejects_total", "counter", "RDMA connect requests refused, by reject code (docs/protocol.md)");
@@ -154,12 +156,15 @@ std::string ServerMetrics::render() const {
   for (const auto& d : devices_) {
     const fs::path port = fs::path(sysfs_root_) / d.device / "ports" / std::to_string(d.port);
     for (const auto& [name, value] : read_counters(port / "counters")) {
-      if (!port_family) m.family("vod_rdma_port_stat", "untyped", "the RDMA port's counters from sysfs (ports/N/counters), by name; data counters count 4-byte words");
+      if (!port_family)
+        m.family("vod_rdma_port_stat", "untyped",
+                 "the RDMA port's counters from sysfs (ports/N/counters), by name; data counters count 4-byte words");
       port_family = true;
       m.sample("vod_rdma_port_stat", {{"device", d.device}, {"port", std::to_string(d.port)}, {"counter", name}}, value);
     }
     for (const auto& [name, value] : read_counters(port / "hw_counters")) {
-      if (!hw_family) m.family("vod_rdma_hw_stat", "untyped", "the RDMA device's hardware counters from sysfs (ports/N/hw_counters), by name");
+      if (!hw_family)
+        m.family("vod_rdma_hw_stat", "untyped", "the RDMA device's hardware counters from sysfs (ports/N/hw_counters), by name");
       hw_family = true;
       m.sample("vod_rdma_hw_stat", {{"device", d.device}, {"port", std::to_string(d.port)}, {"counter", name}}, value);
     }

@@ -32,10 +32,12 @@ SegmentChannel::SegmentChannel(cache::SegmentCache& cache, std::shared_ptr<Catal
       reactor_(reactor),
       fatal_(std::move(fatal)),
       self_(std::make_shared<SegmentChannel*>(this)) {
-  mr_ = rdma::register_memory(pd, buffers_.data(), buffers_.mapped_length(), IBV_ACCESS_LOCAL_WRITE, "segment message buffers for " + peer_);
+  mr_ =
+      rdma::register_memory(pd, buffers_.data(), buffers_.mapped_length(), IBV_ACCESS_LOCAL_WRITE, "segment message buffers for " + peer_);
   if (access_) {
     const auto layout = cache_.layout();
-    windows_.emplace(access_->watchers, pd, catalog_->device->rkeys, access_->max_windows, windows::window_keep(layout.grace_ms, layout.read_deadline_ms),
+    windows_.emplace(access_->watchers, pd, catalog_->device->rkeys, access_->max_windows,
+                     windows::window_keep(layout.grace_ms, layout.read_deadline_ms),
                      access_->own_pd ? windows::SlotWindows::Kind::region : windows::SlotWindows::Kind::window, access_->budget);
   }
   for (std::uint32_t i = 0; i < send_depth(credits_) - 1; ++i) free_sends_.push_back(send_depth(credits_) - 2 - i);
@@ -63,9 +65,9 @@ void SegmentChannel::give_up(std::string why) {
   });
 }
 
-
 void SegmentChannel::post_recv(std::uint32_t slot) {
-  if (int err = rdma::post_recv(qp_, rdma::WorkId{owner_, rdma::work_kind(VodWork::recv), slot}.pack(), buffers_.data() + slot * kSlot, static_cast<std::uint32_t>(kSlot), mr_->lkey))
+  if (int err = rdma::post_recv(qp_, rdma::WorkId{owner_, rdma::work_kind(VodWork::recv), slot}.pack(), buffers_.data() + slot * kSlot,
+                                static_cast<std::uint32_t>(kSlot), mr_->lkey))
     rdma::throw_error("ibv_post_recv", err, peer_, "posting a receive for segment requests");
   ++outstanding_;
 }
@@ -78,7 +80,8 @@ std::string SegmentChannel::on_completion(const ibv_wc& wc, VodWork kind, std::u
     const bool ok = wc.status == IBV_WC_SUCCESS;
     if (windows_) windows_->bind_done(index, ok, std::chrono::steady_clock::now());
     if (wc.status == IBV_WC_WR_FLUSH_ERR) return {};
-    if (!ok) return std::string("binding a memory window over cache slot ") + std::to_string(index) + " failed: " + ibv_wc_status_str(wc.status);
+    if (!ok)
+      return std::string("binding a memory window over cache slot ") + std::to_string(index) + " failed: " + ibv_wc_status_str(wc.status);
     post_sends();
     return {};
   }
@@ -131,8 +134,9 @@ void SegmentChannel::handle(const proto::SegmentRequest& r) {
   if (access_ && r.movie_index != access_->movie_index) {
     // Its windows are for the movie its token was checked for: another movie's segments share
     // the arena, and this connection reads none of them.
-    if (stats_.refused++ < 16) log::warn("auth", peer_ + ": refused segment " + std::to_string(r.segment) + " of catalog entry " +
-                                                     std::to_string(r.movie_index) + ": its grant is for another movie");
+    if (stats_.refused++ < 16)
+      log::warn("auth", peer_ + ": refused segment " + std::to_string(r.segment) + " of catalog entry " + std::to_string(r.movie_index) +
+                            ": its grant is for another movie");
     n.status = proto::SegmentStatus::refused;
     return answer({n, nullptr});
   }
@@ -168,11 +172,14 @@ void SegmentChannel::ask_cache(std::shared_ptr<cache::CachedFile> file, proto::S
   // This connection asks: its grace protects its fair share of the slots (bit 62 keeps connections
   // apart from UDP addresses and from the server itself).
   const cache::Requester who = (1ull << 62) | owner_;
-  cache_.request(file, n.segment, ahead, [weak, n, file](proto::SegmentStatus status, const proto::SegmentEntry& entry) mutable {
-    auto self = weak.lock();
-    if (!self || !*self) return;  // the connection went meanwhile
-    (*self)->resolved(n, status, entry, std::move(file));
-  }, who);
+  cache_.request(
+      file, n.segment, ahead,
+      [weak, n, file](proto::SegmentStatus status, const proto::SegmentEntry& entry) mutable {
+        auto self = weak.lock();
+        if (!self || !*self) return;  // the connection went meanwhile
+        (*self)->resolved(n, status, entry, std::move(file));
+      },
+      who);
 }
 
 void SegmentChannel::answer(Answer a) {
@@ -207,7 +214,8 @@ SegmentChannel::Front SegmentChannel::ready_front() {
   try {
     bind = windows_->make(slot, at, a.file->segment_length(a.notify.segment), now);
   } catch (const windows::BudgetExhausted& e) {
-    if (stats_.busy++ < 16 || stats_.busy % 1024 == 0) log::warn("auth", peer_ + ": segment " + std::to_string(a.notify.segment) + ": " + e.what() + "; answered busy");
+    if (stats_.busy++ < 16 || stats_.busy % 1024 == 0)
+      log::warn("auth", peer_ + ": segment " + std::to_string(a.notify.segment) + ": " + e.what() + "; answered busy");
     a.notify.status = proto::SegmentStatus::busy;
     a.notify.entry = 0;
     a.notify.rkey = 0;
@@ -264,7 +272,9 @@ void SegmentChannel::post_sends() {
     std::uint8_t* at = buffers_.data() + (recv_depth(credits_) + slot) * kSlot;
     std::memcpy(at, bytes.data(), bytes.size());
     const bool refuse = fail_posts_every_ && ++posts_ % fail_posts_every_ == 0;  // the test hook
-    if (int err = refuse ? ENOMEM : rdma::post_send(qp_, rdma::WorkId{owner_, rdma::work_kind(VodWork::send), slot}.pack(), at, static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
+    if (int err = refuse ? ENOMEM
+                         : rdma::post_send(qp_, rdma::WorkId{owner_, rdma::work_kind(VodWork::send), slot}.pack(), at,
+                                           static_cast<std::uint32_t>(bytes.size()), mr_->lkey)) {
       give_up(std::string("ibv_post_send of a segment notification failed: ") + std::strerror(err));
       return;
     }

@@ -55,9 +55,9 @@ struct ChannelStats {
 // With memory windows: what the connection may read of the arena, and where its windows are kept.
 struct SlotAccess {
   windows::SlotWatchers& watchers;
-  std::uint32_t movie_index = 0;     // the one catalog entry its grant covers (kNoMovie: none)
+  std::uint32_t movie_index = 0;  // the one catalog entry its grant covers (kNoMovie: none)
   std::size_t max_windows = 256;
-  bool own_pd = false;               // --isolation pd: slots are registered on the connection's own PD (the channel's `pd`), not bound
+  bool own_pd = false;  // --isolation pd: slots are registered on the connection's own PD (the channel's `pd`), not bound
   windows::PinnedBudget* budget = nullptr;  // own_pd: what those registrations count against (--isolation-memory)
 };
 
@@ -128,8 +128,11 @@ class SegmentChannel {
   void ask_cache(std::shared_ptr<cache::CachedFile> file, proto::SegmentNotify n, std::uint16_t ahead);
   // The cache's verdict on `n`'s segment: answers it, and every request for that segment that
   // was coalesced into it.
-  void resolved(const proto::SegmentNotify& n, proto::SegmentStatus status, const proto::SegmentEntry& entry, std::shared_ptr<cache::CachedFile> file);
-  static std::uint64_t segment_key(std::uint32_t movie_index, std::uint32_t segment) noexcept { return std::uint64_t{movie_index} << 32 | segment; }
+  void resolved(const proto::SegmentNotify& n, proto::SegmentStatus status, const proto::SegmentEntry& entry,
+                std::shared_ptr<cache::CachedFile> file);
+  static std::uint64_t segment_key(std::uint32_t movie_index, std::uint32_t segment) noexcept {
+    return std::uint64_t{movie_index} << 32 | segment;
+  }
   void answer(Answer a);
   // Sends the queued answers in order while send buffers are free; with windows, binds a window
   // for the front one first when it has none.
@@ -156,21 +159,21 @@ class SegmentChannel {
   HostBuffer buffers_;  // receives, then sends, kSegmentMessageMax bytes each
   rdma::MemoryRegion mr_;
   std::vector<std::uint32_t> free_sends_;
-  std::deque<Answer> queued_;                // answers waiting for a free send buffer (or their window)
-  std::uint32_t unanswered_ = 0;             // requests received and not yet answered (posted): at most credits_
+  std::deque<Answer> queued_;     // answers waiting for a free send buffer (or their window)
+  std::uint32_t unanswered_ = 0;  // requests received and not yet answered (posted): at most credits_
   // Segments this connection waits for (one cache waiter each), with the ids of the requests
   // repeated meanwhile.
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> asked_;
   std::optional<SlotAccess> access_;
   std::optional<windows::SlotWindows> windows_;  // with access_
-  bool binding_ = false;                     // the front answer's window bind is posted
+  bool binding_ = false;                         // the front answer's window bind is posted
   loop::Reactor& reactor_;
   std::function<void(const std::string&)> fatal_;
-  loop::Reactor::Timer lease_wait_;          // max_windows held: until the first lease ends
-  loop::Reactor::Timer give_up_;             // fatal_, called from the reactor
-  std::shared_ptr<SegmentChannel*> self_;    // answers hold it weakly: null once closed
+  loop::Reactor::Timer lease_wait_;        // max_windows held: until the first lease ends
+  loop::Reactor::Timer give_up_;           // fatal_, called from the reactor
+  std::shared_ptr<SegmentChannel*> self_;  // answers hold it weakly: null once closed
   bool closed_ = false;
-  std::uint32_t outstanding_ = 0;            // posted work requests not completed yet
+  std::uint32_t outstanding_ = 0;  // posted work requests not completed yet
 };
 
 }  // namespace vod::server::ondemand

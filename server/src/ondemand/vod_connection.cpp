@@ -5,9 +5,9 @@
 #include <exception>
 
 #include "ondemand/vod_transport.hpp"
-#include "windows/window_binding.hpp"
 #include "vod/log.hpp"
 #include "vod/rdma/connection.hpp"
+#include "windows/window_binding.hpp"
 
 namespace vod::server::ondemand {
 
@@ -30,14 +30,15 @@ VodConnection::VodConnection(VodTransport& transport, std::shared_ptr<CatalogReg
 
 void VodConnection::handle(Event e, const std::string& why) {
   const Step step = next(state_, e);
-  log::debug("server", peer_ + ": " + to_string(state_) + " + " + to_string(e) + " -> " + to_string(step.next) + " (" + to_string(step.action) + ")");
+  log::debug("server",
+             peer_ + ": " + to_string(state_) + " + " + to_string(e) + " -> " + to_string(step.next) + " (" + to_string(step.action) + ")");
   state_ = step.next;
   switch (step.action) {
     case Action::none: return;
     case Action::send_accept: return send_accept();
     case Action::reject: return transport_.fail(*this, why);  // `this` may be gone
     case Action::disconnect: return disconnect();
-    case Action::destroy: return transport_.destroy(*this);   // `this` is gone
+    case Action::destroy: return transport_.destroy(*this);  // `this` is gone
   }
 }
 
@@ -88,7 +89,7 @@ void VodConnection::on_completion(const ibv_wc& wc, rdma::WorkId wid) {
     return;
   }
   const auto after = windows_->on_completion(wc.status);  // counted in any state: a drain waits for it
-  if (state_ != State::binding) return;                  // a late one: it failed or went meanwhile
+  if (state_ != State::binding) return;                   // a late one: it failed or went meanwhile
   switch (after) {
     case windows::WindowBinding::State::bound: return handle(Event::bound);
     case windows::WindowBinding::State::failed: return handle(Event::bind_failed, windows_->failure());
@@ -98,9 +99,7 @@ void VodConnection::on_completion(const ibv_wc& wc, rdma::WorkId wid) {
 
 void VodConnection::on_cm_event(rdma::CmEvent& event) {
   switch (event.type()) {
-    case RDMA_CM_EVENT_ESTABLISHED:
-      log::debug("server", "established " + peer_);
-      return handle(Event::established);
+    case RDMA_CM_EVENT_ESTABLISHED: log::debug("server", "established " + peer_); return handle(Event::established);
     case RDMA_CM_EVENT_DISCONNECTED:
     case RDMA_CM_EVENT_CONNECT_ERROR:
     case RDMA_CM_EVENT_UNREACHABLE:
@@ -110,8 +109,7 @@ void VodConnection::on_cm_event(rdma::CmEvent& event) {
                               std::to_string(transport_.ctx_.clients() - 1) + " connected");
       event.release();  // rdma_destroy_id waits for the acknowledgement: the connection and its id go next
       return handle(Event::peer_gone);
-    default:
-      log::debug("server", std::string("event ") + event.type_name() + " for " + peer_);
+    default: log::debug("server", std::string("event ") + event.type_name() + " for " + peer_);
   }
 }
 

@@ -20,9 +20,9 @@
 
 #include "admission.hpp"
 #include "auth/grant.hpp"
-#include "cm/routes.hpp"
 #include "cm/cm_endpoint.hpp"
 #include "cm/draining.hpp"
+#include "cm/routes.hpp"
 #include "cm/transport.hpp"
 #include "loop/reactor.hpp"
 #include "ondemand/counted.hpp"
@@ -51,11 +51,11 @@ class VodConnection final : public cm::CmEndpoint {
     rdma::CompletionHub& hub;
     cm::Routes& routes;
     loop::Reactor& reactor;
-    cache::SegmentCache* cache;                // with --cache-size: a SegmentChannel
-    windows::SlotWatchers* slot_watchers;      // with a cache: who holds windows over which slot
-    windows::PinnedBudget* pinned;             // --isolation pd
+    cache::SegmentCache* cache;            // with --cache-size: a SegmentChannel
+    windows::SlotWatchers* slot_watchers;  // with a cache: who holds windows over which slot
+    windows::PinnedBudget* pinned;         // --isolation pd
     ChannelStats& channel_stats;
-    std::size_t& binding;                      // connections binding windows now (Counted)
+    std::size_t& binding;  // connections binding windows now (Counted)
     std::size_t max_slot_windows;
   };
   // Builds everything it holds for `a` (vod_connection_setup.cpp): a QP on the hub's CQ, its own
@@ -108,17 +108,17 @@ class VodConnection final : public cm::CmEndpoint {
   std::shared_ptr<CatalogRegistration> catalog_;
   rdma::CmIdHandle id_;
   cm::Routes::Route route_;
-  std::optional<windows::ConnectionPd> own_pd_;     // --isolation pd: its PD and its own registrations, after its QP
-  rdma::CqShare cq_;                                 // with windows: room for its binds
-  rdma::QueuePair qp_;                               // without windows: rdma_cm's
-  rdma::VerbsQueuePair own_qp_;                      // with windows: its own
-  std::optional<windows::RdmaWindowVerbs> verbs_;    // own_qp_'s
+  std::optional<windows::ConnectionPd> own_pd_;    // --isolation pd: its PD and its own registrations, after its QP
+  rdma::CqShare cq_;                               // with windows: room for its binds
+  rdma::QueuePair qp_;                             // without windows: rdma_cm's
+  rdma::VerbsQueuePair own_qp_;                    // with windows: its own
+  std::optional<windows::RdmaWindowVerbs> verbs_;  // own_qp_'s
   std::optional<windows::WindowBinding> windows_;
-  rdma::HubOwner hub_owner_;                         // with windows or a segment cache: where its completions go
-  std::optional<SegmentChannel> channel_;            // with a segment cache: its requests and notifications
-  Counted binding_;                                  // while binding: one of VodTransport::kMaxBinding
-  auth::Grant grant_;                                // its address's count, its token: given back however it ends
-  loop::Reactor::Timer expiry_;                      // at the grant's deadline: cut off
+  rdma::HubOwner hub_owner_;               // with windows or a segment cache: where its completions go
+  std::optional<SegmentChannel> channel_;  // with a segment cache: its requests and notifications
+  Counted binding_;                        // while binding: one of VodTransport::kMaxBinding
+  auth::Grant grant_;                      // its address's count, its token: given back however it ends
+  loop::Reactor::Timer expiry_;            // at the grant's deadline: cut off
 
   State state_ = State::accepting;
   std::string peer_, what_, kind_, movie_;

@@ -73,9 +73,11 @@ void VodConnection::set_up_shared_qp(const cm::Accepting& a, const Setup& s, pro
     qp_ = rdma::QueuePair(id, pd, attr);
     hub_owner_ = rdma::HubOwner(s.hub, [this](const ibv_wc& wc, rdma::WorkId wid) { on_completion(wc, wid); });
     std::optional<SlotAccess> access;
-    if (device.own_pds()) access.emplace(SlotAccess{*s.slot_watchers, m ? a.admit.entry : proto::kNoMovie, s.max_slot_windows, true, s.pinned});
-    channel_.emplace(*s.cache, a.catalog, pd, qp_.get(), hub_owner_.id(), a.peer, s.channel_stats, s.reactor,
-                     [this](const std::string& why) { cut_off(why); }, std::move(access));
+    if (device.own_pds())
+      access.emplace(SlotAccess{*s.slot_watchers, m ? a.admit.entry : proto::kNoMovie, s.max_slot_windows, true, s.pinned});
+    channel_.emplace(
+        *s.cache, a.catalog, pd, qp_.get(), hub_owner_.id(), a.peer, s.channel_stats, s.reactor,
+        [this](const std::string& why) { cut_off(why); }, std::move(access));
   } else {
     // The hub's CQ, with nothing reserved on it: the server posts nothing on this QP (Reads are
     // answered by the responder), so nothing of it ever completes.
@@ -121,8 +123,9 @@ void VodConnection::set_up_windows(const cm::Accepting& a, const Setup& s, proto
   }
   if (s.cache) {  // receives posted now that the QP is up, before the accept
     const std::uint32_t movie = m ? a.admit.entry : proto::kNoMovie;
-    channel_.emplace(*s.cache, a.catalog, device.pd.get(), own_qp_.get(), hub_owner_.id(), a.peer, s.channel_stats, s.reactor,
-                     [this](const std::string& why) { cut_off(why); }, SlotAccess{*s.slot_watchers, movie, s.max_slot_windows});
+    channel_.emplace(
+        *s.cache, a.catalog, device.pd.get(), own_qp_.get(), hub_owner_.id(), a.peer, s.channel_stats, s.reactor,
+        [this](const std::string& why) { cut_off(why); }, SlotAccess{*s.slot_watchers, movie, s.max_slot_windows});
   }
   state_ = State::binding;
   binding_ = Counted(s.binding);

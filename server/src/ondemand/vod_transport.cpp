@@ -21,7 +21,8 @@ VodTransport::~VodTransport() {
 }
 
 VodConnection::Setup VodTransport::setup() noexcept {
-  return {ctx_.completions.hub(), ctx_.routes, ctx_.reactor, ctx_.cache, ctx_.slot_watchers, ctx_.pinned, channel_stats_, binding_, kMaxSlotWindows};
+  return {ctx_.completions.hub(), ctx_.routes, ctx_.reactor,   ctx_.cache, ctx_.slot_watchers, ctx_.pinned,
+          channel_stats_,         binding_,    kMaxSlotWindows};
 }
 
 void VodTransport::accept(cm::Accepting a) {
@@ -32,8 +33,8 @@ void VodTransport::accept(cm::Accepting a) {
   VodConnection& kept = *c;
   connections_.emplace(c.get(), std::move(c));
   if (kept.state() != State::accepting) return;  // binding: accepted() once the windows are bound
-  log::info("server", "accept " + kept.peer() + ": " + kept.what() + ", generation " + std::to_string(a.catalog->catalog.generation) + ", read depth " +
-                          std::to_string(kept.depth()) + " (asked " + std::to_string(a.conn.responder_resources) + "), " +
+  log::info("server", "accept " + kept.peer() + ": " + kept.what() + ", generation " + std::to_string(a.catalog->catalog.generation) +
+                          ", read depth " + std::to_string(kept.depth()) + " (asked " + std::to_string(a.conn.responder_resources) + "), " +
                           std::to_string(ctx_.clients()) + " connected");
   ctx_.metrics.count_accept(kept.kind());
 }

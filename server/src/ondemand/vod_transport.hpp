@@ -36,9 +36,9 @@ class VodTransport final : public cm::Transport {
     loop::CompletionSource& completions;
     cm::Routes& routes;
     ServerMetrics& metrics;
-    std::function<std::size_t()> clients;  // every transport's connections, for log lines
-    std::function<void()> changed;         // the counts changed outside a CM event (an accept after a bind)
-    cache::SegmentCache* cache = nullptr;  // with --cache-size: every connection gets a SegmentChannel
+    std::function<std::size_t()> clients;            // every transport's connections, for log lines
+    std::function<void()> changed;                   // the counts changed outside a CM event (an accept after a bind)
+    cache::SegmentCache* cache = nullptr;            // with --cache-size: every connection gets a SegmentChannel
     windows::SlotWatchers* slot_watchers = nullptr;  // with a cache: who holds windows over which slot
     windows::PinnedBudget* pinned = nullptr;         // --isolation pd: what connections' own registrations may pin
   };
@@ -72,9 +72,9 @@ class VodTransport final : public cm::Transport {
 
   Context ctx_;
   std::unordered_map<const VodConnection*, std::unique_ptr<VodConnection>> connections_;
-  std::size_t binding_ = 0;                             // of them, binding windows
-  cm::DrainingConnections<VodConnection> failed_;      // rejected or gone; destroyed once their QPs have flushed
-  ChannelStats channel_stats_;                          // every connection's segment requests
+  std::size_t binding_ = 0;                        // of them, binding windows
+  cm::DrainingConnections<VodConnection> failed_;  // rejected or gone; destroyed once their QPs have flushed
+  ChannelStats channel_stats_;                     // every connection's segment requests
 };
 
 }  // namespace vod::server::ondemand

@@ -75,7 +75,8 @@ inline std::uint64_t siphash24(const HashKey& key, const std::uint8_t* in, std::
 // come from too); throws std::runtime_error when it has none.
 inline HashKey random_hash_key() {
   HashKey k{};
-  if (RAND_bytes(k.data(), static_cast<int>(k.size())) != 1) throw std::runtime_error("RAND_bytes for the UDP address hash key failed (OpenSSL)");
+  if (RAND_bytes(k.data(), static_cast<int>(k.size())) != 1)
+    throw std::runtime_error("RAND_bytes for the UDP address hash key failed (OpenSSL)");
   return k;
 }
 
@@ -108,8 +109,8 @@ inline AddressKey address_key(const sockaddr_storage& a) noexcept {
 // "192.0.2.7" or "2001:db8:1:2::/64", for logs.
 inline std::string to_string(const AddressKey& k) {
   if (k.family == AF_INET)
-    return std::to_string(k.prefix >> 24 & 255) + "." + std::to_string(k.prefix >> 16 & 255) + "." + std::to_string(k.prefix >> 8 & 255) + "." +
-           std::to_string(k.prefix & 255);
+    return std::to_string(k.prefix >> 24 & 255) + "." + std::to_string(k.prefix >> 16 & 255) + "." + std::to_string(k.prefix >> 8 & 255) +
+           "." + std::to_string(k.prefix & 255);
   if (k.family == AF_INET6) {
     static constexpr char kHex[] = "0123456789abcdef";
     std::string s;
@@ -151,7 +152,10 @@ class PreCookieTable {
 
   // `slots`: rounded up to a power of two, at least 1.
   PreCookieTable(std::size_t slots, const HashKey& key, const Limits& limits, Clock::time_point now)
-      : hasher_{key}, limits_(limits), epoch_(now), slots_(std::bit_ceil(std::max<std::size_t>(slots, 1)), Slot{limits.hello_burst, limits.error_burst, 0}) {}
+      : hasher_{key},
+        limits_(limits),
+        epoch_(now),
+        slots_(std::bit_ceil(std::max<std::size_t>(slots, 1)), Slot{limits.hello_burst, limits.error_burst, 0}) {}
 
   // Takes one cookie (one error) from the address's slot; false when its budget is spent.
   bool take_hello(const AddressKey& a, Clock::time_point now) { return take(a, now, &Slot::hellos); }

@@ -24,8 +24,8 @@ Client* ClientTable::client_for(const AddressKey& key, Clock::time_point now) {
   if (clients_.size() >= limits_.max_clients) {
     if (idle_.empty()) {
       if (!table_full_)
-        log::warn("udp", "the client table is full (" + std::to_string(clients_.size()) + " addresses with ranges queued): new addresses, " +
-                             to_string(key) + " first, are refused until one is done");
+        log::warn("udp", "the client table is full (" + std::to_string(clients_.size()) +
+                             " addresses with ranges queued): new addresses, " + to_string(key) + " first, are refused until one is done");
       table_full_ = true;
       return nullptr;
     }
@@ -105,7 +105,8 @@ void ClientTable::expire_jobs(Client& c, Clock::time_point now) {
   if (!dropped) return;
   drop_jobs(c, dropped);
   stats_.expired += dropped;
-  log::debug("udp", to_string(c.key) + ": dropped " + std::to_string(dropped) + " range(s) not sent by their deadline (the client asks again)");
+  log::debug("udp",
+             to_string(c.key) + ": dropped " + std::to_string(dropped) + " range(s) not sent by their deadline (the client asks again)");
 }
 
 void ClientTable::enqueue(Client& c) {

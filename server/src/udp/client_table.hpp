@@ -62,14 +62,14 @@ struct Session {  // a client's session id, from one port of the address
 struct Client {  // one address (IPv6: one /64), once a cookie of it verified
   enum class Where { idle, ready, asleep };
   AddressKey key;
-  TokenBucket bucket;             // --udp-client-rate, for all its sessions
-  std::vector<Session> sessions;  // at most max_sessions_per_client
-  std::size_t jobs = 0;           // over all its sessions
-  std::size_t next_session = 0;   // round robin among its sessions
+  TokenBucket bucket;                                              // --udp-client-rate, for all its sessions
+  std::vector<Session> sessions;                                   // at most max_sessions_per_client
+  std::size_t jobs = 0;                                            // over all its sessions
+  std::size_t next_session = 0;                                    // round robin among its sessions
   Clock::time_point earliest_deadline = Clock::time_point::max();  // of its jobs (may be earlier: then it is recomputed)
-  Where where = Where::idle;  // set_idle files a new address
-  Clock::time_point wake = Clock::time_point::max();  // asleep: until then (its heap entry is stale otherwise)
-  std::list<AddressKey>::iterator idle_at;             // idle: its place in the idle list
+  Where where = Where::idle;                                       // set_idle files a new address
+  Clock::time_point wake = Clock::time_point::max();               // asleep: until then (its heap entry is stale otherwise)
+  std::list<AddressKey>::iterator idle_at;                         // idle: its place in the idle list
   Clock::time_point idle_since{};
 };
 
@@ -97,8 +97,8 @@ class ClientTable {
   // is already in flight.
   void supersede(Client& c, Session& s, std::uint32_t epoch, Clock::time_point now);
   bool room_for_job(const Client& c) const noexcept { return c.jobs < limits_.max_jobs_per_client && jobs_ < limits_.max_jobs; }
-  void add_job(Client& c, Session& s, Job j);         // and the address joins the ring
-  void finish_front_job(Client& c, Session& s);       // sent, failed or expired: it goes
+  void add_job(Client& c, Session& s, Job j);    // and the address joins the ring
+  void finish_front_job(Client& c, Session& s);  // sent, failed or expired: it goes
   // Drops the address's jobs past their deadline (as its turn begins: no job it drops has bytes in
   // a batch still being built).
   void expire_jobs(Client& c, Clock::time_point now);
@@ -107,9 +107,9 @@ class ClientTable {
   bool ring_empty() const noexcept { return ready_.empty(); }
   Client& front() const noexcept { return *ready_.front(); }
   FairQueue<Client*>& turns() noexcept { return ready_; }
-  void front_goes_idle(Clock::time_point now);              // it has no jobs
-  void front_sleeps(Clock::time_point until);               // its pacing holds it until then
-  void wake(Client& c) { enqueue(c); }                      // it may send (its segment came in)
+  void front_goes_idle(Clock::time_point now);  // it has no jobs
+  void front_sleeps(Clock::time_point until);   // its pacing holds it until then
+  void wake(Client& c) { enqueue(c); }          // it may send (its segment came in)
 
   // Due sleepers into the ring, and idle addresses past idle_client forgotten.
   void wake_sleepers(Clock::time_point now);
@@ -138,7 +138,7 @@ class ClientTable {
   std::unordered_map<AddressKey, Client, AddressHasher> clients_;
   FairQueue<Client*> ready_;  // addresses with a datagram their pacing allows: deficit round robin
   std::priority_queue<WakeAt, std::vector<WakeAt>, std::greater<WakeAt>> sleepers_;  // paced addresses (entries may be stale)
-  std::list<AddressKey> idle_;  // addresses with nothing queued, oldest first
+  std::list<AddressKey> idle_;                                                       // addresses with nothing queued, oldest first
   std::size_t jobs_ = 0, sessions_ = 0;
   bool table_full_ = false;  // logged once each time the address table fills
   UdpStats& stats_;

@@ -16,7 +16,8 @@
 namespace vod::server::udp {
 
 CookieJar::CookieJar() {
-  if (RAND_bytes(secret_.data(), static_cast<int>(secret_.size())) != 1) throw std::runtime_error("RAND_bytes for the cookie secret failed (OpenSSL)");
+  if (RAND_bytes(secret_.data(), static_cast<int>(secret_.size())) != 1)
+    throw std::runtime_error("RAND_bytes for the cookie secret failed (OpenSSL)");
 }
 
 proto::Cookie CookieJar::for_window(const sockaddr_storage& peer, std::uint64_t window) const {
@@ -39,7 +40,8 @@ proto::Cookie CookieJar::for_window(const sockaddr_storage& peer, std::uint64_t 
   for (int i = 7; i >= 0; --i) m.push_back(static_cast<std::uint8_t>(window >> (8 * i)));
   std::uint8_t mac[EVP_MAX_MD_SIZE];
   unsigned mac_len = 0;
-  if (!HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()), m.data(), m.size(), mac, &mac_len) || mac_len < proto::kCookieSize)
+  if (!HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()), m.data(), m.size(), mac, &mac_len) ||
+      mac_len < proto::kCookieSize)
     throw std::runtime_error("HMAC-SHA256 of a cookie failed (OpenSSL)");
   proto::Cookie c;
   std::memcpy(c.data(), mac, c.size());

@@ -61,9 +61,11 @@ MulticastOptions parse_multicast(const std::string& text) {
   in6_addr v6{};
   if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
     if (!IN_MULTICAST(ntohl(v4.s_addr)))
-      throw std::invalid_argument("--live-multicast '" + text + "': " + host + " is not a multicast address (224.0.0.0/4; e.g. 239.255.0.1)");
+      throw std::invalid_argument("--live-multicast '" + text + "': " + host +
+                                  " is not a multicast address (224.0.0.0/4; e.g. 239.255.0.1)");
   } else if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
-    if (!IN6_IS_ADDR_MULTICAST(&v6)) throw std::invalid_argument("--live-multicast '" + text + "': " + host + " is not a multicast address (ff00::/8)");
+    if (!IN6_IS_ADDR_MULTICAST(&v6))
+      throw std::invalid_argument("--live-multicast '" + text + "': " + host + " is not a multicast address (ff00::/8)");
   } else {
     throw std::invalid_argument("--live-multicast '" + text + "': GROUP must be a numeric multicast address, e.g. 239.255.0.1:7472");
   }
@@ -96,8 +98,10 @@ MulticastSender::MulticastSender(const MulticastOptions& options) {
     if (!options.interface.empty()) {
       in_addr local{};
       if (inet_pton(AF_INET, options.interface.c_str(), &local) != 1)
-        throw std::invalid_argument("--live-multicast-interface '" + options.interface + "' must be the IPv4 address of the interface to send from");
-      if (setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &local, sizeof local) != 0) throw sys_error("setsockopt(IP_MULTICAST_IF)", options.interface);
+        throw std::invalid_argument("--live-multicast-interface '" + options.interface +
+                                    "' must be the IPv4 address of the interface to send from");
+      if (setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &local, sizeof local) != 0)
+        throw sys_error("setsockopt(IP_MULTICAST_IF)", options.interface);
     }
   } else {
     const int hops = std::clamp(options.ttl, 1, 255);

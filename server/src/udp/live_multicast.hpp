@@ -25,7 +25,7 @@ namespace vod::server::udp {
 inline constexpr std::uint16_t kLiveMulticastPort = defaults::kLiveMulticastPort;  // the documented default
 
 struct MulticastOptions {
-  std::string group;             // an IPv4 or IPv6 multicast address
+  std::string group;  // an IPv4 or IPv6 multicast address
   std::uint16_t port = kLiveMulticastPort;
   std::string interface;         // IPv4: the address of the interface to send from; IPv6: its name; empty: the routing table's
   int ttl = 1;                   // hops (IPv6: the hop limit); 1 stays on the local network
@@ -39,9 +39,9 @@ MulticastOptions parse_multicast(const std::string& text);
 struct MulticastRecord {
   std::uint32_t channel_id = 0;  // proto::live_channel_id(name)
   std::uint32_t stream_id = 0;
-  std::uint64_t number = 0;       // the channel's record number
+  std::uint64_t number = 0;  // the channel's record number
   std::uint64_t stream_offset = 0;
-  std::uint16_t flags = 0;        // proto::kRecordKeyframe, ... (kRecordStreamOffset is added)
+  std::uint16_t flags = 0;  // proto::kRecordKeyframe, ... (kRecordStreamOffset is added)
   std::span<const std::uint8_t> bytes;
 };
 

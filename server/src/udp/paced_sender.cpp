@@ -28,7 +28,13 @@ double wire_bytes(std::uint32_t payload) noexcept { return static_cast<double>(p
 
 PacedSender::PacedSender(const UdpOptions& o, UdpSocket& socket, ClientTable& table, cache::SegmentCache* cache, TestDropper& drops,
                          UdpStats& stats, Refuse refuse)
-    : options_(o), socket_(socket), table_(table), cache_(cache), drops_(drops), stats_(stats), refuse_(std::move(refuse)),
+    : options_(o),
+      socket_(socket),
+      table_(table),
+      cache_(cache),
+      drops_(drops),
+      stats_(stats),
+      refuse_(std::move(refuse)),
       self_(std::make_shared<PacedSender*>(this)),
       total_(o.max_rate_bps / 8, std::max(256e3, burst_for(o.max_rate_bps / 8, o.max_payload)), Clock::now()),
       trains_(std::make_unique<Train[]>(UdpSocket::kBatch)) {
@@ -43,8 +49,9 @@ PacedSender::~PacedSender() {
   // The kernel may still read pinned headers: wait a little for their notifications first.
   zero_copy_->drain(socket_.fd(), 200);
   const ZeroCopyStats& z = zero_copy_->stats();
-  log::info("udp", "MSG_ZEROCOPY: " + std::to_string(z.sends) + " sends of " + std::to_string(z.bytes) + " bytes, " + std::to_string(z.completed) +
-                       " completed (" + std::to_string(z.copied) + " copied by the kernel), at most " + std::to_string(z.pinned_max) + " pinned at once");
+  log::info("udp", "MSG_ZEROCOPY: " + std::to_string(z.sends) + " sends of " + std::to_string(z.bytes) + " bytes, " +
+                       std::to_string(z.completed) + " completed (" + std::to_string(z.copied) + " copied by the kernel), at most " +
+                       std::to_string(z.pinned_max) + " pinned at once");
 }
 
 void PacedSender::reap_zero_copy() {
@@ -52,8 +59,9 @@ void PacedSender::reap_zero_copy() {
   zero_copy_->reap(socket_.fd());
   if (!zero_copy_told_ && zero_copy_->stats().copied > 0) {
     zero_copy_told_ = true;
-    log::info("udp", "--udp-zero-copy: the kernel copied a zero-copy send (loopback and veth always do, as does a NIC without "
-                     "scatter-gather): no gain on this path");
+    log::info("udp",
+              "--udp-zero-copy: the kernel copied a zero-copy send (loopback and veth always do, as does a NIC without "
+              "scatter-gather): no gain on this path");
   }
 }
 
@@ -74,7 +82,8 @@ Session* PacedSender::sendable(Client& c, Clock::time_point now) {
     if (j.data.cached) {
       const Ready r = ready_bytes(c, j, now);
       if (r.failed) {  // the disk failed it: the client hears why, and the job goes
-        refuse_(j.to, c.key, j.request_size, {s.id, j.epoch, j.record_seq, proto::RejectCode::internal_error, "the server could not read that range from its disk"});
+        refuse_(j.to, c.key, j.request_size,
+                {s.id, j.epoch, j.record_seq, proto::RejectCode::internal_error, "the server could not read that range from its disk"});
         table_.finish_front_job(c, s);
         continue;
       }
@@ -101,26 +110,31 @@ PacedSender::Ready PacedSender::ready_bytes(const Client& c, Job& j, Clock::time
   if (!whole.empty()) {
     j.fault.reset();
     const std::uint64_t in = at - std::uint64_t{segment} * segment_size;
-    return {whole.subspan(static_cast<std::size_t>(in), static_cast<std::size_t>(std::min<std::uint64_t>(whole.size() - in, j.data.length - j.sent))), false};
+    return {whole.subspan(static_cast<std::size_t>(in),
+                          static_cast<std::size_t>(std::min<std::uint64_t>(whole.size() - in, j.data.length - j.sent))),
+            false};
   }
   j.fault = std::make_shared<Job::Fault>();
   std::weak_ptr<Job::Fault> fault = j.fault;
   std::weak_ptr<PacedSender*> self = self_;
   const AddressKey key = c.key;
   // The next segments too, as a viewer's read-ahead: a paced range finds them in.
-  cache_->request(j.data.cached, segment, 2, [fault, self, key](proto::SegmentStatus status, const proto::SegmentEntry&) {
-    if (auto f = fault.lock()) {
-      f->done = true;
-      f->status = status;
-    }
-    auto s = self.lock();
-    if (!s || !*s) return;
-    PacedSender& sender = **s;
-    Client* client = sender.table_.find(key);
-    if (!client || client->jobs == 0) return;
-    sender.table_.wake(*client);
-    sender.arm_timer(Clock::now());  // the pump runs from the loop, not from inside the cache
-  }, who);
+  cache_->request(
+      j.data.cached, segment, 2,
+      [fault, self, key](proto::SegmentStatus status, const proto::SegmentEntry&) {
+        if (auto f = fault.lock()) {
+          f->done = true;
+          f->status = status;
+        }
+        auto s = self.lock();
+        if (!s || !*s) return;
+        PacedSender& sender = **s;
+        Client* client = sender.table_.find(key);
+        if (!client || client->jobs == 0) return;
+        sender.table_.wake(*client);
+        sender.arm_timer(Clock::now());  // the pump runs from the loop, not from inside the cache
+      },
+      who);
   return {};
 }
 
@@ -139,8 +153,9 @@ Clock::time_point PacedSender::wake_time(Client& c, Clock::time_point now) {
     if (s.jobs.empty()) continue;
     const Job& j = s.jobs.front();
     if (j.fault && !j.fault->done) continue;  // woken when its segment is in
-    const double train = wire_bytes(j.data.payload) *
-                         static_cast<double>(datagrams_per_send(j.data.payload, std::numeric_limits<double>::max(), j.data.size() - j.sent, gso()));
+    const double train =
+        wire_bytes(j.data.payload) *
+        static_cast<double>(datagrams_per_send(j.data.payload, std::numeric_limits<double>::max(), j.data.size() - j.sent, gso()));
     at = std::min(at, s.pace.when(train, now));
     largest = std::max(largest, train);
   }

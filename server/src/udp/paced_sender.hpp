@@ -28,8 +28,8 @@ class PacedSender {
   using Refuse = std::function<void(const Endpoint& to, const AddressKey& key, std::size_t request_size, proto::WriteRecordError e)>;
 
   // Throws std::runtime_error when the timer cannot be had.
-  PacedSender(const UdpOptions& options, UdpSocket& socket, ClientTable& table, cache::SegmentCache* cache, TestDropper& drops, UdpStats& stats,
-              Refuse refuse);
+  PacedSender(const UdpOptions& options, UdpSocket& socket, ClientTable& table, cache::SegmentCache* cache, TestDropper& drops,
+              UdpStats& stats, Refuse refuse);
   ~PacedSender();
   PacedSender(const PacedSender&) = delete;
   PacedSender& operator=(const PacedSender&) = delete;
@@ -71,10 +71,10 @@ class PacedSender {
   std::shared_ptr<PacedSender*> self_;  // the cache's answers hold it weakly: null once this is gone
   UniqueFd timer_;
   Clock::time_point armed_ = Clock::time_point::max();  // what timer_ is set to (max: disarmed)
-  TokenBucket total_;                                    // --udp-max-rate
-  bool socket_full_ = false;                             // the last pump stopped at a full socket
-  double server_wait_ = 0;                               // the last pump stopped for total_: bytes the next send needs
-  std::unique_ptr<Train[]> trains_;                      // a batch, allocated once
+  TokenBucket total_;                                   // --udp-max-rate
+  bool socket_full_ = false;                            // the last pump stopped at a full socket
+  double server_wait_ = 0;                              // the last pump stopped for total_: bytes the next send needs
+  std::unique_ptr<Train[]> trains_;                     // a batch, allocated once
   // The owners of jobs that finished in the batch being built: their bytes stay alive until the
   // sendmmsg that sends them has returned.
   std::vector<std::shared_ptr<const void>> keep_;

@@ -18,13 +18,13 @@ enum class TurnStep {
 };
 
 struct TurnView {
-  std::size_t jobs = 0;        // the address's jobs (after those past their deadline went)
-  bool sendable = false;       // a session whose pacing allows its front job's next datagram, its bytes ready
-  double wire = 0;             // that datagram's bytes on the wire, header included
-  double session = 0;          // what the session's bucket allows now
-  double address = 0;          // the address's bucket
-  double allowance = 0;        // its turn's deficit
-  double server = 0;           // the server's bucket
+  std::size_t jobs = 0;   // the address's jobs (after those past their deadline went)
+  bool sendable = false;  // a session whose pacing allows its front job's next datagram, its bytes ready
+  double wire = 0;        // that datagram's bytes on the wire, header included
+  double session = 0;     // what the session's bucket allows now
+  double address = 0;     // the address's bucket
+  double allowance = 0;   // its turn's deficit
+  double server = 0;      // the server's bucket
 };
 
 struct TurnDecision {

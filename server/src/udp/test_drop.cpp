@@ -16,7 +16,8 @@ TestDrop parse_test_drop(const std::string& text) {
     const std::size_t colon = item.find(':');
     char* end = nullptr;
     const unsigned long n = colon == std::string::npos ? 0 : std::strtoul(item.c_str() + colon + 1, &end, 10);
-    if (colon == std::string::npos || n == 0 || *end) throw std::invalid_argument("--udp-test-drop: '" + item + "' is not KIND:N with N > 0");
+    if (colon == std::string::npos || n == 0 || *end)
+      throw std::invalid_argument("--udp-test-drop: '" + item + "' is not KIND:N with N > 0");
     const std::string kind = item.substr(0, colon);
     if (kind == "last") d.last_of_record = static_cast<unsigned>(n);
     else if (kind == "record") d.whole_record = static_cast<unsigned>(n);

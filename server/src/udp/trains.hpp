@@ -16,7 +16,7 @@ namespace vod::server::udp {
 struct TrainRecord {
   std::uint32_t session_id = 0, epoch = 0;
   std::uint64_t record_seq = 0, record_length = 0, buffer_offset = 0;
-  std::uint64_t sent = 0;    // the record's offset the train starts at
+  std::uint64_t sent = 0;     // the record's offset the train starts at
   std::uint32_t payload = 0;  // bytes per datagram (the last of the record may be shorter)
 };
 

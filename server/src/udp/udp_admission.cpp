@@ -30,8 +30,8 @@ UdpDecision admit_udp(const proto::WriteRecordRequest& r, const std::shared_ptr<
   if (r.length > limits.max_record)
     return error(proto::RejectCode::malformed_request, "at most " + std::to_string(limits.max_record >> 20) + " MiB per request");
   if (r.rate_bps < limits.min_rate_bps)  // a reason of at most 48 bytes: "rate_bps 999999 is under the floor, 1 Mbit/s"
-    return error(proto::RejectCode::malformed_request, "rate_bps " + std::to_string(r.rate_bps) + " is under the floor, " +
-                                                           rate_text(static_cast<double>(limits.min_rate_bps)));
+    return error(proto::RejectCode::malformed_request,
+                 "rate_bps " + std::to_string(r.rate_bps) + " is under the floor, " + rate_text(static_cast<double>(limits.min_rate_bps)));
   UdpJob job;
   std::span<const std::uint8_t> region;
   job.payload = std::min(r.max_payload, limits.max_payload);

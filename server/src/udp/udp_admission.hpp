@@ -29,7 +29,7 @@ struct UdpRegions {
   struct Movie {
     std::span<const std::uint8_t> bytes;  // empty for a movie in the segment cache
     std::span<const std::uint8_t> index;
-    std::shared_ptr<const void> owner;  // keeps both alive while a job sends from them
+    std::shared_ptr<const void> owner;          // keeps both alive while a job sends from them
     std::shared_ptr<cache::CachedFile> cached;  // a movie in the segment cache: its segments
   };
   std::unordered_map<std::uint64_t, Movie> movies;
@@ -41,7 +41,7 @@ struct UdpRegions {
 std::vector<std::uint8_t> udp_catalog(proto::Catalog catalog);
 
 struct UdpLimits {
-  std::uint64_t max_record = defaults::kUdpMaxRecord;  // the largest range one request may ask for
+  std::uint64_t max_record = defaults::kUdpMaxRecord;    // the largest range one request may ask for
   std::uint32_t max_payload = defaults::kUdpMaxPayload;  // the server's cap on payload per datagram
   // The floor on the rate a request may ask for. A job paced slower than this would hold its
   // place in the job table for ever (at 1 bit/s a 16 MiB range takes 4 years).

@@ -22,17 +22,17 @@ std::optional<std::string> max_payload_problem(std::uint32_t max_payload);
 struct UdpOptions {
   std::string bind = "0.0.0.0";
   std::uint16_t port = defaults::kUdpPort;
-  double max_rate_bps = 1e9;       // the whole server
+  double max_rate_bps = 1e9;                             // the whole server
   double client_rate_bps = defaults::kUdpClientRateBps;  // one client address (IPv6: /64) at most, all its ports and sessions together
-  double min_rate_bps = 1e6;       // the floor: a request that asks for less is refused
+  double min_rate_bps = 1e6;                             // the floor: a request that asks for less is refused
   std::uint32_t max_payload = defaults::kUdpMaxPayload;  // bytes per datagram at most (clients ask for their path MTU's)
-  std::size_t max_jobs_per_client = 128;     // ranges queued per client address
-  std::size_t max_sessions_per_client = 32;  // sessions (and their epochs) per client address
-  std::size_t max_clients = 4096;            // client addresses with state, after their cookie verified
-  std::size_t max_jobs = 65536;              // ranges queued in all
-  JobLife job_life;                          // deadlines (job_deadline)
-  std::chrono::milliseconds idle_client{30000};  // an address with nothing queued is forgotten after this
-  std::size_t pre_cookie_slots = 16384;          // the fixed table of hello and error budgets (16 bytes a slot)
+  std::size_t max_jobs_per_client = 128;                 // ranges queued per client address
+  std::size_t max_sessions_per_client = 32;              // sessions (and their epochs) per client address
+  std::size_t max_clients = 4096;                        // client addresses with state, after their cookie verified
+  std::size_t max_jobs = 65536;                          // ranges queued in all
+  JobLife job_life;                                      // deadlines (job_deadline)
+  std::chrono::milliseconds idle_client{30000};          // an address with nothing queued is forgotten after this
+  std::size_t pre_cookie_slots = 16384;                  // the fixed table of hello and error budgets (16 bytes a slot)
   PreCookieTable::Limits pre_cookie;
   bool zero_copy = false;                  // --udp-zero-copy: MSG_ZEROCOPY sends (zero_copy_sends.hpp)
   std::size_t zero_copy_max_pinned = 256;  // sends pinned at once at most; beyond, a send is copied

@@ -28,7 +28,8 @@ std::optional<std::string> max_payload_problem(std::uint32_t max_payload) {
 
 UdpOptions validated(const UdpOptions& o) {
   if (auto why = max_payload_problem(o.max_payload)) throw std::invalid_argument(*why);
-  if (!(o.max_rate_bps > 0) || !(o.client_rate_bps > 0)) throw std::invalid_argument("--udp-max-rate and --udp-client-rate must be positive");
+  if (!(o.max_rate_bps > 0) || !(o.client_rate_bps > 0))
+    throw std::invalid_argument("--udp-max-rate and --udp-client-rate must be positive");
   if (!(o.min_rate_bps > 0) || o.min_rate_bps > o.client_rate_bps)
     throw std::invalid_argument("the UDP rate floor (" + rate_text(o.min_rate_bps) + ") must be positive and at most --udp-client-rate (" +
                                 rate_text(o.client_rate_bps) + "), or no request could be served");
@@ -40,14 +41,19 @@ UdpOptions validated(const UdpOptions& o) {
 }
 
 UdpService::UdpService(const UdpOptions& o, cache::SegmentCache* cache)
-    : options_(validated(o)), socket_(o.bind, o.port, o.zero_copy), pre_cookie_(o.pre_cookie_slots, random_hash_key(), o.pre_cookie, Clock::now()),
-      hellos_total_(20000, 20000, Clock::now()), drops_(o.test_drop), table_(table_limits(o), kQuantum, stats_),
-      sender_(options_, socket_, table_, cache, drops_, stats_, [this](const Endpoint& to, const AddressKey& key, std::size_t size, proto::WriteRecordError e) {
-        send_error(to, key, size, std::move(e), Clock::now());
-      }) {
+    : options_(validated(o)),
+      socket_(o.bind, o.port, o.zero_copy),
+      pre_cookie_(o.pre_cookie_slots, random_hash_key(), o.pre_cookie, Clock::now()),
+      hellos_total_(20000, 20000, Clock::now()),
+      drops_(o.test_drop),
+      table_(table_limits(o), kQuantum, stats_),
+      sender_(options_, socket_, table_, cache, drops_, stats_,
+              [this](const Endpoint& to, const AddressKey& key, std::size_t size, proto::WriteRecordError e) {
+                send_error(to, key, size, std::move(e), Clock::now());
+              }) {
   log::info("udp", "Write-Record on " + o.bind + ":" + std::to_string(port()) + ", at most " + rate_text(o.max_rate_bps) + " in all and " +
-                       rate_text(o.client_rate_bps) + " per client address (IPv6: /64), requests for less than " + rate_text(o.min_rate_bps) +
-                       " refused" + (socket_.gso() ? ", UDP GSO" : ", no UDP GSO in this kernel") +
+                       rate_text(o.client_rate_bps) + " per client address (IPv6: /64), requests for less than " +
+                       rate_text(o.min_rate_bps) + " refused" + (socket_.gso() ? ", UDP GSO" : ", no UDP GSO in this kernel") +
                        (zero_copy_stats() ? ", MSG_ZEROCOPY sends of loaded movies" : ""));
 }
 
@@ -56,7 +62,7 @@ std::uint64_t UdpService::now_seconds(Clock::time_point now) const {
 }
 
 void UdpService::on_readable() {
-  sender_.reap_zero_copy();  // the error queue makes the socket ready too
+  sender_.reap_zero_copy();                   // the error queue makes the socket ready too
   for (int round = 0; round < 16; ++round) {  // bounded: other fds get their turn
     const std::size_t n = socket_.receive();
     const auto now = Clock::now();
@@ -104,7 +110,8 @@ void UdpService::on_hello(proto::Bytes b, const Endpoint& from, const AddressKey
     return;
   }
   hellos_total_.take(1);
-  proto::WriteRecordCookie cookie{hello->nonce, cookies_.make(from.addr, now_seconds(now)), CookieJar::kWindowSeconds, options_.max_payload};
+  proto::WriteRecordCookie cookie{hello->nonce, cookies_.make(from.addr, now_seconds(now)), CookieJar::kWindowSeconds,
+                                  options_.max_payload};
   socket_.send_small(from, proto::encode(cookie));  // 48 bytes in answer to 64
 }
 
@@ -113,7 +120,8 @@ void UdpService::on_request(proto::Bytes b, const Endpoint& from, const AddressK
   if (!r) {
     // Echo what identifies the request (session, epoch, record), as far as it arrived.
     const proto::WriteRecordIds ids = proto::peek_write_record_ids(b);
-    return send_error(from, key, b.size(), {ids.session_id, ids.epoch, ids.record_seq, proto::reject_code_for(r.error()), r.error().message}, now);
+    return send_error(from, key, b.size(),
+                      {ids.session_id, ids.epoch, ids.record_seq, proto::reject_code_for(r.error()), r.error().message}, now);
   }
   ++stats_.requests;
   auto refuse = [&](proto::RejectCode code, std::string reason) {
@@ -146,7 +154,8 @@ void UdpService::on_request(proto::Bytes b, const Endpoint& from, const AddressK
     ++stats_.rate_limited;
     return refuse(proto::RejectCode::rate_limited, "too many ranges queued; ask again when these arrived");
   }
-  UdpDecision d = admit_udp(*r, regions_, {defaults::kUdpMaxRecord, options_.max_payload, static_cast<std::uint64_t>(options_.min_rate_bps)});
+  UdpDecision d =
+      admit_udp(*r, regions_, {defaults::kUdpMaxRecord, options_.max_payload, static_cast<std::uint64_t>(options_.min_rate_bps)});
   if (auto* e = std::get_if<proto::WriteRecordError>(&d)) return send_error(from, key, b.size(), std::move(*e), now);
   const double rate = std::min<double>(static_cast<double>(r->rate_bps), options_.client_rate_bps) / 8;
   s->pace.set_rate(rate, burst_for(rate, options_.max_payload));
@@ -166,7 +175,8 @@ void UdpService::on_request(proto::Bytes b, const Endpoint& from, const AddressK
   table_.add_job(*c, *s, std::move(j));
 }
 
-void UdpService::send_error(const Endpoint& to, const AddressKey& key, std::size_t request_size, proto::WriteRecordError e, Clock::time_point now) {
+void UdpService::send_error(const Endpoint& to, const AddressKey& key, std::size_t request_size, proto::WriteRecordError e,
+                            Clock::time_point now) {
   // The reason is shortened to fit, and a datagram too small to hold an error gets none.
   if (request_size < sizeof(proto::WireWriteRecordErrorFixed) || !pre_cookie_.take_error(key, now)) {
     ++stats_.dropped;

@@ -130,7 +130,8 @@ UdpSocket::UdpSocket(const std::string& bind_to, std::uint16_t port, bool zero_c
   if (gso_) setsockopt(fd, SOL_UDP, UDP_SEGMENT, &segment, sizeof segment);
   if (zero_copy) {
     zero_copy_ = setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &on, sizeof on) == 0;
-    if (!zero_copy_) log::warn("udp", std::string("--udp-zero-copy: the kernel refused SO_ZEROCOPY (") + std::strerror(errno) + "); sends are copied");
+    if (!zero_copy_)
+      log::warn("udp", std::string("--udp-zero-copy: the kernel refused SO_ZEROCOPY (") + std::strerror(errno) + "); sends are copied");
   }
 }
 
@@ -205,7 +206,8 @@ std::size_t UdpSocket::send(std::span<Train* const> trains, int flags) {
   }
   const int sent = sendmmsg(fd_.get(), out, static_cast<unsigned>(n), MSG_DONTWAIT | flags);
   // A zero-copy send can also fail for want of option memory (ENOBUFS): as a full socket.
-  if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) log::warn("udp", std::string("sendmmsg: ") + std::strerror(errno));
+  if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
+    log::warn("udp", std::string("sendmmsg: ") + std::strerror(errno));
   return sent > 0 ? static_cast<std::size_t>(sent) : 0;
 }
 

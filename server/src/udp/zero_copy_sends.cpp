@@ -75,11 +75,13 @@ void ZeroCopySends::reap(int fd) {
     m.msg_controllen = sizeof control;
     if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) return;  // EAGAIN: nothing more
     for (cmsghdr* cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
-      const bool recverr = (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) || (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR);
+      const bool recverr =
+          (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) || (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR);
       if (!recverr) continue;
       sock_extended_err e;
       std::memcpy(&e, CMSG_DATA(cm), sizeof e);
-      if (e.ee_origin == SO_EE_ORIGIN_ZEROCOPY && e.ee_errno == 0) complete(e.ee_info, e.ee_data, (e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED) != 0);
+      if (e.ee_origin == SO_EE_ORIGIN_ZEROCOPY && e.ee_errno == 0)
+        complete(e.ee_info, e.ee_data, (e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED) != 0);
     }
   }
 }

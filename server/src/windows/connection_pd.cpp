@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "windows/connection_pd.hpp"
 
-
 #include "cm/transport.hpp"
 #include "vod/rdma/device.hpp"
 #include "vod/rdma/error.hpp"
@@ -37,8 +36,8 @@ ConnectionPd::ConnectionPd(ibv_context* ctx, PinnedBudget& budget, std::span<con
   for (const Span& s : spans) bytes += s.length;
   if (!budget.fits(bytes))
     throw cm::SetupRefused(proto::RejectCode::server_full,
-                           "server full: isolating this connection would pin " + mib(bytes) + " more, and connections pin " + mib(budget.used()) +
-                               " of --isolation-memory " + mib(budget.limit()) + " already; try again later");
+                           "server full: isolating this connection would pin " + mib(bytes) + " more, and connections pin " +
+                               mib(budget.used()) + " of --isolation-memory " + mib(budget.limit()) + " already; try again later");
   lease_ = budget.take(bytes);
   pd_ = rdma::alloc_pd(ctx);
   for (const Span& s : spans) {

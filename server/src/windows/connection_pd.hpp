@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vod/protocol/region_descriptor.hpp"
@@ -76,7 +76,7 @@ class ConnectionPd {
 
  private:
   PinnedBudget::Lease lease_;
-  rdma::ProtectionDomain pd_;             // after every QP and MR on it (its owner destroys its QP first)
+  rdma::ProtectionDomain pd_;  // after every QP and MR on it (its owner destroys its QP first)
   std::vector<rdma::MemoryRegion> mrs_;
   std::vector<proto::RegionDescriptor> regions_;
 };

@@ -41,7 +41,8 @@ void RdmaWindowVerbs::post_binds(std::span<const BindRequest> binds, std::uint64
   wrs.back().send_flags = IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
   if (int err = ibv_post_send(qp_, wrs.data(), &bad))
-    rdma::throw_error("ibv_post_send", err, rdma::device_name(pd_->context), "posting " + std::to_string(wrs.size()) + " memory window binds");
+    rdma::throw_error("ibv_post_send", err, rdma::device_name(pd_->context),
+                      "posting " + std::to_string(wrs.size()) + " memory window binds");
 }
 
 void RdmaWindowVerbs::to_error() noexcept {

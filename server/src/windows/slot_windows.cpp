@@ -39,7 +39,8 @@ std::optional<SlotWindows::ToBind> SlotWindows::make(std::uint32_t slot, const v
     // The window whose lease ended first goes, if any has; one still leased never does.
     auto oldest = windows_.end();
     for (auto it = windows_.begin(); it != windows_.end(); ++it)
-      if (it->second.bound && it->second.keep_until <= now && (oldest == windows_.end() || it->second.keep_until < oldest->second.keep_until))
+      if (it->second.bound && it->second.keep_until <= now &&
+          (oldest == windows_.end() || it->second.keep_until < oldest->second.keep_until))
         oldest = it;
     if (oldest == windows_.end()) return std::nullopt;
     watchers_.unwatch(oldest->first, *this);

@@ -74,7 +74,7 @@ class SlotWindows final : public SlotWatchers::Holder {
  private:
   struct Window {
     rdma::MemoryWindow mw;
-    rdma::MemoryRegion mr;  // Kind::region
+    rdma::MemoryRegion mr;       // Kind::region
     PinnedBudget::Lease pinned;  // Kind::region: its bytes of --isolation-memory
     std::uint32_t rkey = 0;
     bool bound = false;
@@ -88,7 +88,7 @@ class SlotWindows final : public SlotWatchers::Holder {
   Kind kind_;
   PinnedBudget* budget_;
   std::unordered_map<std::uint32_t, Window> windows_;  // by slot
-  void drop_expired(Clock::time_point now) noexcept;  // every window whose lease is over
+  void drop_expired(Clock::time_point now) noexcept;   // every window whose lease is over
 };
 
 }  // namespace vod::server::windows

@@ -97,9 +97,9 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   std::span<std::uint8_t> arena(std::size_t index) const noexcept;
 
   struct Figures {
-    std::size_t buffers = 0;        // allocated
-    std::size_t out = 0;            // held by readers
-    std::size_t pinned = 0;         // with a Read in flight (held or given back)
+    std::size_t buffers = 0;  // allocated
+    std::size_t out = 0;      // held by readers
+    std::size_t pinned = 0;   // with a Read in flight (held or given back)
     std::uint64_t poison_violations = 0;
   };
   Figures figures() const;
@@ -116,8 +116,8 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
 
   struct Entry {
     std::uint8_t* data = nullptr;
-    bool out = false;     // held by a reader
-    unsigned pins = 0;    // Reads in flight into it
+    bool out = false;   // held by a reader
+    unsigned pins = 0;  // Reads in flight into it
   };
   const std::size_t buffer_bytes_;
   const std::size_t per_arena_;

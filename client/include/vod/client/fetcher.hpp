@@ -32,8 +32,8 @@ class Fetcher {
   virtual void on_done(Done done) = 0;
   // Queues moving `length` bytes at `offset` of `region` (described by `where`) into `dest`, the
   // memory of ring slot `slot`. Throws ConnectionLost when the transport refuses.
-  virtual void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset,
-                     std::uint32_t length, std::uint8_t* dest) = 0;
+  virtual void fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
+                     std::uint8_t* dest) = 0;
   // Starts what fetch() queued since the last flush (one doorbell for a round of fetches). Throws
   // ConnectionLost when the transport refuses.
   virtual void flush() {}
@@ -74,8 +74,8 @@ class Fetcher {
   // The movie region is a movie the server serves from its segment cache (protocol version 2):
   // `table` describes its segment table, `arena` the slots, and fetches of Region::movie read through
   // them (an empty table: the movie is served whole). Only RDMA Read fetchers can.
-  virtual void use_segments(const proto::RegionDescriptor& /*arena*/, const proto::RegionDescriptor& /*table*/, std::uint32_t /*movie_index*/,
-                            std::uint64_t /*size*/) {}
+  virtual void use_segments(const proto::RegionDescriptor& /*arena*/, const proto::RegionDescriptor& /*table*/,
+                            std::uint32_t /*movie_index*/, std::uint64_t /*size*/) {}
 
   // Direct transfers (zero copy): the smallest fetch worth making straight into a reader's
   // registered buffer on this transport (the crossover), or 0 when it cannot fetch into anything but

@@ -25,9 +25,9 @@ struct LiveRange {
 };
 
 struct LiveCursorStats {
-  std::uint64_t skips = 0;          // times the viewer fell out of the ring and jumped to a keyframe
+  std::uint64_t skips = 0;  // times the viewer fell out of the ring and jumped to a keyframe
   std::uint64_t skipped_bytes = 0;
-  std::uint64_t overwritten = 0;    // reads discarded because the source overwrote them meanwhile
+  std::uint64_t overwritten = 0;  // reads discarded because the source overwrote them meanwhile
   std::uint64_t end_of_streams = 0;
 };
 
@@ -89,7 +89,7 @@ class LiveCursor {
   std::uint64_t keyframe_ = proto::kNoKeyframe;
   std::optional<std::uint64_t> end_of_stream_at_;
   std::set<std::uint64_t> discontinuities_;  // stream offsets where one begins, at or after the position
-  std::set<std::uint64_t> unit_starts_;       // where access units begin, at or after the position
+  std::set<std::uint64_t> unit_starts_;      // where access units begin, at or after the position
   bool finishing_ = false;
   LiveCursorStats stats_;
 };

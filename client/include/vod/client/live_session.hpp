@@ -35,27 +35,27 @@
 namespace vod::client {
 
 struct LiveOptions {
-  std::uint32_t credits = 16;                   // receives posted: notifications the server may send ahead
-  std::size_t staging_bytes = 4u << 20;         // bytes read per batch at most
+  std::uint32_t credits = 16;                      // receives posted: notifications the server may send ahead
+  std::size_t staging_bytes = 4u << 20;            // bytes read per batch at most
   std::size_t chunk_size = defaults::kChunkBytes;  // bytes per RDMA Read at most (and the device's max message)
-  unsigned read_depth = defaults::kReadDepth;   // wanted; the server and devices may allow fewer
-  std::chrono::milliseconds poll_interval{0};   // > 0: no notifications; read the header this often
+  unsigned read_depth = defaults::kReadDepth;      // wanted; the server and devices may allow fewer
+  std::chrono::milliseconds poll_interval{0};      // > 0: no notifications; read the header this often
   std::chrono::milliseconds connect_timeout = defaults::kConnectTimeout;
   std::uint8_t ack_timeout = defaults::kAckTimeout;  // as SessionOptions::ack_timeout: a dead server is noticed as soon
-  ReconnectPolicy reconnect;                    // after the connection breaks (reconnect.hpp)
-  std::shared_ptr<rdma::CompletionHub> hub;     // shared with other connections of this thread; null: own
+  ReconnectPolicy reconnect;                         // after the connection breaks (reconnect.hpp)
+  std::shared_ptr<rdma::CompletionHub> hub;          // shared with other connections of this thread; null: own
 };
 
 struct LiveStats {
   std::uint64_t bytes_delivered = 0;
   std::uint64_t notifications = 0;
-  std::uint64_t coalesced = 0;      // notifications that covered several records
+  std::uint64_t coalesced = 0;  // notifications that covered several records
   std::uint64_t credit_messages = 0;
   std::uint64_t header_reads = 0;
-  std::uint64_t torn_headers = 0;   // a header read caught mid-update and read again
+  std::uint64_t torn_headers = 0;  // a header read caught mid-update and read again
   std::uint64_t reconnects = 0;
   LiveCursorStats cursor;
-  LatencyHistogram latency_us;      // server's publish time to delivery (CLOCK_REALTIME on both)
+  LatencyHistogram latency_us;  // server's publish time to delivery (CLOCK_REALTIME on both)
 
   std::string summary() const;
 };
@@ -102,7 +102,7 @@ class LiveSession final : public LiveSource {
   LiveOptions options_;
   std::shared_ptr<rdma::CompletionHub> hub_;  // before the endpoint: outlives its QP
   Interrupter interrupter_;
-  std::vector<std::uint8_t> memory_;          // staging | header slot | receive slots | send slots
+  std::vector<std::uint8_t> memory_;  // staging | header slot | receive slots | send slots
   std::unique_ptr<rdma::ClientEndpoint> ep_;
   ibv_mr* mr_ = nullptr;
   std::uint32_t owner_ = 0;
@@ -117,7 +117,7 @@ class LiveSession final : public LiveSource {
   LiveRange batch_range_;
   unsigned reads_outstanding_ = 0;
   bool header_outstanding_ = false;
-  bool header_only_ = false;         // a header Read without data (polling, or a torn header)
+  bool header_only_ = false;  // a header Read without data (polling, or a torn header)
   std::size_t delivered_in_batch_ = 0;
   std::chrono::steady_clock::time_point next_poll_;
   std::string failure_;

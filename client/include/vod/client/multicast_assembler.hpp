@@ -35,10 +35,10 @@ struct AssemblerStats {
   std::uint64_t dropped_ahead = 0;         // beyond the ring's room or the sequence window
   std::uint64_t dropped_inconsistent = 0;  // contradicts its record's other datagrams or its neighbours
   std::uint64_t records_complete = 0, records_with_holes = 0, records_lost = 0, records_before_join = 0;
-  std::uint64_t hole_bytes = 0;   // missing from records delivered with holes (rounded to whole TS packets)
-  std::uint64_t lost_bytes = 0;   // of records never seen (from the stream offsets around them)
+  std::uint64_t hole_bytes = 0;  // missing from records delivered with holes (rounded to whole TS packets)
+  std::uint64_t lost_bytes = 0;  // of records never seen (from the stream offsets around them)
   std::uint64_t delivered_bytes = 0, discontinuities = 0;
-  std::uint64_t restarts = 0;     // the sender's record numbers started over (it restarted): joined again
+  std::uint64_t restarts = 0;  // the sender's record numbers started over (it restarted): joined again
 
   std::string summary() const;
 };
@@ -88,9 +88,9 @@ class MulticastAssembler {
     Record record;
     std::vector<ByteRange> pieces;  // record-relative, whole TS packets
     std::size_t piece = 0;
-    std::uint64_t at = 0;            // within the current piece
-    bool hole_before = false;        // before the first piece
-    bool hole_after = false;         // after the last piece
+    std::uint64_t at = 0;      // within the current piece
+    bool hole_before = false;  // before the first piece
+    bool hole_after = false;   // after the last piece
   };
 
   bool select(Clock::time_point now);

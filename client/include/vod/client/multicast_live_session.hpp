@@ -30,11 +30,11 @@ namespace vod::client {
 inline constexpr std::uint16_t kLiveMulticastPort = defaults::kLiveMulticastPort;
 
 struct MulticastLiveOptions {
-  std::string group;                              // GROUP[:PORT] (IPv6: [GROUP]:PORT), the server's --live-multicast
-  std::string interface;                          // IPv4: the address of the interface to join on; IPv6: its name; empty: any
-  std::size_t ring_bytes = 8u << 20;              // the receive ring: room for reordering and a slow reader
-  std::chrono::milliseconds hole_timeout{200};    // how long a record may wait for its missing datagrams
-  UdpOptions udp;                                 // to read the catalog from the server's Write-Record port
+  std::string group;                            // GROUP[:PORT] (IPv6: [GROUP]:PORT), the server's --live-multicast
+  std::string interface;                        // IPv4: the address of the interface to join on; IPv6: its name; empty: any
+  std::size_t ring_bytes = 8u << 20;            // the receive ring: room for reordering and a slow reader
+  std::chrono::milliseconds hole_timeout{200};  // how long a record may wait for its missing datagrams
+  UdpOptions udp;                               // to read the catalog from the server's Write-Record port
   std::chrono::milliseconds connect_timeout = defaults::kConnectTimeout;
 };
 

@@ -62,9 +62,9 @@
 namespace vod::client {
 
 struct EngineOptions {
-  std::size_t chunk_size = defaults::kChunkBytes;  // bytes per RDMA Read; at least 8 KiB
+  std::size_t chunk_size = defaults::kChunkBytes;           // bytes per RDMA Read; at least 8 KiB
   std::size_t readahead_bytes = defaults::kReadaheadBytes;  // the most read-ahead; also sizes the ring
-  unsigned read_depth = defaults::kReadDepth;  // wanted; the connection may allow less
+  unsigned read_depth = defaults::kReadDepth;               // wanted; the connection may allow less
   // Read-ahead Reads in flight at most. An RC QP executes Reads in order and a posted Read cannot
   // be recalled, so after a seek the new position's Read waits behind these: fewer means faster
   // seeks. Requested blocks (what a caller is waiting for) may use the whole read_depth.

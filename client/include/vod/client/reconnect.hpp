@@ -85,8 +85,8 @@ struct RetryResult {
   unsigned failed_attempts = 0;  // before the one that succeeded, or in all
   std::string last_failure;      // what the last failed attempt said
 };
-RetryResult retry_on_schedule(const ReconnectPolicy& policy, bool first_at_once, const Interrupter& interrupter, const std::function<void()>& attempt,
-                              const std::function<void()>& after_failure);
+RetryResult retry_on_schedule(const ReconnectPolicy& policy, bool first_at_once, const Interrupter& interrupter,
+                              const std::function<void()>& attempt, const std::function<void()>& after_failure);
 
 // The one reconnect loop of both sessions, for a connection to `server` lost just now because of
 // `why`: waits for each attempt's time on `policy`'s schedule (wait_until), runs `attempt`, and
@@ -94,7 +94,7 @@ RetryResult retry_on_schedule(const ReconnectPolicy& policy, bool first_at_once,
 // or a retryable ClientError is a failed attempt (`after_failure` then drops what it left); any
 // other error is thrown as it is; when the schedule is spent it throws ClientError(connection_lost)
 // naming `server` and the last failure.
-unsigned reconnect_on_schedule(const ReconnectPolicy& policy, const Interrupter& interrupter, const std::string& server, const std::string& why,
-                               const std::function<void()>& attempt, const std::function<void()>& after_failure);
+unsigned reconnect_on_schedule(const ReconnectPolicy& policy, const Interrupter& interrupter, const std::string& server,
+                               const std::string& why, const std::function<void()>& attempt, const std::function<void()>& after_failure);
 
 }  // namespace vod::client

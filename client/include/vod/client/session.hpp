@@ -35,13 +35,13 @@ namespace vod::client {
 enum class Transport { rdma, udp };
 
 struct UdpOptions {
-  std::uint16_t port = proto::kWriteRecordPort;  // the server's UDP port (not the URI's, which is RDMA's)
+  std::uint16_t port = proto::kWriteRecordPort;   // the server's UDP port (not the URI's, which is RDMA's)
   double rate_bps = defaults::kUdpClientRateBps;  // the rate this client asks the server to send at
-  std::uint32_t max_payload = 0;                 // bytes per datagram at most; 0: what the path MTU allows
-  unsigned depth = 8;                            // records (chunks) asked for at once
-  std::chrono::milliseconds first_timeout{150};  // for a record's first datagram, beyond its transfer time
-  std::chrono::milliseconds gap_timeout{60};     // between two datagrams of a record: then ask for the holes
-  unsigned retries = 10;                         // repairs of one record before the session reconnects
+  std::uint32_t max_payload = 0;                  // bytes per datagram at most; 0: what the path MTU allows
+  unsigned depth = 8;                             // records (chunks) asked for at once
+  std::chrono::milliseconds first_timeout{150};   // for a record's first datagram, beyond its transfer time
+  std::chrono::milliseconds gap_timeout{60};      // between two datagrams of a record: then ask for the holes
+  unsigned retries = 10;                          // repairs of one record before the session reconnects
 };
 
 struct SessionOptions {
@@ -163,14 +163,15 @@ class Session {
   Stats stats() const;
 
  private:
-  void connect();            // to the URI's server, or in a fleet to the first member that accepts
-  void connect_to_server();  // uri_.host:uri_.port
-  void connect_in_fleet();   // session_fleet.cpp
+  void connect();                 // to the URI's server, or in a fleet to the first member that accepts
+  void connect_to_server();       // uri_.host:uri_.port
+  void connect_in_fleet();        // session_fleet.cpp
   std::string member_id() const;  // the member connected to, as its record names it (host:port)
   void describe_from_accept(const std::string& name);
   // Points the engine's movie region at a movie: its bytes, or for one the server serves from its
   // segment cache (a segment table), its segments, which the fetcher reads through the table.
-  void select_movie_region(const proto::RegionDescriptor& movie, const proto::RegionDescriptor& segments, std::uint32_t index, std::uint64_t size);
+  void select_movie_region(const proto::RegionDescriptor& movie, const proto::RegionDescriptor& segments, std::uint32_t index,
+                           std::uint64_t size);
   void describe_from_catalog(const std::string& name);
   void adopt(proto::CatalogEntry entry);  // checks it, then makes it the current movie
   // A reconnect (here, or on another member) continues only onto the same content identity: else it
@@ -201,9 +202,9 @@ class Session {
   void start_background(BackgroundRead& b, Region r, std::uint64_t length);
   void cancel_background(BackgroundRead& b) noexcept;
   void start_index_read(const proto::RegionDescriptor& index);  // the current movie's (see index())
-  void confirm_catalog();   // a landed catalog: decoded, checked against the accept, adopted
-  void settle_catalog();    // waits for a catalog still on its way, then confirms it
-  void confirm_landed_catalog();  // confirm_catalog() if the background catalog Read has landed
+  void confirm_catalog();                                       // a landed catalog: decoded, checked against the accept, adopted
+  void settle_catalog();                                        // waits for a catalog still on its way, then confirms it
+  void confirm_landed_catalog();                                // confirm_catalog() if the background catalog Read has landed
   void size_readahead();
 
   Uri uri_;
@@ -226,8 +227,8 @@ class Session {
   unsigned read_depth_ = 0;
   StartupTimes startup_;
   std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
-  bool delivered_ = false;  // a read of the current movie completed with bytes: its version is fixed
-  std::string served_by_;  // the server the current movie's version came from (movie_changed names it)
+  bool delivered_ = false;       // a read of the current movie completed with bytes: its version is fixed
+  std::string served_by_;        // the server the current movie's version came from (movie_changed names it)
   // The catalog movie_ was taken from: within one server process (instance) and one generation an
   // entry names one version, known identity or not (docs/protocol.md, "Catalog region").
   std::uint64_t movie_instance_ = 0;

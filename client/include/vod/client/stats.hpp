@@ -46,18 +46,18 @@ class LatencySamples {
 };
 
 struct Stats {
-  std::uint64_t bytes_delivered = 0;   // to the caller
-  std::uint64_t bytes_copied = 0;      // of those, copied out of the ring (the rest landed straight in the caller's buffer)
-  std::uint64_t direct_reads = 0;      // Reads straight into a caller's registered buffer (zero copy)
-  std::uint64_t bytes_read = 0;        // by RDMA Read (prefetch included)
+  std::uint64_t bytes_delivered = 0;  // to the caller
+  std::uint64_t bytes_copied = 0;     // of those, copied out of the ring (the rest landed straight in the caller's buffer)
+  std::uint64_t direct_reads = 0;     // Reads straight into a caller's registered buffer (zero copy)
+  std::uint64_t bytes_read = 0;       // by RDMA Read (prefetch included)
   std::uint64_t reads_posted = 0;
   std::uint64_t reads_completed = 0;
-  std::uint64_t stale_discarded = 0;   // completions from before a seek or switch, dropped unseen
-  std::uint64_t head_reads = 0;        // small first Reads after a start or seek (ramp-up)
-  std::uint64_t stalls = 0;            // times a caller had to wait for data that was not there yet
+  std::uint64_t stale_discarded = 0;  // completions from before a seek or switch, dropped unseen
+  std::uint64_t head_reads = 0;       // small first Reads after a start or seek (ramp-up)
+  std::uint64_t stalls = 0;           // times a caller had to wait for data that was not there yet
   std::uint64_t reconnects = 0;
   std::uint32_t in_flight = 0;
-  LatencyHistogram read_latency_us;    // post to completion, per RDMA Read
+  LatencyHistogram read_latency_us;  // post to completion, per RDMA Read
 
   void merge(const Stats& o) noexcept;
   std::string summary() const;  // one line: bytes, reads, stalls, latency p50/p90/p99

@@ -32,15 +32,15 @@ struct ClusterRef {
 };
 
 struct Uri {
-  std::string host;                  // a name, an IPv4 address, or an IPv6 address without brackets
+  std::string host;  // a name, an IPv4 address, or an IPv6 address without brackets
   std::uint16_t port = kDefaultPort;
-  std::optional<std::string> movie;  // percent-decoded; absent for catalog-only URIs
-  bool live = false;                 // `movie` names a live channel (the path was /live/NAME)
+  std::optional<std::string> movie;                     // percent-decoded; absent for catalog-only URIs
+  bool live = false;                                    // `movie` names a live channel (the path was /live/NAME)
   std::optional<std::array<std::uint8_t, 32>> token{};  // ?token=: sent in every connect request
   // rdma+etcd://: a fleet; host and port are then those of the member the session is on.
   std::optional<ClusterRef> cluster{};
 
-  std::string to_string() const;     // canonical form, the movie percent-encoded, without the token
+  std::string to_string() const;  // canonical form, the movie percent-encoded, without the token
   bool operator==(const Uri&) const = default;
 };
 

@@ -40,8 +40,8 @@ struct CompletionRecord {
 
 struct ReceiverStats {
   std::uint64_t datagrams = 0, placed_bytes = 0, duplicate_bytes = 0, errors = 0;
-  std::uint64_t dropped_source = 0, dropped_session = 0, dropped_epoch = 0, dropped_bounds = 0, dropped_checksum = 0,
-                dropped_truncated = 0, dropped_garbage = 0, dropped_late = 0;
+  std::uint64_t dropped_source = 0, dropped_session = 0, dropped_epoch = 0, dropped_bounds = 0, dropped_checksum = 0, dropped_truncated = 0,
+                dropped_garbage = 0, dropped_late = 0;
   std::uint64_t dropped() const noexcept {
     return dropped_source + dropped_session + dropped_epoch + dropped_bounds + dropped_checksum + dropped_truncated + dropped_garbage +
            dropped_late;

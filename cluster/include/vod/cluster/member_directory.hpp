@@ -60,7 +60,7 @@ class MemberDirectory {
   bool tried_ = false;      // the first attempt ended, answered or not
   bool from_disk_ = false;  // members_ came from the saved list
   std::time_t read_at_ = 0;
-  std::string last_error_;  // empty while etcd answers
+  std::string last_error_;          // empty while etcd answers
   std::set<std::string> reported_;  // bad records already logged (key and value)
   std::atomic<bool> stopping_{false};
   std::thread thread_;  // last: started when everything above exists

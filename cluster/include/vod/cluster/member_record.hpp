@@ -16,10 +16,10 @@
 namespace vod::cluster {
 
 inline constexpr unsigned kMemberRecordVersion = 1;
-inline constexpr double kMaxWeight = 1000;          // a weight above this is refused as hostile
-inline constexpr unsigned kMaxSpread = 16;          // top-k placement: k at most this
+inline constexpr double kMaxWeight = 1000;  // a weight above this is refused as hostile
+inline constexpr unsigned kMaxSpread = 16;  // top-k placement: k at most this
 inline constexpr std::size_t kMaxRecordBytes = 65536;
-inline constexpr std::size_t kMaxListed = 256;      // spread entries, live channels
+inline constexpr std::size_t kMaxListed = 256;  // spread entries, live channels
 
 struct MemberLoad {
   std::uint64_t connections = 0;
@@ -32,7 +32,7 @@ struct MemberLoad {
 struct MemberRecord {
   std::string host;  // what clients connect to (--advertise)
   std::uint16_t port = 0;
-  double weight = 1;  // relative capacity, for weighted rendezvous hashing
+  double weight = 1;              // relative capacity, for weighted rendezvous hashing
   double nic_gbps = 0;            // the devices' active link speed in all; 0 unknown
   std::uint64_t cache_bytes = 0;  // --cache-size; 0 when everything is pinned
   MemberLoad load;

@@ -9,19 +9,19 @@
 namespace vod::media {
 
 struct MediaInfo {
-  bool is_media = false;      // libavformat recognised it and found an audio or video stream
-  bool refused = false;       // not to be served at all: its bytes name other files or URLs (note says)
-  std::string container;      // short name: "mp4", "mpegts", "matroska", "webm", or "" for raw bytes
-  std::string format_name;    // libavformat's demuxer name, e.g. "mov,mp4,m4a,3gp,3g2,mj2"
-  std::string mime_type;      // "video/mp4", "video/mp2t", ..., "application/octet-stream"
-  std::string video_codec;    // e.g. "h264"; empty without video
-  std::string audio_codec;    // e.g. "aac"; empty without audio
+  bool is_media = false;    // libavformat recognised it and found an audio or video stream
+  bool refused = false;     // not to be served at all: its bytes name other files or URLs (note says)
+  std::string container;    // short name: "mp4", "mpegts", "matroska", "webm", or "" for raw bytes
+  std::string format_name;  // libavformat's demuxer name, e.g. "mov,mp4,m4a,3gp,3g2,mj2"
+  std::string mime_type;    // "video/mp4", "video/mp2t", ..., "application/octet-stream"
+  std::string video_codec;  // e.g. "h264"; empty without video
+  std::string audio_codec;  // e.g. "aac"; empty without audio
   std::uint16_t width = 0, height = 0;
   std::int64_t start_time_us = 0;  // the container's first timestamp; index times count from it
-  std::uint64_t duration_us = 0;  // 0 when unknown
-  std::uint64_t bitrate_bps = 0;  // average over the file; 0 when unknown
-  bool fragmented = false;        // fragmented MP4 (moof boxes)
-  std::string note;               // why a file is not media, or what was odd about it
+  std::uint64_t duration_us = 0;   // 0 when unknown
+  std::uint64_t bitrate_bps = 0;   // average over the file; 0 when unknown
+  bool fragmented = false;         // fragmented MP4 (moof boxes)
+  std::string note;                // why a file is not media, or what was odd about it
 };
 
 }  // namespace vod::media

@@ -18,17 +18,17 @@
 namespace vod::media {
 
 struct ThumbnailOptions {
-  unsigned width = 320;            // the JPEG's width; the height keeps the frame's display aspect
-  unsigned max_height = 320;       // a tall frame is scaled to this height instead
-  int quality = 5;                 // MJPEG qscale, 2 (best) .. 31
-  unsigned max_packets = 600;      // packets demuxed after the seek before giving up
+  unsigned width = 320;                        // the JPEG's width; the height keeps the frame's display aspect
+  unsigned max_height = 320;                   // a tall frame is scaled to this height instead
+  int quality = 5;                             // MJPEG qscale, 2 (best) .. 31
+  unsigned max_packets = 600;                  // packets demuxed after the seek before giving up
   std::chrono::milliseconds time_limit{5000};  // and the time for the whole picture, reads included
 };
 
 struct Thumbnail {
   std::vector<std::uint8_t> jpeg;
   unsigned width = 0, height = 0;
-  std::int64_t pts_us = 0;         // the decoded frame's presentation time, as ffprobe prints it
+  std::int64_t pts_us = 0;  // the decoded frame's presentation time, as ffprobe prints it
 };
 
 // Where the frame is: a keyframe's presentation time (from the movie's keyframe index) and, for

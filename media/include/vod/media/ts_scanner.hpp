@@ -24,10 +24,10 @@ struct TsPacket {
   std::uint16_t pid = 0;
   bool payload_unit_start = false;
   bool transport_error = false;
-  bool random_access = false;   // adaptation field random_access_indicator
-  bool discontinuity = false;   // adaptation field discontinuity_indicator
+  bool random_access = false;  // adaptation field random_access_indicator
+  bool discontinuity = false;  // adaptation field discontinuity_indicator
   std::uint8_t continuity_counter = 0;
-  std::optional<std::uint64_t> pcr;  // 27 MHz
+  std::optional<std::uint64_t> pcr;       // 27 MHz
   std::span<const std::uint8_t> payload;  // empty when the packet carries none
 };
 

@@ -40,8 +40,8 @@ struct AccessToken {
   std::uint8_t key_id = 0;
   TokenScope scope = TokenScope::all;
   std::uint8_t flags = 0;
-  std::uint32_t expires = 0;       // Unix time, seconds
-  std::uint64_t scope_hash = 0;    // name_hash() of the movie, channel or prefix
+  std::uint32_t expires = 0;     // Unix time, seconds
+  std::uint64_t scope_hash = 0;  // name_hash() of the movie, channel or prefix
   // Bound tokens: address_hint() of the client's address. Unbound ones: a random nonce, so that no
   // two tokens are the same and one can be revoked alone. The MAC covers it either way.
   std::uint32_t address_hint = 0;

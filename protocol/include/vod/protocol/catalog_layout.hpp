@@ -19,8 +19,8 @@ inline constexpr std::uint32_t kCatalogMagic = 0x52564354;  // "RVCT"
 inline constexpr std::size_t kCatalogNameMax = 128;
 
 // Entry flags.
-inline constexpr std::uint32_t kEntryIsMedia = 1u << 0;        // probed as audio/video
-inline constexpr std::uint32_t kEntryHasIndex = 1u << 1;       // the index region holds keyframes
+inline constexpr std::uint32_t kEntryIsMedia = 1u << 0;   // probed as audio/video
+inline constexpr std::uint32_t kEntryHasIndex = 1u << 1;  // the index region holds keyframes
 // A live channel: the movie region is its ring and the index region its 64-byte live header
 // (WireLiveHeader); size is the ring's size, duration 0.
 inline constexpr std::uint32_t kEntryLive = 1u << 2;

@@ -27,16 +27,16 @@ inline constexpr std::uint64_t kNoKeyframe = ~std::uint64_t{0};
 inline constexpr std::size_t kLiveMessageMax = 256;
 
 struct LiveNotify {
-  std::uint32_t stream_id = 0;        // changes when the source restarts (a new encoder session)
+  std::uint32_t stream_id = 0;  // changes when the source restarts (a new encoder session)
   std::uint32_t flags = 0;
-  std::uint64_t seq = 0;              // +1 per notification to this client: a gap means it missed some
-  std::uint64_t stream_offset = 0;    // start of the published range; ring offset = stream offset mod ring size
-  std::uint32_t length = 0;           // bytes published; 0 only with end of stream
-  std::uint32_t credits = 0;          // Sends the server may still post before it needs more credit
-  std::uint64_t oldest_offset = 0;    // oldest stream offset still in the ring: older bytes are overwritten
+  std::uint64_t seq = 0;                        // +1 per notification to this client: a gap means it missed some
+  std::uint64_t stream_offset = 0;              // start of the published range; ring offset = stream offset mod ring size
+  std::uint32_t length = 0;                     // bytes published; 0 only with end of stream
+  std::uint32_t credits = 0;                    // Sends the server may still post before it needs more credit
+  std::uint64_t oldest_offset = 0;              // oldest stream offset still in the ring: older bytes are overwritten
   std::uint64_t keyframe_offset = kNoKeyframe;  // newest keyframe start at or before the range's end
-  std::uint64_t pts_us = 0;           // presentation time at stream_offset, 0 when unknown
-  std::uint64_t publish_time_us = 0;  // server's CLOCK_REALTIME when the range's last record was published
+  std::uint64_t pts_us = 0;                     // presentation time at stream_offset, 0 when unknown
+  std::uint64_t publish_time_us = 0;            // server's CLOCK_REALTIME when the range's last record was published
 
   bool operator==(const LiveNotify&) const = default;
 };
@@ -84,8 +84,8 @@ inline constexpr std::uint32_t kLiveHeaderKnownFlags = kLiveHeaderEndOfStream;
 
 // One snapshot of the writer's positions (stream offsets).
 struct LiveHeader {
-  std::uint64_t write_offset = 0;     // end of the newest published record
-  std::uint64_t oldest_offset = 0;    // oldest byte still in the ring; declared before it is overwritten
+  std::uint64_t write_offset = 0;               // end of the newest published record
+  std::uint64_t oldest_offset = 0;              // oldest byte still in the ring; declared before it is overwritten
   std::uint64_t keyframe_offset = kNoKeyframe;  // start of the newest keyframe record
   std::uint64_t keyframe_pts_us = 0;
   std::uint32_t stream_id = 0;

@@ -19,8 +19,8 @@ inline constexpr std::uint32_t kMagic = 0x52564F44;  // "RVOD"
 // message of a version-2 peer that it knows (docs/protocol.md, "Versions").
 inline constexpr std::uint8_t kProtocolVersion = 2;
 inline constexpr std::uint8_t kMinProtocolVersion = 1;
-inline constexpr std::uint8_t kLayoutVersion1 = 1;        // the layouts version 1 defined
-inline constexpr std::uint8_t kSegmentsVersion = 2;       // the first version with the segment cache
+inline constexpr std::uint8_t kLayoutVersion1 = 1;   // the layouts version 1 defined
+inline constexpr std::uint8_t kSegmentsVersion = 2;  // the first version with the segment cache
 
 enum class MessageType : std::uint8_t {
   connect_request = 1,

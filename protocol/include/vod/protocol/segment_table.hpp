@@ -49,7 +49,7 @@ struct SegmentTableHeader {
   std::uint32_t segment_size = 0;   // bytes per segment and per slot; a power of two
   std::uint32_t segment_count = 0;  // ceil(movie_size / segment_size)
   std::uint64_t movie_size = 0;
-  std::uint64_t arena_length = 0;   // the arena's bytes: slot s is [s * segment_size, +segment_size)
+  std::uint64_t arena_length = 0;      // the arena's bytes: slot s is [s * segment_size, +segment_size)
   std::uint32_t read_deadline_ms = 0;  // a client drops a segment Read whose check completes later
   std::uint16_t request_credits = 0;   // segment requests a client may have unanswered at once
   std::uint32_t grace_ms = 0;          // a segment asked for within this is never evicted (0: none)
@@ -123,12 +123,12 @@ struct WireSegmentRequest {
 static_assert(sizeof(WireSegmentRequest) == 24);
 
 enum class SegmentStatus : std::uint16_t {
-  ok = 0,            // resident: `entry` is its word, `rkey` reads its slot
-  out_of_range = 1,  // no such segment in that movie
+  ok = 0,             // resident: `entry` is its word, `rkey` reads its slot
+  out_of_range = 1,   // no such segment in that movie
   unknown_movie = 2,  // no such entry in the connection's catalog, or it is not a cached movie
-  disk_error = 3,    // the server could not read it from disk; the reason is in its log
-  refused = 4,       // this connection may not read that movie (its token is for another)
-  busy = 5,          // no memory left to isolate the read (--isolation-memory): try again later
+  disk_error = 3,     // the server could not read it from disk; the reason is in its log
+  refused = 4,        // this connection may not read that movie (its token is for another)
+  busy = 5,           // no memory left to isolate the read (--isolation-memory): try again later
 };
 inline constexpr std::uint16_t kMaxSegmentStatus = 5;
 const char* to_string(SegmentStatus s) noexcept;

@@ -51,9 +51,9 @@ static_assert(sizeof(WireWriteRecordHello) == kWriteRecordHelloSize);
 
 struct WriteRecordCookie {
   std::uint64_t nonce = 0;
-  Cookie cookie{};                  // what the client's requests carry: proof it receives at its address
-  std::uint32_t lifetime_s = 0;     // how long the cookie stays valid (at least)
-  std::uint32_t max_payload = 0;    // the largest payload the server sends
+  Cookie cookie{};                // what the client's requests carry: proof it receives at its address
+  std::uint32_t lifetime_s = 0;   // how long the cookie stays valid (at least)
+  std::uint32_t max_payload = 0;  // the largest payload the server sends
   bool operator==(const WriteRecordCookie&) const = default;
 };
 
@@ -73,19 +73,19 @@ static_assert(sizeof(WireWriteRecordCookie) == 48 && sizeof(WireWriteRecordCooki
 enum class WriteRecordRegion : std::uint8_t { catalog = 1, movie = 2, index = 3 };
 
 struct WriteRecordRequest {
-  std::uint32_t session_id = 0;      // chosen by the client; every datagram of the answer carries it
-  std::uint32_t epoch = 0;           // the client's epoch: a seek moves it on, older datagrams are dropped
-  std::uint64_t record_seq = 0;      // the record the answer is; chosen by the client
+  std::uint32_t session_id = 0;  // chosen by the client; every datagram of the answer carries it
+  std::uint32_t epoch = 0;       // the client's epoch: a seek moves it on, older datagrams are dropped
+  std::uint64_t record_seq = 0;  // the record the answer is; chosen by the client
   Cookie cookie{};
   WriteRecordRegion region = WriteRecordRegion::catalog;
   std::uint32_t catalog_generation = 0;  // of the catalog the client's selector refers to (0: any)
-  std::uint64_t selector = 0;        // movie and index: FNV-1a 64 of the movie's name; catalog: 0
-  std::uint64_t offset = 0;          // in the region
-  std::uint64_t length = 0;          // bytes wanted (the server may refuse more than it allows)
-  std::uint64_t buffer_offset = 0;   // where in the client's buffer the record starts
-  std::uint64_t buffer_length = 0;   // the advertised buffer's size: datagrams must fit it
-  std::uint32_t max_payload = 0;     // the largest payload the client takes (its path MTU)
-  std::uint64_t rate_bps = 0;        // the rate it can take; the server may send slower
+  std::uint64_t selector = 0;            // movie and index: FNV-1a 64 of the movie's name; catalog: 0
+  std::uint64_t offset = 0;              // in the region
+  std::uint64_t length = 0;              // bytes wanted (the server may refuse more than it allows)
+  std::uint64_t buffer_offset = 0;       // where in the client's buffer the record starts
+  std::uint64_t buffer_length = 0;       // the advertised buffer's size: datagrams must fit it
+  std::uint32_t max_payload = 0;         // the largest payload the client takes (its path MTU)
+  std::uint64_t rate_bps = 0;            // the rate it can take; the server may send slower
 
   bool operator==(const WriteRecordRequest&) const = default;
 };
@@ -119,10 +119,10 @@ inline constexpr std::uint16_t kRecordLastDatagram = 1u << 0;  // the sender sen
 // ring's size, so one datagram serves any number of receivers. session_id is the channel's id
 // (live_channel_id), epoch its stream id, record_seq the channel's record number (0, 1, 2, ...).
 inline constexpr std::uint16_t kRecordStreamOffset = 1u << 1;
-inline constexpr std::uint16_t kRecordKeyframe = 1u << 2;        // the record starts with a keyframe (and PAT/PMT)
-inline constexpr std::uint16_t kRecordDiscontinuity = 1u << 3;   // the source restarted before this record
-inline constexpr std::uint16_t kRecordEndOfStream = 1u << 4;     // an empty record: the source stopped here
-inline constexpr std::uint16_t kRecordUnitStart = 1u << 5;       // an access unit starts at the record's first byte
+inline constexpr std::uint16_t kRecordKeyframe = 1u << 2;       // the record starts with a keyframe (and PAT/PMT)
+inline constexpr std::uint16_t kRecordDiscontinuity = 1u << 3;  // the source restarted before this record
+inline constexpr std::uint16_t kRecordEndOfStream = 1u << 4;    // an empty record: the source stopped here
+inline constexpr std::uint16_t kRecordUnitStart = 1u << 5;      // an access unit starts at the record's first byte
 inline constexpr std::uint16_t kRecordLiveFlags = kRecordKeyframe | kRecordDiscontinuity | kRecordEndOfStream | kRecordUnitStart;
 inline constexpr std::uint16_t kRecordKnownFlags = kRecordLastDatagram | kRecordStreamOffset | kRecordLiveFlags;
 
@@ -172,7 +172,7 @@ struct WriteRecordError {
   std::uint32_t epoch = 0;
   std::uint64_t record_seq = 0;  // of the request refused (0 for a hello)
   RejectCode code = RejectCode::malformed_request;
-  std::string reason;            // printable ASCII, at most kWriteRecordReasonMax bytes
+  std::string reason;  // printable ASCII, at most kWriteRecordReasonMax bytes
 
   bool operator==(const WriteRecordError&) const = default;
 };

@@ -32,12 +32,9 @@ struct WorkId {
   std::uint32_t index = 0;  // < 2^24
 
   static constexpr std::uint32_t kMaxIndex = (1u << 24) - 1;
-  constexpr std::uint64_t pack() const noexcept {
-    return (std::uint64_t{owner} << 32) | (std::uint64_t{kind} << 24) | (index & kMaxIndex);
-  }
+  constexpr std::uint64_t pack() const noexcept { return (std::uint64_t{owner} << 32) | (std::uint64_t{kind} << 24) | (index & kMaxIndex); }
   static constexpr WorkId unpack(std::uint64_t wr_id) noexcept {
-    return {static_cast<std::uint32_t>(wr_id >> 32), static_cast<std::uint8_t>(wr_id >> 24),
-            static_cast<std::uint32_t>(wr_id & kMaxIndex)};
+    return {static_cast<std::uint32_t>(wr_id >> 32), static_cast<std::uint8_t>(wr_id >> 24), static_cast<std::uint32_t>(wr_id & kMaxIndex)};
   }
   bool operator==(const WorkId&) const = default;
 };
@@ -45,10 +42,8 @@ static_assert(WorkId::unpack(WorkId{7, 3, 12345}.pack()) == WorkId{7, 3, 12345})
 
 // A kind from its owner's one enum of kinds (ondemand::VodWork, live::Viewer::Work, FetchWork, ...).
 template <class Kind>
-  requires std::is_enum_v<Kind>
-constexpr std::uint8_t work_kind(Kind k) noexcept {
-  return static_cast<std::uint8_t>(k);
-}
+requires std::is_enum_v<Kind>
+constexpr std::uint8_t work_kind(Kind k) noexcept { return static_cast<std::uint8_t>(k); }
 
 class CompletionHub {
  public:
@@ -100,7 +95,7 @@ class CompletionHub {
     CompletionChannel channel;  // declared first: destroyed after the CQs that use it
     std::vector<Cq> cqs;        // the last takes new QPs; a full one that cannot grow is kept until the end
     std::uint32_t max_cqe = 0;
-    bool resizes = true;        // false once the device said it cannot (siw)
+    bool resizes = true;  // false once the device said it cannot (siw)
   };
   std::map<ibv_context*, Device> devices_;
   std::unordered_map<std::uint32_t, std::shared_ptr<const Handler>> handlers_;  // shared: held while it runs

@@ -93,9 +93,9 @@ struct ClientEndpoint {
   } cq;
   QueuePair qp;
   DeviceLimits limits;
-  std::uint8_t initiator_depth = 0;            // what this side asked for
-  std::uint32_t max_inline_data = 0;           // what the QP was created with
-  std::vector<std::uint8_t> accept_data;       // the peer's accept private data, copied
+  std::uint8_t initiator_depth = 0;       // what this side asked for
+  std::uint32_t max_inline_data = 0;      // what the QP was created with
+  std::vector<std::uint8_t> accept_data;  // the peer's accept private data, copied
   // The QP's local ACK timeout exponent as the device holds it once connected (ibv_query_qp):
   // what ConnectOptions::ack_timeout asked for, or rdma_cm's default. 0 on iWARP (TCP's timer).
   std::uint8_t qp_ack_timeout = 0;
@@ -129,8 +129,7 @@ class Listener {
 // Accept with private data, granting `responder_resources` outstanding Reads and issuing none.
 // `rnr_retry_count` bounds how often this side's Sends are retried while the peer has no receive
 // posted (7 = for ever; the VoD path sends nothing).
-void accept(rdma_cm_id* id, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources,
-            std::uint8_t rnr_retry_count = 7);
+void accept(rdma_cm_id* id, std::span<const std::uint8_t> private_data, std::uint8_t responder_resources, std::uint8_t rnr_retry_count = 7);
 
 // The passive side with a QP of its own (rdma::create_qp, not rdma_create_qp): moves `qp` through
 // INIT, RTR and RTS with the attributes rdma_cm computed from the connect request (what rdma_accept

@@ -20,10 +20,8 @@ class CqShare {
   CqShare() noexcept = default;
   // Reserves `entries` on ctx's CQ of `hub` (creating it on first use); throws RdmaError when the
   // device cannot hold them.
-  CqShare(CompletionHub& hub, ibv_context* ctx, std::uint32_t entries)
-      : hub_(&hub), entries_(entries), cq_(hub.reserve(ctx, entries)) {}
-  CqShare(CqShare&& o) noexcept
-      : hub_(std::exchange(o.hub_, nullptr)), entries_(o.entries_), cq_(std::exchange(o.cq_, nullptr)) {}
+  CqShare(CompletionHub& hub, ibv_context* ctx, std::uint32_t entries) : hub_(&hub), entries_(entries), cq_(hub.reserve(ctx, entries)) {}
+  CqShare(CqShare&& o) noexcept : hub_(std::exchange(o.hub_, nullptr)), entries_(o.entries_), cq_(std::exchange(o.cq_, nullptr)) {}
   CqShare& operator=(CqShare&& o) noexcept {
     if (this != &o) {
       reset();

@@ -25,8 +25,8 @@ inline ibv_send_wr read_wr(std::uint64_t wr_id, ibv_sge* sge, std::uint64_t remo
 
 // Posts a signaled RDMA Read of `length` bytes from remote_addr/rkey into local/lkey, tagged with
 // wr_id. Returns ibv_post_send's error number (0 on success).
-inline int post_read(ibv_qp* qp, std::uint64_t wr_id, void* local, std::uint32_t length, std::uint32_t lkey,
-                     std::uint64_t remote_addr, std::uint32_t rkey) noexcept {
+inline int post_read(ibv_qp* qp, std::uint64_t wr_id, void* local, std::uint32_t length, std::uint32_t lkey, std::uint64_t remote_addr,
+                     std::uint32_t rkey) noexcept {
   ibv_sge sge{reinterpret_cast<std::uint64_t>(local), length, lkey};
   ibv_send_wr wr = read_wr(wr_id, &sge, remote_addr, rkey);
   ibv_send_wr* bad = nullptr;
