@@ -108,7 +108,7 @@ void Session::settle_catalog() {
 void Session::adopt(proto::CatalogEntry entry) {
   const std::string& name = entry.name;
   if (entry.flags & proto::kEntryLive)
-    throw ClientError(ErrorKind::usage, "'" + name + "' is a live channel: use rdma://" + uri_.host + "/live/" + percent_encode(name));
+    throw ClientError(ErrorKind::usage, "'" + name + "' is a live channel: use rdma://" + uri_.host + "/live/" + percent_encode_path(name));
   if (movie_) check_same_version(entry);
   if (!movie_ || !delivered_) served_by_ = server();
   movie_ = std::move(entry);

@@ -44,7 +44,8 @@ std::string percent_encode(std::string_view name) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : name) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+    // ASCII only, whatever the locale says isalnum is.
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~') {
       out += static_cast<char>(c);
     } else {
       out += '%';
@@ -53,6 +54,17 @@ std::string percent_encode(std::string_view name) {
     }
   }
   return out;
+}
+
+std::string percent_encode_path(std::string_view name) {
+  std::string out;
+  for (std::size_t from = 0;;) {
+    const auto slash = name.find('/', from);
+    out += percent_encode(name.substr(from, slash == name.npos ? name.npos : slash - from));
+    if (slash == name.npos) return out;
+    out += '/';
+    from = slash + 1;
+  }
 }
 
 void add_token(proto::ConnectRequest& request, const Uri& uri) {
@@ -73,7 +85,7 @@ std::string Uri::to_string() const {
   const std::string& h = cluster ? cluster->etcd.host : host;
   std::string s = std::string(cluster ? (cluster->etcd.tls ? "rdma+etcds://" : "rdma+etcd://") : "rdma://") +
                   cluster::format_host_port(h, cluster ? cluster->etcd.port : port);
-  if (movie) s += (live ? "/live/" : "/") + percent_encode(*movie);
+  if (movie) s += (live ? "/live/" : "/") + percent_encode_path(*movie);
   if (cluster) {
     std::string query;
     if (cluster->etcd.prefix != cluster::kDefaultPrefix) query += "prefix=" + cluster->etcd.prefix;
@@ -149,10 +161,16 @@ Uri parse_uri(std::string_view text) {
       path = path.substr(5);
       if (path.empty()) bad(text, "the live channel's name after /live/ is empty");
     }
+    // The whole path, decoded: '/' between folders, whether it came as '/' or as %2F.
     auto decoded = percent_decode(path);
     if (!decoded) bad(text, "a '%' in the movie name is not followed by two hex digits");
     std::string name = std::move(*decoded);
-    if (const char* why = proto::invalid_name_reason(name)) bad(text, std::string("the movie name is not valid: ") + why);
+    if (uri.live) {
+      if (const char* why = proto::invalid_channel_name_reason(name))
+        bad(text, std::string("the live channel's name is not valid: ") + why);
+    } else if (const char* why = proto::invalid_name_reason(name)) {
+      bad(text, std::string("the movie name is not valid: ") + why);
+    }
     uri.movie = std::move(name);
   }
   // The query: token=HEX, nothing else.

@@ -106,7 +106,7 @@ proto::Decoded<MemberRecord> decode_member(std::string_view key_id, std::string_
     if (!l->is_array() || l->size() > kMaxListed)
       return bad("'live' is not an array of at most " + std::to_string(kMaxListed) + " channels");
     for (const auto& c : *l) {
-      if (!c.is_string() || proto::invalid_name_reason(c.get<std::string>()))
+      if (!c.is_string() || proto::invalid_channel_name_reason(c.get<std::string>()))
         return bad("'live' holds something that is not a channel name");
       r.live.push_back(c.get<std::string>());
     }

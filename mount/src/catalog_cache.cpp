@@ -22,6 +22,7 @@ void CatalogCache::read_now() {
     client::Session session(server_, catalog_options);
     next->catalog = session.catalog();
   }
+  next->tree.emplace(next->catalog);
   next->seen = current_ && current_->catalog.generation == next->catalog.generation ? current_->seen : std::time(nullptr);
   if (current_ && current_->catalog.generation != next->catalog.generation)
     log::info("mount", "catalog generation " + std::to_string(current_->catalog.generation) + " -> " +

@@ -9,14 +9,17 @@
 #include <ctime>
 #include <memory>
 #include <mutex>
+#include <optional>
 
+#include "vod/client/catalog_tree.hpp"
 #include "vod/client/session.hpp"
 
 namespace vod::mount {
 
 struct CatalogSnapshot {
   proto::Catalog catalog;
-  std::time_t seen = 0;  // when this generation was first seen: the files' mtime
+  std::time_t seen = 0;                     // when this generation was first seen: the files' mtime
+  std::optional<client::CatalogTree> tree;  // its folders, made with it
 };
 
 class CatalogCache {

@@ -28,9 +28,9 @@ const std::string* InodeTable::name_of(fuse_ino_t ino) const {
 
 namespace {
 
-struct stat directory_attributes(std::time_t mtime) {
+struct stat directory_attributes(std::time_t mtime, fuse_ino_t ino = FUSE_ROOT_ID) {
   struct stat st {};
-  st.st_ino = FUSE_ROOT_ID;
+  st.st_ino = ino;
   st.st_mode = S_IFDIR | 0555;
   st.st_nlink = 2;
   st.st_mtime = st.st_ctime = st.st_atime = mtime;
@@ -45,6 +45,8 @@ void reply_slice(fuse_req_t req, const std::vector<char>& listing, off_t offset,
   }
   fuse_reply_buf(req, listing.data() + offset, std::min(size, listing.size() - static_cast<std::size_t>(offset)));
 }
+
+bool is_live(const proto::CatalogEntry& e) { return (e.flags & proto::kEntryLive) != 0; }
 
 void add_entry(fuse_req_t req, std::vector<char>& listing, const char* name, const struct stat& st) {
   const std::size_t at = listing.size();
@@ -69,9 +71,20 @@ struct stat VodFs::attributes(const proto::CatalogEntry& e, std::time_t mtime, f
 
 const proto::CatalogEntry* VodFs::find(fuse_ino_t ino, std::shared_ptr<const CatalogSnapshot>& snapshot) {
   const std::string* name = inodes_.name_of(ino);
-  if (!name) return nullptr;
+  if (!name || name->ends_with('/')) return nullptr;
   snapshot = catalog_.get();
-  return snapshot->catalog.find(*name);
+  const auto at = snapshot->tree->entry(*name);
+  if (!at || is_live(snapshot->catalog.entries[*at])) return nullptr;  // live channels are not files (docs/mount.md)
+  return &snapshot->catalog.entries[*at];
+}
+
+std::optional<std::string> VodFs::folder_of(fuse_ino_t ino, const CatalogSnapshot& snapshot) const {
+  if (ino == FUSE_ROOT_ID) return std::string();
+  const std::string* name = inodes_.name_of(ino);
+  if (!name || !name->ends_with('/')) return std::nullopt;
+  std::string path = name->substr(0, name->size() - 1);
+  if (!snapshot.tree->folder(path)) return std::nullopt;  // gone with a rescan
+  return path;
 }
 
 void VodFs::init(void* userdata, fuse_conn_info* conn) {
@@ -84,23 +97,27 @@ void VodFs::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   VodFs& fs = self(req);
   fuse_entry_param e{};
   e.attr_timeout = e.entry_timeout = fs.settings_.attr_seconds;
-  if (parent != FUSE_ROOT_ID) {
+  const auto snapshot = fs.catalog_.get();
+  const auto folder = fs.folder_of(parent, *snapshot);
+  if (!folder) {
     fuse_reply_err(req, ENOENT);
     return;
   }
-  const auto snapshot = fs.catalog_.get();
-  const proto::CatalogEntry* entry = snapshot->catalog.find(name);
-  if (entry) {
-    e.ino = fs.inodes_.ino_of(entry->name);
-    e.attr = fs.attributes(*entry, snapshot->seen, e.ino);
+  const std::string path = folder->empty() ? std::string(name) : *folder + "/" + name;
+  if (const auto at = snapshot->tree->entry(path); at && !is_live(snapshot->catalog.entries[*at])) {
+    e.ino = fs.inodes_.ino_of(path);
+    e.attr = fs.attributes(snapshot->catalog.entries[*at], snapshot->seen, e.ino);
+  } else if (snapshot->tree->folder(path)) {
+    e.ino = fs.inodes_.ino_of(path + "/");
+    e.attr = directory_attributes(snapshot->seen, e.ino);
   }
   fuse_reply_entry(req, &e);  // ino 0: no such name, and the kernel may trust that for the timeout
 }
 
 void VodFs::getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   VodFs& fs = self(req);
-  if (ino == FUSE_ROOT_ID) {
-    const struct stat st = directory_attributes(fs.catalog_.get()->seen);
+  if (const auto now = fs.catalog_.get(); fs.folder_of(ino, *now)) {
+    const struct stat st = directory_attributes(now->seen, ino);
     fuse_reply_attr(req, &st, fs.settings_.attr_seconds);
     return;
   }
@@ -116,22 +133,30 @@ void VodFs::getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 
 void VodFs::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info*) {
   VodFs& fs = self(req);
-  if (ino != FUSE_ROOT_ID) {
-    fuse_reply_err(req, ENOTDIR);
+  const auto snapshot = fs.catalog_.get();
+  const auto folder = fs.folder_of(ino, *snapshot);
+  if (!folder) {
+    fuse_reply_err(req, fs.inodes_.name_of(ino) ? ENOTDIR : ENOENT);
     return;
   }
-  const auto snapshot = fs.catalog_.get();
+  const std::string prefix = folder->empty() ? "" : *folder + "/";
   std::vector<char> listing;
-  add_entry(req, listing, ".", directory_attributes(snapshot->seen));
+  add_entry(req, listing, ".", directory_attributes(snapshot->seen, ino));
   add_entry(req, listing, "..", directory_attributes(snapshot->seen));
-  for (const auto& e : snapshot->catalog.entries)
-    add_entry(req, listing, e.name.c_str(), fs.attributes(e, snapshot->seen, fs.inodes_.ino_of(e.name)));
+  const auto* f = snapshot->tree->folder(*folder);
+  for (const auto& [sub, count] : f->folders)
+    add_entry(req, listing, sub.c_str(), directory_attributes(snapshot->seen, fs.inodes_.ino_of(prefix + sub + "/")));
+  for (std::size_t i : f->entries) {
+    const auto& e = snapshot->catalog.entries[i];
+    if (is_live(e)) continue;
+    add_entry(req, listing, std::string(client::leaf_of(e.name)).c_str(), fs.attributes(e, snapshot->seen, fs.inodes_.ino_of(e.name)));
+  }
   reply_slice(req, listing, offset, size);
 }
 
 void VodFs::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   VodFs& fs = self(req);
-  if (ino == FUSE_ROOT_ID) {
+  if (fs.folder_of(ino, *fs.catalog_.get())) {
     fuse_reply_err(req, EISDIR);
     return;
   }
@@ -195,7 +220,7 @@ void VodFs::statfs(fuse_req_t req, fuse_ino_t) {
   st.f_bsize = st.f_frsize = 4096;
   st.f_blocks = (bytes + 4095) / 4096;
   st.f_files = snapshot->catalog.entries.size();
-  st.f_namemax = 128;
+  st.f_namemax = proto::kNameComponentMax;  // of one folder or file name
   st.f_flag = ST_RDONLY | ST_NOSUID;
   fuse_reply_statfs(req, &st);
 }

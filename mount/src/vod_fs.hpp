@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The file system libfuse3 calls, through its low-level, inode-based API: "/" lists the catalog,
-// and each movie is a regular read-only file. Nothing is writable. Live channels are not listed: a
+// The file system libfuse3 calls, through its low-level, inode-based API: the catalog's folders are
+// directories ("/" is its top) and each movie is a regular read-only file. Nothing is writable. Live channels are not listed: a
 // live channel has no size and no past, so a file of it would mislead cp, ffmpeg's seeking and the
 // page cache (docs/mount.md).
 //
@@ -17,6 +17,7 @@
 #include <ctime>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,9 @@ struct FsSettings {
   unsigned max_readahead = 1u << 20;  // the kernel's read-ahead per file, with the page cache
 };
 
-// Movie names and their inode numbers: a name keeps its number for the mount's lifetime (across
-// catalog generations), so the kernel's cached entries stay right. Grows with the names ever seen.
+// Movie names and folders and their inode numbers: a name keeps its number for the mount's lifetime
+// (across catalog generations), so the kernel's cached entries stay right. A folder is kept as its
+// path and a '/' ("Films/"), which no movie name ends in. Grows with the names ever seen.
 class InodeTable {
  public:
   fuse_ino_t ino_of(const std::string& name);
@@ -52,8 +54,10 @@ class VodFs {
 
  private:
   static VodFs& self(fuse_req_t req) { return *static_cast<VodFs*>(fuse_req_userdata(req)); }
-  // The movie of `ino` in the current catalog, or null (the root, an unknown number, a movie gone).
+  // The movie of `ino` in the current catalog, or null (a folder, an unknown number, a movie gone).
   const proto::CatalogEntry* find(fuse_ino_t ino, std::shared_ptr<const CatalogSnapshot>& snapshot);
+  // The folder of `ino` ("" for the root) in `snapshot`, or nullopt (a movie, a folder gone).
+  std::optional<std::string> folder_of(fuse_ino_t ino, const CatalogSnapshot& snapshot) const;
   struct stat attributes(const proto::CatalogEntry& e, std::time_t mtime, fuse_ino_t ino) const;
 
   static void init(void* userdata, fuse_conn_info* conn);

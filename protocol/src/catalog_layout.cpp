@@ -28,6 +28,31 @@ void put_text(char (&field)[N], const std::string& value, const char* what) {
   std::copy(value.begin(), value.end(), field);
 }
 
+// An entry's name: inline, or (version 3, over 128 bytes) in the names area [names_from, end).
+Decoded<std::string> entry_name(const WireCatalogEntry& w, std::uint8_t version, Bytes buf, std::uint64_t names_from, std::uint64_t end,
+                                const std::string& where) {
+  const std::size_t length = w.name_length.get();
+  const std::size_t most = version >= kPathNamesVersion ? kCatalogNameMax : kInlineNameMax;
+  if (length == 0 || length > most)
+    return fail(DecodeFault::bad_field,
+                where + ": name length " + num(length) + " outside 1.." + num(most) + " (layout version " + num(version) + ")");
+  std::string name;
+  const std::uint64_t offset = w.name_offset.get();
+  if (length <= kInlineNameMax) {
+    if (offset != 0) return fail(DecodeFault::inconsistent, where + ": a name of " + num(length) + " bytes has a names-area offset");
+    name.assign(w.name, length);
+  } else {
+    if (offset < names_from || offset + length > end)
+      return fail(DecodeFault::bad_field, where + ": name at " + num(offset) + ".." + num(offset + length) + " is outside the names area " +
+                                              num(names_from) + ".." + num(end));
+    name.assign(reinterpret_cast<const char*>(buf.data() + offset), length);
+  }
+  if (const char* why = invalid_name_reason(name)) return fail(DecodeFault::bad_field, where + ": " + why);
+  if (version < kPathNamesVersion && needs_path_names(name))
+    return fail(DecodeFault::bad_field, where + ": a name with '/' in a catalog of layout version " + num(version));
+  return name;
+}
+
 }  // namespace
 
 const CatalogEntry* Catalog::find(std::string_view name) const noexcept {
@@ -51,35 +76,83 @@ std::string ContentId::hex() const {
   return out;
 }
 
+namespace {
+
+// The length of the UTF-8 sequence at s[i], or 0 when it is not one (overlong forms, surrogates and
+// code points past U+10FFFF included). Written out: the check is a few lines, and no library of
+// the project's set has one that works on a string_view without a locale.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = at(i);
+  if (c < 0x80) return 1;
+  std::size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+  if (n == 0 || c > 0xf4 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((at(i + k) & 0xc0) != 0x80) return 0;
+  const unsigned char d = at(i + 1);
+  if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d > 0x9f) || (c == 0xf0 && d < 0x90) || (c == 0xf4 && d > 0x8f)) return 0;
+  return n;
+}
+
+}  // namespace
+
+bool needs_path_names(std::string_view name) noexcept { return name.size() > kInlineNameMax || name.find('/') != name.npos; }
+
 const char* invalid_name_reason(std::string_view name) noexcept {
   if (name.empty()) return "the name is empty";
-  if (name.size() > kCatalogNameMax) return "the name is longer than 128 bytes";
-  if (name == "." || name == "..") return "the name is '.' or '..'";
-  for (unsigned char c : name) {
-    if (c == '/') return "the name contains '/'";
+  if (name.size() > kCatalogNameMax) return "the name is longer than 1024 bytes";
+  if (name.front() == '/') return "the name starts with '/'";
+  if (name.back() == '/') return "the name ends with '/'";
+  std::size_t part = 0;  // where the current folder or file name starts
+  for (std::size_t i = 0; i <= name.size(); ++i) {
+    if (i == name.size() || name[i] == '/') {
+      const std::string_view p = name.substr(part, i - part);
+      if (p.empty()) return "the name holds an empty folder name ('//')";
+      if (p == "." || p == "..") return "the name holds a '.' or '..' part";
+      if (p.size() > kNameComponentMax) return "a folder or file name in it is longer than 255 bytes";
+      part = i + 1;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(name[i]);
     if (c < 0x20 || c == 0x7f) return "the name contains a control character";
+    if (c >= 0x80) {
+      const std::size_t n = utf8_sequence(name, i);
+      if (n == 0) return "the name is not UTF-8";
+      i += n - 1;
+    }
   }
   return nullptr;
 }
 
+const char* invalid_channel_name_reason(std::string_view name) noexcept {
+  if (name.find('/') != name.npos) return "a channel name contains no '/'";
+  if (name.size() > kInlineNameMax) return "a channel name is at most 128 bytes";
+  return invalid_name_reason(name);
+}
+
 std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
   const bool v2 = std::any_of(c.entries.begin(), c.entries.end(), [](const CatalogEntry& e) { return (e.flags & kEntrySegmented) != 0; });
+  const bool v3 = std::any_of(c.entries.begin(), c.entries.end(), [](const CatalogEntry& e) { return needs_path_names(e.name); });
   const std::size_t entry_size = sizeof(WireCatalogEntryV2Content);
-  const std::size_t total = kHeaderLength + c.entries.size() * entry_size;
-  std::vector<std::uint8_t> out(total);
+  const std::size_t names_at = kHeaderLength + c.entries.size() * entry_size;
+  std::size_t names_length = 0;
+  for (const CatalogEntry& e : c.entries)
+    if (e.name.size() > kInlineNameMax) names_length += e.name.size();
+  std::vector<std::uint8_t> out(names_at + names_length);
 
   WireCatalogHeader h{};
   h.magic = kCatalogMagic;
-  h.version = v2 ? kSegmentsVersion : kLayoutVersion1;
+  h.version = v3 ? kPathNamesVersion : v2 ? kSegmentsVersion : kLayoutVersion1;
   h.header_length = static_cast<std::uint16_t>(kHeaderLength);
   h.generation = c.generation;
   h.entry_count = static_cast<std::uint32_t>(c.entries.size());
   h.entry_size = static_cast<std::uint32_t>(entry_size);
-  h.region_length = total;
+  h.names_length = static_cast<std::uint32_t>(names_length);
+  h.region_length = out.size();
   h.instance = c.instance;
   store_wire(out.data(), h);
 
-  std::size_t at = kHeaderLength;
+  std::size_t at = kHeaderLength, name_at = names_at;
   for (const CatalogEntry& e : c.entries) {
     if (const char* why = invalid_name_reason(e.name)) throw std::invalid_argument("catalog: cannot publish '" + e.name + "': " + why);
     if (e.flags & ~kEntryKnownFlags) throw std::invalid_argument("catalog: entry '" + e.name + "' has undefined flags");
@@ -98,7 +171,13 @@ std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
     put_text(w.audio_codec, e.audio_codec, "audio codec");
     put_text(w.mime_type, e.mime_type, "MIME type");
     w.name_length = static_cast<std::uint16_t>(e.name.size());
-    std::copy(e.name.begin(), e.name.end(), w.name);
+    if (e.name.size() <= kInlineNameMax) {
+      std::copy(e.name.begin(), e.name.end(), w.name);
+    } else {
+      w.name_offset = static_cast<std::uint32_t>(name_at);
+      std::copy(e.name.begin(), e.name.end(), out.begin() + static_cast<std::ptrdiff_t>(name_at));
+      name_at += e.name.size();
+    }
     if (((e.flags & kEntrySegmented) != 0) == e.segments.empty())
       throw std::invalid_argument("catalog: entry '" + e.name + "' must have a segment table exactly when it is segmented");
     WireCatalogEntryV2Content w3{};
@@ -123,17 +202,21 @@ Decoded<CatalogHeaderInfo> decode_catalog_header(Bytes buf) {
   const std::uint64_t header_length = h.header_length.get();
   const std::uint64_t entry_size = h.entry_size.get();
   const std::uint64_t count = h.entry_count.get();
+  const std::uint64_t names_length = h.version >= kPathNamesVersion ? h.names_length.get() : 0;
   if (header_length < kHeaderLength) return fail(DecodeFault::bad_length, "catalog: header length " + num(header_length) + " below 64");
   const std::uint64_t least = h.version >= kSegmentsVersion ? sizeof(WireCatalogEntryV2) : kEntrySize;
   if (entry_size < least)
     return fail(DecodeFault::bad_length,
                 "catalog: entry size " + num(entry_size) + " below layout version " + num(h.version) + "'s " + num(least));
   if (h.generation.get() == 0) return fail(DecodeFault::bad_field, "catalog: generation 0 is reserved");
+  if (names_length > count * kCatalogNameMax)
+    return fail(DecodeFault::bad_length, "catalog: a names area of " + num(names_length) + " bytes for " + num(count) + " entries");
   // entry_size < 2^32 and count < 2^32, so the product fits in 64 bits.
-  const std::uint64_t expected = header_length + count * entry_size;
+  const std::uint64_t expected = header_length + count * entry_size + names_length;
   if (h.region_length.get() != expected)
     return fail(DecodeFault::inconsistent, "catalog: region length " + num(h.region_length.get()) + " but header " + num(header_length) +
-                                               " + " + num(count) + " entries of " + num(entry_size) + " bytes make " + num(expected));
+                                               " + " + num(count) + " entries of " + num(entry_size) + " bytes + names " +
+                                               num(names_length) + " make " + num(expected));
   return CatalogHeaderInfo{h.generation.get(), static_cast<std::uint32_t>(count), expected};
 }
 
@@ -146,6 +229,7 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
   const auto h = load_wire<WireCatalogHeader>(buf.data());
   const std::size_t header_length = h.header_length.get();
   const std::size_t entry_size = h.entry_size.get();
+  const std::uint64_t names_from = header_length + std::uint64_t{info->entry_count} * entry_size;
 
   Catalog c;
   c.generation = info->generation;
@@ -156,11 +240,9 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
     const auto w = load_wire<WireCatalogEntry>(buf.data() + header_length + i * entry_size);
     const std::string where = "catalog entry " + num(i);
     CatalogEntry e;
-    const std::size_t name_length = w.name_length.get();
-    if (name_length == 0 || name_length > kCatalogNameMax)
-      return fail(DecodeFault::bad_field, where + ": name length " + num(name_length) + " outside 1..128");
-    e.name.assign(w.name, name_length);
-    if (const char* why = invalid_name_reason(e.name)) return fail(DecodeFault::bad_field, where + ": " + why);
+    auto name = entry_name(w, h.version, buf, names_from, info->region_length, where);
+    if (!name) return name.error();
+    e.name = std::move(*name);
     if (w.name_hash.get() != name_hash(e.name))
       return fail(DecodeFault::inconsistent, where + ": name hash " + hex(w.name_hash.get()) + " does not match '" + e.name + "'");
     if (!hashes.insert(w.name_hash.get()).second)

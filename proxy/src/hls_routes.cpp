@@ -52,7 +52,7 @@ Plan live_hls_request(const Request& r, const std::string& rest, const Site& sit
   if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
   const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
   if (!is_live(e))
-    return error_plan(404, "'" + e.name + "' is a movie: its playlist is /hls/" + client::percent_encode(e.name) + "/index.m3u8");
+    return error_plan(404, "'" + e.name + "' is a movie: its playlist is /hls/" + client::percent_encode_path(e.name) + "/index.m3u8");
   LiveHlsWant w;
   w.channel = e.name;
   const auto numbered = [&](const char* prefix, std::size_t numbers) -> bool {
@@ -116,9 +116,12 @@ namespace routing {
 
 // /hls/NAME/index.m3u8 (media playlist), /hls/NAME/master.m3u8 (multivariant); for TS movies
 // /hls/NAME/movie.ts (the movie, by ranges), for fMP4 ones /hls/NAME/init.mp4 and /hls/NAME/seg-N.m4s.
+// NAME is a path ("Films/A (2024)/A (2024).mp4"), so the file is what follows its last '/': the
+// longest name a path can start with and still name a file. /hls/live/ is never a movie's ("live"
+// is reserved at the top of a library).
 Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   const std::string rest = path.substr(5);
-  const auto slash = rest.find('/');
+  const auto slash = rest.rfind('/');
   const std::string file = slash == std::string::npos ? "" : rest.substr(slash + 1);
   if (rest.rfind("live/", 0) == 0) return live_hls_request(r, rest.substr(5), site);
   HlsWant w;
@@ -133,7 +136,7 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
   if (is_live(e))
     return error_plan(
-        404, "'" + e.name + "' is a live channel: its playlist would be /hls/live/" + client::percent_encode(e.name) + "/index.m3u8");
+        404, "'" + e.name + "' is a live channel: its playlist would be /hls/live/" + client::percent_encode_path(e.name) + "/index.m3u8");
   const bool fmp4 = e.container == "mp4" || e.container == "matroska" || e.container == "webm";
   if (e.container != "mpegts" && !fmp4)
     return error_plan(404, "'" + e.name + "' is " + (e.container.empty() ? std::string("not media libavformat recognises") : e.container) +

@@ -105,6 +105,18 @@ Plan watch(const Request& r, const std::string& path, const Site& site, const st
   return page("text/html; charset=utf-8", site.pages.watch_page(site.catalog, e, host, start));
 }
 
+// "/" or /browse/FOLDER/ (the '/' at the end optional): the folder, decoded, or an error plan.
+std::variant<std::string, Plan> browse_folder(const std::string& path) {
+  if (path == "/") return std::string();
+  std::string encoded = path.substr(8);
+  if (encoded.ends_with('/')) encoded.pop_back();
+  if (encoded.empty()) return std::string();
+  const auto decoded = client::percent_decode(encoded);
+  if (!decoded) return error_plan(400, "bad percent-encoding in '" + encoded + "'");
+  if (const char* why = proto::invalid_name_reason(*decoded)) return error_plan(400, std::string("bad folder: ") + why);
+  return *decoded;
+}
+
 // /poster/NAME or /strip/K/NAME.
 Plan picture(const std::string& path, const Site& site) {
   ThumbnailWant want;
@@ -266,8 +278,15 @@ Plan route(const Request& r, const Site& site) {
   const std::string path = r.target.substr(0, r.target.find_first_of("?#"));
   const std::string host = r.host.empty() ? site.default_host : r.host;
   Plan p;
-  if (path == "/") p = page("text/html; charset=utf-8", site.pages.catalog_page(catalog, site.server));
-  else if (path.rfind("/watch/", 0) == 0) p = watch(r, path, site, host);
+  if (path == "/" || path.rfind("/browse/", 0) == 0) {
+    auto folder = browse_folder(path);
+    if (auto* plan = std::get_if<Plan>(&folder)) return std::move(*plan);
+    auto html = site.pages.catalog_page(catalog, site.server, std::get<std::string>(folder));
+    if (!html)
+      return error_plan(404,
+                        "no folder '" + std::get<std::string>(folder) + "' in catalog generation " + std::to_string(catalog.generation));
+    p = page("text/html; charset=utf-8", std::move(*html));
+  } else if (path.rfind("/watch/", 0) == 0) p = watch(r, path, site, host);
   else if (path.rfind("/poster/", 0) == 0 || path.rfind("/strip/", 0) == 0) p = picture(path, site);
   else if (auto s = static_plan(r, site.pages)) return *s;
   else if (path == "/catalog.json") p = catalog_json(catalog, site.stale);
@@ -280,12 +299,13 @@ Plan route(const Request& r, const Site& site) {
     const auto decoded = client::percent_decode(path.substr(live ? 6 : 8));
     if (!decoded) return error_plan(400, "bad percent-encoding in " + path);
     const std::string& name = *decoded;
-    if (const char* why = proto::invalid_name_reason(name)) return error_plan(400, std::string("bad name: ") + why);
+    if (const char* why = live ? proto::invalid_channel_name_reason(name) : proto::invalid_name_reason(name))
+      return error_plan(400, std::string("bad name: ") + why);
     const proto::CatalogEntry* e = catalog.find(name);
     if (!e || is_live(*e) != live) {
       if (e)
-        return error_plan(404,
-                          "'" + name + "' is " + (live ? "a movie: /movies/" : "a live channel: /live/") + client::percent_encode(name));
+        return error_plan(
+            404, "'" + name + "' is " + (live ? "a movie: /movies/" : "a live channel: /live/") + client::percent_encode_path(name));
       return error_plan(404, std::string("no ") + (live ? "live channel" : "movie") + " '" + name + "' in catalog generation " +
                                  std::to_string(catalog.generation));
     }

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "vod/client/catalog_tree.hpp"
 #include "vod/client/uri.hpp"
 
 namespace vod::proxy {
@@ -53,10 +54,11 @@ std::string format_size(std::uint64_t bytes) {
 // What both pages say about an entry. Keys are set only when there is something to show, so that
 // {{#key}} sections drop out otherwise.
 mst::data describe(const proto::CatalogEntry& e, std::uint32_t generation) {
-  const std::string path = client::percent_encode(e.name);
+  const std::string path = client::percent_encode_path(e.name);
   const std::string g = "?g=" + std::to_string(generation);
   mst::data d;
   d.set("name", e.name);
+  d.set("title", e.name);
   d.set("watch_url", "/watch/" + path);
   d.set("poster_url", "/poster/" + path + g);
   d.set("media_url", media_path(e));
@@ -79,7 +81,7 @@ mst::data describe(const proto::CatalogEntry& e, std::uint32_t generation) {
 
 bool is_live(const proto::CatalogEntry& e) noexcept { return (e.flags & proto::kEntryLive) != 0; }
 
-std::string media_path(const proto::CatalogEntry& e) { return (is_live(e) ? "/live/" : "/movies/") + client::percent_encode(e.name); }
+std::string media_path(const proto::CatalogEntry& e) { return (is_live(e) ? "/live/" : "/movies/") + client::percent_encode_path(e.name); }
 
 double thumbnail_fraction(std::optional<unsigned> strip_frame) {
   if (!strip_frame) return 0.1;
@@ -126,14 +128,47 @@ const StaticFile* WebPages::static_file(const std::string& name) const {
   return it == statics_.end() ? nullptr : &it->second;
 }
 
-std::string WebPages::catalog_page(const proto::Catalog& catalog, const std::string& server) const {
+std::string folder_path(std::string_view folder) { return folder.empty() ? "/" : "/browse/" + client::percent_encode_path(folder) + "/"; }
+
+std::optional<std::string> WebPages::catalog_page(const proto::Catalog& catalog, const std::string& server, std::string_view folder) const {
+  const client::CatalogTree tree(catalog);
+  const client::CatalogTree::Folder* here = tree.folder(folder);
+  if (!here) return std::nullopt;
   mst::data movies{mst::data::type::list};
-  for (const auto& e : catalog.entries) movies.push_back(describe(e, catalog.generation));
+  for (std::size_t i : here->entries) {
+    mst::data m = describe(catalog.entries[i], catalog.generation);
+    m.set("title", std::string(client::leaf_of(catalog.entries[i].name)));
+    movies.push_back(m);
+  }
+  const std::string prefix = folder.empty() ? "" : std::string(folder) + "/";
+  mst::data folders{mst::data::type::list};
+  for (const auto& [name, count] : here->folders) {
+    mst::data f;
+    f.set("name", name);
+    f.set("url", folder_path(prefix + name));
+    f.set("count", std::to_string(count) + (count == 1 ? " title" : " titles"));
+    folders.push_back(f);
+  }
+  // Breadcrumbs: the top, then each folder on the way down to this one (the last is not a link).
+  mst::data crumbs{mst::data::type::list};
+  for (std::size_t from = 0; !folder.empty() && from <= folder.size();) {
+    const auto slash = std::min(folder.find('/', from), folder.size());
+    mst::data c;
+    c.set("name", std::string(folder.substr(from, slash - from)));
+    if (slash < folder.size()) c.set("url", folder_path(folder.substr(0, slash)));
+    crumbs.push_back(c);
+    from = slash + 1;
+  }
   mst::data d;
   d.set("server", server);
   d.set("generation", std::to_string(catalog.generation));
   d.set("count", std::to_string(catalog.entries.size()) + (catalog.entries.size() == 1 ? " title" : " titles"));
   d.set("movies", movies);
+  d.set("folders", folders);
+  if (!folder.empty()) {
+    d.set("crumbs", crumbs);
+    d.set("folder", std::string(folder));
+  }
   mst::mustache t{catalog_template_};
   return t.render(d);
 }
@@ -146,13 +181,13 @@ std::string WebPages::watch_page(const proto::Catalog& catalog, const proto::Cat
   if (is_live(e)) {
     // A live channel plays as LL-HLS (LiveHlsService); browsers play no bare MPEG-TS.
     d.set("playable", mst::data(true));
-    d.set("hls_url", "/hls/live/" + client::percent_encode(e.name) + "/index.m3u8");
+    d.set("hls_url", "/hls/live/" + client::percent_encode_path(e.name) + "/index.m3u8");
   } else if (has_media) {
     d.set("playable", mst::data(true));
     // The browser's own HLS first (/hls/NAME/master.m3u8: a TS movie's segments are byte ranges of
     // the file, an MP4's or Matroska's are remuxed to fMP4), then the file itself where the browser
     // may play it progressively (not MPEG-TS, which no browser plays bare).
-    d.set("hls_url", "/hls/" + client::percent_encode(e.name) + "/master.m3u8");
+    d.set("hls_url", "/hls/" + client::percent_encode_path(e.name) + "/master.m3u8");
     if (e.container != "mpegts") d.set("progressive", mst::data(true));
     if (start_seconds) {
       char t[32];
@@ -165,7 +200,7 @@ std::string WebPages::watch_page(const proto::Catalog& catalog, const proto::Cat
   }
   if (!is_live(e) && e.duration_us > 0 && !e.video_codec.empty()) {
     mst::data strip{mst::data::type::list};
-    const std::string path = client::percent_encode(e.name);
+    const std::string path = client::percent_encode_path(e.name);
     for (unsigned k = 0; k < kStripFrames; ++k) {
       const double seconds = std::floor(thumbnail_fraction(k) * static_cast<double>(e.duration_us) / 1e6);
       mst::data f;

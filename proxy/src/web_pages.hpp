@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "vod/protocol/catalog_layout.hpp"
 
@@ -35,7 +36,9 @@ class WebPages {
   // configured install directory.
   static std::filesystem::path default_dir();
 
-  std::string catalog_page(const proto::Catalog& catalog, const std::string& server) const;
+  // The page of one folder of the catalog ("" the top): its path as breadcrumbs, its folders, and
+  // the movies and channels right in it. nullopt when no name lies below `folder`.
+  std::optional<std::string> catalog_page(const proto::Catalog& catalog, const std::string& server, std::string_view folder) const;
   // `host` makes the absolute URL shown for players; `start_seconds` starts the video there
   // (a media fragment, #t=).
   std::string watch_page(const proto::Catalog& catalog, const proto::CatalogEntry& entry, const std::string& host,

@@ -58,6 +58,12 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
       std::any_of(entries.begin(), entries.end(), [](const proto::CatalogEntry& e) { return (e.flags & proto::kEntrySegmented) != 0; }))
     return refuse(proto::RejectCode::unsupported_version,
                   "this server serves movies from a segment cache, which needs protocol version 2: update the client (libvodclient)");
+  // Nor can a client before version 3 read a catalog of names that are paths.
+  if (request->version < proto::kPathNamesVersion &&
+      std::any_of(entries.begin(), entries.end(), [](const proto::CatalogEntry& e) { return proto::needs_path_names(e.name); }))
+    return refuse(proto::RejectCode::unsupported_version,
+                  "this library has folders or names over 128 bytes, which need protocol version 3; the client speaks " +
+                      std::to_string(request->version) + ": update it");
 
   switch (request->kind) {
     case proto::RequestKind::catalog_only: a.kind = Admit::Kind::catalog; break;

@@ -18,6 +18,7 @@
 #include "cache/content_digest.hpp"
 #include "cache/file_map.hpp"
 #include "cache/lazy_indexer.hpp"
+#include "library_walk.hpp"
 #include "pinned_load.hpp"
 #include "vod/log.hpp"
 #include "vod/media/probe.hpp"
@@ -40,6 +41,7 @@ std::string mib(std::uint64_t bytes) {
 
 std::atomic<std::uint64_t> next_cached_id{1};
 
+// Flags 0: '*' matches '/' too, so "Trailers/*" pins a folder with everything below it.
 bool pinned_by(const std::string& name, const std::vector<std::string>& patterns) {
   return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return fnmatch(p.c_str(), name.c_str(), 0) == 0; });
 }
@@ -77,10 +79,10 @@ void analyse(LoadedMovie& m, std::span<const std::uint8_t> bytes) {
             " ms");
 }
 
-std::shared_ptr<const LoadedMovie> load_movie(const fs::path& path, const struct stat& st, const LibraryOptions& options, bool pin,
-                                              bool probe_later) {
+std::shared_ptr<const LoadedMovie> load_movie(const std::string& name, const fs::path& path, const struct stat& st,
+                                              const LibraryOptions& options, bool pin, bool probe_later) {
   auto m = std::make_shared<LoadedMovie>();
-  m->name = path.filename().string();
+  m->name = name;
   m->path = path.string();
   const cache::FileIdentity version = cache::FileIdentity::of(m->path, st);
   m->file_size = version.size;
@@ -160,33 +162,11 @@ std::uint64_t Library::total_bytes() const noexcept {
 
 Library scan_library(const std::string& dir, std::uint32_t generation, const Library* previous, const LibraryOptions& options) {
   if (dir.empty()) return Library{generation, {}, {}};  // a live-only server
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec);
-  if (ec) throw std::runtime_error("cannot list the media directory " + dir + ": " + ec.message());
-  std::vector<fs::path> files;
-  for (const auto& entry : it) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name[0] == '.') continue;  // hidden: editor swap files, generator stamps
-    std::error_code type_ec;
-    if (!entry.is_regular_file(type_ec)) {
-      log::warn("library", "skipping " + entry.path().string() + ": not a regular file");
-      continue;
-    }
-    if (const char* why = proto::invalid_name_reason(name)) {
-      log::warn("library", "skipping " + entry.path().string() + ": " + why);
-      continue;
-    }
-    if (options.reserved_names.count(name)) {
-      log::warn("library", "skipping " + entry.path().string() + ": a live channel has that name");
-      continue;
-    }
-    files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<LibraryFile> files = walk_library(dir, options.reserved_names);
 
   std::unordered_map<std::string, std::shared_ptr<const LoadedMovie>> reusable;
   if (previous)
-    for (const auto& m : previous->movies) reusable[m->path] = m;
+    for (const auto& m : previous->movies) reusable[m->name + '\0' + m->path] = m;  // a symlink's name shares its target's path
 
   Library library;
   library.generation = generation;
@@ -195,8 +175,8 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
   std::size_t loaded = 0, reused = 0, later = 0;
   std::uint64_t pinned_bytes = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const fs::path& path = files[i];
-    const std::string name = path.filename().string();
+    const fs::path path = files[i].path;
+    const std::string& name = files[i].name;
     if (auto [at, inserted] = hashes.emplace(proto::name_hash(name), name); !inserted) {
       log::warn("library", "skipping " + name + ": its name hash collides with " + at->second);
       continue;
@@ -206,7 +186,7 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
       log::warn("library", "skipping " + path.string() + ": " + std::strerror(errno));
       continue;
     }
-    if (auto old = reusable.find(path.string()); old != reusable.end() && old->second->identity().same_version(st)) {
+    if (auto old = reusable.find(name + '\0' + path.string()); old != reusable.end() && old->second->identity().same_version(st)) {
       library.movies.push_back(old->second);
       if (!old->second->cached) pinned_bytes += old->second->size();
       ++reused;
@@ -226,7 +206,7 @@ Library scan_library(const std::string& dir, std::uint32_t generation, const Lib
       log::info("library", std::string(pin ? "loading " : "probing (segment cache) ") + std::to_string(i + 1) + "/" +
                                std::to_string(files.size()) + ": " + name + " (" + mib(static_cast<std::uint64_t>(st.st_size)) + ")");
     try {
-      library.movies.push_back(load_movie(path, st, options, pin, probe_later));
+      library.movies.push_back(load_movie(name, path, st, options, pin, probe_later));
       later += probe_later;
       if (pin) pinned_bytes += library.movies.back()->size();
       const auto& m = library.movies.back();

@@ -22,7 +22,7 @@
 namespace vod::server {
 
 struct LoadedMovie {
-  std::string name;  // the file name: what clients ask for
+  std::string name;  // the path below the media directory: what clients ask for
   std::string path;
   std::uint64_t file_size = 0;  // on disk, for change detection
   std::int64_t mtime_ns = 0;
@@ -49,7 +49,7 @@ struct LoadedMovie {
 
 struct LibraryOptions {
   bool remux_ts = false;                 // --remux ts
-  std::set<std::string> reserved_names;  // the live channels': files with these names are skipped
+  std::set<std::string> reserved_names;  // the live channels': top-level files with these names are skipped
   // With a segment cache: movies are served from it, except those --pin names (shell patterns),
   // which are loaded whole while they fit `pin_budget` bytes (0: no limit).
   std::optional<cache::TableLayout> cache;
@@ -74,8 +74,9 @@ void describe_cached(LoadedMovie& m, const cache::IndexStore* store);
 // A described copy of a movie listed unprobed, sharing its file and segment table.
 std::shared_ptr<LoadedMovie> describe_copy(const LoadedMovie& listed, const cache::IndexStore* store);
 
-// Scans `dir`: every regular, non-hidden file becomes a movie. Files that cannot be read or named
-// are skipped with a warning; the scan itself fails only when `dir` cannot be listed.
+// Scans `dir`: every regular, non-hidden file below it (walk_library) becomes a movie named by its
+// path. Files that cannot be read or named are skipped with a warning; the scan itself fails only
+// when `dir` cannot be listed.
 Library scan_library(const std::string& dir, std::uint32_t generation, const Library* previous, const LibraryOptions& options);
 
 }  // namespace vod::server

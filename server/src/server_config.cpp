@@ -76,6 +76,24 @@ static void check_cluster_options(ServerConfig& c) {
       throw std::invalid_argument("--cluster-spread '" + s + "': expected NAME=K, a movie name and K from 1 to 16");
     c.spread[s.substr(0, eq)] = static_cast<unsigned>(std::stoul(k));
   }
+  // The record this server will put must be one every reader takes (cluster::decode_member): at
+  // most 256 spread names and 256 channels, in 64 KiB. Names of up to 1024 bytes could break that
+  // bound where 128-byte ones could not, so it is checked here, at start, with the largest numbers
+  // the load fields can hold.
+  cluster::MemberRecord record;
+  cluster::parse_host_port(c.advertise, record.host, record.port, "--advertise");
+  record.spread = c.spread;
+  for (const auto& channel : c.live_channels) record.live.push_back(channel.name);
+  record.nic_gbps = record.weight = 1e6;
+  record.cache_bytes = record.load.connections = ~0ull;
+  record.load.estimated_mbps = 1e18;
+  record.catalog_generation = ~0u;
+  const std::size_t bytes = cluster::encode_member(record).size();
+  if (c.spread.size() > cluster::kMaxListed || record.live.size() > cluster::kMaxListed || bytes > cluster::kMaxRecordBytes)
+    throw std::invalid_argument("--cluster-spread and --live: a member record lists at most " + std::to_string(cluster::kMaxListed) +
+                                " movies and " + std::to_string(cluster::kMaxListed) + " channels in " +
+                                std::to_string(cluster::kMaxRecordBytes) + " bytes; these make " + std::to_string(c.spread.size()) +
+                                " and " + std::to_string(record.live.size()) + " in " + std::to_string(bytes));
 }
 
 std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
@@ -243,7 +261,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   } else if (!c.pin.empty() || c.pin_budget) {
     throw std::invalid_argument("--pin and --pin-budget choose what stays out of the segment cache: give --cache-size too");
   }
-  check_cluster_options(c);
+  check_cluster_options(c);  // after the live channels: the member record lists them
   return c;
 }
 

@@ -3,7 +3,8 @@
 # A fleet's membership, natively (no RDMA device: vod-server --no-rdma serves Write-Record over UDP,
 # and clients read with --transport udp): a real etcd on loopback, servers on 127.0.0.x.
 #  - a server registers its record (address, weight, generation, live channels) under a lease;
-#  - a fleet URI reads each movie from the member the placement names, byte-exact;
+#  - a fleet URI reads each movie from the member the placement names, byte-exact, a movie in a
+#    folder too, and a record that spreads a movie in a folder is read by the client;
 #  - SIGTERM withdraws the record at once; kill -9 loses it within the lease's TTL;
 #  - a server started while etcd is down serves, and registers when etcd comes;
 #  - etcd restarted: the members are listed again.
@@ -28,6 +29,10 @@ export VOD_CLUSTER_CACHE_DIR=$work/member-cache
 mkdir -p "$work/media"
 head -c $((3 * 1024 * 1024 + 5)) /dev/urandom > "$work/media/one.bin"
 head -c $((2 * 1024 * 1024 + 9)) /dev/urandom > "$work/media/two.bin"
+nested="Films/Läder (2024)/deep #1.bin"  # a movie in a folder, spread by server 3's record
+nested_uri="Films/L%C3%A4der%20(2024)/deep%20%231.bin"
+mkdir -p "$work/media/Films/Läder (2024)"
+head -c $((1024 * 1024 + 3)) /dev/urandom > "$work/media/$nested"
 etcd_port=$(free_port) peer_port=$(free_port) udp_port=$(free_port) rdma_port=$(free_port)
 fleet="etcd://127.0.0.1:$etcd_port/membership"
 etcdctl() { ETCDCTL_API=3 command etcdctl --endpoints "127.0.0.1:$etcd_port" "$@"; }
@@ -73,15 +78,18 @@ wait_record 2 present 10
 pass "registered once etcd came up"
 
 step "records say what clients need"
+extra=(--cluster-spread "$nested=2")
 start_server 3 30  # a long lease: its SIGTERM below must withdraw long before the lease could expire
+extra=()
 wait_record 3 present 10
 json=$(record 3)
 echo "    $json"
-python3 - "$json" "$rdma_port" << 'PY'
+python3 - "$json" "$rdma_port" "$nested" << 'PY'
 import json, sys
 r = json.loads(sys.argv[1]); port = int(sys.argv[2])
 assert r["host"] == "127.0.0.3" and r["port"] == port, r
 assert r["weight"] == 3 and r["catalog_generation"] == 1 and r["live"] == ["cam3"], r
+assert r["spread"] == {sys.argv[3]: 2}, r
 assert r["load"]["estimate"] and r["load"]["connections"] == 0, r
 PY
 pass "address, weight, generation, live channels and the labelled load estimate"
@@ -94,7 +102,12 @@ for movie in one.bin two.bin; do
   grep -q "'$movie' on $first (1st" "$work/get-$movie.log" || fail "$movie was not read from $first: $(grep cluster "$work/get-$movie.log")"
   cmp "$work/media/$movie" "$work/$movie" || fail "$movie differs"
 done
-pass "both movies byte-exact, each from its first member"
+spread=$("$build/client/vod-client" cluster "$fleet" "$nested" 2> /dev/null | grep -F "$nested k=") || fail "vod-client cluster does not place '$nested'"
+[[ $spread == "$nested k=2 "* ]] || fail "the record's spread of '$nested' was not read: $spread"
+"$build/client/vod-client" get "rdma+etcd://127.0.0.1:$etcd_port/$nested_uri?prefix=/membership" -o "$work/nested.bin" --transport udp \
+  --udp-port "$udp_port" --quiet 2> "$work/get-nested.log" || fail "get '$nested' failed: $(tail -3 "$work/get-nested.log")"
+cmp "$work/media/$nested" "$work/nested.bin" || fail "'$nested' differs"
+pass "both movies byte-exact, each from its first member; '$nested' spread over k=2 by the record, byte-exact"
 
 step "SIGTERM withdraws at once; kill -9 drops out within the TTL"
 # Bounds with room for a loaded machine (each took about a second here): the withdrawn record's

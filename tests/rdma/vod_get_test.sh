@@ -4,23 +4,35 @@
 # multiple of the chunk, real media in three containers, ranges (get --range), and a movie of more
 # than 1 GiB, registered whole, read across the 1 GiB mark to its end.
 source "$(dirname "$0")/vod_test_lib.sh"
-media=$work/media
-mkdir -p "$media"
+# The big one lives in the build tree (host disk), not in the guest's memory-backed TMPDIR; the
+# test_data fixture made it natively (make-test-data.sh). The media directory is there too, so that
+# it can be linked in.
+big=$build/test-data/pattern-1100MiB.bin
+[[ -f $big ]] || fail "$big is missing: the test_data fixture makes it (ctest -R test_data_fixture)"
+host_media get-media
 pattern=$build/tests/rdma/make_pattern
 : > "$media/zero.bin"
 "$pattern" 1 1 "$media/one.bin"
 "$pattern" $((5 * 1024 * 1024 + 12345)) 2 "$media/odd-size.bin"
 for f in test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do cp "$test_media/$f" "$media/"; done
-# The big one lives in the build tree (host disk), not in the guest's memory-backed TMPDIR; the
-# test_data fixture made it natively (make-test-data.sh).
-big=$build/test-data/pattern-1100MiB.bin
-[[ -f $big ]] || fail "$big is missing: the test_data fixture makes it (ctest -R test_data_fixture)"
-ln -s "$big" "$media/big.bin"   # a symlink to a regular file is served like the file
-mkdir "$media/subdir"            # a directory is skipped
-: > "$media/.hidden"             # and so is a hidden file
+ln "$big" "$media/big.bin" || fail "cannot hard-link $big into $media"
+ln -s odd-size.bin "$media/link.bin"      # a symlink that stays inside is served like the file
+ln -s "$big" "$media/outside.bin"         # one that leaves the media directory is skipped
+mkdir -p "$media/sub dir/deeper" "$media/.hidden dir"
+"$pattern" 70001 4 "$media/sub dir/deeper/nested #1.bin"  # a folder is scanned: the movie is its path
+: > "$media/.hidden"                      # a hidden file is skipped
+: > "$media/.hidden dir/x.bin"            # and so is a hidden folder
 
 start_server "$media"
-grep -q "generation 1: 7 movies" "$server_log" || fail "expected 7 movies: $(grep generation "$server_log")"
+grep -q "generation 1: 9 movies" "$server_log" || fail "expected 9 movies: $(grep generation "$server_log")"
+grep -q "skipping outside.bin: a symlink to .*, outside the media directory" "$server_log" || fail "the symlink out was not refused"
+"$client_bin" list "$(uri)" > "$work/list"
+grep -q "^sub dir/deeper/nested #1.bin " "$work/list" || fail "vod-client list does not show the nested path: $(cat "$work/list")"
+"$client_bin" get "$(uri "sub%20dir/deeper/nested%20%231.bin")" -o "$work/out"
+cmp "$media/sub dir/deeper/nested #1.bin" "$work/out" || fail "the nested movie differs"
+"$client_bin" get "$(uri link.bin)" -o "$work/out" --quiet
+cmp "$media/odd-size.bin" "$work/out" || fail "the symlink inside differs"
+pass "a nested movie and a symlink inside byte-exact; the symlink out, hidden files and folders skipped"
 
 for f in zero.bin one.bin odd-size.bin test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do
   step "get $f"

@@ -34,6 +34,13 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# host_media NAME: sets $media to a new media directory on the host's disk (the build tree), for a
+# test that serves one of the test_data fixture's large files: they are hard-linked in (the same
+# filesystem), since vod-server skips a symlink that leaves its media directory. Removed at the end.
+host_media() {
+  media=$(mktemp -d "$build/test-data/$1.XXXXXX") || fail "cannot make a media directory in $build/test-data"
+  cleanup_hooks+=("rm -rf '$media'")
+}
 step() { echo "--- [${SECONDS}s] $*"; }  # with the seconds since the test began: where its time goes
 pass() { echo "PASS: [${SECONDS}s] $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }  # stderr: also seen from inside $(...) and > /dev/null

@@ -71,7 +71,7 @@ TEST(Admission, EachRefusalHasItsCodeAndSaysWhy) {
   bad[0] = 0;
   EXPECT_EQ(refused(admit(bad, s)).code, proto::RejectCode::malformed_request);
   bad = request(proto::RequestKind::movie, "a.mp4");
-  bad[4] = 3;
+  bad[4] = proto::kProtocolVersion + 1;
   EXPECT_EQ(refused(admit(bad, s)).code, proto::RejectCode::unsupported_version);
 }
 
@@ -86,6 +86,22 @@ TEST(Admission, AVersion1ClientIsToldThatTheSegmentCacheNeedsVersion2) {
   EXPECT_EQ(r.code, proto::RejectCode::unsupported_version);
   EXPECT_NE(r.reason.find("needs protocol version 2"), std::string::npos) << r.reason;
   EXPECT_EQ(std::get<Admit>(admit(request(proto::RequestKind::movie, "b.ts"), AdmissionState{c, 0, 10, false})).entry, 1u);
+}
+
+TEST(Admission, AVersion2ClientIsToldThatNamesWithFoldersNeedVersion3) {
+  auto c = catalog();
+  proto::ConnectRequest old{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash("a.mp4")};
+  old.version = proto::kSegmentsVersion;
+  // A flat library stays open to it.
+  EXPECT_EQ(std::get<Admit>(admit(proto::encode(old), AdmissionState{c, 0, 10, false})).entry, 0u);
+  for (const std::string& name : {std::string("Films/a.mp4"), std::string(129, 'n')}) {
+    c.entries[1].name = name;
+    const auto r = refused(admit(proto::encode(old), AdmissionState{c, 0, 10, false}));
+    EXPECT_EQ(r.code, proto::RejectCode::unsupported_version);
+    EXPECT_NE(r.reason.find("need protocol version 3; the client speaks 2"), std::string::npos) << r.reason;
+    EXPECT_LE(r.reason.size(), proto::kRejectReasonMax);
+    EXPECT_EQ(std::get<Admit>(admit(request(proto::RequestKind::movie, name), AdmissionState{c, 0, 10, false})).entry, 1u);
+  }
 }
 
 TEST(Admission, CatalogIndexSelectorsNeedTheCurrentGeneration) {

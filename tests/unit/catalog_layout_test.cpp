@@ -153,8 +153,10 @@ TEST(Catalog, RejectsEachMalformedField) {
   EXPECT_TRUE(fails_with(poked(24, 999, 8), DecodeFault::inconsistent, "region length 999"));
   EXPECT_TRUE(fails_with(poked(12, 0xffffffff, 4), DecodeFault::inconsistent, "4294967295 entries"));
   EXPECT_TRUE(fails_with(poked(e1 + 184, 0, 2), DecodeFault::bad_field, "catalog entry 1: name length 0"));
-  EXPECT_TRUE(fails_with(poked(e1 + 184, 129, 2), DecodeFault::bad_field, "name length 129"));
-  EXPECT_TRUE(fails_with(poked(e1 + 192, '/', 1), DecodeFault::bad_field, "contains '/'"));
+  EXPECT_TRUE(fails_with(poked(e1 + 184, 129, 2), DecodeFault::bad_field, "name length 129 outside 1..128 (layout version 1)"));
+  EXPECT_TRUE(fails_with(poked(e1 + 192, '/', 1), DecodeFault::bad_field, "starts with '/'"));
+  EXPECT_TRUE(fails_with(poked(e1 + 193, '/', 1), DecodeFault::bad_field, "a name with '/' in a catalog of layout version 1"));
+  EXPECT_TRUE(fails_with(poked(e1 + 188, 64, 4), DecodeFault::inconsistent, "has a names-area offset"));
   EXPECT_TRUE(fails_with(poked(e1 + 192, 0x01, 1), DecodeFault::bad_field, "control character"));
   EXPECT_TRUE(fails_with(poked(e1 + 0, 1, 8), DecodeFault::inconsistent, "does not match 'sd 480p.ts'"));
   EXPECT_TRUE(fails_with(poked(e1 + 8, 5, 8), DecodeFault::inconsistent, "size 5 but movie region"));
@@ -172,14 +174,18 @@ TEST(Catalog, RejectsEachMalformedField) {
 }
 
 TEST(Catalog, EncoderRefusesWhatItCannotPublish) {
-  for (const char* bad : {"", ".", "..", "a/b", "tab\there"}) {
+  for (const char* bad : {"", ".", "..", "/a", "a/", "a//b", "a/../b", "./a", "tab\there", "Latin-1 \xe9t\xe9.mp4"}) {
     Catalog c = sample();
     c.entries[0].name = bad;
     EXPECT_THROW(encode_catalog(c), std::invalid_argument) << bad;
   }
   Catalog c = sample();
-  c.entries[0].name = std::string(129, 'n');
+  c.entries[0].name = std::string(256, 'n');  // one file name over Linux's 255
   EXPECT_THROW(encode_catalog(c), std::invalid_argument);
+  c.entries[0].name = std::string(255, 'n') + "/" + std::string(255, 'n') + "/" + std::string(255, 'n') + "/" + std::string(256, 'n');
+  EXPECT_THROW(encode_catalog(c), std::invalid_argument);  // 1025 bytes
+  c.entries[0].name.pop_back();
+  EXPECT_NO_THROW(encode_catalog(c));  // 1024 bytes
   c = sample();
   c.entries[0].name = std::string(128, 'n');
   EXPECT_NO_THROW(encode_catalog(c));
@@ -192,7 +198,54 @@ TEST(Catalog, EncoderRefusesWhatItCannotPublish) {
 
 TEST(Catalog, NamesMayHoldUtf8AndSpaces) {
   EXPECT_EQ(invalid_name_reason("Été à Paris (2024).mkv"), nullptr);
+  EXPECT_EQ(invalid_name_reason("Films/Läder (2024)/Läder (2024) - 720p #1 50% ?.mp4"), nullptr);
+  EXPECT_EQ(invalid_name_reason(".hidden"), nullptr);  // the scan skips them; the rule does not
   EXPECT_STREQ(invalid_name_reason("a\x7f"), "the name contains a control character");
+  EXPECT_STREQ(invalid_name_reason("a\xc0\xaf"
+                                   "b"),
+               "the name is not UTF-8");                                            // an overlong '/'
+  EXPECT_STREQ(invalid_name_reason("a\xed\xa0\x80"), "the name is not UTF-8");      // a surrogate
+  EXPECT_STREQ(invalid_name_reason("a\xf4\x90\x80\x80"), "the name is not UTF-8");  // past U+10FFFF
+  EXPECT_STREQ(invalid_name_reason("a\xe2\x82"), "the name is not UTF-8");          // cut short
+  EXPECT_EQ(invalid_name_reason("\xf0\x9f\x8e\xac"), nullptr);
+  EXPECT_STREQ(invalid_channel_name_reason("a/b"), "a channel name contains no '/'");
+  EXPECT_STREQ(invalid_channel_name_reason(std::string(129, 'c')), "a channel name is at most 128 bytes");
+  EXPECT_EQ(invalid_channel_name_reason("cam 1"), nullptr);
+}
+
+// Version 3: names with '/' or over 128 bytes. Short ones stay in the entry; long ones go to the
+// names area after the entries, in entry order; a catalog without them stays version 1 or 2.
+TEST(Catalog, PathNamesMakeAVersion3CatalogWithANamesArea) {
+  Catalog c = sample();
+  const std::string longer =
+      "Series/Show/Season 01/" + std::string(250, 'x') + "/" + std::string(250, 'y') + "/" + std::string(96, 'z') + ".mkv";
+  c.entries[0].name = "Films/Läder (2024)/Läder (2024) - 720p.mp4";
+  c.entries[2].name = longer;
+  const ByteVector v = encode_catalog(c);
+  const std::size_t names = 64 + 3 * 384;
+  ASSERT_EQ(v.size(), names + longer.size());
+  EXPECT_EQ(v[4], kPathNamesVersion);
+  EXPECT_EQ(get_be(v, 20, 4), longer.size());  // names_length
+  EXPECT_EQ(get_be(v, 24, 8), v.size());
+  const std::size_t e0 = 64, e2 = 64 + 2 * 384;
+  EXPECT_EQ(get_be(v, e0 + 188, 4), 0u);  // inline
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(&v[e0 + 192])), c.entries[0].name);
+  EXPECT_EQ(get_be(v, e2 + 184, 2), longer.size());
+  EXPECT_EQ(get_be(v, e2 + 188, 4), names);
+  EXPECT_EQ(v[e2 + 192], 0);  // the inline field stays zero
+  EXPECT_EQ(std::string(v.begin() + static_cast<std::ptrdiff_t>(names), v.end()), longer);
+  auto d = decode_catalog(v);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(*d, c);
+
+  auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_catalog(test::with(v, at, value, width)); };
+  EXPECT_TRUE(fails_with(poked(e2 + 188, names + 1, 4), DecodeFault::bad_field, "outside the names area"));
+  EXPECT_TRUE(fails_with(poked(e2 + 188, 64, 4), DecodeFault::bad_field, "outside the names area"));
+  EXPECT_TRUE(fails_with(poked(e2 + 184, 1025, 2), DecodeFault::bad_field, "name length 1025 outside 1..1024 (layout version 3)"));
+  EXPECT_TRUE(fails_with(poked(20, longer.size() - 1, 4), DecodeFault::inconsistent, "region length"));
+  EXPECT_TRUE(fails_with(poked(20, 3 * 1024 + 1, 4), DecodeFault::bad_length, "a names area of 3073 bytes for 3 entries"));
+  EXPECT_TRUE(fails_with(poked(4, 2, 1), DecodeFault::inconsistent, "region length"));  // version 2 has no names area
+  EXPECT_EQ(encode_catalog(sample())[4], kLayoutVersion1);
 }
 
 }  // namespace

@@ -24,7 +24,22 @@ TEST(Uri, NamesALiveChannelUnderLive) {
   EXPECT_FALSE(movie.live);
   EXPECT_EQ(movie.movie, "live");
   EXPECT_THROW(parse_uri("rdma://h/live/"), UriError);
-  EXPECT_THROW(parse_uri("rdma://h/live/a/b"), UriError);  // a name holds no '/'
+  EXPECT_THROW(parse_uri("rdma://h/live/a/b"), UriError);  // a channel's name holds no '/'
+}
+
+TEST(Uri, NamesAMovieByItsPathInTheLibrary) {
+  const std::string name = "Films/Läder (2024)/Läder (2024) - 720p #1 50% ?.mp4";
+  const Uri u = parse_uri("rdma://h/Films/L%C3%A4der%20(2024)/L%C3%A4der%20(2024)%20-%20720p%20%231%2050%25%20%3F.mp4");
+  EXPECT_EQ(u.movie, name);
+  EXPECT_FALSE(u.live);
+  EXPECT_EQ(u.to_string(), "rdma://h:7470/Films/L%C3%A4der%20%282024%29/L%C3%A4der%20%282024%29%20-%20720p%20%231%2050%25%20%3F.mp4");
+  EXPECT_EQ(parse_uri(u.to_string()), u);
+  EXPECT_EQ(parse_uri("rdma://h/Films%2Fa.mp4").movie, "Films/a.mp4");  // %2F is a '/' too
+  EXPECT_EQ(percent_encode_path("a b/c#d"), "a%20b/c%23d");
+  EXPECT_EQ(percent_encode("a b/c"), "a%20b%2Fc");
+  std::string longest;
+  for (char c : {'a', 'b', 'c', 'd'}) longest.append(longest.empty() ? 0 : 1, '/').append(255, c);
+  EXPECT_EQ(parse_uri("rdma://h/" + longest).movie, longest);  // 1023 bytes
 }
 
 TEST(Uri, RoundTripsThroughItsCanonicalForm) {
@@ -53,8 +68,11 @@ TEST(Uri, RejectsWhatIsNotAValidUri) {
   EXPECT_NE(message("rdma://[fd00::1/a").find("closing ']'"), std::string::npos);
   EXPECT_NE(message("rdma://h/a%2").find("two hex digits"), std::string::npos);
   EXPECT_NE(message("rdma://h/a%zz").find("two hex digits"), std::string::npos);
-  EXPECT_NE(message("rdma://h/a/b").find("contains '/'"), std::string::npos);
-  EXPECT_NE(message("rdma://h/a%2Fb").find("contains '/'"), std::string::npos);
+  EXPECT_NE(message("rdma://h/a//b").find("empty folder name"), std::string::npos);
+  EXPECT_NE(message("rdma://h/a/").find("ends with '/'"), std::string::npos);
+  EXPECT_NE(message("rdma://h/%2Fa").find("starts with '/'"), std::string::npos);
+  EXPECT_NE(message("rdma://h/a/../b").find("'.' or '..'"), std::string::npos);
+  EXPECT_NE(message("rdma://h/a%E9.mp4").find("not UTF-8"), std::string::npos);
   EXPECT_NE(message("rdma://h/..").find("'.' or '..'"), std::string::npos);
   EXPECT_NE(message("rdma://h/a?x=1").find("token=HEX"), std::string::npos);
   EXPECT_NE(message("rdma://h/x").find("(accepted)"), std::string::npos);

@@ -265,7 +265,10 @@ TEST(Router, BadRequests) {
   EXPECT_EQ(get("/elsewhere").status, 404u);
   EXPECT_EQ(get("/movies/../etc/passwd").status, 400u);
   EXPECT_EQ(get("/movies/..").status, 400u);
-  EXPECT_EQ(get("/movies/a%2Fb").status, 400u);
+  EXPECT_EQ(get("/movies/a%2Fb").status, 404u);  // a path, as /movies/a/b: no such movie
+  for (const char* traversal : {"/movies/a/../../etc/passwd", "/movies/a/..%2F..%2Fetc", "/movies/a//b", "/movies/a/", "/movies//a",
+                                "/movies/a/./b", "/movies/%C0%AF", "/live/a/b"})
+    EXPECT_EQ(get(traversal).status, 400u) << traversal;
   EXPECT_EQ(get("/movies/a%00b").status, 400u);
   EXPECT_EQ(get("/movies/a%zz").status, 400u);
   EXPECT_EQ(get("http://evil/x").status, 400u);
@@ -516,7 +519,8 @@ TEST(Pages, PicturesAndStaticFiles) {
     EXPECT_EQ(get(bad).status, 404u) << bad;
     EXPECT_FALSE((get(bad).as<ThumbnailWant>() != nullptr)) << bad;
   }
-  EXPECT_EQ(get("/poster/a%2Fb").status, 400u);
+  EXPECT_EQ(get("/poster/a%2Fb").status, 404u);
+  EXPECT_EQ(get("/poster/a/../b").status, 400u);
   p = get("/static/style.css");
   EXPECT_EQ(p.status, 200u);
   EXPECT_EQ(*p.header("Content-Type"), "text/css; charset=utf-8");

@@ -78,7 +78,7 @@ proto::CatalogEntry find_channel(const Uri& uri, const MulticastLiveOptions& o) 
   for (const auto& e : catalog.catalog().entries)
     if (e.name == *uri.movie)
       throw ClientError(ErrorKind::unknown_movie, "'" + e.name + "' on " + catalog.server() + " is a movie, not a live channel: rdma://" +
-                                                      uri.host + "/" + percent_encode(e.name));
+                                                      uri.host + "/" + percent_encode_path(e.name));
   throw ClientError(ErrorKind::unknown_movie, catalog.server() + " has no live channel '" + *uri.movie +
                                                   "'; its live channels: " + (live_names.empty() ? std::string("none") : live_names));
 }

@@ -57,7 +57,8 @@ ChannelConfig parse_channel(const std::string& text) {
     throw std::invalid_argument("--live '" + text + "' must be NAME=SOURCE, e.g. cam=udp://239.0.0.1:5000 or demo=file:/srv/loop.ts");
   ChannelConfig c;
   c.name = text.substr(0, eq);
-  if (const char* why = proto::invalid_name_reason(c.name)) throw std::invalid_argument("--live channel name '" + c.name + "': " + why);
+  if (const char* why = proto::invalid_channel_name_reason(c.name))
+    throw std::invalid_argument("--live channel name '" + c.name + "': " + why);
   c.source = parse_source(text.substr(eq + 1));
   return c;
 }

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // rdma://host[:port][/movie][?token=HEX] and rdma://host[:port]/live/channel[?token=HEX]: what every
-// rdma-vod client takes to name a server and a movie or a live channel. Names hold no '/', so
+// rdma-vod client takes to name a server and a movie or a live channel. A movie is named by its path
+// in the server's library, each folder and file name percent-encoded and '/' between them
+// (rdma://host/Films/L%C3%A4der%20(2024)/L%C3%A4der%20(2024).mp4; %2F decodes to '/' too). "live"
+// and "hls" are never top-level folders of a library, and channel names hold no '/', so
 // "live/NAME" is unambiguous. The token is an access token (vod-token) for a server that runs with
 // --auth-secret; it is a bearer secret, so to_string() leaves it out (URIs appear in logs).
 //
@@ -69,7 +72,11 @@ std::optional<std::string> expired_token(const Uri& uri, std::uint64_t now_unix)
 // Percent-decodes a URI path segment; nullopt when a '%' is not followed by two hex digits.
 std::optional<std::string> percent_decode(std::string_view text);
 
-// Percent-encodes a movie name for a URI path (RFC 3986 unreserved characters stay as they are).
+// Percent-encodes a name for one URI path segment (RFC 3986 unreserved characters stay as they
+// are; '/' becomes %2F).
 std::string percent_encode(std::string_view name);
+// Percent-encodes a movie's path for a URI: each folder and file name as percent_encode does, '/'
+// between them as it is.
+std::string percent_encode_path(std::string_view name);
 
 }  // namespace vod::client

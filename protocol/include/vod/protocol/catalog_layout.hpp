@@ -16,7 +16,13 @@
 namespace vod::proto {
 
 inline constexpr std::uint32_t kCatalogMagic = 0x52564354;  // "RVCT"
-inline constexpr std::size_t kCatalogNameMax = 128;
+// A movie's name is its path below the server's media directory, '/' between folders, in UTF-8:
+// at most 1024 bytes, each folder or file name at most 255 (what Linux allows one). Names of up to
+// 128 bytes without a '/' fit version 1's entry; the others need a version-3 catalog, which keeps
+// longer names in a names area after the entries. Live channel names stay flat (128 bytes, no '/').
+inline constexpr std::size_t kCatalogNameMax = 1024;
+inline constexpr std::size_t kNameComponentMax = 255;
+inline constexpr std::size_t kInlineNameMax = 128;  // the entry's own name field
 
 // Entry flags.
 inline constexpr std::uint32_t kEntryIsMedia = 1u << 0;   // probed as audio/video
@@ -52,7 +58,7 @@ struct ContentId {
 };
 
 struct CatalogEntry {
-  std::string name;  // 1..128 bytes, no '/', NUL or control characters, not "." or ".."
+  std::string name;  // a path, as invalid_name_reason allows: "Films/Title (2024)/Title (2024).mkv"
   std::uint64_t size = 0;
   std::uint64_t duration_us = 0;  // 0 when unknown (not media)
   std::uint64_t bitrate_bps = 0;  // average over the file; 0 when unknown
@@ -90,9 +96,9 @@ struct WireCatalogHeader {
   be16 header_length;  // 64 in v1; entries start here
   be32 generation;
   be32 entry_count;
-  be32 entry_size;  // at least 320 in v1, 352 in v2; written as 384 (the content identity appended)
-  be32 reserved1;
-  be64 region_length;  // header_length + entry_count * entry_size
+  be32 entry_size;     // at least 320 in v1, 352 in v2; written as 384 (the content identity appended)
+  be32 names_length;   // version 3: bytes of the names area after the entries; 0 before
+  be64 region_length;  // header_length + entry_count * entry_size + names_length
   be64 instance;
   std::uint8_t reserved2[24];
 };
@@ -113,8 +119,9 @@ struct WireCatalogEntry {
   char audio_codec[16];
   char mime_type[48];
   be16 name_length;
-  std::uint8_t reserved[6];
-  char name[kCatalogNameMax];  // name_length bytes, zero-padded
+  std::uint8_t reserved[2];
+  be32 name_offset;           // version 3, names over 128 bytes: where in the region they are; else 0
+  char name[kInlineNameMax];  // a name of up to 128 bytes, zero-padded; zeros when it is elsewhere
 };
 static_assert(sizeof(WireCatalogEntry) == 320);
 
@@ -139,8 +146,15 @@ struct WireCatalogEntryV2Content {
 };
 static_assert(sizeof(WireCatalogEntryV2Content) == 384);
 
-// Why a name cannot be published, or nullptr when it can.
+// Whether a name needs a version-3 catalog: it has a '/' or is over 128 bytes.
+bool needs_path_names(std::string_view name) noexcept;
+
+// Why a movie name cannot be published, or nullptr when it can: a relative path of 1..1024 bytes
+// of UTF-8 whose folders and file are 1..255 bytes each, none "." or "..", with no control
+// characters (so no empty part, no leading, trailing or doubled '/').
 const char* invalid_name_reason(std::string_view name) noexcept;
+// A live channel's name: a movie name without '/', of at most 128 bytes.
+const char* invalid_channel_name_reason(std::string_view name) noexcept;
 
 // Encodes a catalog. Throws std::invalid_argument for a name that cannot be published or a
 // metadata string too long for its field; callers validate names when they scan the media dir.

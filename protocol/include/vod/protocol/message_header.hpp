@@ -14,13 +14,15 @@ namespace vod::proto {
 inline constexpr std::uint32_t kMagic = 0x52564F44;  // "RVOD"
 // The versions this build speaks. Version 2 added the segment cache: the segment table region, the
 // segment request and notification, a catalog entry and an accept that describe a segment table.
+// Version 3 added names that are paths: a catalog whose names hold '/' or are over 128 bytes.
 // A connect request carries the highest version its sender speaks; every other message, and every
 // region layout, carries the version that defined its layout, so a version-1 peer decodes every
 // message of a version-2 peer that it knows (docs/protocol.md, "Versions").
-inline constexpr std::uint8_t kProtocolVersion = 2;
+inline constexpr std::uint8_t kProtocolVersion = 3;
 inline constexpr std::uint8_t kMinProtocolVersion = 1;
-inline constexpr std::uint8_t kLayoutVersion1 = 1;   // the layouts version 1 defined
-inline constexpr std::uint8_t kSegmentsVersion = 2;  // the first version with the segment cache
+inline constexpr std::uint8_t kLayoutVersion1 = 1;    // the layouts version 1 defined
+inline constexpr std::uint8_t kSegmentsVersion = 2;   // the first version with the segment cache
+inline constexpr std::uint8_t kPathNamesVersion = 3;  // the first version with names that are paths
 
 enum class MessageType : std::uint8_t {
   connect_request = 1,

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# A library that is a tree, natively (vod-server --no-rdma: Write-Record over UDP on loopback): a
+# generated tree of three levels with names as libraries have them (spaces, non-ASCII letters, '(',
+# '#', '%', '?'), a path of more than 600 bytes, a symlink that stays inside and one that leaves, a
+# hidden folder and a top-level folder named "live".
+#  - vod-client list shows exactly the expected paths;
+#  - vod-client get over UDP is byte-exact for each of them;
+#  - vod-proxy answers /movies/ Ranges byte-exact, /hls/.../master.m3u8 and index.m3u8 for a nested
+#    MP4, which ffprobe reads through the playlist, and the folder pages list what each folder holds.
+source "$(dirname "$0")/native_proxy_lib.sh"
+media=$work/media
+mkdir -p "$media"
+client=$build/client/vod-client
+long="Series/$(printf 'L%.0s' {1..200})/$(printf 'M%.0s' {1..200})/$(printf 'N%.0s' {1..200}).bin"
+nested="Films/Läder (2024)/Läder (2024) - 720p #1 50% ?.mp4"
+names=("top.bin" "Films/Läder (2024)/extras/making of.bin" "$nested" "Series/Show (2019)/Season 01/Show S01E01 #1.bin" "$long"
+       "Films/inside link.bin")
+mkdir -p "$media/Films/Läder (2024)/extras" "$media/Series/Show (2019)/Season 01" "$(dirname "$media/$long")" "$media/.hidden" \
+  "$media/live" "$work/outside"
+n=0
+for name in "${names[@]}"; do
+  [[ $name == *.mp4 || $name == *link.bin ]] && continue
+  n=$((n + 1))
+  head -c $((n * 100003)) /dev/urandom > "$media/$name"
+done
+cp "$test_media/test-240p-20s.mp4" "$media/$nested"
+ln -s "../top.bin" "$media/Films/inside link.bin"  # inside: served
+head -c 1000 /dev/urandom > "$work/outside/secret.bin"
+ln -s "$work/outside/secret.bin" "$media/outside.bin"  # outside: skipped
+ln -s "$work/outside" "$media/outdir"                  # a folder outside: skipped
+head -c 1000 /dev/urandom > "$media/.hidden/x.bin"
+head -c 1000 /dev/urandom > "$media/live/x.bin"
+((${#long} > 600)) || fail "the long path is ${#long} bytes"
+
+start_server_and_proxy "$media" --
+udp=$(grep -o 'UDP [0-9]* with' "$work/server.log" | grep -o '[0-9]*')
+[[ -n $udp ]] || fail "no UDP port in the server's log"
+grep -q "skipping outside.bin: a symlink to .*, outside the media directory" "$work/server.log" || fail "the symlink out was not refused"
+grep -q "skipping live: 'live' is reserved at the top" "$work/server.log" || fail "the top-level folder 'live' was not refused"
+
+step "vod-client list shows exactly the expected paths"
+"$client" list rdma://127.0.0.1 --transport udp --udp-port "$udp" > "$work/list" 2> "$work/list.err" || fail "list: $(cat "$work/list.err")"
+# A row is the name, then the size ("97.7 KiB"): the names are what comes before it.
+tail -n +3 "$work/list" | sed -E 's/ +[0-9.]+ (B|KiB|MiB|GiB|TiB) .*$//' | sort > "$work/got"
+printf '%s\n' "${names[@]}" | sort > "$work/want"
+diff "$work/want" "$work/got" || fail "vod-client list shows other names: $(cat "$work/list")"
+pass "${#names[@]} paths, the longest ${#long} bytes; the symlink out, the hidden folder and 'live' left out"
+
+step "vod-client get over UDP: every path byte-exact"
+enc() { /usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe="/"))' "$1"; }
+for name in "${names[@]}"; do
+  "$client" get "rdma://127.0.0.1/$(enc "$name")" --transport udp --udp-port "$udp" -o "$work/out" --quiet 2> "$work/get.err" ||
+    fail "get '$name': $(cat "$work/get.err")"
+  cmp "$media/$name" "$work/out" || fail "'$name' differs"
+done
+pass "${#names[@]} movies byte-exact"
+
+step "vod-proxy: /movies/ Ranges of nested names byte-exact"
+for name in "$nested" "$long"; do
+  size=$(stat -c %s "$media/$name")
+  curl -sf -r 1000-49999 -o "$work/range" "$base/movies/$(enc "$name")" || fail "no range of '$name'"
+  cmp -n 49000 -i 1000:0 "$media/$name" "$work/range" && [[ $(stat -c %s "$work/range") == 49000 ]] || fail "the range of '$name' differs"
+  curl -sf -r "$((size - 10))-" -o "$work/range" "$base/movies/$(enc "$name")" || fail "no tail of '$name'"
+  tail -c 10 "$media/$name" | cmp - "$work/range" || fail "the tail of '$name' differs"
+done
+pass "ranges and tails byte-exact"
+
+step "vod-proxy: the nested MP4's HLS playlists answer, and ffprobe reads the movie through them"
+hls=$base/hls/$(enc "$nested")
+curl -sf "$hls/master.m3u8" -o "$work/master.m3u8" || fail "no master.m3u8 for '$nested'"
+grep -q '^#EXT-X-STREAM-INF:' "$work/master.m3u8" && grep -qx 'index.m3u8' "$work/master.m3u8" || fail "master.m3u8: $(cat "$work/master.m3u8")"
+for _ in $(seq 100); do curl -sf "$hls/index.m3u8" -o "$work/index.m3u8" && break; sleep 0.2; done
+grep -q '^#EXT-X-MAP:URI="init.mp4"' "$work/index.m3u8" || fail "index.m3u8: $(head -5 "$work/index.m3u8")"
+frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$hls/master.m3u8")
+frames=$(awk 'NF { print; exit }' <<< "$frames")  # a line per program: the first
+want=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$media/$nested")
+[[ $frames == "$want" ]] || fail "ffprobe reads $frames video packets through HLS, the file has $want"
+pass "master.m3u8 and index.m3u8 of a nested name; ffprobe reads all $frames video packets through them"
+
+step "vod-proxy: folder pages"
+curl -sf "$base/" -o "$work/top.html" || fail "no catalog page"
+grep -q 'href="/browse/Films/"' "$work/top.html" && grep -q 'href="/browse/Series/"' "$work/top.html" || fail "the top page lists no folders"
+grep -q 'data-name="top.bin"' "$work/top.html" || fail "the top page does not show top.bin"
+curl -sf "$base/browse/$(enc "Films/Läder (2024)")/" -o "$work/films.html" || fail "no page for the folder"
+grep -qF "data-name=\"$nested\"" "$work/films.html" || grep -qF "data-name=\"${nested//&/&amp;}\"" "$work/films.html" || fail "the folder page does not show '$nested'"
+grep -q 'href="/browse/Films/L%C3%A4der%20%282024%29/extras/"' "$work/films.html" || fail "the folder page does not link extras/"
+[[ $(curl -s -o /dev/null -w '%{http_code}' "$base/browse/Nope/") == 404 ]] || fail "an unknown folder is not 404"
+[[ $(curl -s -o /dev/null -w '%{http_code}' --path-as-is "$base/movies/Films/../top.bin") == 400 ]] || fail "a '..' path is not 400"
+pass "the top page and a folder page list their folders and movies; an unknown folder is 404, '..' is 400"
