@@ -22,7 +22,9 @@ struct ProxyConfig {
   unsigned chunk_kib = defaults::kChunkBytes / 1024;
   unsigned depth = defaults::kReadDepth;
   double reconnect_for = std::chrono::duration<double>(defaults::kProxyReconnectFor).count();
-  std::size_t header_limit = 8192;
+  // A 1024-byte path of non-ASCII names is about 3 KiB percent-encoded, and a request line and a
+  // Referer may both carry one: 16 KiB leaves room for both and the usual headers.
+  std::size_t header_limit = 16384;
   std::size_t max_connections = 1024;     // HTTP connections open at once; more are answered 503 and closed
   unsigned header_timeout = 10;           // seconds for a whole request header (from the connection, or from its first byte)
   unsigned idle_timeout = 15;             // seconds a kept-alive connection may wait for its next request

@@ -111,7 +111,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("help,h", "show this help")
       ("version,V", "show the version")
       ("config", po::value(&config_file), "read options from FILE too (lines of name = value; the command line wins)")
-      ("media-dir", po::value(&c.media_dir), "directory whose regular, non-hidden files are the movies (required unless only --live channels are served)")
+      ("media-dir", po::value(&c.media_dir), "directory whose regular, non-hidden files, at any depth, are the movies, named by their paths in it (required unless only --live channels are served)")
       ("bind", po::value(&c.bind)->default_value(c.bind), "address to listen on, on an RDMA-capable interface")
       ("port", po::value(&port)->default_value(port), "rdma_cm port (RDMA_PS_TCP)")
       ("device", po::value(&c.device)->default_value(c.device), "serve only on this RDMA device (e.g. mlx5_0, rxe0); empty = all")
@@ -158,7 +158,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("cache-size", po::value(&cache_size), "serve movies from a segment cache of SIZE (e.g. 8G) filled from disk on demand, instead of loading "
                                              "every movie into memory at start; libraries larger than memory need it (docs/segment-cache.md)")
       ("segment-size", po::value(&segment_size)->default_value(segment_size), "with --cache-size: bytes per segment and per cache slot, a power of two from 64K to 1G")
-      ("pin", po::value(&c.pin)->composing(), "with --cache-size: movies whose name matches this shell pattern (repeatable) are loaded whole at start, "
+      ("pin", po::value(&c.pin)->composing(), "with --cache-size: movies whose path matches this shell pattern (repeatable; * matches / too) are loaded whole at start, "
                                               "as without a cache, in memory beside the cache")
       ("pin-budget", po::value(&pin_budget)->default_value(pin_budget), "with --pin: bytes the pinned movies may take at most (0: no limit); "
                                                                           "a match beyond it is served from the cache")

@@ -76,6 +76,10 @@ int main(int argc, char** argv) {
   cached.flags |= kEntrySegmented;
   catalog.entries.push_back(cached);
   write(dir, "catalog", "segmented", encode_catalog(catalog));
+  // Version 3: a name with folders in the entry, a long one in the names area.
+  catalog.entries[0].name = "Films/Läder (2024)/Läder (2024) - 720p.mp4";
+  catalog.entries[1].name = "Series/" + std::string(200, 's') + "/Season 01/" + std::string(100, 'e') + ".ts";
+  write(dir, "catalog", "paths", encode_catalog(catalog));
 
   KeyframeIndex index{1000, kIndexDirectEntry, {{0, 0}, {2'000'000, 500}}};
   write(dir, "keyframe_index", "two", encode_index(index));

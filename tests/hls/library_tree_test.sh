@@ -1,37 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# A library that is a tree, natively (vod-server --no-rdma: Write-Record over UDP on loopback): a
-# generated tree of three levels with names as libraries have them (spaces, non-ASCII letters, '(',
-# '#', '%', '?'), a path of more than 600 bytes, a symlink that stays inside and one that leaves, a
-# hidden folder and a top-level folder named "live".
+# A library that is a tree, natively (vod-server --no-rdma: Write-Record over UDP on loopback): the
+# tree of tests/make_library_tree.sh (three levels, names with spaces, non-ASCII letters, '(', '#',
+# '%' and '?', a path of more than 600 bytes, symlinks in and out, a hidden folder, a top-level
+# "live"). rdma_vod_tree reads the same tree over RDMA in the guest.
 #  - vod-client list shows exactly the expected paths;
 #  - vod-client get over UDP is byte-exact for each of them;
 #  - vod-proxy answers /movies/ Ranges byte-exact, /hls/.../master.m3u8 and index.m3u8 for a nested
 #    MP4, which ffprobe reads through the playlist, and the folder pages list what each folder holds.
 source "$(dirname "$0")/native_proxy_lib.sh"
 media=$work/media
-mkdir -p "$media"
 client=$build/client/vod-client
-long="Series/$(printf 'L%.0s' {1..200})/$(printf 'M%.0s' {1..200})/$(printf 'N%.0s' {1..200}).bin"
-nested="Films/Läder (2024)/Läder (2024) - 720p #1 50% ?.mp4"
-names=("top.bin" "Films/Läder (2024)/extras/making of.bin" "$nested" "Series/Show (2019)/Season 01/Show S01E01 #1.bin" "$long"
-       "Films/inside link.bin")
-mkdir -p "$media/Films/Läder (2024)/extras" "$media/Series/Show (2019)/Season 01" "$(dirname "$media/$long")" "$media/.hidden" \
-  "$media/live" "$work/outside"
-n=0
-for name in "${names[@]}"; do
-  [[ $name == *.mp4 || $name == *link.bin ]] && continue
-  n=$((n + 1))
-  head -c $((n * 100003)) /dev/urandom > "$media/$name"
-done
-cp "$test_media/test-240p-20s.mp4" "$media/$nested"
-ln -s "../top.bin" "$media/Films/inside link.bin"  # inside: served
-head -c 1000 /dev/urandom > "$work/outside/secret.bin"
-ln -s "$work/outside/secret.bin" "$media/outside.bin"  # outside: skipped
-ln -s "$work/outside" "$media/outdir"                  # a folder outside: skipped
-head -c 1000 /dev/urandom > "$media/.hidden/x.bin"
-head -c 1000 /dev/urandom > "$media/live/x.bin"
-((${#long} > 600)) || fail "the long path is ${#long} bytes"
+mapfile -t names < <("$(dirname "$0")/../make_library_tree.sh" "$media" "$work/outside" "$test_media/test-240p-20s.mp4")
+nested=$(grep -m1 '\.mp4$' <<< "$(printf '%s\n' "${names[@]}")")
+long=$(awk 'length > 600' <<< "$(printf '%s\n' "${names[@]}")")
+((${#names[@]} == 6 && ${#long} > 600)) || fail "make_library_tree.sh made ${#names[@]} names, the longest ${#long} bytes"
 
 start_server_and_proxy "$media" --
 udp=$(grep -o 'UDP [0-9]* with' "$work/server.log" | grep -o '[0-9]*')
@@ -88,3 +71,28 @@ grep -q 'href="/browse/Films/L%C3%A4der%20%282024%29/extras/"' "$work/films.html
 [[ $(curl -s -o /dev/null -w '%{http_code}' "$base/browse/Nope/") == 404 ]] || fail "an unknown folder is not 404"
 [[ $(curl -s -o /dev/null -w '%{http_code}' --path-as-is "$base/movies/Films/../top.bin") == 400 ]] || fail "a '..' path is not 400"
 pass "the top page and a folder page list their folders and movies; an unknown folder is 404, '..' is 400"
+
+step "the same tree from a segment cache: --pin matches paths, gets are byte-exact, a rescan finds a new folder"
+udp2=$(free_port)
+"$build/server/vod-server" --no-rdma --udp-port "$udp2" --bind 127.0.0.1 --media-dir "$media" --cache-size 4M --segment-size 64K \
+  --pin 'Films/Läder*' --state-dir "$work/state" 2> "$work/cache-server.log" &
+cache_pid=$!
+pids+=("$cache_pid")
+for _ in $(seq 300); do grep -q 'listening on' "$work/cache-server.log" && break; sleep 0.1; done
+grep -q 'listening on' "$work/cache-server.log" || fail "the cached server did not start: $(tail -3 "$work/cache-server.log")"
+grep -qF "loading 1/6: $nested" "$work/cache-server.log" || fail "--pin 'Films/Läder*' did not pin '$nested'"
+grep -qF "probing (segment cache) 4/6: Series/" "$work/cache-server.log" || fail "the long path is not in the segment cache"
+for name in "${names[@]}"; do
+  "$client" get "rdma://127.0.0.1/$(enc "$name")" --transport udp --udp-port "$udp2" -o "$work/out" --quiet 2> "$work/get.err" ||
+    fail "get '$name' from the cache: $(cat "$work/get.err")"
+  cmp "$media/$name" "$work/out" || fail "'$name' from the cache differs"
+done
+mkdir -p "$media/New Folder/inner"
+head -c 77777 /dev/urandom > "$media/New Folder/inner/new #2.bin"
+kill -HUP "$cache_pid"
+for _ in $(seq 100); do grep -q "generation 2: 7 movies" "$work/cache-server.log" && break; sleep 0.1; done
+grep -q "generation 2: 7 movies" "$work/cache-server.log" || fail "the rescan did not find the new folder: $(grep generation "$work/cache-server.log")"
+"$client" get "rdma://127.0.0.1/New%20Folder/inner/new%20%232.bin" --transport udp --udp-port "$udp2" -o "$work/out" --quiet ||
+  fail "get of the rescanned movie failed"
+cmp "$media/New Folder/inner/new #2.bin" "$work/out" || fail "the rescanned movie differs"
+pass "pinned by a path pattern, the rest from the cache, all byte-exact; SIGHUP found New Folder/inner/new #2.bin"

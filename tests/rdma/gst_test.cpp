@@ -361,7 +361,7 @@ TEST_F(Gst, UriHandlerAndProperties) {
   g_free(host);
   g_free(movie);
   g_free(uri);
-  EXPECT_FALSE(gst_uri_handler_set_uri(GST_URI_HANDLER(src), "rdma://host/a/b", &error));
+  EXPECT_FALSE(gst_uri_handler_set_uri(GST_URI_HANDLER(src), "rdma://host/a//b", &error));  // an empty folder name
   ASSERT_NE(error, nullptr);
   EXPECT_TRUE(g_error_matches(error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI));
   g_error_free(error);

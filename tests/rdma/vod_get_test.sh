@@ -34,6 +34,7 @@ cmp "$media/sub dir/deeper/nested #1.bin" "$work/out" || fail "the nested movie 
 cmp "$media/odd-size.bin" "$work/out" || fail "the symlink inside differs"
 pass "a nested movie and a symlink inside byte-exact; the symlink out, hidden files and folders skipped"
 
+
 for f in zero.bin one.bin odd-size.bin test-480p-60s.ts test-480p-60s.mp4 test-480p-60s.mkv; do
   step "get $f"
   "$client_bin" get "$(uri "$f")" -o "$work/out" --chunk-kib 64

@@ -97,6 +97,11 @@ TEST(TokenAuthority, AdmitsWhatItGrants) {
   EXPECT_EQ(a.refusal(with(prefix), &premium, kNow, kClient), std::nullopt);
   EXPECT_EQ(a.refusal(with(prefix), &whole, kNow, kClient), std::nullopt);
   EXPECT_NE(a.refusal(with(prefix), &free, kNow, kClient)->find("out of scope"), std::string::npos);
+  // A folder's prefix grants everything below it, at any depth, and nothing beside it.
+  const auto folder = a.mint(1, TokenScope::prefix, "Series/Show/", kNow + 60, std::nullopt);
+  const auto deep = entry(std::string("Series/Show/Season 01/").append(900, 'e').append(".mkv")), other = entry("Series/Shows/x.mkv");
+  EXPECT_EQ(a.refusal(with(folder), &deep, kNow, kClient), std::nullopt);
+  EXPECT_NE(a.refusal(with(folder), &other, kNow, kClient)->find("out of scope"), std::string::npos);
   const auto live = a.mint(1, TokenScope::live, "cam", kNow + 60, std::nullopt);
   const auto cam = entry("cam", true), cam_movie = entry("cam");
   EXPECT_EQ(a.refusal(with(live), &cam, kNow, kClient), std::nullopt);

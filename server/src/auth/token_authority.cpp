@@ -46,10 +46,14 @@ bool in_scope(const proto::AccessToken& t, const proto::CatalogEntry& e) {
     case proto::TokenScope::all: return true;
     case proto::TokenScope::movie: return !live && proto::name_hash(e.name) == t.scope_hash;
     case proto::TokenScope::live: return live && proto::name_hash(e.name) == t.scope_hash;
-    case proto::TokenScope::prefix:
-      for (std::size_t n = 1; n <= e.name.size(); ++n)
-        if (proto::name_hash(std::string_view(e.name).substr(0, n)) == t.scope_hash) return true;
+    case proto::TokenScope::prefix: {
+      // Every prefix's hash in one pass (FNV-1a is a running hash): names are paths of up to 1024
+      // bytes, and a folder's prefix ("Series/Show/") grants everything below it.
+      std::uint64_t h = proto::kNameHashSeed;
+      for (unsigned char c : e.name)
+        if ((h = proto::name_hash_step(h, c)) == t.scope_hash) return true;
       return false;
+    }
   }
   return false;
 }

@@ -7,12 +7,15 @@
 
 namespace vod::proto {
 
+inline constexpr std::uint64_t kNameHashSeed = 0xcbf29ce484222325ull;  // the hash of ""
+
+// One byte more: name_hash(s + c) == name_hash_step(name_hash(s), c), so a scan hashes every
+// prefix of a name in one pass.
+constexpr std::uint64_t name_hash_step(std::uint64_t h, unsigned char c) noexcept { return (h ^ c) * 0x100000001b3ull; }
+
 constexpr std::uint64_t name_hash(std::string_view name) noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : name) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
+  std::uint64_t h = kNameHashSeed;
+  for (unsigned char c : name) h = name_hash_step(h, c);
   return h;
 }
 
