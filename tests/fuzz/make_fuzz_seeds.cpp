@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   write(dir, "catalog", "segmented", encode_catalog(catalog));
   // Version 3: a name with folders in the entry, a long one in the names area.
   catalog.entries[0].name = "Films/Läder (2024)/Läder (2024) - 720p.mp4";
-  catalog.entries[1].name = "Series/" + std::string(200, 's') + "/Season 01/" + std::string(100, 'e') + ".ts";
+  catalog.entries[1].name = std::string("Series/").append(200, 's').append("/Season 01/").append(100, 'e').append(".ts");
   write(dir, "catalog", "paths", encode_catalog(catalog));
 
   KeyframeIndex index{1000, kIndexDirectEntry, {{0, 0}, {2'000'000, 500}}};

@@ -59,7 +59,9 @@ step "live on iWARP: two viewers record 'cam' from a keyframe; a stopped one ski
 stat_of() { sed -n "s/^LIVE .*\b$2=\([0-9]*\).*/\1/p" "$1"; }
 "$client_bin" get "$(uri live/cam)" -o "$work/live1.ts" --duration 10 --log-level info 2> "$work/live1.log" &
 l1=$!
-"$client_bin" get "$(uri live/cam)" -o "$work/live2.ts" --duration 10 --credits 2 --log-level info 2> "$work/live2.log" &
+# 14 s: it must still be reading after its 5 s stop, or it never sees what it missed (with 10 s,
+# a slow start beside another test once left it no time to, and it reported no skip).
+"$client_bin" get "$(uri live/cam)" -o "$work/live2.ts" --duration 14 --credits 2 --log-level info 2> "$work/live2.log" &
 l2=$!
 live_viewing "$work/live2.log"
 sleep 2
