@@ -61,7 +61,15 @@ class Walk {
       const fs::path real = link ? target : fs::canonical(entry.path(), ec);
       if (!ec && std::find(open_.begin(), open_.end(), real) != open_.end())
         return skip(name, "a symlink that loops back to a folder above it");
-      return folder(target, name + "/", out);
+      // Links to folders multiply what is below them (two links to one folder list it twice); a
+      // bound on how many one path may pass through keeps a tree of them from growing the walk
+      // beyond reason.
+      if (link && links_ == kMaxFolderLinks)
+        return skip(name, "a symlink below " + std::to_string(kMaxFolderLinks) + " other symlinks to folders");
+      links_ += link;
+      folder(target, name + "/", out);
+      links_ -= link;
+      return;
     }
     if (!fs::is_regular_file(st)) return skip(name, "neither a regular file nor a folder");
     out.push_back({name, (link ? target : entry.path()).string()});
@@ -74,9 +82,12 @@ class Walk {
 
   static void skip(const std::string& name, const std::string& why) { log::warn("library", "skipping " + name + ": " + why); }
 
+  static constexpr unsigned kMaxFolderLinks = 8;
+
   fs::path root_;
   const std::set<std::string>& reserved_;
   std::vector<fs::path> open_;
+  unsigned links_ = 0;  // symlinks to folders on the path being listed
 };
 
 }  // namespace

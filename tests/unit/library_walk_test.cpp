@@ -79,6 +79,20 @@ TEST_F(LibraryWalk, ATreeIsNamedByPathsSortedAsBytes) {
   EXPECT_EQ(std::count_if(files.begin(), files.end(), [](const LibraryFile& f) { return f.name == "cam"; }), 1);  // not a channel here
 }
 
+TEST_F(LibraryWalk, APathPassesThroughAtMostEightSymlinksToFolders) {
+  // c0/n -> c1, c1/n -> c2, ..., c9/n -> c10, which holds f.bin: reached through k links as
+  // c(10-k)/n/.../n/f.bin, for k up to 8 only.
+  file(root_ / "c10" / "f.bin");
+  for (int i = 0; i < 10; ++i) {
+    fs::create_directories(root_ / ("c" + std::to_string(i)));
+    fs::create_symlink("../c" + std::to_string(i + 1), root_ / ("c" + std::to_string(i)) / "n");
+  }
+  const auto listed = names();
+  EXPECT_EQ(listed.size(), 9u);
+  EXPECT_NE(std::find(listed.begin(), listed.end(), "c2/n/n/n/n/n/n/n/n/f.bin"), listed.end());
+  EXPECT_EQ(std::find(listed.begin(), listed.end(), "c1/n/n/n/n/n/n/n/n/n/f.bin"), listed.end());
+}
+
 TEST_F(LibraryWalk, AMissingDirectoryThrowsAndAnUnreadableFolderIsSkipped) {
   EXPECT_THROW(walk_library((base_ / "nope").string(), {}), std::runtime_error);
   file(root_ / "ok.mp4");
