@@ -28,11 +28,12 @@ const std::string* InodeTable::name_of(fuse_ino_t ino) const {
 
 namespace {
 
-struct stat directory_attributes(std::time_t mtime, fuse_ino_t ino = FUSE_ROOT_ID) {
+// A folder: nlink is 2 and one for each folder in it (each one's ".."), as find(1) expects.
+struct stat directory_attributes(std::time_t mtime, fuse_ino_t ino = FUSE_ROOT_ID, std::size_t folders = 0) {
   struct stat st {};
   st.st_ino = ino;
   st.st_mode = S_IFDIR | 0555;
-  st.st_nlink = 2;
+  st.st_nlink = static_cast<nlink_t>(2 + folders);
   st.st_mtime = st.st_ctime = st.st_atime = mtime;
   return st;
 }
@@ -109,15 +110,16 @@ void VodFs::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     e.attr = fs.attributes(snapshot->catalog.entries[*at], snapshot->seen, e.ino);
   } else if (snapshot->tree->folder(path)) {
     e.ino = fs.inodes_.ino_of(path + "/");
-    e.attr = directory_attributes(snapshot->seen, e.ino);
+    e.attr = directory_attributes(snapshot->seen, e.ino, snapshot->tree->folder(path)->folders.size());
   }
   fuse_reply_entry(req, &e);  // ino 0: no such name, and the kernel may trust that for the timeout
 }
 
 void VodFs::getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   VodFs& fs = self(req);
-  if (const auto now = fs.catalog_.get(); fs.folder_of(ino, *now)) {
-    const struct stat st = directory_attributes(now->seen, ino);
+  const auto now = fs.catalog_.get();
+  if (const auto folder = fs.folder_of(ino, *now)) {
+    const struct stat st = directory_attributes(now->seen, ino, now->tree->folder(*folder)->folders.size());
     fuse_reply_attr(req, &st, fs.settings_.attr_seconds);
     return;
   }
@@ -136,16 +138,21 @@ void VodFs::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
   const auto snapshot = fs.catalog_.get();
   const auto folder = fs.folder_of(ino, *snapshot);
   if (!folder) {
-    fuse_reply_err(req, fs.inodes_.name_of(ino) ? ENOTDIR : ENOENT);
+    const std::string* name = fs.inodes_.name_of(ino);
+    fuse_reply_err(req, name && !name->ends_with('/') ? ENOTDIR : ENOENT);  // a movie, or a folder gone
     return;
   }
   const std::string prefix = folder->empty() ? "" : *folder + "/";
   std::vector<char> listing;
-  add_entry(req, listing, ".", directory_attributes(snapshot->seen, ino));
-  add_entry(req, listing, "..", directory_attributes(snapshot->seen));
   const auto* f = snapshot->tree->folder(*folder);
+  const std::string parent(client::folder_of(*folder));
+  const fuse_ino_t parent_ino = folder->empty() || parent.empty() ? FUSE_ROOT_ID : fs.inodes_.ino_of(parent + "/");
+  add_entry(req, listing, ".", directory_attributes(snapshot->seen, ino, f->folders.size()));
+  add_entry(req, listing, "..", directory_attributes(snapshot->seen, parent_ino));
   for (const auto& [sub, count] : f->folders)
-    add_entry(req, listing, sub.c_str(), directory_attributes(snapshot->seen, fs.inodes_.ino_of(prefix + sub + "/")));
+    add_entry(
+        req, listing, sub.c_str(),
+        directory_attributes(snapshot->seen, fs.inodes_.ino_of(prefix + sub + "/"), snapshot->tree->folder(prefix + sub)->folders.size()));
   for (std::size_t i : f->entries) {
     const auto& e = snapshot->catalog.entries[i];
     if (is_live(e)) continue;

@@ -37,7 +37,7 @@ Decoded<std::string> entry_name(const WireCatalogEntry& w, std::uint8_t version,
     return fail(DecodeFault::bad_field,
                 where + ": name length " + num(length) + " outside 1.." + num(most) + " (layout version " + num(version) + ")");
   std::string name;
-  const std::uint64_t offset = w.name_offset.get();
+  const std::uint64_t offset = version >= kPathNamesVersion ? w.name_offset.get() : 0;  // reserved before: ignored
   if (length <= kInlineNameMax) {
     if (offset != 0) return fail(DecodeFault::inconsistent, where + ": a name of " + num(length) + " bytes has a names-area offset");
     name.assign(w.name, length);
@@ -156,6 +156,9 @@ std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
   for (const CatalogEntry& e : c.entries) {
     if (const char* why = invalid_name_reason(e.name)) throw std::invalid_argument("catalog: cannot publish '" + e.name + "': " + why);
     if (e.flags & ~kEntryKnownFlags) throw std::invalid_argument("catalog: entry '" + e.name + "' has undefined flags");
+    if (e.flags & kEntryLive)
+      if (const char* why = invalid_channel_name_reason(e.name))
+        throw std::invalid_argument("catalog: cannot publish the live channel '" + e.name + "': " + why);
     WireCatalogEntry w{};
     w.name_hash = name_hash(e.name);
     w.size = e.size;
@@ -275,6 +278,8 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
     if (e.flags & ~kEntryKnownFlags) return fail(DecodeFault::bad_field, where + ": undefined flags " + hex(e.flags & ~kEntryKnownFlags));
     if ((e.flags & kEntryHasIndex) && e.index.length < 32)
       return fail(DecodeFault::inconsistent, where + ": has-index flag with an index region of " + num(e.index.length) + " bytes");
+    if (e.flags & kEntryLive)
+      if (const char* why = invalid_channel_name_reason(e.name)) return fail(DecodeFault::bad_field, where + ": " + why);
     if ((e.flags & kEntryLive) && ((e.flags & kEntryHasIndex) || e.index.length < 64 || e.size == 0 || e.duration_us != 0))
       return fail(DecodeFault::inconsistent,
                   where + ": a live channel needs a ring, a 64-byte live header and no keyframe index or duration");

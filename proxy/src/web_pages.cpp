@@ -77,6 +77,9 @@ mst::data describe(const proto::CatalogEntry& e, std::uint32_t generation) {
   return d;
 }
 
+// A folder's page: "/" for the top.
+std::string folder_path(std::string_view folder) { return folder.empty() ? "/" : "/browse/" + client::percent_encode_path(folder) + "/"; }
+
 }  // namespace
 
 bool is_live(const proto::CatalogEntry& e) noexcept { return (e.flags & proto::kEntryLive) != 0; }
@@ -127,8 +130,6 @@ const StaticFile* WebPages::static_file(const std::string& name) const {
   const auto it = statics_.find(name);
   return it == statics_.end() ? nullptr : &it->second;
 }
-
-std::string folder_path(std::string_view folder) { return folder.empty() ? "/" : "/browse/" + client::percent_encode_path(folder) + "/"; }
 
 std::optional<std::string> WebPages::catalog_page(const proto::Catalog& catalog, const std::string& server, std::string_view folder) const {
   const client::CatalogTree tree(catalog);

@@ -14,13 +14,14 @@
 #include <thread>
 
 #include "cache/content_digest.hpp"
+#include "open_resolved.hpp"
 #include "vod/log.hpp"
 #include "vod/unique_fd.hpp"
 
 namespace vod::server {
 
 HostBuffer load_pinned(const std::string& path, std::uint64_t file_size, proto::ContentId& content) {
-  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const UniqueFd fd(open_resolved(path, O_RDONLY | O_CLOEXEC));
   if (!fd) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
   const auto size = static_cast<std::size_t>(file_size);
   HostBuffer buffer(size);

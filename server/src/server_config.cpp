@@ -78,8 +78,8 @@ static void check_cluster_options(ServerConfig& c) {
   }
   // The record this server will put must be one every reader takes (cluster::decode_member): at
   // most 256 spread names and 256 channels, in 64 KiB. Names of up to 1024 bytes could break that
-  // bound where 128-byte ones could not, so it is checked here, at start, with the largest numbers
-  // the load fields can hold.
+  // bound where 128-byte ones could not, so it is checked here, at start, with large numbers in
+  // the load fields and 256 bytes to spare for the digits of real ones.
   cluster::MemberRecord record;
   cluster::parse_host_port(c.advertise, record.host, record.port, "--advertise");
   record.spread = c.spread;
@@ -89,7 +89,7 @@ static void check_cluster_options(ServerConfig& c) {
   record.load.estimated_mbps = 1e18;
   record.catalog_generation = ~0u;
   const std::size_t bytes = cluster::encode_member(record).size();
-  if (c.spread.size() > cluster::kMaxListed || record.live.size() > cluster::kMaxListed || bytes > cluster::kMaxRecordBytes)
+  if (c.spread.size() > cluster::kMaxListed || record.live.size() > cluster::kMaxListed || bytes + 256 > cluster::kMaxRecordBytes)
     throw std::invalid_argument("--cluster-spread and --live: a member record lists at most " + std::to_string(cluster::kMaxListed) +
                                 " movies and " + std::to_string(cluster::kMaxListed) + " channels in " +
                                 std::to_string(cluster::kMaxRecordBytes) + " bytes; these make " + std::to_string(c.spread.size()) +

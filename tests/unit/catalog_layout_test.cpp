@@ -156,7 +156,7 @@ TEST(Catalog, RejectsEachMalformedField) {
   EXPECT_TRUE(fails_with(poked(e1 + 184, 129, 2), DecodeFault::bad_field, "name length 129 outside 1..128 (layout version 1)"));
   EXPECT_TRUE(fails_with(poked(e1 + 192, '/', 1), DecodeFault::bad_field, "starts with '/'"));
   EXPECT_TRUE(fails_with(poked(e1 + 193, '/', 1), DecodeFault::bad_field, "a name with '/' in a catalog of layout version 1"));
-  EXPECT_TRUE(fails_with(poked(e1 + 188, 64, 4), DecodeFault::inconsistent, "has a names-area offset"));
+  EXPECT_TRUE(decode_catalog(test::with(good, e1 + 188, 64, 4)).ok());  // reserved before version 3: ignored
   EXPECT_TRUE(fails_with(poked(e1 + 192, 0x01, 1), DecodeFault::bad_field, "control character"));
   EXPECT_TRUE(fails_with(poked(e1 + 0, 1, 8), DecodeFault::inconsistent, "does not match 'sd 480p.ts'"));
   EXPECT_TRUE(fails_with(poked(e1 + 8, 5, 8), DecodeFault::inconsistent, "size 5 but movie region"));
@@ -182,10 +182,15 @@ TEST(Catalog, EncoderRefusesWhatItCannotPublish) {
   Catalog c = sample();
   c.entries[0].name = std::string(256, 'n');  // one file name over Linux's 255
   EXPECT_THROW(encode_catalog(c), std::invalid_argument);
-  c.entries[0].name = std::string(255, 'n') + "/" + std::string(255, 'n') + "/" + std::string(255, 'n') + "/" + std::string(256, 'n');
-  EXPECT_THROW(encode_catalog(c), std::invalid_argument);  // 1025 bytes
-  c.entries[0].name.pop_back();
-  EXPECT_NO_THROW(encode_catalog(c));  // 1024 bytes
+  // Five parts of 204 bytes and four '/': 1024 bytes; one byte more in the first part: 1025.
+  std::string longest;
+  for (int i = 0; i < 5; ++i) longest.append(i ? 1 : 0, '/').append(204, 'n');
+  ASSERT_EQ(longest.size(), 1024u);
+  c.entries[0].name = longest;
+  EXPECT_NO_THROW(encode_catalog(c));
+  c.entries[0].name.insert(0, 1, 'n');
+  EXPECT_STREQ(invalid_name_reason(c.entries[0].name), "the name is longer than 1024 bytes");
+  EXPECT_THROW(encode_catalog(c), std::invalid_argument);
   c = sample();
   c.entries[0].name = std::string(128, 'n');
   EXPECT_NO_THROW(encode_catalog(c));
@@ -193,6 +198,10 @@ TEST(Catalog, EncoderRefusesWhatItCannotPublish) {
   EXPECT_THROW(encode_catalog(c), std::invalid_argument);
   c = sample();
   c.entries[0].flags = 0x10;
+  EXPECT_THROW(encode_catalog(c), std::invalid_argument);
+  c = sample();
+  c.entries[2].flags = kEntryLive;
+  c.entries[2].name = "cam/1";  // a live channel's name is flat
   EXPECT_THROW(encode_catalog(c), std::invalid_argument);
 }
 
@@ -239,6 +248,7 @@ TEST(Catalog, PathNamesMakeAVersion3CatalogWithANamesArea) {
   EXPECT_EQ(*d, c);
 
   auto poked = [&](std::size_t at, std::uint64_t value, std::size_t width) { return decode_catalog(test::with(v, at, value, width)); };
+  EXPECT_TRUE(fails_with(poked(e0 + 188, names, 4), DecodeFault::inconsistent, "has a names-area offset"));  // a short name
   EXPECT_TRUE(fails_with(poked(e2 + 188, names + 1, 4), DecodeFault::bad_field, "outside the names area"));
   EXPECT_TRUE(fails_with(poked(e2 + 188, 64, 4), DecodeFault::bad_field, "outside the names area"));
   EXPECT_TRUE(fails_with(poked(e2 + 184, 1025, 2), DecodeFault::bad_field, "name length 1025 outside 1..1024 (layout version 3)"));

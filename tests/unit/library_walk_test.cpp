@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // walk_library: which files of a media tree are movies and what they are called.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +9,8 @@
 #include <fstream>
 
 #include "library_walk.hpp"
+#include "open_resolved.hpp"
+#include "vod/unique_fd.hpp"
 
 namespace vod::server {
 namespace {
@@ -58,6 +61,8 @@ TEST_F(LibraryWalk, ATreeIsNamedByPathsSortedAsBytes) {
   fs::create_symlink(base_ / "elsewhere", root_ / "outdir");                  // outside: skipped
   fs::create_symlink("..", root_ / "Series" / "loop");                        // a loop: skipped
   fs::create_symlink("missing.mp4", root_ / "dangling.mp4");                  // skipped
+  fs::create_symlink(".hidden/x.mp4", root_ / "into hidden.mp4");             // into a hidden folder: skipped
+  fs::create_symlink("../live/x.mp4", root_ / "Films" / "into live.mp4");     // into a reserved name: skipped
   ASSERT_EQ(::mkfifo((root_ / "pipe.ts").c_str(), 0600), 0);                  // not a regular file
   file(root_ / "bad \xe9t\xe9.mp4");                                          // Latin-1: not UTF-8
 
@@ -91,6 +96,23 @@ TEST_F(LibraryWalk, APathPassesThroughAtMostEightSymlinksToFolders) {
   EXPECT_EQ(listed.size(), 9u);
   EXPECT_NE(std::find(listed.begin(), listed.end(), "c2/n/n/n/n/n/n/n/n/f.bin"), listed.end());
   EXPECT_EQ(std::find(listed.begin(), listed.end(), "c1/n/n/n/n/n/n/n/n/n/f.bin"), listed.end());
+}
+
+// A folder swapped for a link after the walk: the path the walk stored no longer opens, though
+// open(2) would follow the link out of the media directory.
+TEST_F(LibraryWalk, AFolderSwappedForALinkAfterTheWalkDoesNotOpen) {
+  file(root_ / "Films" / "secret.mp4");
+  const auto files = walk_library(root_.string(), {});
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_GE(UniqueFd(open_resolved(files[0].path, O_RDONLY | O_CLOEXEC)).get(), 0);
+  fs::remove_all(root_ / "Films");
+  fs::create_directories(base_ / "elsewhere" / "Films");
+  file(base_ / "elsewhere" / "Films" / "secret.mp4");
+  fs::create_symlink(base_ / "elsewhere" / "Films", root_ / "Films");
+  EXPECT_GE(UniqueFd(::open(files[0].path.c_str(), O_RDONLY | O_CLOEXEC)).get(), 0);  // what a plain open would do
+  errno = 0;
+  EXPECT_LT(UniqueFd(open_resolved(files[0].path, O_RDONLY | O_CLOEXEC)).get(), 0);
+  EXPECT_EQ(errno, ELOOP);
 }
 
 TEST_F(LibraryWalk, AMissingDirectoryThrowsAndAnUnreadableFolderIsSkipped) {

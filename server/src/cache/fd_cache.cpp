@@ -12,6 +12,7 @@
 
 #include "cache/cached_file.hpp"
 #include "cache/index_store.hpp"
+#include "open_resolved.hpp"
 
 namespace vod::server::cache {
 
@@ -71,7 +72,7 @@ FdCache::Handle FdCache::open(CachedFile& file) {
     ++it->second.pins;
     return Handle(this, key, it->second.fd.get());
   }
-  UniqueFd fd(::open(file.path().c_str(), O_RDONLY | O_CLOEXEC | (key.second ? O_DIRECT : 0)));
+  UniqueFd fd(open_resolved(file.path(), O_RDONLY | O_CLOEXEC | (key.second ? O_DIRECT : 0)));
   if (!fd && key.second && errno == EINVAL) {  // tmpfs and some network file systems refuse O_DIRECT
     file.stop_direct();
     return open(file);

@@ -10,13 +10,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "open_resolved.hpp"
 #include "vod/unique_fd.hpp"
 
 namespace vod::server::cache {
 
 FileMap::FileMap(const std::string& path, std::size_t size, int advice) : size_(size) {
   if (size == 0) return;
-  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const UniqueFd fd(open_resolved(path, O_RDONLY | O_CLOEXEC));
   if (!fd) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
   // Mapping past the end would raise SIGBUS on the first access there: a file shorter than listed
   // (rewritten since the scan) is an error instead.
