@@ -16,6 +16,7 @@ namespace vod::proxy {
 
 namespace {
 
+using routing::decoded_name;
 using routing::hls_request;
 using routing::movie;
 using routing::named_entry;
@@ -111,10 +112,7 @@ std::variant<std::string, Plan> browse_folder(const std::string& path) {
   std::string encoded = path.substr(8);
   if (encoded.ends_with('/')) encoded.pop_back();
   if (encoded.empty()) return std::string();
-  const auto decoded = client::percent_decode(encoded);
-  if (!decoded) return error_plan(400, "bad percent-encoding in '" + encoded + "'");
-  if (const char* why = proto::invalid_name_reason(*decoded)) return error_plan(400, std::string("bad folder: ") + why);
-  return *decoded;
+  return decoded_name(encoded, "folder");
 }
 
 // /poster/NAME or /strip/K/NAME.
@@ -212,12 +210,20 @@ std::optional<std::string> query_value(const std::string& target, const std::str
 
 // The entry a page or picture path names, or an error plan.
 std::variant<const proto::CatalogEntry*, Plan> named_entry(const std::string& encoded, const proto::Catalog& catalog) {
-  const auto decoded = client::percent_decode(encoded);
-  if (!decoded) return error_plan(400, "bad percent-encoding in '" + encoded + "'");
-  if (const char* why = proto::invalid_name_reason(*decoded)) return error_plan(400, std::string("bad name: ") + why);
-  const proto::CatalogEntry* e = catalog.find(*decoded);
-  if (!e) return error_plan(404, "no movie or live channel '" + *decoded + "' in catalog generation " + std::to_string(catalog.generation));
+  auto decoded = decoded_name(encoded);
+  if (auto* plan = std::get_if<Plan>(&decoded)) return std::move(*plan);
+  const std::string& name = std::get<std::string>(decoded);
+  const proto::CatalogEntry* e = catalog.find(name);
+  if (!e) return error_plan(404, "no movie or live channel '" + name + "' in catalog generation " + std::to_string(catalog.generation));
   return e;
+}
+
+std::variant<std::string, Plan> decoded_name(const std::string& encoded, const char* what, bool channel) {
+  auto decoded = client::percent_decode(encoded);
+  if (!decoded) return error_plan(400, "bad percent-encoding in '" + encoded + "'");
+  if (const char* why = channel ? proto::invalid_channel_name_reason(*decoded) : proto::invalid_name_reason(*decoded))
+    return error_plan(400, std::string("bad ") + what + ": " + why);
+  return std::move(*decoded);
 }
 
 }  // namespace routing
@@ -296,11 +302,9 @@ Plan route(const Request& r, const Site& site) {
     if (p.as<MovieRange>()) return p;  // a TS segment: the movie's own Range answer, complete
   } else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
     const bool live = path[1] == 'l';
-    const auto decoded = client::percent_decode(path.substr(live ? 6 : 8));
-    if (!decoded) return error_plan(400, "bad percent-encoding in " + path);
-    const std::string& name = *decoded;
-    if (const char* why = live ? proto::invalid_channel_name_reason(name) : proto::invalid_name_reason(name))
-      return error_plan(400, std::string("bad name: ") + why);
+    auto decoded = decoded_name(path.substr(live ? 6 : 8), "name", live);
+    if (auto* plan = std::get_if<Plan>(&decoded)) return std::move(*plan);
+    const std::string& name = std::get<std::string>(decoded);
     const proto::CatalogEntry* e = catalog.find(name);
     if (!e || is_live(*e) != live) {
       if (e)

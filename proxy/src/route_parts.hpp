@@ -19,6 +19,9 @@ Plan movie(const Request& r, const proto::CatalogEntry& e);
 std::optional<std::string> query_value(const std::string& target, const std::string& key);
 // The entry a page, picture or playlist path names (percent-encoded), or an error plan.
 std::variant<const proto::CatalogEntry*, Plan> named_entry(const std::string& encoded, const proto::Catalog& catalog);
+// A name taken from a path: percent-decoded and checked by the catalog's rule (a movie's path, or
+// with `channel` a live channel's flat name), or a 400 plan saying why; `what` names it there.
+std::variant<std::string, Plan> decoded_name(const std::string& encoded, const char* what = "name", bool channel = false);
 // /hls/...: a movie's playlists and pieces, a live channel's playlist, segments and parts.
 Plan hls_request(const Request& r, const std::string& path, const Site& site);
 
