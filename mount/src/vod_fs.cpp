@@ -70,13 +70,12 @@ struct stat VodFs::attributes(const proto::CatalogEntry& e, std::time_t mtime, f
   return st;
 }
 
-const proto::CatalogEntry* VodFs::find(fuse_ino_t ino, std::shared_ptr<const CatalogSnapshot>& snapshot) {
+const proto::CatalogEntry* VodFs::find(fuse_ino_t ino, const CatalogSnapshot& snapshot) const {
   const std::string* name = inodes_.name_of(ino);
   if (!name || name->ends_with('/')) return nullptr;
-  snapshot = catalog_.get();
-  const auto at = snapshot->tree->entry(*name);
-  if (!at || is_live(snapshot->catalog.entries[*at])) return nullptr;  // live channels are not files (docs/mount.md)
-  return &snapshot->catalog.entries[*at];
+  const auto at = snapshot.tree->entry(*name);
+  if (!at || is_live(snapshot.catalog.entries[*at])) return nullptr;  // live channels are not files (docs/mount.md)
+  return &snapshot.catalog.entries[*at];
 }
 
 std::optional<std::string> VodFs::folder_of(fuse_ino_t ino, const CatalogSnapshot& snapshot) const {
@@ -117,14 +116,13 @@ void VodFs::lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 
 void VodFs::getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   VodFs& fs = self(req);
-  const auto now = fs.catalog_.get();
-  if (const auto folder = fs.folder_of(ino, *now)) {
-    const struct stat st = directory_attributes(now->seen, ino, now->tree->folder(*folder)->folders.size());
+  const auto snapshot = fs.catalog_.get();
+  if (const auto folder = fs.folder_of(ino, *snapshot)) {
+    const struct stat st = directory_attributes(snapshot->seen, ino, snapshot->tree->folder(*folder)->folders.size());
     fuse_reply_attr(req, &st, fs.settings_.attr_seconds);
     return;
   }
-  std::shared_ptr<const CatalogSnapshot> snapshot;
-  const auto* e = fs.find(ino, snapshot);
+  const auto* e = fs.find(ino, *snapshot);
   if (!e) {
     fuse_reply_err(req, ENOENT);
     return;
@@ -163,12 +161,12 @@ void VodFs::readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
 
 void VodFs::open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   VodFs& fs = self(req);
-  if (fs.folder_of(ino, *fs.catalog_.get())) {
+  const auto snapshot = fs.catalog_.get();
+  if (fs.folder_of(ino, *snapshot)) {
     fuse_reply_err(req, EISDIR);
     return;
   }
-  std::shared_ptr<const CatalogSnapshot> snapshot;
-  const auto* e = fs.find(ino, snapshot);
+  const auto* e = fs.find(ino, *snapshot);
   if (!e) {
     fuse_reply_err(req, ENOENT);
     return;
@@ -194,8 +192,8 @@ void VodFs::read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse
     fuse_reply_err(req, EINVAL);
     return;
   }
-  std::shared_ptr<const CatalogSnapshot> snapshot;
-  const auto* e = fs.find(ino, snapshot);
+  const auto snapshot = fs.catalog_.get();
+  const auto* e = fs.find(ino, *snapshot);
   if (!e) {
     fuse_reply_err(req, ENOENT);
     return;

@@ -55,7 +55,7 @@ class VodFs {
  private:
   static VodFs& self(fuse_req_t req) { return *static_cast<VodFs*>(fuse_req_userdata(req)); }
   // The movie of `ino` in the current catalog, or null (a folder, an unknown number, a movie gone).
-  const proto::CatalogEntry* find(fuse_ino_t ino, std::shared_ptr<const CatalogSnapshot>& snapshot);
+  const proto::CatalogEntry* find(fuse_ino_t ino, const CatalogSnapshot& snapshot) const;
   // The folder of `ino` ("" for the root) in `snapshot`, or nullopt (a movie, a folder gone).
   std::optional<std::string> folder_of(fuse_ino_t ino, const CatalogSnapshot& snapshot) const;
   struct stat attributes(const proto::CatalogEntry& e, std::time_t mtime, fuse_ino_t ino) const;
