@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "../unit/ts_packets.hpp"
 #include "vod/media/ts_scanner.hpp"
 
 namespace {
@@ -142,21 +143,8 @@ int pattern(std::uint64_t count, double rate_mbps, std::uint64_t gop) {
     std::fill(p.begin() + 6, p.begin() + static_cast<std::ptrdiff_t>(payload_start), 0xff);
     if (key) {  // a PES header with a PTS: 00 00 01 e0, length 0, flags, 5 header bytes
       const std::uint64_t pts = seq * 90;
-      const std::uint8_t pes[14] = {0,
-                                    0,
-                                    1,
-                                    0xe0,
-                                    0,
-                                    0,
-                                    0x80,
-                                    0x80,
-                                    5,
-                                    static_cast<std::uint8_t>(0x21 | ((pts >> 29) & 0x0e)),
-                                    static_cast<std::uint8_t>(pts >> 22),
-                                    static_cast<std::uint8_t>(0x01 | ((pts >> 14) & 0xfe)),
-                                    static_cast<std::uint8_t>(pts >> 7),
-                                    static_cast<std::uint8_t>(0x01 | ((pts << 1) & 0xfe))};
-      std::memcpy(p.data() + payload_start, pes, sizeof pes);
+      const std::vector<std::uint8_t> header = vod::test::pes(pts, {});  // the unit tests' PES builder
+      std::copy(header.begin(), header.end(), p.begin() + static_cast<std::ptrdiff_t>(payload_start));
     }
     for (std::size_t w = 0; w < kWords; ++w)
       for (int b = 0; b < 8; ++b)

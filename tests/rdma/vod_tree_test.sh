@@ -1,29 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# A library that is a tree, over RDMA: the tree of tests/make_library_tree.sh (three levels, names
+# A library that is a tree, over RDMA: the tree of tests/library_tree_lib.sh (three levels, names
 # with spaces, non-ASCII letters, '(', '#', '%' and '?', a path of more than 600 bytes, symlinks in
 # and out, a hidden folder, a top-level "live"): vod-client list shows exactly the expected paths,
 # each get is byte-exact, and a client of protocol version 2 is refused with the reason.
 # (library_tree reads the same tree over UDP natively, with vod-proxy's routes.)
 source "$(dirname "$0")/vod_test_lib.sh"
+source "$(dirname "$0")/../library_tree_lib.sh"
 media=$work/media
-mapfile -t names < <("$(dirname "$0")/../make_library_tree.sh" "$media" "$work/outside" "$test_media/test-240p-20s.mp4")
-((${#names[@]} == 6)) || fail "make_library_tree.sh made ${#names[@]} names"
+make_library_tree "$media" "$work/outside" "$test_media/test-240p-20s.mp4"
+((${#names[@]} == 6)) || fail "make_library_tree made ${#names[@]} names"
 start_server "$media"
 grep -q "generation 1: 6 movies" "$server_log" || fail "expected 6 movies: $(grep generation "$server_log")"
 
 step "vod-client list shows exactly the expected paths"
 "$client_bin" list "$(uri)" > "$work/list"
-# A row is the name, then the size ("97.7 KiB"): the names are what comes before it.
-tail -n +3 "$work/list" | sed -E 's/ +[0-9.]+ (B|KiB|MiB|GiB|TiB) .*$//' | sort > "$work/got"
-printf '%s\n' "${names[@]}" | sort > "$work/want"
-diff "$work/want" "$work/got" || fail "vod-client list shows other names: $(cat "$work/list")"
+expect_listed "$work/list"
 pass "${#names[@]} paths; the symlinks out, the hidden folder and 'live' left out"
 
 step "vod-client get over RDMA: every path byte-exact"
-enc() { /usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe="/"))' "$1"; }
 for name in "${names[@]}"; do
-  "$client_bin" get "$(uri "$(enc "$name")")" -o "$work/out" --quiet || fail "get '$name' failed"
+  "$client_bin" get "$(uri "$(path_uri "$name")")" -o "$work/out" --quiet || fail "get '$name' failed"
   cmp "$media/$name" "$work/out" || fail "'$name' differs"
 done
 pass "${#names[@]} movies byte-exact"
