@@ -11,6 +11,7 @@
 #   EXACT_NAME: names the catalog page must show, character for character
 import os
 import sys
+import time
 import urllib.parse
 import urllib.request
 
@@ -26,6 +27,23 @@ exact_names = sys.argv[6:]
 
 def page_url(kind, name):
     return f"{base}/{kind}/{urllib.parse.quote(name, safe='')}"
+
+
+def hlsjs_reaches_live_edge(video, target, what):
+    """hls.js starts behind its target latency (PART-HOLD-BACK) when loading was slow, then plays
+    faster to catch up, or jumps forward when further back than the watch page allows (watch.js):
+    within 30 s it is within 2 target durations of the live edge. Its trace is printed."""
+    trace, deadline = [], time.monotonic() + 30
+    while time.monotonic() < deadline:
+        trace.append(driver.execute_script(
+            "const v = arguments[0], h = v.vodHls; return h && [h.latency, h.targetLatency, v.playbackRate, v.currentTime];", video))
+        if trace[-1] and 0 < trace[-1][0] <= 2 * target:
+            break
+        time.sleep(0.2)
+    shown = " ".join(f"[{a:.2f} {b:.2f} {c:.2f} {d:.1f}]" for a, b, c, d in trace[::5] + trace[-1:] if a is not None)
+    print(f"    hls.js [latency, target latency, playback rate, position] every second: {shown}")
+    if not trace[-1] or not 0 < trace[-1][0] <= 2 * target:
+        fail(f"{what} (waited 30 s)")
 
 
 session = Browser()
@@ -116,9 +134,8 @@ try:
                 "const v = arguments[0]; return v.readyState >= 3 && !v.paused && v.currentTime > 0;", video), 60)
             start = driver.execute_script("return arguments[0].currentTime", video)
             wait_for(f"the live channel plays 3 s ({player})", lambda: driver.execute_script("return arguments[0].currentTime", video) > start + 3.0, 60)
-            if query:  # hls.js catches up with its target latency (PART-HOLD-BACK) by playing faster, after a start further back
-                wait_for(f"hls.js comes within 2 target durations of the live edge", lambda: driver.execute_script(
-                    "const h = arguments[0].vodHls; return h && h.latency > 0 && h.latency <= arguments[1];", video, 2 * target), 30)
+            if query:
+                hlsjs_reaches_live_edge(video, target, "hls.js comes within 2 target durations of the live edge")
             state = driver.execute_script(
                 "const v = arguments[0]; return {t: v.currentTime, edge: v.seekable.length ? v.seekable.end(v.seekable.length - 1) : null,"
                 " buffered: v.buffered.length ? v.buffered.end(v.buffered.length - 1) : null, error: v.error && v.error.message,"
@@ -145,5 +162,14 @@ try:
             driver.save_screenshot(f"{artifacts}/watch-live{'-hlsjs' if query else ''}.png")
             print(f"PASS: the live channel played 3 s without an error with {player}, {behind:.2f} s behind the newest {'part' if query else 'segment'} "
                   f"(at most 2 target durations, {2 * target:.0f} s)")
+            if query:  # a viewer left far behind (here by a seek back) returns to the live edge
+                driver.execute_script(
+                    "const v = arguments[0]; v.currentTime = Math.max(v.seekable.start(0), v.currentTime - 3 * arguments[1]);", video, target)
+                back = wait_for("hls.js sees the seek back (its latency over 2 target durations)", lambda: driver.execute_script(
+                    "const l = arguments[0].vodHls.latency; return l > 2 * arguments[1] && l;", video, target), 10)
+                hlsjs_reaches_live_edge(video, target, f"hls.js returns to the live edge after a seek back ({back:.1f} s behind)")
+                if driver.execute_script("return arguments[0].error || window.vodErrors.length", video):
+                    fail("hls.js: an error after the seek back")
+                print(f"PASS: hls.js sought back {back:.1f} s behind the live edge returns within 2 target durations of it")
 finally:
     session.close()

@@ -25,6 +25,15 @@ if (video) {
       // with PART-HOLD-BACK after a start that had to begin further back (at a discontinuity).
       const hls = new window.Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5 });
       hls.on(window.Hls.Events.ERROR, (event, data) => { if (data.fatal) cannotPlay(); });
+      // hls.js speeds up only within one target duration of its target latency; further back it
+      // counts as DVR and stays there. A live viewer left further back (a slow start, a stall) jumps
+      // forward to the target latency instead, once the playlist says what that is.
+      hls.on(window.Hls.Events.LEVEL_LOADED, (event, data) => {
+        const d = data.details;
+        if (d.live && hls.config.liveMaxLatencyDuration === undefined) {
+          hls.config.liveMaxLatencyDuration = (d.partHoldBack || d.holdBack || 3 * d.targetduration) + d.targetduration;
+        }
+      });
       hls.loadSource(url);
       hls.attachMedia(video);
       video.vodHls = hls;  // for the browser test and the console: hls.latency, hls.levels
