@@ -96,6 +96,19 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
 
 }  // namespace
 
+bool is_utf8_text(std::string_view text) noexcept {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) return false;
+    if (c >= 0x80) {
+      const std::size_t n = utf8_sequence(text, i);
+      if (n == 0) return false;
+      i += n - 1;
+    }
+  }
+  return true;
+}
+
 bool needs_path_names(std::string_view name) noexcept { return name.size() > kInlineNameMax || name.find('/') != name.npos; }
 
 const char* invalid_name_reason(std::string_view name) noexcept {
@@ -138,16 +151,25 @@ std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
   std::size_t names_length = 0;
   for (const CatalogEntry& e : c.entries)
     if (e.name.size() > kInlineNameMax) names_length += e.name.size();
-  std::vector<std::uint8_t> out(names_at + names_length);
+  const std::vector<std::uint8_t> titles = c.titles.empty() ? std::vector<std::uint8_t>{} : encode_titles(c.titles, c.entries.size());
+  for (const Title& t : c.titles) {
+    for (const TitleRendition& r : t.renditions)
+      if (c.entries[r.entry].flags & kEntryLive) throw std::invalid_argument("catalog: title '" + t.name + "' names a live channel");
+    for (const TitleTrack& k : t.tracks)
+      if (c.entries[k.entry].flags & kEntryLive) throw std::invalid_argument("catalog: title '" + t.name + "' names a live channel");
+  }
+  std::vector<std::uint8_t> out(names_at + names_length + titles.size());
+  std::copy(titles.begin(), titles.end(), out.begin() + static_cast<std::ptrdiff_t>(names_at + names_length));
 
   WireCatalogHeader h{};
   h.magic = kCatalogMagic;
-  h.version = v3 ? kPathNamesVersion : v2 ? kSegmentsVersion : kLayoutVersion1;
+  h.version = !c.titles.empty() ? kTitlesVersion : v3 ? kPathNamesVersion : v2 ? kSegmentsVersion : kLayoutVersion1;
   h.header_length = static_cast<std::uint16_t>(kHeaderLength);
   h.generation = c.generation;
   h.entry_count = static_cast<std::uint32_t>(c.entries.size());
   h.entry_size = static_cast<std::uint32_t>(entry_size);
   h.names_length = static_cast<std::uint32_t>(names_length);
+  h.titles_length = static_cast<std::uint32_t>(titles.size());
   h.region_length = out.size();
   h.instance = c.instance;
   store_wire(out.data(), h);
@@ -214,13 +236,16 @@ Decoded<CatalogHeaderInfo> decode_catalog_header(Bytes buf) {
   if (h.generation.get() == 0) return fail(DecodeFault::bad_field, "catalog: generation 0 is reserved");
   if (names_length > count * kCatalogNameMax)
     return fail(DecodeFault::bad_length, "catalog: a names area of " + num(names_length) + " bytes for " + num(count) + " entries");
+  const std::uint64_t titles_length = h.version >= kTitlesVersion ? h.titles_length.get() : 0;  // reserved before: ignored
+  if (h.version >= kTitlesVersion && titles_length == 0)
+    return fail(DecodeFault::inconsistent, "catalog: layout version 4 without a titles area");
   // entry_size < 2^32 and count < 2^32, so the product fits in 64 bits.
-  const std::uint64_t expected = header_length + count * entry_size + names_length;
+  const std::uint64_t expected = header_length + count * entry_size + names_length + titles_length;
   if (h.region_length.get() != expected)
     return fail(DecodeFault::inconsistent, "catalog: region length " + num(h.region_length.get()) + " but header " + num(header_length) +
                                                " + " + num(count) + " entries of " + num(entry_size) + " bytes + names " +
-                                               num(names_length) + " make " + num(expected));
-  return CatalogHeaderInfo{h.generation.get(), static_cast<std::uint32_t>(count), expected};
+                                               num(names_length) + " + titles " + num(titles_length) + " make " + num(expected));
+  return CatalogHeaderInfo{h.generation.get(), static_cast<std::uint32_t>(count), expected, titles_length};
 }
 
 Decoded<Catalog> decode_catalog(Bytes buf) {
@@ -233,6 +258,7 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
   const std::size_t header_length = h.header_length.get();
   const std::size_t entry_size = h.entry_size.get();
   const std::uint64_t names_from = header_length + std::uint64_t{info->entry_count} * entry_size;
+  const std::uint64_t titles_from = info->region_length - info->titles_length;
 
   Catalog c;
   c.generation = info->generation;
@@ -243,7 +269,7 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
     const auto w = load_wire<WireCatalogEntry>(buf.data() + header_length + i * entry_size);
     const std::string where = "catalog entry " + num(i);
     CatalogEntry e;
-    auto name = entry_name(w, h.version, buf, names_from, info->region_length, where);
+    auto name = entry_name(w, h.version, buf, names_from, titles_from, where);
     if (!name) return name.error();
     e.name = std::move(*name);
     if (w.name_hash.get() != name_hash(e.name))
@@ -303,6 +329,17 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
     e.audio_codec = *audio;
     e.mime_type = *mime;
     c.entries.push_back(std::move(e));
+  }
+  if (info->titles_length) {
+    auto titles = decode_titles(buf.subspan(titles_from, info->titles_length), c.entries.size());
+    if (!titles) return titles.error();
+    for (const Title& t : *titles) {
+      const auto live = [&](std::uint32_t entry) { return (c.entries[entry].flags & kEntryLive) != 0; };
+      if (std::any_of(t.renditions.begin(), t.renditions.end(), [&](const TitleRendition& r) { return live(r.entry); }) ||
+          std::any_of(t.tracks.begin(), t.tracks.end(), [&](const TitleTrack& k) { return live(k.entry); }))
+        return fail(DecodeFault::inconsistent, "catalog: title '" + t.name + "' names a live channel");
+    }
+    c.titles = std::move(*titles);
   }
   return c;
 }

@@ -64,6 +64,11 @@ Admission admit(proto::Bytes private_data, const AdmissionState& s) {
     return refuse(proto::RejectCode::unsupported_version,
                   "this library has folders or names over 128 bytes, which need protocol version 3; the client speaks " +
                       std::to_string(request->version) + ": update it");
+  // Nor can a client before version 4 read a catalog that lists titles.
+  if (request->version < proto::kTitlesVersion && !s.catalog.titles.empty())
+    return refuse(proto::RejectCode::unsupported_version,
+                  "this library has titles (for adaptive bitrate), which need protocol version 4; the client speaks " +
+                      std::to_string(request->version) + ": update it");
 
   switch (request->kind) {
     case proto::RequestKind::catalog_only: a.kind = Admit::Kind::catalog; break;

@@ -124,7 +124,7 @@ int serve(const std::string& file, const std::string& bind, std::uint16_t port) 
     e.movie.length = size;
     e.index = describe(index_mr.get());
     e.mime_type = "application/octet-stream";
-    proto::Catalog catalog{1, {e}};
+    proto::Catalog catalog{1, {e}, 0, {}};
     catalog_bytes = proto::encode_catalog(catalog);
     catalog_region = std::make_unique<Region>(catalog_bytes.size());
     std::memcpy(catalog_region->data, catalog_bytes.data(), catalog_bytes.size());

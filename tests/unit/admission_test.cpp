@@ -104,6 +104,19 @@ TEST(Admission, AVersion2ClientIsToldThatNamesWithFoldersNeedVersion3) {
   }
 }
 
+TEST(Admission, AVersion3ClientIsToldThatTitlesNeedVersion4) {
+  auto c = catalog();
+  proto::ConnectRequest old{proto::RequestKind::movie, proto::SelectorType::name_hash, proto::name_hash("a.mp4")};
+  old.version = proto::kPathNamesVersion;
+  EXPECT_EQ(std::get<Admit>(admit(proto::encode(old), AdmissionState{c, 0, 10, false})).entry, 0u);
+  c.titles.push_back({"t", {{0, "720p", 0, 0}}, {}});
+  const auto r = refused(admit(proto::encode(old), AdmissionState{c, 0, 10, false}));
+  EXPECT_EQ(r.code, proto::RejectCode::unsupported_version);
+  EXPECT_NE(r.reason.find("need protocol version 4; the client speaks 3"), std::string::npos) << r.reason;
+  EXPECT_LE(r.reason.size(), proto::kRejectReasonMax);
+  EXPECT_EQ(std::get<Admit>(admit(request(proto::RequestKind::movie, "a.mp4"), AdmissionState{c, 0, 10, false})).entry, 0u);
+}
+
 TEST(Admission, CatalogIndexSelectorsNeedTheCurrentGeneration) {
   const auto c = catalog();
   const AdmissionState s{c, 0, 10, false};

@@ -124,12 +124,12 @@ CatalogEntry entry(const std::string& name, bool segmented) {
 }
 
 TEST(SegmentedCatalog, Version1LayoutUnlessAnEntryIsSegmented) {
-  const Catalog whole{4, {entry("a.ts", false)}};
+  const Catalog whole{4, {entry("a.ts", false)}, 0, {}};
   const ByteVector v1 = encode_catalog(whole);
   EXPECT_EQ(v1[4], 1);
   EXPECT_EQ(get_be(v1, 16, 4), 384u);  // 320, the unused segment descriptor and the content identity
   EXPECT_EQ(*decode_catalog(v1), whole);
-  const Catalog mixed{5, {entry("a.ts", false), entry("b.ts", true)}};
+  const Catalog mixed{5, {entry("a.ts", false), entry("b.ts", true)}, 0, {}};
   const ByteVector v2 = encode_catalog(mixed);
   EXPECT_EQ(v2[4], 2);
   EXPECT_EQ(get_be(v2, 16, 4), 384u);

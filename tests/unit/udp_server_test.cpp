@@ -142,7 +142,7 @@ struct Fixture : ::testing::Test {
     service = std::make_unique<UdpService>(o);
     auto r = std::make_shared<UdpRegions>();
     r->generation = 5;
-    proto::Catalog c{5, {}};
+    proto::Catalog c{5, {}, 0, {}};
     proto::CatalogEntry e;
     e.name = "m.ts";
     e.size = movie.size();
@@ -692,7 +692,7 @@ TEST(UdpFromTheCache, ARangeAcrossSegmentsOfAMovieLargerThanTheCacheArrivesByteE
   UdpService service(o, &cache);
   auto r = std::make_shared<UdpRegions>();
   r->generation = 5;
-  proto::Catalog c{5, {}};
+  proto::Catalog c{5, {}, 0, {}};
   proto::CatalogEntry e;
   e.name = "m.ts";
   e.size = bytes.size();

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vod/protocol/catalog_titles.hpp"
 #include "vod/protocol/message_header.hpp"
 #include "vod/protocol/region_descriptor.hpp"
 
@@ -83,6 +84,9 @@ struct Catalog {
   // generation it names one version of every entry, so a client tells a restarted server's
   // generation 1 from the one it read.
   std::uint64_t instance = 0;
+  // Version 4: the titles (catalog_titles.hpp), sorted by name. A catalog is laid out in version 4
+  // only when it lists one, so a library without titles stays readable by version-3 clients.
+  std::vector<Title> titles;
 
   const CatalogEntry* find(std::string_view name) const noexcept;
   const CatalogEntry* find_hash(std::uint64_t hash) const noexcept;
@@ -98,9 +102,10 @@ struct WireCatalogHeader {
   be32 entry_count;
   be32 entry_size;     // at least 320 in v1, 352 in v2; written as 384 (the content identity appended)
   be32 names_length;   // version 3: bytes of the names area after the entries; 0 before
-  be64 region_length;  // header_length + entry_count * entry_size + names_length
+  be64 region_length;  // header_length + entry_count * entry_size + names_length + titles_length
   be64 instance;
-  std::uint8_t reserved2[24];
+  be32 titles_length;  // version 4: bytes of the titles area after the names area; 0 before
+  std::uint8_t reserved2[20];
 };
 static_assert(sizeof(WireCatalogHeader) == 64);
 
@@ -146,6 +151,9 @@ struct WireCatalogEntryV2Content {
 };
 static_assert(sizeof(WireCatalogEntryV2Content) == 384);
 
+// Whether `text` is UTF-8 without control characters (a track's name, a part of a movie name).
+bool is_utf8_text(std::string_view text) noexcept;
+
 // Whether a name needs a version-3 catalog: it has a '/' or is over 128 bytes.
 bool needs_path_names(std::string_view name) noexcept;
 
@@ -166,6 +174,7 @@ struct CatalogHeaderInfo {
   std::uint32_t generation;
   std::uint32_t entry_count;
   std::uint64_t region_length;
+  std::uint64_t titles_length = 0;  // the last bytes of the region
 };
 Decoded<CatalogHeaderInfo> decode_catalog_header(Bytes buf);
 Decoded<Catalog> decode_catalog(Bytes buf);

@@ -15,14 +15,16 @@ inline constexpr std::uint32_t kMagic = 0x52564F44;  // "RVOD"
 // The versions this build speaks. Version 2 added the segment cache: the segment table region, the
 // segment request and notification, a catalog entry and an accept that describe a segment table.
 // Version 3 added names that are paths: a catalog whose names hold '/' or are over 128 bytes.
+// Version 4 added titles: a catalog that lists titles in a titles area after its names.
 // A connect request carries the highest version its sender speaks; every other message, and every
 // region layout, carries the version that defined its layout, so a version-1 peer decodes every
 // message of a version-2 peer that it knows (docs/protocol.md, "Versions").
-inline constexpr std::uint8_t kProtocolVersion = 3;
+inline constexpr std::uint8_t kProtocolVersion = 4;
 inline constexpr std::uint8_t kMinProtocolVersion = 1;
 inline constexpr std::uint8_t kLayoutVersion1 = 1;    // the layouts version 1 defined
 inline constexpr std::uint8_t kSegmentsVersion = 2;   // the first version with the segment cache
 inline constexpr std::uint8_t kPathNamesVersion = 3;  // the first version with names that are paths
+inline constexpr std::uint8_t kTitlesVersion = 4;     // the first version with titles
 
 enum class MessageType : std::uint8_t {
   connect_request = 1,
