@@ -3,6 +3,7 @@
 
 extern "C" {
 #include <libavcodec/avcodec.h>
+#include <libavutil/dict.h>
 #include <libavutil/log.h>
 }
 
@@ -77,6 +78,37 @@ bool has_top_level_moof(Bytes bytes) {
   return false;
 }
 
+std::string tag(const AVStream* s, const char* key) {
+  const AVDictionaryEntry* e = av_dict_get(s->metadata, key, nullptr, 0);
+  return e && e->value ? e->value : "";
+}
+
+std::vector<StreamTrack> stream_tracks(const AVFormatContext* fmt) {
+  std::vector<StreamTrack> out;
+  for (unsigned i = 0; i < fmt->nb_streams; ++i) {
+    const AVStream* s = fmt->streams[i];
+    const AVCodecParameters* p = s->codecpar;
+    StreamTrack t;
+    if (p->codec_type == AVMEDIA_TYPE_AUDIO) {
+      t.kind = StreamTrack::Kind::audio;
+      t.channels = static_cast<unsigned>(std::max(p->ch_layout.nb_channels, 0));
+    } else if (p->codec_type == AVMEDIA_TYPE_SUBTITLE) {
+      t.kind = StreamTrack::Kind::subtitles;
+      const AVCodecDescriptor* d = avcodec_descriptor_get(p->codec_id);
+      t.text = d && (d->props & AV_CODEC_PROP_TEXT_SUB);
+    } else {
+      continue;
+    }
+    t.stream = static_cast<int>(i);
+    t.codec = avcodec_get_name(p->codec_id);
+    t.language = tag(s, "language");
+    t.title = tag(s, "title");
+    t.is_default = (s->disposition & AV_DISPOSITION_DEFAULT) != 0;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace
 
 MediaInfo probe(Bytes bytes, const std::string& name) {
@@ -108,6 +140,14 @@ MediaInfo probe(Bytes bytes, const std::string& name) {
     info.height = static_cast<std::uint16_t>(std::clamp(p->height, 0, 65535));
   }
   if (audio >= 0) info.audio_codec = avcodec_get_name(fmt->streams[audio]->codecpar->codec_id);
+  if (video >= 0) {
+    const AVRational r = fmt->streams[video]->avg_frame_rate;
+    if (r.num > 0 && r.den > 0) {
+      info.frame_rate_num = static_cast<std::uint32_t>(r.num);
+      info.frame_rate_den = static_cast<std::uint32_t>(r.den);
+    }
+  }
+  info.tracks = stream_tracks(fmt);
   classify(info, fmt->iformat);
   if (fmt->start_time != AV_NOPTS_VALUE) info.start_time_us = fmt->start_time;
   if (fmt->duration != AV_NOPTS_VALUE && fmt->duration > 0) info.duration_us = static_cast<std::uint64_t>(fmt->duration);

@@ -28,6 +28,12 @@ void print_probe(const std::string& path) {
       path.c_str(), info.is_media ? "yes" : "no", info.container.c_str(), info.format_name.c_str(), info.mime_type.c_str(),
       info.video_codec.c_str(), info.width, info.height, info.audio_codec.c_str(), static_cast<unsigned long long>(info.duration_us),
       static_cast<unsigned long long>(info.bitrate_bps), info.fragmented ? "yes" : "no");
+  if (info.frame_rate_den) std::printf("  frame_rate: %u/%u\n", info.frame_rate_num, info.frame_rate_den);
+  for (const auto& t : info.tracks)
+    std::printf("  %s %d: %s%s, language %s%s%s%s\n", t.kind == StreamTrack::Kind::audio ? "audio" : "subtitles", t.stream, t.codec.c_str(),
+                t.kind == StreamTrack::Kind::audio ? (" " + std::to_string(t.channels) + " channels").c_str() : (t.text ? " (text)" : " (pictures)"),
+                t.language.empty() ? "not given" : t.language.c_str(), t.title.empty() ? "" : (", \"" + t.title + "\"").c_str(),
+                t.is_default ? ", default" : "", "");
   if (!info.note.empty()) std::printf("  note: %s\n", info.note.c_str());
 }
 
