@@ -3,6 +3,7 @@
 //   vod-media probe FILE...          container, codecs, resolution, duration, bitrate, MIME type
 //   vod-media index FILE             the keyframe index as "time_us offset" lines, with progress
 //   vod-media remux-ts IN OUT        remux to MPEG-TS without re-encoding (what --remux ts does)
+//   vod-media ladder IN OUTDIR       an aligned ladder of renditions, in the title convention
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ladder_run.hpp"
 #include "vod/media/mapped_file.hpp"
 #include "vod/media/probe.hpp"
 #include "vod/media/remux.hpp"
@@ -61,12 +63,15 @@ void remux(const std::string& in, const std::string& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string command;
+  std::string command, renditions = "1080p,720p,480p,360p";
+  double keyframe_seconds = 2.0;
   std::vector<std::string> files;
   po::options_description opts(
       "vod-media: probe, index and remux movies as vod-server does\n"
-      "usage: vod-media probe FILE... | index FILE | remux-ts IN OUT\noptions");
-  opts.add_options()("help,h", "show this help")("version,V", "show the version");
+      "usage: vod-media probe FILE... | index FILE | remux-ts IN OUT | ladder IN OUTDIR\noptions");
+  opts.add_options()("help,h", "show this help")("version,V", "show the version")(
+      "renditions", po::value(&renditions), "ladder: the heights to make, such as 1080p,720p,480p,360p (none above the source's)")(
+      "keyframe-seconds", po::value(&keyframe_seconds), "ladder: a keyframe in every rendition at each multiple of this (2)");
   po::options_description hidden;
   hidden.add_options()("command", po::value(&command))("files", po::value(&files));
   po::options_description all;
@@ -91,8 +96,16 @@ int main(int argc, char** argv) {
       print_index(files[0]);
     } else if (command == "remux-ts" && files.size() == 2) {
       remux(files[0], files[1]);
+    } else if (command == "ladder" && files.size() == 2) {
+      std::vector<std::string> labels;
+      for (std::size_t at = 0; at <= renditions.size();) {
+        const std::size_t comma = std::min(renditions.find(',', at), renditions.size());
+        if (comma > at) labels.push_back(renditions.substr(at, comma - at));
+        at = comma + 1;
+      }
+      return run_ladder(files[0], files[1], labels, keyframe_seconds);
     } else {
-      std::cerr << "vod-media: expected 'probe FILE...', 'index FILE' or 'remux-ts IN OUT' (see --help)\n";
+      std::cerr << "vod-media: expected 'probe FILE...', 'index FILE', 'remux-ts IN OUT' or 'ladder IN OUTDIR' (see --help)\n";
       return 2;
     }
     return 0;

@@ -161,7 +161,7 @@ std::uint64_t Library::total_bytes() const noexcept {
 }
 
 Library scan_library(const std::string& dir, std::uint32_t generation, const Library* previous, const LibraryOptions& options) {
-  if (dir.empty()) return Library{generation, {}, {}};  // a live-only server
+  if (dir.empty()) return Library{generation, {}, {}, {}};  // a live-only server
   const std::vector<LibraryFile> files = walk_library(dir, options.reserved_names);
 
   std::unordered_map<std::string, std::shared_ptr<const LoadedMovie>> reusable;

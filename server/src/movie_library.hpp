@@ -17,6 +17,7 @@
 #include "cache/index_store.hpp"
 #include "host_buffer.hpp"
 #include "vod/media/media_info.hpp"
+#include "vod/protocol/catalog_titles.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
 
 namespace vod::server {
@@ -31,9 +32,11 @@ struct LoadedMovie {
   // Served from the segment cache (--cache-size, not pinned): its file and segment table.
   std::shared_ptr<cache::CachedFile> cached;
   media::MediaInfo info;
-  proto::KeyframeIndex index;
-  HostBuffer index_bytes;      // the index in the protocol layout; a cached movie's is built lazily, in place
-  bool index_pending = false;  // a cached movie whose index the LazyIndexer builds after start
+  // A cached movie's index is built lazily, in place in index_bytes; the LazyIndexer then sets
+  // `index` and clears `index_pending` on the event loop (the only thread that reads them after start).
+  mutable proto::KeyframeIndex index;
+  HostBuffer index_bytes;              // the index in the protocol layout
+  mutable bool index_pending = false;  // a cached movie whose index the LazyIndexer builds after start
   // A cached movie listed before it was probed (past the scan's probe budget): raw bytes, no index,
   // until the LazyIndexer probes it and a described copy replaces it in the library.
   bool probe_pending = false;
@@ -65,6 +68,8 @@ struct Library {
   std::vector<std::shared_ptr<const LoadedMovie>> movies;  // sorted by name, unique name hashes
   // New cached movies whose index or content identity is pending (the LazyIndexer's work).
   std::vector<std::shared_ptr<const LoadedMovie>> unindexed;
+  // The titles the catalog lists (titles/library_titles.hpp), grouped each time it is offered.
+  std::vector<proto::Title> titles;
   std::uint64_t total_bytes() const noexcept;
 };
 

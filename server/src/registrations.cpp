@@ -188,6 +188,7 @@ std::shared_ptr<CatalogRegistration> register_library(const std::shared_ptr<Devi
     reg->movies.push_back(std::move(m));
   }
   for (const auto& e : extra) reg->catalog.entries.push_back(e);
+  reg->catalog.titles = library.titles;  // entry indexes are positions in library.movies, listed first
   // With windows or a PD per client the shared catalog must not publish rkeys that would bypass
   // them: a client connects for each movie (or channel) and gets rkeys of its own in the accept.
   if (device->isolated())

@@ -44,6 +44,7 @@
 #include "registrations.hpp"
 #include "server_config.hpp"
 #include "service/service_notifier.hpp"
+#include "titles/library_titles.hpp"
 #include "udp/udp_service.hpp"
 #include "vod/rdma/completion_hub.hpp"
 #include "vod/rdma/connection.hpp"
@@ -63,7 +64,7 @@ class VodServer {
   void install_test_hooks();
   // Registers `library`'s catalog on every device and offers it over UDP; throws what a
   // registration throws, before anything changed.
-  void offer(const Library& library);
+  void offer(Library& library);  // groups its titles (library.titles), then registers and publishes it
   void publish_generation(Library next);
   // The current generation registered again, with what the LazyIndexer found since (movies probed
   // after start, content identities): at most once a second (the timer below).
@@ -100,6 +101,7 @@ class VodServer {
   std::optional<cache::IndexStore> index_store_;        // with a cache: --state-dir
   std::unique_ptr<cache::LazyIndexer> indexer_;         // with a cache: indexes built after start
   Library library_;
+  titles::LibraryTitles titles_;
   std::unique_ptr<rdma::Listener> listener_;
   struct DeviceList {
     ibv_context** list = nullptr;

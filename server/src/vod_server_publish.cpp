@@ -32,7 +32,8 @@ cluster::MemberRecord VodServer::member_record() const {
   return r;
 }
 
-void VodServer::offer(const Library& library) {
+void VodServer::offer(Library& library) {
+  library.titles = titles_.update(library);
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
   for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, library, channels_.catalog_entries(ctx));
   // Connections keep the catalog they were accepted with; new ones get this one.

@@ -60,8 +60,8 @@ void publish_index(const HostBuffer& region, const proto::KeyframeIndex& index) 
   std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(at + proto::kIndexPublishWord)).store(word, std::memory_order_release);
 }
 
-LazyIndexer::LazyIndexer(loop::Reactor& reactor, const IndexStore& store, std::function<void()> on_identities, Probed on_probed)
-    : reactor_(reactor), store_(store), on_identities_(std::move(on_identities)), on_probed_(std::move(on_probed)) {
+LazyIndexer::LazyIndexer(loop::Reactor& reactor, const IndexStore& store, std::function<void()> on_found, Probed on_probed)
+    : reactor_(reactor), store_(store), on_found_(std::move(on_found)), on_probed_(std::move(on_probed)) {
   event_ = UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!event_) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
   events_ = reactor_.add(event_.get(), [this] { publish_results(); });
@@ -175,7 +175,7 @@ void LazyIndexer::publish_results() {
     std::lock_guard lock(mutex_);
     results.swap(done_);
   }
-  bool identities = false;
+  bool found = false;  // identities or indexes: the catalog is to be republished
   for (Result& r : results) {
     const LoadedMovie& m = *r.job.movie;
     if (r.job.probe) {
@@ -191,7 +191,7 @@ void LazyIndexer::publish_results() {
     if (r.job.digest) {
       if (r.content.known()) {
         m.content = r.content;
-        identities = true;
+        found = true;
         log::info("cache", "content identity of " + m.name + ": " + r.content.hex() + " (" + secs + " s)");
       } else {
         log::warn("cache",
@@ -207,10 +207,13 @@ void LazyIndexer::publish_results() {
       continue;
     }
     publish_index(m.index_bytes, *r.index);
-    log::info("cache", "index of " + m.name + " ready: " + std::to_string(r.index->entries.size()) + " keyframes in " + secs + " s" +
+    m.index = std::move(*r.index);  // for what the event loop derives from indexes: titles
+    m.index_pending = false;
+    found = true;              // a republish lists the titles this index completes
+    log::info("cache", "index of " + m.name + " ready: " + std::to_string(m.index.entries.size()) + " keyframes in " + secs + " s" +
                            (store_.enabled() ? ", kept in the state directory" : ""));
   }
-  if (identities && on_identities_) on_identities_();
+  if (found && on_found_) on_found_();
 }
 
 }  // namespace vod::server::cache

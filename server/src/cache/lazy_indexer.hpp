@@ -4,8 +4,9 @@
 // an index region of its final size marked pending (kIndexPending); its index is written into that
 // region in place when ready: the entries, then their CRC, then the count and flags in one aligned
 // 8-byte store. No new catalog generation, and clients that read it meanwhile read it again.
-// A content identity is set on the movie on the event loop, and `on_identities` runs once per batch
-// so the server republishes its catalog (the same generation, with the identities filled in). A
+// A content identity, and an index once written, are set on the movie on the event loop, and
+// `on_found` runs once per batch so the server republishes its catalog (the same generation, with
+// the identities filled in and the titles the indexes complete). A
 // movie listed unprobed (past the scan's probe budget) is probed first, before any index or digest:
 // `on_probed` gets the described copy that replaces it (null when the probe refused the file), and
 // the copy's index and identity follow.
@@ -47,7 +48,7 @@ class LazyIndexer {
  public:
   // Returns whether the library still listed `listed` (and now lists `described` instead).
   using Probed = std::function<bool(const std::shared_ptr<const LoadedMovie>& listed, std::shared_ptr<const LoadedMovie> described)>;
-  LazyIndexer(loop::Reactor& reactor, const IndexStore& store, std::function<void()> on_identities = {}, Probed on_probed = {});
+  LazyIndexer(loop::Reactor& reactor, const IndexStore& store, std::function<void()> on_found = {}, Probed on_probed = {});
   ~LazyIndexer();  // stops the thread (a file being indexed is abandoned)
   LazyIndexer(const LazyIndexer&) = delete;
   LazyIndexer& operator=(const LazyIndexer&) = delete;
@@ -80,7 +81,7 @@ class LazyIndexer {
   const IndexStore& store_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::function<void()> on_identities_;
+  std::function<void()> on_found_;
   Probed on_probed_;
   std::deque<Job> to_probe_, to_index_, to_digest_;
   std::deque<Result> done_;

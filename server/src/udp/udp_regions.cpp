@@ -20,6 +20,7 @@ std::shared_ptr<const UdpRegions> udp_regions(const Library& library, const std:
     catalog.entries.push_back(e);
     r->live[proto::name_hash(e.name)] = e.name;
   }
+  catalog.titles = library.titles;
   r->catalog = udp_catalog(std::move(catalog));
   return r;
 }
