@@ -64,6 +64,18 @@ const char* invalid_title_reason(const Title& t, std::size_t entry_count) {
 
 }  // namespace
 
+const Title* find_title(const std::vector<Title>& titles, const std::string& name) noexcept {
+  const auto it = std::lower_bound(titles.begin(), titles.end(), name, [](const Title& t, const std::string& n) { return t.name < n; });
+  return it != titles.end() && it->name == name ? &*it : nullptr;
+}
+
+const Title* title_of_rendition(const std::vector<Title>& titles, std::uint32_t entry) noexcept {
+  for (const Title& t : titles)
+    for (const TitleRendition& r : t.renditions)
+      if (r.entry == entry) return &t;
+  return nullptr;
+}
+
 const char* invalid_language_reason(const std::string& tag) noexcept {
   if (tag.size() < 2 || tag.size() > kLanguageTagMax) return "a language tag is 2..15 bytes";
   std::size_t first = 0;

@@ -67,9 +67,38 @@ std::vector<Segment> cut_segments(const proto::KeyframeIndex& index, std::uint64
   return out;
 }
 
+std::vector<Segment> cut_like(const std::vector<Segment>& reference, const proto::KeyframeIndex& index, std::uint64_t movie_size,
+                              std::uint64_t duration_us, std::uint64_t tolerance_us) {
+  const auto& k = index.entries;
+  std::vector<Segment> out;
+  std::size_t at = 0;  // keyframes before `at` are behind the previous start
+  for (const Segment& r : reference) {
+    while (at + 1 < k.size() && k[at + 1].time_us <= r.start_us) ++at;
+    std::size_t best = at;
+    if (at + 1 < k.size() && k[at + 1].time_us - r.start_us < (r.start_us > k[at].time_us ? r.start_us - k[at].time_us : k[at].time_us - r.start_us))
+      best = at + 1;
+    if (best >= k.size()) return {};
+    const std::uint64_t gap = k[best].time_us > r.start_us ? k[best].time_us - r.start_us : r.start_us - k[best].time_us;
+    if (gap > tolerance_us || (!out.empty() && (k[best].time_us <= out.back().start_us || k[best].offset <= out.back().bytes.offset)))
+      return {};
+    if (!out.empty()) {
+      out.back().duration_us = k[best].time_us - out.back().start_us;
+      out.back().bytes.length = k[best].offset - out.back().bytes.offset;
+    }
+    out.push_back({{k[best].offset, 0}, k[best].time_us, 0, r.duration_us});
+    at = best;
+  }
+  if (!out.empty()) {
+    if (movie_size <= out.back().bytes.offset) return {};
+    out.back().bytes.length = movie_size - out.back().bytes.offset;
+    out.back().duration_us = duration_us > out.back().start_us ? duration_us - out.back().start_us : out.back().listed_us;
+  }
+  return out;
+}
+
 unsigned target_duration(const std::vector<Segment>& segments) {
   unsigned t = 1;
-  for (const auto& s : segments) t = std::max(t, rounded_seconds(s.duration_us));
+  for (const auto& s : segments) t = std::max(t, rounded_seconds(s.extinf_us()));
   return t;
 }
 
@@ -132,7 +161,7 @@ std::string ts_media_playlist(const std::vector<Segment>& segments, const std::s
   if (init)
     b += "#EXT-X-MAP:URI=\"" + movie_uri + "\",BYTERANGE=\"" + std::to_string(init->length) + "@" + std::to_string(init->offset) + "\"\n";
   for (const auto& s : segments)
-    b += "#EXTINF:" + seconds_text(s.duration_us) + ",\n#EXT-X-BYTERANGE:" + std::to_string(s.bytes.length) + "@" +
+    b += "#EXTINF:" + seconds_text(s.extinf_us()) + ",\n#EXT-X-BYTERANGE:" + std::to_string(s.bytes.length) + "@" +
          std::to_string(s.bytes.offset) + "\n" + movie_uri + "\n";
   return b + "#EXT-X-ENDLIST\n";
 }
@@ -141,7 +170,7 @@ std::string fmp4_media_playlist(const std::vector<Segment>& segments) {
   std::string b = "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:" + std::to_string(target_duration(segments)) +
                   "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-MAP:URI=\"init.mp4\"\n";
   for (std::size_t i = 0; i < segments.size(); ++i)
-    b += "#EXTINF:" + seconds_text(segments[i].duration_us) + ",\nseg-" + std::to_string(i) + ".m4s\n";
+    b += "#EXTINF:" + seconds_text(segments[i].extinf_us()) + ",\nseg-" + std::to_string(i) + ".m4s\n";
   return b + "#EXT-X-ENDLIST\n";
 }
 
@@ -155,13 +184,23 @@ std::uint64_t peak_bandwidth(const std::vector<Segment>& segments, std::uint64_t
   return peak ? peak : fallback;
 }
 
-std::string multivariant_playlist(const Variant& v) {
-  std::string b =
-      "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=" + std::to_string(std::max<std::uint64_t>(v.bandwidth, 1));
-  if (v.average_bandwidth) b += ",AVERAGE-BANDWIDTH=" + std::to_string(v.average_bandwidth);
-  if (!v.codecs.empty()) b += ",CODECS=\"" + v.codecs + "\"";
-  if (v.width && v.height) b += ",RESOLUTION=" + std::to_string(v.width) + "x" + std::to_string(v.height);
-  return b + "\n" + v.uri + "\n";
+std::string multivariant_playlist(const Variant& v) { return multivariant_playlist(std::vector<Variant>{v}); }
+
+std::string multivariant_playlist(const std::vector<Variant>& variants) {
+  std::string b = "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+  for (const Variant& v : variants) {
+    b += "#EXT-X-STREAM-INF:BANDWIDTH=" + std::to_string(std::max<std::uint64_t>(v.bandwidth, 1));
+    if (v.average_bandwidth) b += ",AVERAGE-BANDWIDTH=" + std::to_string(v.average_bandwidth);
+    if (!v.codecs.empty()) b += ",CODECS=\"" + v.codecs + "\"";
+    if (v.width && v.height) b += ",RESOLUTION=" + std::to_string(v.width) + "x" + std::to_string(v.height);
+    if (v.frame_rate_num && v.frame_rate_den) {
+      char rate[32];  // a decimal-floating-point of three decimals (RFC 8216, 4.3.4.2)
+      std::snprintf(rate, sizeof rate, "%.3f", static_cast<double>(v.frame_rate_num) / v.frame_rate_den);
+      b += std::string(",FRAME-RATE=") + rate;
+    }
+    b += "\n" + v.uri + "\n";
+  }
+  return b;
 }
 
 std::optional<std::string> avc_codec(unsigned profile_idc, unsigned constraint_flags, unsigned level_idc) {

@@ -30,6 +30,10 @@ struct Segment {
   ByteSpan bytes;
   std::uint64_t start_us = 0;  // presentation time of its first keyframe, from the movie's start
   std::uint64_t duration_us = 0;
+  // A rendition of a title: the title's duration of this segment, which every rendition lists
+  // (its own keyframes may be up to a frame away); 0: duration_us.
+  std::uint64_t listed_us = 0;
+  std::uint64_t extinf_us() const noexcept { return listed_us ? listed_us : duration_us; }
   bool operator==(const Segment&) const = default;
 };
 
@@ -42,6 +46,14 @@ struct Segment {
 // the index has no usable keyframe.
 std::vector<Segment> cut_segments(const proto::KeyframeIndex& index, std::uint64_t movie_size, std::uint64_t duration_us,
                                   std::uint64_t target_us);
+
+// A rendition of a title cut where `reference` (the title's segments, cut from its first
+// rendition) is: at each reference start, this rendition's keyframe nearest it, which must be within
+// `tolerance_us` (the server grouped the title because they are; a catalog of another generation
+// may disagree). Each segment lists the reference's duration (listed_us) and keeps its own times
+// and bytes for the remux. Empty when a start has no keyframe near it.
+std::vector<Segment> cut_like(const std::vector<Segment>& reference, const proto::KeyframeIndex& index, std::uint64_t movie_size,
+                              std::uint64_t duration_us, std::uint64_t tolerance_us);
 
 // EXT-X-TARGETDURATION: every segment's duration, rounded to the nearest second, is at most this
 // (RFC 8216, 4.3.3.1); at least 1.
@@ -79,8 +91,11 @@ struct Variant {
   std::string codecs;  // empty: not known (the attribute is left out)
   std::uint64_t bandwidth = 0, average_bandwidth = 0;
   unsigned width = 0, height = 0;
+  std::uint32_t frame_rate_num = 0, frame_rate_den = 0;  // FRAME-RATE, when known
 };
 std::string multivariant_playlist(const Variant& v);
+// A title's: one EXT-X-STREAM-INF per rendition, in the order given.
+std::string multivariant_playlist(const std::vector<Variant>& variants);
 
 // The peak segment bit rate (BANDWIDTH): the largest bytes × 8 / duration over the segments, or
 // `fallback` when there are none.

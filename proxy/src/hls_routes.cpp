@@ -110,6 +110,30 @@ Plan hls_error(const Plan& want, const std::string& error, bool retry, unsigned 
   return e;
 }
 
+// /hls/TITLE/master.m3u8: a title's multivariant playlist, a variant per rendition, each the
+// rendition's own media playlist (TITLE/NAME - LABEL.ext/index.m3u8, relative). nullopt when the
+// path names no title.
+std::optional<Plan> title_request(const Request& r, const std::string& encoded, const Site& site) {
+  auto name = routing::decoded_name(encoded, "title");
+  if (!std::holds_alternative<std::string>(name)) return std::nullopt;  // a movie's path, if any, says what is wrong
+  const proto::Title* title = proto::find_title(site.catalog.titles, std::get<std::string>(name));
+  if (!title) return std::nullopt;
+  HlsWant w;
+  w.kind = HlsWant::Kind::title;
+  w.name = title->name;
+  for (const proto::TitleRendition& t : title->renditions) {
+    const proto::CatalogEntry& e = site.catalog.entries.at(t.entry);
+    const std::string base = e.name.substr(title->name.size() + 1);  // a rendition is in the title's folder
+    w.renditions.push_back({e.name, client::percent_encode_path(base) + "/index.m3u8", e.bitrate_bps, e.width, e.height, t.frame_rate_num,
+                            t.frame_rate_den});
+  }
+  Plan p;
+  p.headers = {{"Content-Type", "application/vnd.apple.mpegurl"}, {"Cache-Control", "max-age=30"}};
+  p.body = std::move(w);
+  p.send_body = r.method == "GET";
+  return p;
+}
+
 }  // namespace
 
 namespace routing {
@@ -131,6 +155,8 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   else if (auto n = segment_number(file)) w.kind = HlsWant::Kind::segment, w.segment = *n;
   else if (file != "movie.ts")
     return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
+  if (w.kind == HlsWant::Kind::multivariant && slash != std::string::npos)
+    if (auto title = title_request(r, rest.substr(0, slash), site)) return std::move(*title);
   auto found = named_entry(rest.substr(0, slash), site.catalog);
   if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
   const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
@@ -175,6 +201,19 @@ Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
                    want.bitrate_bps, want.width,   want.height};
     p.body = hls::multivariant_playlist(v);
   }
+  return p;
+}
+
+Plan title_hls_plan(Plan p, const std::vector<std::shared_ptr<const hls::MovieFacts>>& facts) {
+  const HlsWant want = *p.as<HlsWant>();
+  std::vector<hls::Variant> variants;
+  for (std::size_t i = 0; i < want.renditions.size() && i < facts.size(); ++i) {
+    const HlsWant::Rendition& r = want.renditions[i];
+    if (!facts[i]->error.empty()) return hls_error(p, "title '" + want.name + "': " + facts[i]->error, facts[i]->retry);
+    variants.push_back({r.uri, facts[i]->codecs, hls::peak_bandwidth(facts[i]->segments, r.bitrate_bps), r.bitrate_bps, r.width, r.height,
+                        r.frame_rate_num, r.frame_rate_den});
+  }
+  p.body = hls::multivariant_playlist(variants);
   return p;
 }
 

@@ -135,6 +135,44 @@ hls::MovieFacts HlsService::make_facts(const FactsKey& key) {
     return facts;
   }
   facts.segments = hls::cut_segments(index, movie.size, movie.duration_us, settings_.target_us);
+  const proto::KeyframeIndex own = index;  // a copy: title_reference switches the session to another movie
+  if (auto reference = title_reference(s, name, generation)) {
+    // A rendition of a title: cut where the title is, so every rendition lists the same segments.
+    client::Session& back = session_for(name, generation);
+    facts.segments = hls::cut_like(reference->segments, own, movie.size, movie.duration_us, reference->tolerance_us);
+    if (facts.segments.empty()) {
+      facts.error = "'" + name + "' is in title '" + reference->title + "', but its keyframes are not where its first rendition's are";
+      return facts;
+    }
+    return finish_facts(back, movie, std::move(facts));
+  }
+  return finish_facts(s, movie, std::move(facts));
+}
+
+std::optional<HlsService::TitleCut> HlsService::title_reference(client::Session& s, const std::string& name, std::uint32_t generation) {
+  const proto::Catalog& catalog = s.catalog();
+  const proto::CatalogEntry* self = catalog.find(name);
+  if (!self) return std::nullopt;
+  const auto entry = static_cast<std::uint32_t>(self - catalog.entries.data());
+  const proto::Title* title = proto::title_of_rendition(catalog.titles, entry);
+  if (!title || title->renditions.front().entry == entry) return std::nullopt;  // none, or the reference itself
+  const auto frame_us = [](const proto::TitleRendition& r) {
+    return r.frame_rate_num ? 1'000'000ull * r.frame_rate_den / r.frame_rate_num : 1'000'000ull / 24;
+  };
+  const proto::TitleRendition first = title->renditions.front();
+  const auto mine = std::find_if(title->renditions.begin(), title->renditions.end(), [&](const auto& r) { return r.entry == entry; });
+  TitleCut cut;
+  cut.title = title->name;
+  cut.tolerance_us = std::max(frame_us(first), frame_us(*mine));
+  const std::string first_name = catalog.entries.at(first.entry).name;  // copied: the switch below may replace the catalog
+  client::Session& r = session_for(first_name, generation);
+  const proto::CatalogEntry reference = *r.movie();
+  cut.segments = hls::cut_segments(r.index(), reference.size, reference.duration_us, settings_.target_us);
+  return cut;
+}
+
+hls::MovieFacts HlsService::finish_facts(client::Session& s, const proto::CatalogEntry& movie, hls::MovieFacts facts) {
+  const std::string& name = movie.name;
   auto read_at = [&s](std::uint64_t offset, std::span<std::uint8_t> dest) { return s.pread(offset, dest); };
   if (!facts.fmp4) {
     std::vector<std::uint8_t> head(static_cast<std::size_t>(std::min<std::uint64_t>(movie.size, kTsHeadBytes)));

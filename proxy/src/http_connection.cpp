@@ -184,6 +184,24 @@ void HttpConnection::respond_with_playlist(Plan plan, const std::string& method,
                });
     return;
   }
+  if (want.kind == HlsWant::Kind::title) {
+    // Every rendition's facts (cached, or made one after another on the service's worker); the
+    // playlist when the last arrives.
+    struct Gathering {
+      Plan plan;
+      std::vector<std::shared_ptr<const hls::MovieFacts>> facts;
+      std::size_t left;
+    };
+    auto g = std::make_shared<Gathering>(Gathering{std::move(plan), std::vector<std::shared_ptr<const hls::MovieFacts>>(want.renditions.size()),
+                                                   want.renditions.size()});
+    for (std::size_t i = 0; i < want.renditions.size(); ++i)
+      hls_.facts(want.renditions[i].name, generation,
+                 [self = shared_from_this(), g, i, method](std::shared_ptr<const hls::MovieFacts> facts) {
+                   g->facts[i] = std::move(facts);
+                   if (--g->left == 0) self->respond(title_hls_plan(std::move(g->plan), g->facts), method);
+                 });
+    return;
+  }
   hls_.facts(want.name, generation,
              [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const hls::MovieFacts> facts) mutable {
                self->respond(hls_plan(std::move(plan), *facts), method);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -37,12 +38,21 @@ struct ThumbnailWant {
 
 // An HLS playlist of a movie: made once the movie's facts are at hand (HlsService), by hls_plan().
 struct HlsWant {
-  enum class Kind { media, multivariant, init, segment } kind = Kind::media;
+  // title: a title's multivariant playlist, made from the facts of each of `renditions`.
+  enum class Kind { media, multivariant, init, segment, title } kind = Kind::media;
   unsigned segment = 0;  // Kind::segment: which (fMP4 movies)
-  std::string name;
+  std::string name;       // the movie's, or the title's
   std::string movie_uri;  // a TS movie's segments: /movies/NAME (percent-encoded), or movie.ts beside the playlist
   std::uint64_t bitrate_bps = 0;
   unsigned width = 0, height = 0;
+  struct Rendition {
+    std::string name;  // the movie
+    std::string uri;   // its media playlist, relative to the title's
+    std::uint64_t bitrate_bps = 0;
+    unsigned width = 0, height = 0;
+    std::uint32_t frame_rate_num = 0, frame_rate_den = 0;
+  };
+  std::vector<Rendition> renditions;  // Kind::title, highest rate first
 };
 
 // A range of a movie, read through the pool.
@@ -102,6 +112,9 @@ Plan route(const Request& request, const Site& site);
 // The answer to an HLS playlist request once its movie's facts are known: the playlist, or an error
 // saying why there is none (503 with Retry-After while the server builds the index or is away).
 Plan hls_plan(Plan want, const hls::MovieFacts& facts);
+// A title's multivariant playlist once the facts of each of its renditions are known (in the
+// want's order), or the first error.
+Plan title_hls_plan(Plan want, const std::vector<std::shared_ptr<const hls::MovieFacts>>& facts);
 // The answer to an fMP4 piece request (init.mp4, seg-N.m4s) once it is made: its bytes or the error.
 Plan hls_piece_plan(Plan want, const std::string& bytes, const std::string& error, bool retry);
 

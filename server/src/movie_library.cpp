@@ -55,7 +55,11 @@ HostBuffer copy_into_buffer(const std::vector<std::uint8_t>& bytes) {
 void probe_movie(LoadedMovie& m, std::span<const std::uint8_t> bytes) {
   m.info = media::probe(bytes, m.name);
   if (m.info.refused) throw std::runtime_error(m.info.note);  // the scan skips it, saying why
-  if (!m.info.note.empty()) log::warn("library", m.info.note);
+  if (m.info.note.empty()) return;
+  // Subtitles beside movies are expected (a title's sidecars: titles/title_grouping.hpp), not a warning.
+  const bool subtitles = !m.info.is_media && (m.name.ends_with(".srt") || m.name.ends_with(".vtt"));
+  if (subtitles) log::info("library", m.name + ": subtitles, served as raw bytes (and as a title's subtitles beside one)");
+  else log::warn("library", m.info.note);
 }
 
 void analyse(LoadedMovie& m, std::span<const std::uint8_t> bytes) {

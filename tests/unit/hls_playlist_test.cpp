@@ -160,6 +160,39 @@ TEST(HlsPlaylist, Multivariant) {
             "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1\nindex.m3u8\n");
 }
 
+TEST(HlsPlaylist, MultivariantOfATitle) {
+  const std::vector<Variant> v = {{"A%20-%20720p.mp4/index.m3u8", "avc1.64001f,mp4a.40.2", 3000000, 2500000, 1280, 720, 30000, 1001},
+                                  {"A%20-%20360p.mp4/index.m3u8", "avc1.64001e", 900000, 800000, 640, 360, 25, 1}};
+  EXPECT_EQ(multivariant_playlist(v),
+            "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n"
+            "#EXT-X-STREAM-INF:BANDWIDTH=3000000,AVERAGE-BANDWIDTH=2500000,CODECS=\"avc1.64001f,mp4a.40.2\",RESOLUTION=1280x720,"
+            "FRAME-RATE=29.970\nA%20-%20720p.mp4/index.m3u8\n"
+            "#EXT-X-STREAM-INF:BANDWIDTH=900000,AVERAGE-BANDWIDTH=800000,CODECS=\"avc1.64001e\",RESOLUTION=640x360,FRAME-RATE=25.000\n"
+            "A%20-%20360p.mp4/index.m3u8\n");
+}
+
+TEST(HlsCut, ARenditionIsCutWhereItsTitleIs) {
+  // The title's segments, from its first rendition: keyframes every 2 s, cut at 4 s.
+  const auto reference = cut_segments(index_of({{0, 100}, {20, 5000}, {40, 9000}, {60, 14000}, {80, 20000}}), 25000, 9'500'000, 4'000'000);
+  ASSERT_EQ(reference.size(), 3u);
+  // A rendition whose keyframes are up to 30 ms off (within a frame) and whose bytes differ.
+  proto::KeyframeIndex other;
+  for (auto [t, off] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+           {0, 50}, {2'030'000, 900}, {3'980'000, 1500}, {6'010'000, 2000}, {8'020'000, 2600}})
+    other.entries.push_back({t, off});
+  const auto cut = cut_like(reference, other, 3000, 9'500'000, 40'000);
+  ASSERT_EQ(cut.size(), 3u);
+  EXPECT_EQ(cut[0], (Segment{{50, 1450}, 0, 3'980'000, 4'000'000}));
+  EXPECT_EQ(cut[1], (Segment{{1500, 1100}, 3'980'000, 4'040'000, 4'000'000}));
+  EXPECT_EQ(cut[2], (Segment{{2600, 400}, 8'020'000, 1'480'000, 1'500'000}));
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(cut[i].extinf_us(), reference[i].duration_us);  // the same EXTINF in every rendition
+  EXPECT_EQ(fmp4_media_playlist(cut), fmp4_media_playlist(reference));
+  // A rendition the title's cuts do not fit: a start 100 ms from any keyframe, or no keyframe at all.
+  other.entries[2].time_us = 4'100'000;
+  EXPECT_TRUE(cut_like(reference, other, 3000, 9'500'000, 40'000).empty());
+  EXPECT_TRUE(cut_like(reference, proto::KeyframeIndex{}, 3000, 9'500'000, 40'000).empty());
+}
+
 TEST(HlsPlaylist, PeakBandwidthIsTheBusiestSegment) {
   EXPECT_EQ(peak_bandwidth({seg(0, 1000, 0, 10), seg(1000, 3000, 10, 10)}, 7), 24000u);
   EXPECT_EQ(peak_bandwidth({}, 7), 7u);

@@ -103,6 +103,10 @@ struct WireTitleTrack {
 };
 static_assert(sizeof(WireTitleTrack) == 96);
 
+// The title named `name`, or the one whose renditions include catalog entry `entry`; or nullptr.
+const Title* find_title(const std::vector<Title>& titles, const std::string& name) noexcept;
+const Title* title_of_rendition(const std::vector<Title>& titles, std::uint32_t entry) noexcept;
+
 // Why a BCP 47 tag as the catalog keeps it is not one, or nullptr: 2..15 bytes of letters, digits
 // and '-', starting with 2 or 3 letters, no empty subtag.
 const char* invalid_language_reason(const std::string& tag) noexcept;
