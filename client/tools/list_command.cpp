@@ -51,6 +51,19 @@ int run_list(const std::vector<std::string>& args) {
                 live ? "LIVE" : duration_text(e.duration_us).c_str(), bitrate, e.container.empty() ? "raw" : e.container.c_str(),
                 live ? "live channel" : video.c_str());
   }
+  if (c.titles.empty()) return exit_ok;
+  // Titles (renditions of one movie, for adaptive bitrate): rdma://host/TITLE and /hls/TITLE/master.m3u8.
+  std::printf("\n%zu titles\n%-40s %-24s %-16s %s\n", c.titles.size(), "TITLE", "RENDITIONS", "AUDIO", "SUBTITLES");
+  for (const auto& t : c.titles) {
+    std::string renditions, audio, subtitles;
+    for (const auto& r : t.renditions) renditions += (renditions.empty() ? "" : " ") + r.label;
+    for (const auto& k : t.tracks) {
+      std::string& into = k.kind == proto::TrackKind::audio ? audio : subtitles;
+      into += (into.empty() ? "" : " ") + (k.language.empty() ? std::string("und") : k.language);
+    }
+    std::printf("%-40s %-24s %-16s %s\n", t.name.c_str(), renditions.c_str(), audio.empty() ? "-" : audio.c_str(),
+                subtitles.empty() ? "-" : subtitles.c_str());
+  }
   return exit_ok;
 }
 

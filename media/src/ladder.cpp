@@ -28,14 +28,15 @@ std::vector<Rung> plan_ladder(const std::vector<std::string>& labels, unsigned s
     r.video_kbps = static_cast<unsigned>(std::lround(5000.0 * std::pow(static_cast<double>(r.width) * height / (1920.0 * 1080.0), 0.75)));
     out.push_back(std::move(r));
   }
-  if (out.empty()) throw std::invalid_argument("every rendition asked for is taller than the source (" + std::to_string(source_height) + " lines)");
+  if (out.empty())
+    throw std::invalid_argument("every rendition asked for is taller than the source (" + std::to_string(source_height) + " lines)");
   std::sort(out.begin(), out.end(), [](const Rung& a, const Rung& b) { return a.height > b.height; });
   return out;
 }
 
 std::vector<std::string> ladder_command(const LadderJob& job) {
-  std::vector<std::string> a = {"ffmpeg", "-hide_banner", "-nostdin", "-nostats", "-loglevel", "error", "-progress", "pipe:1", "-y",
-                                "-i", job.input};
+  std::vector<std::string> a = {"ffmpeg",    "-hide_banner", "-nostdin", "-nostats", "-loglevel", "error",
+                                "-progress", "pipe:1",       "-y",       "-i",       job.input};
   std::string graph = "[0:v:0]split=" + std::to_string(job.rungs.size());
   for (std::size_t i = 0; i < job.rungs.size(); ++i) graph += "[s" + std::to_string(i) + "]";
   for (std::size_t i = 0; i < job.rungs.size(); ++i)
@@ -50,10 +51,26 @@ std::vector<std::string> ladder_command(const LadderJob& job) {
     if (job.has_audio) a.insert(a.end(), {"-map", "0:a"});
     if (job.has_text_subtitles) a.insert(a.end(), {"-map", "0:s?"});
     // Keyframes only where forced (no scene cuts, a GOP as long as x264 allows), closed GOPs.
-    a.insert(a.end(), {"-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-pix_fmt", "yuv420p",
-                       "-b:v", std::to_string(r.video_kbps) + "k", "-maxrate", std::to_string(r.video_kbps * 3 / 2) + "k",
-                       "-bufsize", std::to_string(r.video_kbps * 2) + "k", "-force_key_frames", keyframes, "-sc_threshold", "0",
-                       "-x264-params", "scenecut=0:open_gop=0:keyint=infinite"});
+    a.insert(a.end(), {"-c:v",
+                       "libx264",
+                       "-preset",
+                       "veryfast",
+                       "-profile:v",
+                       "high",
+                       "-pix_fmt",
+                       "yuv420p",
+                       "-b:v",
+                       std::to_string(r.video_kbps) + "k",
+                       "-maxrate",
+                       std::to_string(r.video_kbps * 3 / 2) + "k",
+                       "-bufsize",
+                       std::to_string(r.video_kbps * 2) + "k",
+                       "-force_key_frames",
+                       keyframes,
+                       "-sc_threshold",
+                       "0",
+                       "-x264-params",
+                       "scenecut=0:open_gop=0:keyint=infinite"});
     if (job.has_audio) a.insert(a.end(), {"-c:a", "aac", "-b:a", "128k"});
     if (job.has_text_subtitles) a.insert(a.end(), {"-c:s", "mov_text"});
     a.insert(a.end(), {"-map_metadata", "0", "-movflags", "+faststart", job.outdir + "/" + job.name + " - " + r.label + ".mp4"});

@@ -6,12 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <algorithm>
 #include <stdexcept>
 
 #include "vod/media/ladder.hpp"
@@ -50,8 +50,7 @@ int run_reading(const std::vector<std::string>& argv, const std::function<void(c
   std::free(buf);
   std::fclose(out);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -62,14 +61,16 @@ int run_ladder(const std::string& input, const std::string& outdir, const std::v
     MappedFile file(input);
     return probe(file.bytes(), input);
   }();
-  if (!info.is_media || info.width == 0) throw std::runtime_error(input + ": no video to make a ladder of" + (info.note.empty() ? "" : ": " + info.note));
+  if (!info.is_media || info.width == 0)
+    throw std::runtime_error(input + ": no video to make a ladder of" + (info.note.empty() ? "" : ": " + info.note));
   if (keyframe_seconds <= 0 || keyframe_seconds > 20) throw std::invalid_argument("--keyframe-seconds: between 0 and 20");
   LadderJob job;
   job.input = input;
   job.outdir = std::filesystem::path(outdir).lexically_normal().string();
   if (!job.outdir.empty() && job.outdir.back() == '/') job.outdir.pop_back();
   job.name = std::filesystem::path(job.outdir).filename().string();
-  if (job.name.empty() || job.name == "." || job.name == "..") throw std::invalid_argument("OUTDIR must end in the title's name, such as 'Films/Ladder (2024)'");
+  if (job.name.empty() || job.name == "." || job.name == "..")
+    throw std::invalid_argument("OUTDIR must end in the title's name, such as 'Films/Ladder (2024)'");
   job.rungs = plan_ladder(labels, info.width, info.height);
   job.keyframe_seconds = keyframe_seconds;
   for (const auto& t : info.tracks) {
@@ -78,8 +79,7 @@ int run_ladder(const std::string& input, const std::string& outdir, const std::v
   }
   std::filesystem::create_directories(job.outdir);
   std::fprintf(stderr, "ladder: %s -> %s/%s - {", input.c_str(), job.outdir.c_str(), job.name.c_str());
-  for (std::size_t i = 0; i < job.rungs.size(); ++i)
-    std::fprintf(stderr, "%s%s", i ? "," : "", job.rungs[i].label.c_str());
+  for (std::size_t i = 0; i < job.rungs.size(); ++i) std::fprintf(stderr, "%s%s", i ? "," : "", job.rungs[i].label.c_str());
   std::fprintf(stderr, "}.mp4, keyframes every %g s\n", keyframe_seconds);
   for (const auto& r : job.rungs) std::fprintf(stderr, "ladder:   %s: %ux%u, %u kb/s\n", r.label.c_str(), r.width, r.height, r.video_kbps);
   for (const auto& label : labels)

@@ -33,7 +33,8 @@ void print_probe(const std::string& path) {
   if (info.frame_rate_den) std::printf("  frame_rate: %u/%u\n", info.frame_rate_num, info.frame_rate_den);
   for (const auto& t : info.tracks)
     std::printf("  %s %d: %s%s, language %s%s%s%s\n", t.kind == StreamTrack::Kind::audio ? "audio" : "subtitles", t.stream, t.codec.c_str(),
-                t.kind == StreamTrack::Kind::audio ? (" " + std::to_string(t.channels) + " channels").c_str() : (t.text ? " (text)" : " (pictures)"),
+                t.kind == StreamTrack::Kind::audio ? (" " + std::to_string(t.channels) + " channels").c_str()
+                                                   : (t.text ? " (text)" : " (pictures)"),
                 t.language.empty() ? "not given" : t.language.c_str(), t.title.empty() ? "" : (", \"" + t.title + "\"").c_str(),
                 t.is_default ? ", default" : "", "");
   if (!info.note.empty()) std::printf("  note: %s\n", info.note.c_str());

@@ -19,7 +19,8 @@ template <std::size_t N>
 void put_field(char (&field)[N], const std::string& value, bool utf8, const char* what) {
   const bool ok = utf8 ? is_utf8_text(value) : std::all_of(value.begin(), value.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
   if (value.size() >= N || !ok)
-    throw std::invalid_argument(std::string("titles: ") + what + " '" + value + "' is over " + num(N - 1) + " bytes or holds a byte it may not");
+    throw std::invalid_argument(std::string("titles: ") + what + " '" + value + "' is over " + num(N - 1) +
+                                " bytes or holds a byte it may not");
   std::copy(value.begin(), value.end(), field);
 }
 
@@ -159,7 +160,8 @@ std::vector<std::uint8_t> encode_titles(const std::vector<Title>& titles, std::s
 }
 
 Decoded<std::vector<Title>> decode_titles(Bytes area, std::size_t entry_count) {
-  if (area.size() < sizeof(WireTitlesHeader)) return fail(DecodeFault::truncated, "titles: " + num(area.size()) + " bytes, fewer than the header's 16");
+  if (area.size() < sizeof(WireTitlesHeader))
+    return fail(DecodeFault::truncated, "titles: " + num(area.size()) + " bytes, fewer than the header's 16");
   const auto h = load_wire<WireTitlesHeader>(area.data());
   const std::uint64_t count = h.title_count.get(), renditions = h.rendition_count.get(), tracks = h.track_count.get();
   const std::uint64_t text = h.text_length.get();
@@ -176,7 +178,8 @@ Decoded<std::vector<Title>> decode_titles(Bytes area, std::size_t entry_count) {
     const std::string where = "title " + num(i);
     Title t;
     const std::uint64_t name_at = w.name_offset.get(), name_length = w.name_length.get();
-    if (name_at < text_at || name_at + name_length > area.size()) return fail(DecodeFault::bad_field, where + ": its name is outside the names");
+    if (name_at < text_at || name_at + name_length > area.size())
+      return fail(DecodeFault::bad_field, where + ": its name is outside the names");
     t.name.assign(reinterpret_cast<const char*>(area.data() + name_at), name_length);
     const std::uint64_t first_r = w.first_rendition.get(), first_k = w.first_track.get();
     if (first_r + w.rendition_count.get() > renditions || first_k + w.track_count.get() > tracks)
@@ -206,7 +209,8 @@ Decoded<std::vector<Title>> decode_titles(Bytes area, std::size_t entry_count) {
       t.tracks.push_back(std::move(x));
     }
     if (const char* why = invalid_title_reason(t, entry_count)) return fail(DecodeFault::bad_field, where + " '" + t.name + "': " + why);
-    if (!out.empty() && !(out.back().name < t.name)) return fail(DecodeFault::inconsistent, where + ": titles are not sorted by name, or one repeats");
+    if (!out.empty() && !(out.back().name < t.name))
+      return fail(DecodeFault::inconsistent, where + ": titles are not sorted by name, or one repeats");
     out.push_back(std::move(t));
   }
   return out;

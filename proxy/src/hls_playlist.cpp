@@ -75,7 +75,8 @@ std::vector<Segment> cut_like(const std::vector<Segment>& reference, const proto
   for (const Segment& r : reference) {
     while (at + 1 < k.size() && k[at + 1].time_us <= r.start_us) ++at;
     std::size_t best = at;
-    if (at + 1 < k.size() && k[at + 1].time_us - r.start_us < (r.start_us > k[at].time_us ? r.start_us - k[at].time_us : k[at].time_us - r.start_us))
+    if (at + 1 < k.size() &&
+        k[at + 1].time_us - r.start_us < (r.start_us > k[at].time_us ? r.start_us - k[at].time_us : k[at].time_us - r.start_us))
       best = at + 1;
     if (best >= k.size()) return {};
     const std::uint64_t gap = k[best].time_us > r.start_us ? k[best].time_us - r.start_us : r.start_us - k[best].time_us;

@@ -124,8 +124,8 @@ std::optional<Plan> title_request(const Request& r, const std::string& encoded, 
   for (const proto::TitleRendition& t : title->renditions) {
     const proto::CatalogEntry& e = site.catalog.entries.at(t.entry);
     const std::string base = e.name.substr(title->name.size() + 1);  // a rendition is in the title's folder
-    w.renditions.push_back({e.name, client::percent_encode_path(base) + "/index.m3u8", e.bitrate_bps, e.width, e.height, t.frame_rate_num,
-                            t.frame_rate_den});
+    w.renditions.push_back(
+        {e.name, client::percent_encode_path(base) + "/index.m3u8", e.bitrate_bps, e.width, e.height, t.frame_rate_num, t.frame_rate_den});
   }
   Plan p;
   p.headers = {{"Content-Type", "application/vnd.apple.mpegurl"}, {"Cache-Control", "max-age=30"}};

@@ -65,9 +65,9 @@ class HlsService {
   using FactsKey = std::pair<std::string, std::uint32_t>;         // movie, catalog generation
   using PieceKey = std::tuple<std::string, std::uint32_t, long>;  // ..., segment (-1: init)
   void work();
-  void run(std::function<void()> task);                                                    // on the worker
-  client::Session& session_for(const std::string& name, std::uint32_t generation);         // worker only
-  hls::MovieFacts make_facts(const FactsKey& key);                                         // worker only
+  void run(std::function<void()> task);                                             // on the worker
+  client::Session& session_for(const std::string& name, std::uint32_t generation);  // worker only
+  hls::MovieFacts make_facts(const FactsKey& key);                                  // worker only
   // A rendition of a title other than its first: the title's segments (cut from the first
   // rendition), and how far a rendition's keyframe may be from them. Switches the session.
   struct TitleCut {
@@ -78,7 +78,7 @@ class HlsService {
   std::optional<TitleCut> title_reference(client::Session& s, const std::string& name, std::uint32_t generation);  // worker only
   // The TS init range and the codecs, read from `movie` through `s`.
   hls::MovieFacts finish_facts(client::Session& s, const proto::CatalogEntry& movie, hls::MovieFacts facts);  // worker only
-  HlsPiece make_piece(const PieceKey& key, std::uint64_t start_us, std::uint64_t end_us);  // worker only
+  HlsPiece make_piece(const PieceKey& key, std::uint64_t start_us, std::uint64_t end_us);                     // worker only
   void facts_made(const FactsKey& key, hls::MovieFacts facts);
   void piece_made(const PieceKey& key, HlsPiece piece);
 

@@ -192,8 +192,8 @@ void HttpConnection::respond_with_playlist(Plan plan, const std::string& method,
       std::vector<std::shared_ptr<const hls::MovieFacts>> facts;
       std::size_t left;
     };
-    auto g = std::make_shared<Gathering>(Gathering{std::move(plan), std::vector<std::shared_ptr<const hls::MovieFacts>>(want.renditions.size()),
-                                                   want.renditions.size()});
+    auto g = std::make_shared<Gathering>(
+        Gathering{std::move(plan), std::vector<std::shared_ptr<const hls::MovieFacts>>(want.renditions.size()), want.renditions.size()});
     for (std::size_t i = 0; i < want.renditions.size(); ++i)
       hls_.facts(want.renditions[i].name, generation,
                  [self = shared_from_this(), g, i, method](std::shared_ptr<const hls::MovieFacts> facts) {

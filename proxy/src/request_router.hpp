@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -40,7 +40,7 @@ struct ThumbnailWant {
 struct HlsWant {
   // title: a title's multivariant playlist, made from the facts of each of `renditions`.
   enum class Kind { media, multivariant, init, segment, title } kind = Kind::media;
-  unsigned segment = 0;  // Kind::segment: which (fMP4 movies)
+  unsigned segment = 0;   // Kind::segment: which (fMP4 movies)
   std::string name;       // the movie's, or the title's
   std::string movie_uri;  // a TS movie's segments: /movies/NAME (percent-encoded), or movie.ts beside the playlist
   std::uint64_t bitrate_bps = 0;

@@ -5,6 +5,7 @@
 # on macOS and no open-source tool checks the server rules, so the project has its own.
 #
 # usage: check_playlist.py PLAYLIST_FILE [--url URL]
+#        check_playlist.py --same-segments MEDIA_PLAYLIST... (a title's variants list the same segments)
 # Prints one line per violation and exits 1 when there is any; prints a summary and exits 0 otherwise.
 import math
 import re
@@ -97,6 +98,7 @@ class Checker:
 
     def check_multivariant(self):
         variants = 0
+        without_codecs = []
         expect_uri = None
         for i, l in enumerate(self.lines):
             n = i + 1
@@ -125,6 +127,10 @@ class Checker:
                             self.error(n, f"CODECS entry '{c}' is not an RFC 6381 string this checker knows")
                 if "RESOLUTION" in a and not RESOLUTION.match(a["RESOLUTION"]):
                     self.error(n, "RESOLUTION is not a decimal-resolution")
+                if "FRAME-RATE" in a and not re.match(r"^[0-9]+\.[0-9]{1,3}$|^[0-9]+$", a["FRAME-RATE"]):
+                    self.error(n, "FRAME-RATE is not a decimal-floating-point of at most three decimals")
+                if codecs is None:
+                    without_codecs.append(n)
                 expect_uri = n
             elif l.startswith("#") and not l.startswith("#EXT"):
                 continue
@@ -136,6 +142,9 @@ class Checker:
             self.error(expect_uri, "EXT-X-STREAM-INF without a URI line after it")
         if variants == 0:
             self.error(1, "no variant stream")
+        if variants > 1:  # a player choosing between variants needs their codecs (RFC 8216, 4.3.4.2: SHOULD; Apple: MUST)
+            for n in without_codecs:
+                self.error(n, "a variant of several without CODECS")
         self.summary = f"multivariant playlist, {variants} variant(s)"
 
     def check_media(self):
@@ -306,7 +315,22 @@ class Checker:
             (", ended" if ended else ", live")
 
 
+def same_segments(files):
+    """The multivariant rule that lets a player switch at any segment: every variant's media playlist
+    lists the same EXTINF durations, in order. Returns the violations."""
+    lists = []
+    for f in files:
+        with open(f, encoding="utf-8") as text:
+            lists.append([l.split(":", 1)[1].split(",")[0] for l in text.read().split("\n") if l.startswith("#EXTINF:")])
+    return [f"FAIL: {files[i]}: its {len(l)} segments' EXTINF differ from {files[0]}'s {len(lists[0])}"
+            for i, l in enumerate(lists) if l != lists[0]]
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--same-segments":  # check_playlist.py --same-segments MEDIA_PLAYLIST...
+        errors = same_segments(sys.argv[2:])
+        print("\n".join(errors) if errors else f"ok: {len(sys.argv) - 2} media playlists list the same segment durations")
+        return 1 if errors else 0
     if len(sys.argv) < 2:
         print("usage: check_playlist.py PLAYLIST_FILE [NAME]", file=sys.stderr)
         return 2

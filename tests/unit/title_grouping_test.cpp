@@ -11,7 +11,8 @@ using media::StreamTrack;
 
 std::vector<std::uint64_t> every_2s(std::size_t n, std::int64_t shift_us = 0) {
   std::vector<std::uint64_t> out;
-  for (std::size_t i = 0; i < n; ++i) out.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(i * 2'000'000) + (i ? shift_us : 0)));
+  for (std::size_t i = 0; i < n; ++i)
+    out.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(i * 2'000'000) + (i ? shift_us : 0)));
   return out;
 }
 
@@ -49,10 +50,10 @@ std::vector<EntryFacts> ladder() {
           top,
           file(kBase + ".sv.srt", 3),
           file(kBase + " - 720p.pt_br.vtt", 4),
-          file(kBase + ".forced.srt", 5),       // not a language: not a track
-          file(kBase + ".da.sdh.srt", 9),       // a flag after the language
-          file(kBase + " - 4K.en.srt", 6),      // no such rendition
-          movie("loose.mp4", 7, 1'000'000),     // not in a folder
+          file(kBase + ".forced.srt", 5),    // not a language: not a track
+          file(kBase + ".da.sdh.srt", 9),    // a flag after the language
+          file(kBase + " - 4K.en.srt", 6),   // no such rendition
+          movie("loose.mp4", 7, 1'000'000),  // not in a folder
           movie("Films/Other/Else - 720p.mp4", 8, 1'000'000, every_2s(10))};
 }
 
@@ -74,7 +75,8 @@ TEST(TitleGrouping, ALadderWithTracksAndSidecars) {
   EXPECT_EQ(t.tracks[2], (proto::TitleTrack{proto::TrackKind::subtitles, false, "fr", "mov_text", "", 2, 3, 0, proto::kAllRenditions}));
   EXPECT_EQ(t.tracks[3], (proto::TitleTrack{proto::TrackKind::subtitles, false, "pt-BR", "webvtt", "", 4, proto::kWholeFile, 0, 1}));
   EXPECT_EQ(t.tracks[4].language, "da");
-  EXPECT_EQ(t.tracks[5], (proto::TitleTrack{proto::TrackKind::subtitles, false, "sv", "subrip", "", 3, proto::kWholeFile, 0, proto::kAllRenditions}));
+  EXPECT_EQ(t.tracks[5],
+            (proto::TitleTrack{proto::TrackKind::subtitles, false, "sv", "subrip", "", 3, proto::kWholeFile, 0, proto::kAllRenditions}));
 }
 
 TEST(TitleGrouping, FoldersThatAreNotTitles) {
@@ -93,15 +95,19 @@ TEST(TitleGrouping, FoldersThatAreNotTitles) {
   not_media.is_media = false;
   const std::vector<Case> cases = {
       {"keyframes 2 s apart at keyframe 12", {movie(kBase + " - 1080p.mp4", 0, 5'000'000), late}, "keyframe 12 is at 24.000 s"},
-      {"a frame and a bit apart", {movie(kBase + " - 1080p.mp4", 0, 5'000'000), movie(kBase + " - 720p.mp4", 1, 1, every_2s(30, 41'000))},
+      {"a frame and a bit apart",
+       {movie(kBase + " - 1080p.mp4", 0, 5'000'000), movie(kBase + " - 720p.mp4", 1, 1, every_2s(30, 41'000))},
        "keyframe 1 is at 2.000 s"},
-      {"one more keyframe", {movie(kBase + " - 1080p.mp4", 0, 5'000'000), movie(kBase + " - 720p.mp4", 1, 1, every_2s(31))},
+      {"one more keyframe",
+       {movie(kBase + " - 1080p.mp4", 0, 5'000'000), movie(kBase + " - 720p.mp4", 1, 1, every_2s(31))},
        "has 30 keyframes and"},
       {"a rendition not indexed yet", {movie(kBase + " - 1080p.mp4", 0, 5'000'000), pending}, "not indexed yet"},
       {"a rendition without video", {movie(kBase + " - 1080p.mp4", 0, 5'000'000), audio_only}, "no video keyframes"},
       {"files not named after the folder", {movie(kDir + "/Other - 1080p.mp4", 0, 1), movie(kDir + "/Läder - 720p.mp4", 1, 1)}, ""},
       {"no ' - LABEL'", {movie(kBase + ".mp4", 0, 1), movie(kBase + " -720p.mp4", 1, 1), movie(kBase + " - .mp4", 2, 1)}, ""},
-      {"a label with a dot or too long", {movie(kBase + " - 7.2.mp4", 0, 1), movie(kBase + " - " + std::string(32, 'x') + ".mp4", 1, 1)}, ""},
+      {"a label with a dot or too long",
+       {movie(kBase + " - 7.2.mp4", 0, 1), movie(kBase + " - " + std::string(32, 'x') + ".mp4", 1, 1)},
+       ""},
       {"a label file that is not media", {not_media}, ""},
       {"sidecars alone", {file(kBase + ".en.srt", 0)}, ""},
   };
@@ -131,8 +137,9 @@ TEST(TitleGrouping, OneRenditionIsATitleAndTitlesAreSorted) {
 
 TEST(LanguageTags, NormalisedToBcp47) {
   const std::vector<std::pair<const char*, const char*>> table = {
-      {"eng", "en"}, {"en", "en"}, {"EN", "en"}, {"ger", "de"}, {"deu", "de"}, {"fre", "fr"}, {"chi", "zh"}, {"pt-br", "pt-BR"},
-      {"pt_BR", "pt-BR"}, {"zh-hant-tw", "zh-Hant-TW"}, {"es-419", "es-419"}, {"fil", "fil"}, {"tgl", "tl"}, {"und", ""}, {"", ""},
+      {"eng", "en"},        {"en", "en"},   {"EN", "en"},       {"ger", "de"},      {"deu", "de"},
+      {"fre", "fr"},        {"chi", "zh"},  {"pt-br", "pt-BR"}, {"pt_BR", "pt-BR"}, {"zh-hant-tw", "zh-Hant-TW"},
+      {"es-419", "es-419"}, {"fil", "fil"}, {"tgl", "tl"},      {"und", ""},        {"", ""},
       {"yue", "yue"},  // no two-letter code: kept
   };
   for (const auto& [in, want] : table) {

@@ -209,7 +209,7 @@ void LazyIndexer::publish_results() {
     publish_index(m.index_bytes, *r.index);
     m.index = std::move(*r.index);  // for what the event loop derives from indexes: titles
     m.index_pending = false;
-    found = true;              // a republish lists the titles this index completes
+    found = true;  // a republish lists the titles this index completes
     log::info("cache", "index of " + m.name + " ready: " + std::to_string(m.index.entries.size()) + " keyframes in " + secs + " s" +
                            (store_.enabled() ? ", kept in the state directory" : ""));
   }

@@ -17,20 +17,19 @@ namespace {
 // library of the project's set maps them (libavformat's table is internal; ICU maps the other way
 // and would be a dependency for one table).
 constexpr std::array<std::pair<std::string_view, std::string_view>, 112> kTwoLetter{{
-    {"afr", "af"}, {"alb", "sq"}, {"amh", "am"}, {"ara", "ar"}, {"arm", "hy"}, {"aze", "az"}, {"baq", "eu"}, {"bel", "be"},
-    {"ben", "bn"}, {"bos", "bs"}, {"bre", "br"}, {"bul", "bg"}, {"bur", "my"}, {"cat", "ca"}, {"ces", "cs"}, {"chi", "zh"},
-    {"cym", "cy"}, {"cze", "cs"}, {"dan", "da"}, {"deu", "de"}, {"dut", "nl"}, {"ell", "el"}, {"eng", "en"}, {"epo", "eo"},
-    {"est", "et"}, {"eus", "eu"}, {"fao", "fo"}, {"fas", "fa"}, {"tgl", "tl"}, {"fin", "fi"}, {"fra", "fr"}, {"fre", "fr"},
-    {"fry", "fy"}, {"gla", "gd"}, {"gle", "ga"}, {"glg", "gl"}, {"geo", "ka"}, {"ger", "de"}, {"gre", "el"}, {"guj", "gu"},
-    {"hat", "ht"}, {"hau", "ha"}, {"heb", "he"}, {"hin", "hi"}, {"hrv", "hr"}, {"hun", "hu"}, {"hye", "hy"}, {"ibo", "ig"},
-    {"ice", "is"}, {"ind", "id"}, {"isl", "is"}, {"ita", "it"}, {"jav", "jv"}, {"jpn", "ja"}, {"kan", "kn"}, {"kat", "ka"},
-    {"kaz", "kk"}, {"khm", "km"}, {"kin", "rw"}, {"kir", "ky"}, {"kor", "ko"}, {"kur", "ku"}, {"lao", "lo"}, {"lat", "la"},
-    {"lav", "lv"}, {"lit", "lt"}, {"ltz", "lb"}, {"mac", "mk"}, {"mal", "ml"}, {"mao", "mi"}, {"mar", "mr"}, {"may", "ms"},
-    {"mkd", "mk"}, {"mlt", "mt"}, {"mon", "mn"}, {"mri", "mi"}, {"msa", "ms"}, {"mya", "my"}, {"nep", "ne"}, {"nld", "nl"},
-    {"nno", "nn"}, {"nob", "nb"}, {"nor", "no"}, {"pan", "pa"}, {"per", "fa"}, {"pol", "pl"}, {"por", "pt"}, {"pus", "ps"},
-    {"ron", "ro"}, {"rum", "ro"}, {"rus", "ru"}, {"sin", "si"}, {"slk", "sk"}, {"slo", "sk"}, {"slv", "sl"}, {"som", "so"},
-    {"spa", "es"}, {"sqi", "sq"}, {"srp", "sr"}, {"swa", "sw"}, {"swe", "sv"}, {"tam", "ta"}, {"tel", "te"}, {"tgk", "tg"},
-    {"tha", "th"}, {"tur", "tr"}, {"ukr", "uk"}, {"urd", "ur"}, {"uzb", "uz"}, {"vie", "vi"}, {"wel", "cy"}, {"yid", "yi"},
+    {"afr", "af"}, {"alb", "sq"}, {"amh", "am"}, {"ara", "ar"}, {"arm", "hy"}, {"aze", "az"}, {"baq", "eu"}, {"bel", "be"}, {"ben", "bn"},
+    {"bos", "bs"}, {"bre", "br"}, {"bul", "bg"}, {"bur", "my"}, {"cat", "ca"}, {"ces", "cs"}, {"chi", "zh"}, {"cym", "cy"}, {"cze", "cs"},
+    {"dan", "da"}, {"deu", "de"}, {"dut", "nl"}, {"ell", "el"}, {"eng", "en"}, {"epo", "eo"}, {"est", "et"}, {"eus", "eu"}, {"fao", "fo"},
+    {"fas", "fa"}, {"tgl", "tl"}, {"fin", "fi"}, {"fra", "fr"}, {"fre", "fr"}, {"fry", "fy"}, {"gla", "gd"}, {"gle", "ga"}, {"glg", "gl"},
+    {"geo", "ka"}, {"ger", "de"}, {"gre", "el"}, {"guj", "gu"}, {"hat", "ht"}, {"hau", "ha"}, {"heb", "he"}, {"hin", "hi"}, {"hrv", "hr"},
+    {"hun", "hu"}, {"hye", "hy"}, {"ibo", "ig"}, {"ice", "is"}, {"ind", "id"}, {"isl", "is"}, {"ita", "it"}, {"jav", "jv"}, {"jpn", "ja"},
+    {"kan", "kn"}, {"kat", "ka"}, {"kaz", "kk"}, {"khm", "km"}, {"kin", "rw"}, {"kir", "ky"}, {"kor", "ko"}, {"kur", "ku"}, {"lao", "lo"},
+    {"lat", "la"}, {"lav", "lv"}, {"lit", "lt"}, {"ltz", "lb"}, {"mac", "mk"}, {"mal", "ml"}, {"mao", "mi"}, {"mar", "mr"}, {"may", "ms"},
+    {"mkd", "mk"}, {"mlt", "mt"}, {"mon", "mn"}, {"mri", "mi"}, {"msa", "ms"}, {"mya", "my"}, {"nep", "ne"}, {"nld", "nl"}, {"nno", "nn"},
+    {"nob", "nb"}, {"nor", "no"}, {"pan", "pa"}, {"per", "fa"}, {"pol", "pl"}, {"por", "pt"}, {"pus", "ps"}, {"ron", "ro"}, {"rum", "ro"},
+    {"rus", "ru"}, {"sin", "si"}, {"slk", "sk"}, {"slo", "sk"}, {"slv", "sl"}, {"som", "so"}, {"spa", "es"}, {"sqi", "sq"}, {"srp", "sr"},
+    {"swa", "sw"}, {"swe", "sv"}, {"tam", "ta"}, {"tel", "te"}, {"tgk", "tg"}, {"tha", "th"}, {"tur", "tr"}, {"ukr", "uk"}, {"urd", "ur"},
+    {"uzb", "uz"}, {"vie", "vi"}, {"wel", "cy"}, {"yid", "yi"},
 }};
 
 std::string lower(std::string_view s) {

@@ -30,8 +30,8 @@ std::vector<proto::Title> LibraryTitles::update(const Library& library) {
     for (const auto& r : t.renditions) labels += (labels.empty() ? "" : ", ") + r.label;
     std::size_t audio = 0;
     for (const auto& k : t.tracks) audio += k.kind == proto::TrackKind::audio;
-    now[t.name] = "title '" + t.name + "': " + std::to_string(t.renditions.size()) + " renditions (" + labels + "), " + std::to_string(audio) +
-                  " audio and " + std::to_string(t.tracks.size() - audio) + " subtitle tracks";
+    now[t.name] = "title '" + t.name + "': " + std::to_string(t.renditions.size()) + " renditions (" + labels + "), " +
+                  std::to_string(audio) + " audio and " + std::to_string(t.tracks.size() - audio) + " subtitle tracks";
     if (said_[t.name] != now[t.name]) log::info("library", now[t.name]);
   }
   for (const auto& [folder, why] : g.refused) {

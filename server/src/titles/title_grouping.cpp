@@ -24,7 +24,9 @@ Split split(const std::string& name) {
 
 std::string folder_name(const std::string& folder) { return folder.substr(folder.rfind('/') + 1); }
 
-bool ends_with(const std::string& s, const std::string& tail) { return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0; }
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
 
 std::string seconds(std::uint64_t us) {
   char buf[32];
@@ -71,8 +73,8 @@ std::optional<std::string> misalignment(const EntryFacts& a, const EntryFacts& b
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t d = x[i] > y[i] ? x[i] - y[i] : y[i] - x[i];
     if (d > tolerance_us)
-      return "keyframe " + std::to_string(i) + " is at " + seconds(x[i]) + " in '" + split(a.name).base + "' but " + seconds(y[i]) + " in '" +
-             split(b.name).base + "'";
+      return "keyframe " + std::to_string(i) + " is at " + seconds(x[i]) + " in '" + split(a.name).base + "' but " + seconds(y[i]) +
+             " in '" + split(b.name).base + "'";
   }
   if (x.size() != y.size())
     return "'" + split(a.name).base + "' has " + std::to_string(x.size()) + " keyframes and '" + split(b.name).base + "' " +

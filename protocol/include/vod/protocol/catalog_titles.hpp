@@ -17,18 +17,18 @@
 
 namespace vod::proto {
 
-inline constexpr std::size_t kTitleLabelMax = 31;     // "1080p", "720p (HDR)": printable ASCII
-inline constexpr std::size_t kLanguageTagMax = 15;    // a BCP 47 tag: letters, digits, '-'
-inline constexpr std::size_t kTrackCodecMax = 15;     // libavcodec's name: "aac", "subrip", "webvtt"
-inline constexpr std::size_t kTrackNameMax = 47;      // the stream's own title, UTF-8, may be empty
+inline constexpr std::size_t kTitleLabelMax = 31;   // "1080p", "720p (HDR)": printable ASCII
+inline constexpr std::size_t kLanguageTagMax = 15;  // a BCP 47 tag: letters, digits, '-'
+inline constexpr std::size_t kTrackCodecMax = 15;   // libavcodec's name: "aac", "subrip", "webvtt"
+inline constexpr std::size_t kTrackNameMax = 47;    // the stream's own title, UTF-8, may be empty
 inline constexpr std::size_t kTitleRenditionsMax = 32;
 inline constexpr std::size_t kTitleTracksMax = 64;
 inline constexpr std::uint32_t kAllRenditions = 0xffffffffu;  // a track of every rendition
 inline constexpr std::uint16_t kWholeFile = 0xffffu;          // a track that is a whole file (a sidecar)
 
 struct TitleRendition {
-  std::uint32_t entry = 0;  // the catalog index of its movie
-  std::string label;        // from "NAME - LABEL.ext"
+  std::uint32_t entry = 0;                               // the catalog index of its movie
+  std::string label;                                     // from "NAME - LABEL.ext"
   std::uint32_t frame_rate_num = 0, frame_rate_den = 0;  // 0/0: not known
   bool operator==(const TitleRendition&) const = default;
 };
@@ -46,13 +46,13 @@ struct TitleTrack {
   // rendition; `entry` names the one it was probed in.
   std::uint32_t entry = 0;
   std::uint16_t stream = kWholeFile;
-  std::uint16_t channels = 0;                 // audio; 0: not known
-  std::uint32_t rendition = kAllRenditions;   // a sidecar of one rendition: that rendition's entry
+  std::uint16_t channels = 0;                // audio; 0: not known
+  std::uint32_t rendition = kAllRenditions;  // a sidecar of one rendition: that rendition's entry
   bool operator==(const TitleTrack&) const = default;
 };
 
 struct Title {
-  std::string name;  // the folder's path, a valid movie name ("Films/Ladder (2024)")
+  std::string name;                        // the folder's path, a valid movie name ("Films/Ladder (2024)")
   std::vector<TitleRendition> renditions;  // at least 1, highest bit rate first
   std::vector<TitleTrack> tracks;          // audio, then subtitles
   bool operator==(const Title&) const = default;

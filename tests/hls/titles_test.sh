@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Titles, natively (vod-server --no-rdma: Write-Record over UDP on loopback). In a tree with spaces
+# and non-ASCII letters, `vod-media ladder` makes a title of three renditions from a source with two
+# audio languages, beside two sidecar subtitles; a pair of movies with different GOPs stands beside it.
+#  - the server lists the title (three renditions, two audio and two subtitle tracks, languages in
+#    BCP 47), and says the pair's first keyframe that differs; vod-client list shows the title;
+#  - /hls/TITLE/master.m3u8 passes the playlist checker with a variant per rendition (CODECS,
+#    RESOLUTION, FRAME-RATE), and every variant's media playlist lists the same segments;
+#  - ffmpeg decodes every variant through the master playlist, every frame;
+#  - segment 1 of the top rendition followed by segment 2 of the bottom one decodes in one decoder
+#    with continuous timestamps (the SPS and PPS in band, as a player's new init segment gives them);
+#  - the pair is not a title (no master.m3u8 of its folder), and each of its files still plays alone.
+source "$(dirname "$0")/native_proxy_lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+media=$work/media
+title="Films/Läder (2024)"
+dir=$media/$title
+
+step "vod-media ladder: three renditions with forced, aligned keyframes"
+ffmpeg -v error -y -f lavfi -i testsrc2=size=426x240:rate=25 -f lavfi -i sine=f=440:sample_rate=48000 -f lavfi -i sine=f=660:sample_rate=48000 \
+  -t 12 -map 0 -map 1 -map 2 -c:v libx264 -preset ultrafast -g 300 -c:a aac -metadata:s:a:0 language=eng -metadata:s:a:1 language=ger \
+  "$work/source.mkv"
+"$build/media/vod-media" ladder "$work/source.mkv" "$dir" --renditions 240p,180p,120p,1080p 2> "$work/ladder.log" ||
+  fail "ladder: $(cat "$work/ladder.log")"
+grep -q '1080p left out: taller than' "$work/ladder.log" || fail "the ladder did not say it left 1080p out: $(cat "$work/ladder.log")"
+grep -q 'ladder: 100%' "$work/ladder.log" || fail "the ladder showed no progress"
+for r in 240p 180p 120p; do [[ -s "$dir/Läder (2024) - $r.mp4" ]] || fail "no $r rendition"; done
+for r in 240p 120p; do
+  "$build/media/vod-media" index "$dir/Läder (2024) - $r.mp4" | awk '!/^#/ { print $1 }' > "$work/keyframes-$r"
+done
+cmp -s "$work/keyframes-240p" "$work/keyframes-120p" || fail "the renditions' keyframes differ"
+[[ $(wc -l < "$work/keyframes-240p") -ge 6 ]] || fail "expected a keyframe every 2 s in 12 s (the source has one): $(cat "$work/keyframes-240p")"
+printf '1\n00:00:01,000 --> 00:00:04,000\nHello\n\n' > "$dir/Läder (2024).en.srt"
+printf 'WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nHej\n' > "$dir/Läder (2024).sv.vtt"
+mkdir -p "$media/Films/Pair"
+ffmpeg -v error -y -f lavfi -i testsrc2=size=320x180:rate=25 -t 12 -c:v libx264 -preset ultrafast -g 50 "$media/Films/Pair/Pair - hi.mp4"
+ffmpeg -v error -y -f lavfi -i testsrc2=size=160x90:rate=25 -t 12 -c:v libx264 -preset ultrafast -g 37 -keyint_min 37 -sc_threshold 0 \
+  "$media/Films/Pair/Pair - lo.mp4"
+pass "3 renditions, keyframes at the same $(wc -l < "$work/keyframes-240p") times; 1080p left out (no upscaling)"
+
+start_server_and_proxy "$media" --
+udp=$(grep -o 'UDP [0-9]* with' "$work/server.log" | grep -o '[0-9]*')
+
+step "the server lists the title and says why the pair is not one"
+grep -q "title 'Films/Läder (2024)': 3 renditions (240p, 180p, 120p), 2 audio and 2 subtitle tracks" "$work/server.log" ||
+  fail "no title in the server's log"
+grep -q "'Films/Pair' is served as separate movies, not as a title: keyframes are not aligned: keyframe 1 is at" "$work/server.log" ||
+  fail "the misaligned pair was not refused with its first differing keyframe"
+"$build/client/vod-client" list rdma://127.0.0.1 --transport udp --udp-port "$udp" > "$work/list"
+grep -q '^1 titles$' "$work/list" && grep -Eq '^Films/Läder \(2024\) +240p 180p 120p +en de +en sv$' "$work/list" ||
+  fail "vod-client list: $(cat "$work/list")"
+pass "title 'Films/Läder (2024)' with audio en, de and subtitles en, sv; the pair refused at keyframe 1"
+
+step "the multivariant playlist: a variant per rendition, each listing the same segments"
+hls=$base/hls/$(urlname "Films")/$(urlname "Läder (2024)")
+curl -sf "$hls/master.m3u8" -o "$work/master.m3u8" || fail "no master.m3u8 of the title"
+/usr/bin/python3 "$here/check_playlist.py" "$work/master.m3u8" "title master.m3u8"
+[[ $(grep -c '^#EXT-X-STREAM-INF:' "$work/master.m3u8") -eq 3 ]] || fail "$(cat "$work/master.m3u8")"
+grep -q 'RESOLUTION=426x240,FRAME-RATE=25.000$' "$work/master.m3u8" && grep -q 'CODECS="avc1.64[0-9a-f]*,mp4a.40.2"' "$work/master.m3u8" ||
+  fail "the variants lack RESOLUTION, FRAME-RATE or CODECS: $(cat "$work/master.m3u8")"
+variants=()
+while read -r uri; do variants+=("$uri"); done < <(grep -v '^#' "$work/master.m3u8")
+for i in "${!variants[@]}"; do
+  curl -sf "$hls/${variants[$i]}" -o "$work/variant-$i.m3u8" || fail "no ${variants[$i]}"
+  /usr/bin/python3 "$here/check_playlist.py" "$work/variant-$i.m3u8" "${variants[$i]}"
+done
+/usr/bin/python3 "$here/check_playlist.py" --same-segments "$work"/variant-*.m3u8
+pass "3 variants, checked, with the same $(grep -c '^#EXTINF' "$work/variant-0.m3u8") segments"
+
+step "ffmpeg decodes every variant, every frame"
+want=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$dir/Läder (2024) - 240p.mp4")
+for i in "${!variants[@]}"; do
+  frames=$(ffmpeg -v error -i "$hls/${variants[$i]}" -map 0:v:0 -f framemd5 - 2> "$work/decode.err" | grep -vc '^#')
+  [[ ! -s $work/decode.err && $frames == "$want" ]] || fail "${variants[$i]}: $frames frames of $want: $(head -3 "$work/decode.err")"
+done
+pass "${#variants[@]} variants, $want frames each, no decoder error"
+
+step "segment 1 of 240p, then segment 2 of 120p: one decoder, continuous timestamps"
+top=$hls/${variants[0]%/index.m3u8}
+bottom=$hls/${variants[2]%/index.m3u8}
+{ curl -sf "$top/init.mp4" && curl -sf "$top/seg-1.m4s"; } > "$work/a.mp4"
+{ curl -sf "$bottom/init.mp4" && curl -sf "$bottom/seg-2.m4s"; } > "$work/b.mp4"
+for part in a b; do  # Annex B with the SPS and PPS in band: what a player hands its decoder at a new init
+  ffmpeg -v error -y -i "$work/$part.mp4" -map 0:v -c copy -bsf:v h264_mp4toannexb -copyts -muxdelay 0 -f mpegts "$work/$part.ts"
+done
+cat "$work/a.ts" "$work/b.ts" > "$work/ab.ts"
+count() { ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$1" | awk 'NF { print; exit }'; }
+parts=$(($(count "$work/a.ts") + $(count "$work/b.ts")))
+ffprobe -v error -select_streams v:0 -show_entries frame=pts_time,width -of csv=p=0 "$work/ab.ts" > "$work/frames" 2> "$work/frames.err"
+[[ ! -s $work/frames.err ]] || fail "decoding the switch: $(head -3 "$work/frames.err")"
+awk -F, -v parts="$parts" 'NF >= 2 { if (n && ($1 - last > 0.041 || $1 <= last)) { print "a gap or a step back at " last " -> " $1; bad = 1 }
+                   if (n && $2 != width) switches++; last = $1; width = $2; n++ }
+         END { if (bad || n != parts || n < 150 || switches != 1) { print n " frames, " switches " switches"; exit 1 } }' "$work/frames" ||
+  fail "the switch is not continuous: $(awk -F, 'NF>=2' "$work/frames" | sed -n '98,103p' | tr '\n' ' ')"
+pass "$parts frames, 426 then 214 wide, each 40 ms after the one before"
+
+step "the pair is two movies, not a title"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$base/hls/Films/Pair/master.m3u8")
+[[ $code == 404 ]] || fail "the pair's folder answered $code"
+for f in "Pair - hi.mp4" "Pair - lo.mp4"; do
+  curl -sf "$base/hls/Films/Pair/$(urlname "$f")/master.m3u8" -o "$work/pair.m3u8" || fail "no playlist of '$f' alone"
+  [[ $(grep -c '^#EXT-X-STREAM-INF:' "$work/pair.m3u8") -eq 1 ]] || fail "'$f': $(cat "$work/pair.m3u8")"
+done
+pass "404 for the folder, one variant for each movie"
