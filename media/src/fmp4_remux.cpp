@@ -60,11 +60,19 @@ struct Remux {
            {.find_stream_info = true, .time_limit = options.time_limit}) {  // Matroska gives decode times only with it
     if (!in.ok()) throw Fmp4Error("the movie cannot be opened for remuxing: " + in.error());
     AVFormatContext* ifmt = in.format();
-    video = av_find_best_stream(ifmt, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-    audio = av_find_best_stream(ifmt, AVMEDIA_TYPE_AUDIO, -1, -1, nullptr, 0);
+    using Tracks = Fmp4Options::Tracks;
+    if (options.tracks != Tracks::audio) video = av_find_best_stream(ifmt, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+    if (options.tracks == Tracks::best) audio = av_find_best_stream(ifmt, AVMEDIA_TYPE_AUDIO, -1, -1, nullptr, 0);
+    if (options.tracks == Tracks::audio) {
+      const int k = options.audio_stream;
+      if (k < 0 || k >= static_cast<int>(ifmt->nb_streams) || ifmt->streams[k]->codecpar->codec_type != AVMEDIA_TYPE_AUDIO)
+        throw Fmp4Error("the movie has no audio stream " + std::to_string(k));
+      audio = k;
+    }
     if (video >= 0 && !mp4_can_carry(ifmt->streams[video]->codecpar->codec_id)) video = -1;
     if (audio >= 0 && !mp4_can_carry(ifmt->streams[audio]->codecpar->codec_id)) audio = -1;
     if (video < 0 && audio < 0) throw Fmp4Error("no video or audio stream that fragmented MP4 can carry");
+    if (options.tracks == Tracks::video && video < 0) throw Fmp4Error("no video stream that fragmented MP4 can carry");
     map.assign(ifmt->nb_streams, -1);
     for (int i : {video, audio}) {
       if (i < 0) continue;
@@ -73,6 +81,7 @@ struct Remux {
       if (int err = avcodec_parameters_copy(s->codecpar, ifmt->streams[i]->codecpar); err < 0) fail("copying codec parameters", err);
       s->codecpar->codec_tag = 0;
       s->time_base = ifmt->streams[i]->time_base;
+      av_dict_copy(&s->metadata, ifmt->streams[i]->metadata, 0);  // the language, for a player's track menu
       map[static_cast<std::size_t>(i)] = s->index;
     }
     // Fragments written when asked (frag_custom), a moov without samples up front (empty_moov),

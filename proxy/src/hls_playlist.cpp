@@ -187,8 +187,15 @@ std::uint64_t peak_bandwidth(const std::vector<Segment>& segments, std::uint64_t
 
 std::string multivariant_playlist(const Variant& v) { return multivariant_playlist(std::vector<Variant>{v}); }
 
-std::string multivariant_playlist(const std::vector<Variant>& variants) {
+std::string multivariant_playlist(const std::vector<Variant>& variants, const std::vector<AudioRendition>& audio) {
   std::string b = "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+  for (const AudioRendition& a : audio) {
+    b += "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"" + a.group + "\",NAME=\"" + a.name + "\"";
+    if (!a.language.empty()) b += ",LANGUAGE=\"" + a.language + "\"";
+    b += std::string(",DEFAULT=") + (a.is_default ? "YES" : "NO") + ",AUTOSELECT=YES";
+    if (a.channels) b += ",CHANNELS=\"" + std::to_string(a.channels) + "\"";
+    b += ",URI=\"" + a.uri + "\"\n";
+  }
   for (const Variant& v : variants) {
     b += "#EXT-X-STREAM-INF:BANDWIDTH=" + std::to_string(std::max<std::uint64_t>(v.bandwidth, 1));
     if (v.average_bandwidth) b += ",AVERAGE-BANDWIDTH=" + std::to_string(v.average_bandwidth);
@@ -199,6 +206,7 @@ std::string multivariant_playlist(const std::vector<Variant>& variants) {
       std::snprintf(rate, sizeof rate, "%.3f", static_cast<double>(v.frame_rate_num) / v.frame_rate_den);
       b += std::string(",FRAME-RATE=") + rate;
     }
+    if (!v.audio_group.empty()) b += ",AUDIO=\"" + v.audio_group + "\"";
     b += "\n" + v.uri + "\n";
   }
   return b;

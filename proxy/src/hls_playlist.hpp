@@ -20,6 +20,11 @@
 
 namespace vod::proxy::hls {
 
+// Which tracks of a movie an fMP4 piece holds: the best video and audio (a movie's HLS), the video
+// alone (a title's variant whose audio tracks are renditions of their own), or, from 0, the audio
+// stream of that index alone (such a rendition).
+inline constexpr int kBestTracks = -2, kVideoTrack = -1;
+
 // A byte range of the movie: `length` bytes from `offset`.
 struct ByteSpan {
   std::uint64_t offset = 0, length = 0;
@@ -92,10 +97,17 @@ struct Variant {
   std::uint64_t bandwidth = 0, average_bandwidth = 0;
   unsigned width = 0, height = 0;
   std::uint32_t frame_rate_num = 0, frame_rate_den = 0;  // FRAME-RATE, when known
+  std::string audio_group;                               // AUDIO: its audio is in that group's renditions
+};
+// An audio rendition of a title (EXT-X-MEDIA TYPE=AUDIO).
+struct AudioRendition {
+  std::string group, uri, language, name;  // language: BCP 47 or ""; name: unique in the group
+  unsigned channels = 0;
+  bool is_default = false;
 };
 std::string multivariant_playlist(const Variant& v);
-// A title's: one EXT-X-STREAM-INF per rendition, in the order given.
-std::string multivariant_playlist(const std::vector<Variant>& variants);
+// A title's: its audio renditions, then one EXT-X-STREAM-INF per variant, in the order given.
+std::string multivariant_playlist(const std::vector<Variant>& variants, const std::vector<AudioRendition>& audio = {});
 
 // The peak segment bit rate (BANDWIDTH): the largest bytes × 8 / duration over the segments, or
 // `fallback` when there are none.

@@ -3,6 +3,7 @@
 // its facts by hls_plan()/hls_piece_plan() once HlsService has them; a live channel's LL-HLS
 // playlist, segments and parts, answered by LiveHlsService through live_hls_plan(). Pure, as
 // route() is.
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -113,6 +114,29 @@ Plan hls_error(const Plan& want, const std::string& error, bool retry, unsigned 
 // /hls/TITLE/master.m3u8: a title's multivariant playlist, a variant per rendition, each the
 // rendition's own media playlist (TITLE/NAME - LABEL.ext/index.m3u8, relative). nullopt when the
 // path names no title.
+bool remuxed_to_fmp4(const proto::CatalogEntry& e) { return e.container == "mp4" || e.container == "matroska" || e.container == "webm"; }
+
+std::vector<proto::TitleTrack> audio_tracks(const proto::Title& t) {
+  std::vector<proto::TitleTrack> out;
+  for (const auto& k : t.tracks)
+    if (k.kind == proto::TrackKind::audio) out.push_back(k);
+  return out;
+}
+
+// A title's audio tracks are renditions of their own (EXT-X-MEDIA, its variants video alone) when
+// it has more than one and every rendition is remuxed to fMP4 (a TS rendition's segments are its
+// own bytes, with its audio in them).
+bool audio_groups(const proto::Title& t, const proto::Catalog& c) {
+  return audio_tracks(t).size() > 1 &&
+         std::all_of(t.renditions.begin(), t.renditions.end(), [&](const auto& r) { return remuxed_to_fmp4(c.entries.at(r.entry)); });
+}
+
+// A quoted-string attribute holds no '"' (RFC 8216, 4.2).
+std::string quotable(std::string s) {
+  std::replace(s.begin(), s.end(), '"', '\'');
+  return s;
+}
+
 std::optional<Plan> title_request(const Request& r, const std::string& encoded, const Site& site) {
   auto name = routing::decoded_name(encoded, "title");
   if (!std::holds_alternative<std::string>(name)) return std::nullopt;  // a movie's path, if any, says what is wrong
@@ -121,14 +145,74 @@ std::optional<Plan> title_request(const Request& r, const std::string& encoded, 
   HlsWant w;
   w.kind = HlsWant::Kind::title;
   w.name = title->name;
+  const bool groups = audio_groups(*title, site.catalog);
   for (const proto::TitleRendition& t : title->renditions) {
     const proto::CatalogEntry& e = site.catalog.entries.at(t.entry);
     const std::string base = e.name.substr(title->name.size() + 1);  // a rendition is in the title's folder
-    w.renditions.push_back(
-        {e.name, client::percent_encode_path(base) + "/index.m3u8", e.bitrate_bps, e.width, e.height, t.frame_rate_num, t.frame_rate_den});
+    const std::string uri = groups ? "video-" + client::percent_encode_path(t.label) : client::percent_encode_path(base);
+    w.renditions.push_back({e.name, uri + "/index.m3u8", e.bitrate_bps, e.width, e.height, t.frame_rate_num, t.frame_rate_den});
+  }
+  if (groups) {
+    const auto tracks = audio_tracks(*title);
+    bool any_default = false;
+    for (std::size_t i = 0; i < tracks.size(); ++i) {
+      const auto& k = tracks[i];
+      // NAME is unique in the group: the track's own name, else its language, then its number.
+      const std::string shown = quotable(!k.name.empty()       ? k.name
+                                         : !k.language.empty() ? k.language
+                                                               : "audio") +
+                                " (" + std::to_string(i + 1) + ")";
+      const bool is_default = k.is_default && !any_default;
+      any_default = any_default || is_default;
+      w.audio.push_back({"audio", "audio-" + std::to_string(i) + "/index.m3u8", k.language, shown, k.channels, is_default});
+    }
+    if (!any_default) w.audio.front().is_default = true;
   }
   Plan p;
   p.headers = {{"Content-Type", "application/vnd.apple.mpegurl"}, {"Cache-Control", "max-age=30"}};
+  p.body = std::move(w);
+  p.send_body = r.method == "GET";
+  return p;
+}
+
+// /hls/TITLE/video-LABEL/... (a rendition's video alone) and /hls/TITLE/audio-K/... (the title's
+// audio track K alone): index.m3u8, init.mp4 and seg-N.m4s, remuxed from the rendition's movie.
+// nullopt when the path names no such part of a title.
+std::optional<Plan> title_part_request(const Request& r, const std::string& encoded, const std::string& file, HlsWant w, const Site& site) {
+  auto decoded = routing::decoded_name(encoded, "title");
+  if (!std::holds_alternative<std::string>(decoded)) return std::nullopt;
+  const std::string& name = std::get<std::string>(decoded);
+  const auto slash = name.rfind('/');
+  if (slash == std::string::npos || site.catalog.find(name)) return std::nullopt;  // a movie of that name comes first
+  const proto::Title* title = proto::find_title(site.catalog.titles, name.substr(0, slash));
+  if (!title) return std::nullopt;
+  const std::string part = name.substr(slash + 1);
+  if (part.rfind("video-", 0) == 0) {
+    const auto it =
+        std::find_if(title->renditions.begin(), title->renditions.end(), [&](const auto& x) { return x.label == part.substr(6); });
+    if (it == title->renditions.end()) return error_plan(404, "title '" + title->name + "' has no rendition '" + part.substr(6) + "'");
+    w.name = site.catalog.entries.at(it->entry).name;
+    w.tracks = hls::kVideoTrack;
+  } else if (part.rfind("audio-", 0) == 0) {
+    const auto tracks = audio_tracks(*title);
+    const auto k = decimal(part.substr(6), 2);
+    if (!k || *k >= tracks.size())
+      return error_plan(404, "title '" + title->name + "' has " + std::to_string(tracks.size()) + " audio tracks, from audio-0");
+    w.name = site.catalog.entries.at(tracks[*k].entry).name;
+    w.tracks = tracks[*k].stream;
+  } else {
+    return std::nullopt;
+  }
+  const proto::CatalogEntry& e = *site.catalog.find(w.name);
+  if (!remuxed_to_fmp4(e)) return error_plan(404, "'" + w.name + "' is MPEG-TS: title '" + title->name + "' plays it with its audio");
+  if (w.kind == HlsWant::Kind::multivariant || file == "movie.ts")
+    return error_plan(404, "a title's " + part + " has index.m3u8, init.mp4 and seg-N.m4s");
+  const bool piece = w.kind == HlsWant::Kind::init || w.kind == HlsWant::Kind::segment;
+  Plan p;
+  p.headers = {{"Content-Type", piece ? "video/mp4" : "application/vnd.apple.mpegurl"},
+               {"Cache-Control", piece ? "max-age=3600" : "max-age=30"}};
+  if (std::string etag = etag_for(e); !etag.empty()) p.headers.emplace_back("ETag", etag.insert(1, "hls-" + part + "-" + file + "-"));
+  w.movie_uri = "";
   p.body = std::move(w);
   p.send_body = r.method == "GET";
   return p;
@@ -157,6 +241,8 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
     return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
   if (w.kind == HlsWant::Kind::multivariant && slash != std::string::npos)
     if (auto title = title_request(r, rest.substr(0, slash), site)) return std::move(*title);
+  if (slash != std::string::npos)
+    if (auto part = title_part_request(r, rest.substr(0, slash), file, w, site)) return std::move(*part);
   auto found = named_entry(rest.substr(0, slash), site.catalog);
   if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
   const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
@@ -197,8 +283,15 @@ Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
   if (want.kind == HlsWant::Kind::media) {
     p.body = facts.fmp4 ? hls::fmp4_media_playlist(facts.segments) : hls::ts_media_playlist(facts.segments, want.movie_uri, facts.ts_init);
   } else {
-    hls::Variant v{"index.m3u8",     facts.codecs, hls::peak_bandwidth(facts.segments, want.bitrate_bps),
-                   want.bitrate_bps, want.width,   want.height};
+    hls::Variant v{"index.m3u8",
+                   facts.codecs,
+                   hls::peak_bandwidth(facts.segments, want.bitrate_bps),
+                   want.bitrate_bps,
+                   want.width,
+                   want.height,
+                   0,
+                   0,
+                   ""};
     p.body = hls::multivariant_playlist(v);
   }
   return p;
@@ -211,9 +304,9 @@ Plan title_hls_plan(Plan p, const std::vector<std::shared_ptr<const hls::MovieFa
     const HlsWant::Rendition& r = want.renditions[i];
     if (!facts[i]->error.empty()) return hls_error(p, "title '" + want.name + "': " + facts[i]->error, facts[i]->retry);
     variants.push_back({r.uri, facts[i]->codecs, hls::peak_bandwidth(facts[i]->segments, r.bitrate_bps), r.bitrate_bps, r.width, r.height,
-                        r.frame_rate_num, r.frame_rate_den});
+                        r.frame_rate_num, r.frame_rate_den, want.audio.empty() ? "" : want.audio.front().group});
   }
-  p.body = hls::multivariant_playlist(variants);
+  p.body = hls::multivariant_playlist(variants, want.audio);
   return p;
 }
 

@@ -201,8 +201,8 @@ void HlsService::facts_made(const FactsKey& key, hls::MovieFacts f) {
 
 // ---------------------------------------------------------------- fMP4 pieces
 
-void HlsService::piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, PieceDone done) {
-  const PieceKey key{name, generation, segment ? static_cast<long>(*segment) : -1L};
+void HlsService::piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, int tracks, PieceDone done) {
+  const PieceKey key{name, generation, segment ? static_cast<long>(*segment) : -1L, tracks};
   if (const auto it = pieces_.find(key); it != pieces_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.second);
     boost::asio::post(io_, [done = std::move(done), p = it->second.first] { done(p); });
@@ -238,15 +238,19 @@ void HlsService::piece(const std::string& name, std::uint32_t generation, std::o
 }
 
 HlsPiece HlsService::make_piece(const PieceKey& key, std::uint64_t start_us, std::uint64_t end_us) {
-  const auto& [name, generation, n] = key;
+  const auto& [name, generation, n, tracks] = key;
   const auto started = std::chrono::steady_clock::now();
   HlsPiece p;
   try {
     client::Session& s = session_for(name, generation);
     const std::uint64_t size = s.size();
     auto read_at = [&s](std::uint64_t offset, std::span<std::uint8_t> dest) { return s.pread(offset, dest); };
-    const std::vector<std::uint8_t> bytes = n < 0 ? media::fmp4_init_segment(size, read_at)
-                                                  : media::fmp4_media_segment(size, read_at, start_us, end_us, static_cast<unsigned>(n));
+    media::Fmp4Options options;
+    if (tracks == hls::kVideoTrack) options.tracks = media::Fmp4Options::Tracks::video;
+    if (tracks >= 0) options.tracks = media::Fmp4Options::Tracks::audio, options.audio_stream = tracks;
+    const std::vector<std::uint8_t> bytes =
+        n < 0 ? media::fmp4_init_segment(size, read_at, options)
+              : media::fmp4_media_segment(size, read_at, start_us, end_us, static_cast<unsigned>(n), options);
     p.bytes.assign(bytes.begin(), bytes.end());
   } catch (const media::Fmp4Error& e) {
     p.error = "'" + name + "' " + piece_name(n) + ": " + e.what();  // the movie's content: the same next time

@@ -58,12 +58,13 @@ class HlsService {
 
   // On the io thread; `done` runs on the io thread, at once from the cache or when the job ends.
   void facts(const std::string& name, std::uint32_t generation, FactsDone done);
-  // Piece `segment` of an fMP4 movie (nullopt: its init segment).
-  void piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, PieceDone done);
+  // Piece `segment` of an fMP4 movie (nullopt: its init segment), with `tracks` (hls::kBestTracks,
+  // hls::kVideoTrack or an audio stream's index).
+  void piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, int tracks, PieceDone done);
 
  private:
-  using FactsKey = std::pair<std::string, std::uint32_t>;         // movie, catalog generation
-  using PieceKey = std::tuple<std::string, std::uint32_t, long>;  // ..., segment (-1: init)
+  using FactsKey = std::pair<std::string, std::uint32_t>;              // movie, catalog generation
+  using PieceKey = std::tuple<std::string, std::uint32_t, long, int>;  // ..., segment (-1: init), tracks
   void work();
   void run(std::function<void()> task);                                             // on the worker
   client::Session& session_for(const std::string& name, std::uint32_t generation);  // worker only

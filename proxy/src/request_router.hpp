@@ -40,9 +40,10 @@ struct ThumbnailWant {
 struct HlsWant {
   // title: a title's multivariant playlist, made from the facts of each of `renditions`.
   enum class Kind { media, multivariant, init, segment, title } kind = Kind::media;
-  unsigned segment = 0;   // Kind::segment: which (fMP4 movies)
-  std::string name;       // the movie's, or the title's
-  std::string movie_uri;  // a TS movie's segments: /movies/NAME (percent-encoded), or movie.ts beside the playlist
+  unsigned segment = 0;           // Kind::segment: which (fMP4 movies)
+  int tracks = hls::kBestTracks;  // of an fMP4 movie's pieces and playlist: hls_playlist.hpp
+  std::string name;               // the movie's, or the title's
+  std::string movie_uri;          // a TS movie's segments: /movies/NAME (percent-encoded), or movie.ts beside the playlist
   std::uint64_t bitrate_bps = 0;
   unsigned width = 0, height = 0;
   struct Rendition {
@@ -52,7 +53,8 @@ struct HlsWant {
     unsigned width = 0, height = 0;
     std::uint32_t frame_rate_num = 0, frame_rate_den = 0;
   };
-  std::vector<Rendition> renditions;  // Kind::title, highest rate first
+  std::vector<Rendition> renditions;       // Kind::title, highest rate first
+  std::vector<hls::AudioRendition> audio;  // Kind::title: its audio tracks, when they are renditions of their own
 };
 
 // A range of a movie, read through the pool.

@@ -7,7 +7,8 @@
 #    BCP 47), and says the pair's first keyframe that differs; vod-client list shows the title;
 #  - /hls/TITLE/master.m3u8 passes the playlist checker with a variant per rendition (CODECS,
 #    RESOLUTION, FRAME-RATE), and every variant's media playlist lists the same segments;
-#  - ffmpeg decodes every variant through the master playlist, every frame;
+#  - ffmpeg decodes every variant through the master playlist, every frame, and each audio track,
+#    a rendition of its own (EXT-X-MEDIA), with its language;
 #  - segment 1 of the top rendition followed by segment 2 of the bottom one decodes in one decoder
 #    with continuous timestamps (the SPS and PPS in band, as a player's new init segment gives them);
 #  - the pair is not a title (no master.m3u8 of its folder), and each of its files still plays alone.
@@ -57,7 +58,7 @@ hls=$base/hls/$(urlname "Films")/$(urlname "Läder (2024)")
 curl -sf "$hls/master.m3u8" -o "$work/master.m3u8" || fail "no master.m3u8 of the title"
 /usr/bin/python3 "$here/check_playlist.py" "$work/master.m3u8" "title master.m3u8"
 [[ $(grep -c '^#EXT-X-STREAM-INF:' "$work/master.m3u8") -eq 3 ]] || fail "$(cat "$work/master.m3u8")"
-grep -q 'RESOLUTION=426x240,FRAME-RATE=25.000$' "$work/master.m3u8" && grep -q 'CODECS="avc1.64[0-9a-f]*,mp4a.40.2"' "$work/master.m3u8" ||
+grep -q 'RESOLUTION=426x240,FRAME-RATE=25.000,' "$work/master.m3u8" && grep -q 'CODECS="avc1.64[0-9a-f]*,mp4a.40.2"' "$work/master.m3u8" ||
   fail "the variants lack RESOLUTION, FRAME-RATE or CODECS: $(cat "$work/master.m3u8")"
 variants=()
 while read -r uri; do variants+=("$uri"); done < <(grep -v '^#' "$work/master.m3u8")
@@ -75,6 +76,23 @@ for i in "${!variants[@]}"; do
   [[ ! -s $work/decode.err && $frames == "$want" ]] || fail "${variants[$i]}: $frames frames of $want: $(head -3 "$work/decode.err")"
 done
 pass "${#variants[@]} variants, $want frames each, no decoder error"
+
+step "the audio tracks are renditions of their own, each decoded whole, with its language"
+grep -q '^#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",NAME="en (1)",LANGUAGE="en",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="1",URI="audio-0/index.m3u8"$' \
+  "$work/master.m3u8" && grep -q 'LANGUAGE="de",DEFAULT=NO,.*URI="audio-1/index.m3u8"$' "$work/master.m3u8" &&
+  [[ $(grep -c ',AUDIO="audio"$' "$work/master.m3u8") -eq 3 ]] || fail "no audio group in $(cat "$work/master.m3u8")"
+want_audio=$(ffprobe -v error -select_streams a:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$dir/Läder (2024) - 240p.mp4")
+for k in 0 1; do
+  curl -sf "$hls/audio-$k/index.m3u8" -o "$work/audio-$k.m3u8" || fail "no audio-$k/index.m3u8"
+  /usr/bin/python3 "$here/check_playlist.py" "$work/audio-$k.m3u8" "audio-$k/index.m3u8"
+  packets=$(ffprobe -v error -select_streams a:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$hls/audio-$k/index.m3u8" 2> "$work/audio.err" | awk 'NF { print; exit }')
+  [[ ! -s $work/audio.err && $packets -ge $((want_audio - 2)) && $packets -le $want_audio ]] || fail "audio-$k: $packets packets of $want_audio: $(head -3 "$work/audio.err")"
+  { curl -sf "$hls/audio-$k/init.mp4" && curl -sf "$hls/audio-$k/seg-0.m4s"; } > "$work/audio-$k.mp4"
+  language=$(ffprobe -v error -show_entries stream=codec_type:stream_tags=language -of csv=p=0 "$work/audio-$k.mp4")
+  [[ $language == "audio,$( ((k == 0)) && echo eng || echo ger)" ]] || fail "audio-$k holds $language"
+done
+/usr/bin/python3 "$here/check_playlist.py" --same-segments "$work/variant-0.m3u8" "$work"/audio-*.m3u8
+pass "audio-0 (en) and audio-1 (de): $want_audio packets each, alone in their segments, the variants' segment times"
 
 step "segment 1 of 240p, then segment 2 of 120p: one decoder, continuous timestamps"
 top=$hls/${variants[0]%/index.m3u8}

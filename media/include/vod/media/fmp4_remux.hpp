@@ -26,6 +26,11 @@ using ReadBytesAt = std::function<std::size_t(std::uint64_t offset, std::span<st
 struct Fmp4Options {
   std::chrono::milliseconds time_limit{10000};  // for one call, reads included
   unsigned max_packets = 50000;                 // read for one segment before giving up
+  // Which tracks: the best video and the best audio stream (a movie's HLS), the video alone (a
+  // title's variant when its audio tracks are renditions of their own), or one audio stream alone
+  // (`audio_stream`, the container's stream index: such a rendition).
+  enum class Tracks { best, video, audio } tracks = Tracks::best;
+  int audio_stream = -1;
 };
 
 class Fmp4Error : public std::runtime_error {
@@ -33,8 +38,7 @@ class Fmp4Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The init segment: ftyp and a moov with the tracks (the best video and audio streams) and no
-// samples. Throws Fmp4Error saying why (no stream MP4 can carry, a libavformat failure).
+// The init segment: ftyp and a moov with the tracks (options.tracks) and no samples. Throws Fmp4Error saying why (no stream MP4 can carry, a libavformat failure).
 std::vector<std::uint8_t> fmp4_init_segment(std::uint64_t size, const ReadBytesAt& read_at, const Fmp4Options& options = {});
 
 // Media segment `sequence` (0-based): a moof and its mdat. `end_us` of the last segment is past the
