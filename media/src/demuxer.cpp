@@ -58,7 +58,7 @@ Demuxer::Demuxer(std::span<const std::uint8_t> bytes, const DemuxOptions& option
 
 Demuxer::Demuxer(ByteSource source, const DemuxOptions& options)
     : source_(std::move(source)), started_(Clock::now()), deadline_(started_ + options.time_limit) {
-  open(options.find_stream_info);
+  open(options.find_stream_info, options.formats);
 }
 
 std::string Demuxer::expiry_text() const {
@@ -66,7 +66,7 @@ std::string Demuxer::expiry_text() const {
   return "gave up after " + std::to_string(s / 1000) + "." + std::to_string(s % 1000 / 100) + " s";
 }
 
-void Demuxer::open(bool find_stream_info) {
+void Demuxer::open(bool find_stream_info, const char* formats) {
   quiet_libav();
   if (source_.size == 0) {
     error_ = "the file is empty";
@@ -89,7 +89,7 @@ void Demuxer::open(bool find_stream_info) {
     error_ = expired() ? "probing the format " + expiry_text() : "not a container libavformat recognises (" + av_error(err) + ")";
     return;
   }
-  if (!any_of_names(detected->name, kServedFormats)) {
+  if (!any_of_names(detected->name, formats)) {
     unserved_format_ = detected->name;
     if (names_other_resources(detected->name))
       nested_open_ = "it is a '" + unserved_format_ + "' file, which names other files or URLs to open";
@@ -104,7 +104,7 @@ void Demuxer::open(bool find_stream_info) {
   }
   fmt->pb = io_;
   fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
-  fmt->format_whitelist = av_strdup(kServedFormats);
+  fmt->format_whitelist = av_strdup(formats);
   fmt->protocol_whitelist = av_strdup("");  // no protocol at all: every nested URL fails
   fmt->io_open = &Demuxer::refuse_open;     // and no demuxer may open one through the context
   fmt->opaque = this;

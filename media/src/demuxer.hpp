@@ -54,9 +54,13 @@ struct ByteSource {
 // A source over bytes already in memory.
 ByteSource memory_source(std::span<const std::uint8_t> bytes);
 
+// Subtitle files beside movies: text formats that name nothing else (subtitles.hpp reads them).
+inline constexpr const char* kSubtitleFormats = "srt,webvtt";
+
 struct DemuxOptions {
   bool find_stream_info = false;                                              // decode a few frames to fill in codec parameters
   std::chrono::steady_clock::duration time_limit = std::chrono::seconds(10);  // from construction
+  const char* formats = kServedFormats;  // the demuxers allowed: kServedFormats or kSubtitleFormats
 };
 
 class Demuxer {
@@ -94,7 +98,7 @@ class Demuxer {
   static int interrupted(void* opaque);
   static int refuse_open(AVFormatContext* s, AVIOContext** pb, const char* url, int flags, AVDictionary** options);
 
-  void open(bool find_stream_info);
+  void open(bool find_stream_info, const char* formats);
 
   ByteSource source_;
   Clock::time_point started_, deadline_;

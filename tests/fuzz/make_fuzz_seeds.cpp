@@ -80,6 +80,15 @@ int main(int argc, char** argv) {
   catalog.entries[0].name = "Films/Läder (2024)/Läder (2024) - 720p.mp4";
   catalog.entries[1].name = std::string("Series/").append(200, 's').append("/Season 01/").append(100, 'e').append(".ts");
   write(dir, "catalog", "paths", encode_catalog(catalog));
+  // Version 4: a title of two renditions with an audio track and a sidecar's subtitles.
+  CatalogEntry low = e;
+  low.name = "Films/Läder (2024)/Läder (2024) - 360p.mp4";
+  catalog.entries.push_back(low);
+  Title title{"Films/Läder (2024)", {{0, "720p", 25, 1}, {2, "360p", 25, 1}}, {}};
+  title.tracks.push_back({TrackKind::audio, true, "en", "aac", "English", 0, 1, 2, kAllRenditions});
+  title.tracks.push_back({TrackKind::subtitles, false, "sv", "subrip", "", 1, kWholeFile, 0, 2});
+  catalog.titles.push_back(title);
+  write(dir, "catalog", "titles", encode_catalog(catalog));
 
   KeyframeIndex index{1000, kIndexDirectEntry, {{0, 0}, {2'000'000, 500}}};
   write(dir, "keyframe_index", "two", encode_index(index));

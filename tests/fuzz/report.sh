@@ -23,7 +23,8 @@ done
 # Decoders: "Decoded<T> NAME(" in the public protocol headers (namespace vod::proto), and the
 # parsers of live input, which return optionals.
 mapfile -t decoders < <(grep -rhoE 'Decoded<[^;]*> +[a-z_]+\(' "$src"/protocol/include | sed -E 's/.*> +([a-z_]+)\(/vod::proto::\1/' | sort -u)
-decoders+=(vod::media::parse_ts_packet vod::media::pes_pts vod::media::TsScanner::scan vod::media::make_thumbnail vod::cluster::decode_member)
+decoders+=(vod::media::parse_ts_packet vod::media::pes_pts vod::media::TsScanner::scan vod::media::make_thumbnail vod::cluster::decode_member
+  vod::media::read_cues vod::media::cue_text)
 echo "decoders of wire data (edges covered, best target):"
 missing=0
 for d in "${decoders[@]}"; do
