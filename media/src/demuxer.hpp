@@ -60,7 +60,7 @@ inline constexpr const char* kSubtitleFormats = "srt,webvtt";
 struct DemuxOptions {
   bool find_stream_info = false;                                              // decode a few frames to fill in codec parameters
   std::chrono::steady_clock::duration time_limit = std::chrono::seconds(10);  // from construction
-  const char* formats = kServedFormats;  // the demuxers allowed: kServedFormats or kSubtitleFormats
+  const char* formats = kServedFormats;                                       // the demuxers allowed: kServedFormats or kSubtitleFormats
 };
 
 class Demuxer {

@@ -23,7 +23,7 @@ namespace {
 // AV_TIME_BASE_Q as a C++ value (the macro is a C compound literal).
 constexpr AVRational kMicroseconds{1, AV_TIME_BASE};
 
-constexpr std::int64_t kShiftUs = 10'000'000;
+constexpr std::int64_t kShiftUs = kFmp4ShiftUs;
 
 struct PacketFree {
   void operator()(AVPacket* p) const noexcept { av_packet_free(&p); }

@@ -44,6 +44,7 @@ StreamCodecs stream_codecs(std::uint64_t size, const std::function<std::size_t(s
     return out;
   }
   AVFormatContext* fmt = demuxer.format();
+  if (fmt->start_time != AV_NOPTS_VALUE) out.start_time_us = fmt->start_time;
   const int video = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   const int audio = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, -1, nullptr, 0);
   if (video >= 0) {

@@ -90,8 +90,9 @@ std::string cue_text(const std::string& codec, std::span<const std::uint8_t> pay
 std::vector<Cue> read_cues(std::uint64_t size, const std::function<std::size_t(std::uint64_t, std::span<std::uint8_t>)>& read_at,
                            int stream, std::chrono::milliseconds time_limit, std::size_t max_cues) {
   detail::quiet_libav();
-  detail::Demuxer in(detail::ByteSource{size, read_at},
-                     {.find_stream_info = false, .time_limit = time_limit, .formats = stream < 0 ? detail::kSubtitleFormats : detail::kServedFormats});
+  detail::Demuxer in(
+      detail::ByteSource{size, read_at},
+      {.find_stream_info = false, .time_limit = time_limit, .formats = stream < 0 ? detail::kSubtitleFormats : detail::kServedFormats});
   if (!in.ok()) throw SubtitleError("cannot read the subtitles: " + in.error());
   AVFormatContext* fmt = in.format();
   const int want = stream < 0 ? 0 : stream;
@@ -109,7 +110,8 @@ std::vector<Cue> read_cues(std::uint64_t size, const std::function<std::size_t(s
   while (cues.size() < max_cues) {
     const int err = av_read_frame(fmt, p.get());
     if (err == AVERROR_EOF) break;
-    if (err < 0) throw SubtitleError(in.expired() ? "reading the subtitles " + in.expiry_text() : "reading the subtitles: " + detail::av_error(err));
+    if (err < 0)
+      throw SubtitleError(in.expired() ? "reading the subtitles " + in.expiry_text() : "reading the subtitles: " + detail::av_error(err));
     if (p->stream_index == want && p->pts != AV_NOPTS_VALUE && p->duration > 0) {
       const AVRational tb = fmt->streams[want]->time_base;
       const std::int64_t start = av_rescale_q(p->pts, tb, kMicroseconds) - origin;
@@ -127,7 +129,8 @@ std::vector<Cue> read_cues(std::uint64_t size, const std::function<std::size_t(s
 std::string webvtt_segment(const std::vector<Cue>& cues, std::uint64_t start_us, std::uint64_t end_us, std::uint64_t mpegts_at_zero) {
   std::string out = "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:" + std::to_string(mpegts_at_zero) + ",LOCAL:00:00:00.000\n";
   for (const Cue& c : cues)
-    if (c.start_us < end_us && c.end_us > start_us) out += "\n" + timestamp(c.start_us) + " --> " + timestamp(c.end_us) + "\n" + c.text + "\n";
+    if (c.start_us < end_us && c.end_us > start_us)
+      out += "\n" + timestamp(c.start_us) + " --> " + timestamp(c.end_us) + "\n" + c.text + "\n";
   return out;
 }
 

@@ -175,6 +175,14 @@ std::string fmp4_media_playlist(const std::vector<Segment>& segments) {
   return b + "#EXT-X-ENDLIST\n";
 }
 
+std::string webvtt_media_playlist(const std::vector<Segment>& segments) {
+  std::string b = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:" + std::to_string(target_duration(segments)) +
+                  "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n";
+  for (std::size_t i = 0; i < segments.size(); ++i)
+    b += "#EXTINF:" + seconds_text(segments[i].extinf_us()) + ",\nseg-" + std::to_string(i) + ".vtt\n";
+  return b + "#EXT-X-ENDLIST\n";
+}
+
 std::uint64_t peak_bandwidth(const std::vector<Segment>& segments, std::uint64_t fallback) {
   std::uint64_t peak = 0;
   for (const auto& s : segments)
@@ -187,10 +195,10 @@ std::uint64_t peak_bandwidth(const std::vector<Segment>& segments, std::uint64_t
 
 std::string multivariant_playlist(const Variant& v) { return multivariant_playlist(std::vector<Variant>{v}); }
 
-std::string multivariant_playlist(const std::vector<Variant>& variants, const std::vector<AudioRendition>& audio) {
+std::string multivariant_playlist(const std::vector<Variant>& variants, const std::vector<MediaRendition>& media) {
   std::string b = "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n";
-  for (const AudioRendition& a : audio) {
-    b += "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"" + a.group + "\",NAME=\"" + a.name + "\"";
+  for (const MediaRendition& a : media) {
+    b += "#EXT-X-MEDIA:TYPE=" + a.type + ",GROUP-ID=\"" + a.group + "\",NAME=\"" + a.name + "\"";
     if (!a.language.empty()) b += ",LANGUAGE=\"" + a.language + "\"";
     b += std::string(",DEFAULT=") + (a.is_default ? "YES" : "NO") + ",AUTOSELECT=YES";
     if (a.channels) b += ",CHANNELS=\"" + std::to_string(a.channels) + "\"";
@@ -207,6 +215,7 @@ std::string multivariant_playlist(const std::vector<Variant>& variants, const st
       b += std::string(",FRAME-RATE=") + rate;
     }
     if (!v.audio_group.empty()) b += ",AUDIO=\"" + v.audio_group + "\"";
+    if (!v.subtitles_group.empty()) b += ",SUBTITLES=\"" + v.subtitles_group + "\"";
     b += "\n" + v.uri + "\n";
   }
   return b;

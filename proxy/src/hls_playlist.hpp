@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "vod/media/subtitles.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
 
@@ -74,11 +75,12 @@ std::optional<ByteSpan> ts_init_range(std::span<const std::uint8_t> head);
 // What a movie's playlists are made from (HlsService fetches it once per movie and catalog generation).
 struct MovieFacts {
   std::vector<Segment> segments;
-  bool fmp4 = false;                // MP4 and Matroska: fMP4 segments remuxed on the fly (init.mp4, seg-N.m4s)
-  std::optional<ByteSpan> ts_init;  // MPEG-TS: the leading PAT/PMT
-  std::string codecs;               // RFC 6381, e.g. "avc1.64001e,mp4a.40.2"; "" when not known
-  std::string error;                // set when the facts could not be had: why
-  bool retry = false;               // the error may pass (the index is being built, the server is away)
+  bool fmp4 = false;                 // MP4 and Matroska: fMP4 segments remuxed on the fly (init.mp4, seg-N.m4s)
+  std::optional<ByteSpan> ts_init;   // MPEG-TS: the leading PAT/PMT
+  std::string codecs;                // RFC 6381, e.g. "avc1.64001e,mp4a.40.2"; "" when not known
+  std::uint64_t mpegts_at_zero = 0;  // 90 kHz: where the movie's time 0 is in its segments (X-TIMESTAMP-MAP)
+  std::string error;                 // set when the facts could not be had: why
+  bool retry = false;                // the error may pass (the index is being built, the server is away)
 };
 
 // The media playlist of a TS movie served by byte ranges of `movie_uri` (vod-proxy: "movie.ts",
@@ -98,16 +100,28 @@ struct Variant {
   unsigned width = 0, height = 0;
   std::uint32_t frame_rate_num = 0, frame_rate_den = 0;  // FRAME-RATE, when known
   std::string audio_group;                               // AUDIO: its audio is in that group's renditions
+  std::string subtitles_group;                           // SUBTITLES
 };
-// An audio rendition of a title (EXT-X-MEDIA TYPE=AUDIO).
-struct AudioRendition {
+// An audio or subtitles rendition of a title (EXT-X-MEDIA).
+struct MediaRendition {
+  std::string type;                        // "AUDIO" or "SUBTITLES"
   std::string group, uri, language, name;  // language: BCP 47 or ""; name: unique in the group
   unsigned channels = 0;
   bool is_default = false;
 };
 std::string multivariant_playlist(const Variant& v);
 // A title's: its audio renditions, then one EXT-X-STREAM-INF per variant, in the order given.
-std::string multivariant_playlist(const std::vector<Variant>& variants, const std::vector<AudioRendition>& audio = {});
+std::string multivariant_playlist(const std::vector<Variant>& variants, const std::vector<MediaRendition>& media = {});
+
+// The cues of a subtitle file or stream (HlsService reads them once per track and generation).
+struct Cues {
+  std::vector<media::Cue> cues;
+  std::string error;
+  bool retry = false;
+};
+
+// The media playlist of a title's subtitles: segment N is "seg-N.vtt", at the title's times.
+std::string webvtt_media_playlist(const std::vector<Segment>& segments);
 
 // The peak segment bit rate (BANDWIDTH): the largest bytes × 8 / duration over the segments, or
 // `fallback` when there are none.

@@ -9,6 +9,7 @@
 
 #include "route_parts.hpp"
 #include "vod/client/uri.hpp"
+#include "vod/media/subtitles.hpp"
 
 namespace vod::proxy {
 
@@ -26,9 +27,9 @@ std::optional<std::uint64_t> decimal(const std::string& text, std::size_t digits
   return std::stoull(text);
 }
 
-// "seg-N.m4s" -> N.
-std::optional<unsigned> segment_number(const std::string& file) {
-  if (file.rfind("seg-", 0) != 0 || !file.ends_with(".m4s")) return std::nullopt;
+// "seg-N.m4s" (or `extension`) -> N.
+std::optional<unsigned> segment_number(const std::string& file, const char* extension = ".m4s") {
+  if (file.rfind("seg-", 0) != 0 || !file.ends_with(extension)) return std::nullopt;
   const auto n = decimal(file.substr(4, file.size() - 8), 6);
   if (!n) return std::nullopt;
   return static_cast<unsigned>(*n);
@@ -114,6 +115,12 @@ Plan hls_error(const Plan& want, const std::string& error, bool retry, unsigned 
 // /hls/TITLE/master.m3u8: a title's multivariant playlist, a variant per rendition, each the
 // rendition's own media playlist (TITLE/NAME - LABEL.ext/index.m3u8, relative). nullopt when the
 // path names no title.
+// A quoted-string attribute holds no '"' (RFC 8216, 4.2).
+std::string quotable(std::string s) {
+  std::replace(s.begin(), s.end(), '"', '\'');
+  return s;
+}
+
 bool remuxed_to_fmp4(const proto::CatalogEntry& e) { return e.container == "mp4" || e.container == "matroska" || e.container == "webm"; }
 
 std::vector<proto::TitleTrack> audio_tracks(const proto::Title& t) {
@@ -123,18 +130,25 @@ std::vector<proto::TitleTrack> audio_tracks(const proto::Title& t) {
   return out;
 }
 
+// The subtitles HLS offers: those of every rendition (a variant's group is the title's), in order.
+std::vector<proto::TitleTrack> subtitle_tracks(const proto::Title& t) {
+  std::vector<proto::TitleTrack> out;
+  for (const auto& k : t.tracks)
+    if (k.kind == proto::TrackKind::subtitles && k.rendition == proto::kAllRenditions) out.push_back(k);
+  return out;
+}
+
+// NAME is unique in its group: the track's own name, else its language, then its number.
+std::string shown_name(const proto::TitleTrack& k, std::size_t i, const char* fallback) {
+  return quotable(!k.name.empty() ? k.name : !k.language.empty() ? k.language : fallback) + " (" + std::to_string(i + 1) + ")";
+}
+
 // A title's audio tracks are renditions of their own (EXT-X-MEDIA, its variants video alone) when
 // it has more than one and every rendition is remuxed to fMP4 (a TS rendition's segments are its
 // own bytes, with its audio in them).
 bool audio_groups(const proto::Title& t, const proto::Catalog& c) {
   return audio_tracks(t).size() > 1 &&
          std::all_of(t.renditions.begin(), t.renditions.end(), [&](const auto& r) { return remuxed_to_fmp4(c.entries.at(r.entry)); });
-}
-
-// A quoted-string attribute holds no '"' (RFC 8216, 4.2).
-std::string quotable(std::string s) {
-  std::replace(s.begin(), s.end(), '"', '\'');
-  return s;
 }
 
 std::optional<Plan> title_request(const Request& r, const std::string& encoded, const Site& site) {
@@ -156,18 +170,17 @@ std::optional<Plan> title_request(const Request& r, const std::string& encoded, 
     const auto tracks = audio_tracks(*title);
     bool any_default = false;
     for (std::size_t i = 0; i < tracks.size(); ++i) {
-      const auto& k = tracks[i];
-      // NAME is unique in the group: the track's own name, else its language, then its number.
-      const std::string shown = quotable(!k.name.empty()       ? k.name
-                                         : !k.language.empty() ? k.language
-                                                               : "audio") +
-                                " (" + std::to_string(i + 1) + ")";
-      const bool is_default = k.is_default && !any_default;
+      const bool is_default = tracks[i].is_default && !any_default;
       any_default = any_default || is_default;
-      w.audio.push_back({"audio", "audio-" + std::to_string(i) + "/index.m3u8", k.language, shown, k.channels, is_default});
+      w.media.push_back({"AUDIO", "audio", "audio-" + std::to_string(i) + "/index.m3u8", tracks[i].language,
+                         shown_name(tracks[i], i, "audio"), tracks[i].channels, is_default});
     }
-    if (!any_default) w.audio.front().is_default = true;
+    if (!any_default) w.media.front().is_default = true;
   }
+  const auto subtitles = subtitle_tracks(*title);
+  for (std::size_t i = 0; i < subtitles.size(); ++i)
+    w.media.push_back({"SUBTITLES", "subs", "subtitles-" + std::to_string(i) + "/index.m3u8", subtitles[i].language,
+                       shown_name(subtitles[i], i, "subtitles"), 0, false});
   Plan p;
   p.headers = {{"Content-Type", "application/vnd.apple.mpegurl"}, {"Cache-Control", "max-age=30"}};
   p.body = std::move(w);
@@ -200,6 +213,23 @@ std::optional<Plan> title_part_request(const Request& r, const std::string& enco
       return error_plan(404, "title '" + title->name + "' has " + std::to_string(tracks.size()) + " audio tracks, from audio-0");
     w.name = site.catalog.entries.at(tracks[*k].entry).name;
     w.tracks = tracks[*k].stream;
+  } else if (part.rfind("subtitles-", 0) == 0) {
+    const auto tracks = subtitle_tracks(*title);
+    const auto k = decimal(part.substr(10), 2);
+    if (!k || *k >= tracks.size())
+      return error_plan(404, "title '" + title->name + "' has " + std::to_string(tracks.size()) + " subtitle tracks, from subtitles-0");
+    const auto n = segment_number(file, ".vtt");
+    if (file != "index.m3u8" && !n) return error_plan(404, "a title's " + part + " has index.m3u8 and seg-N.vtt");
+    w.kind = n ? HlsWant::Kind::subtitles_segment : HlsWant::Kind::subtitles;
+    w.segment = n.value_or(0);
+    w.name = site.catalog.entries.at(tracks[*k].entry).name;
+    w.cue_stream = tracks[*k].stream == proto::kWholeFile ? -1 : tracks[*k].stream;
+    w.reference = site.catalog.entries.at(title->renditions.front().entry).name;
+    Plan p;
+    p.headers = {{"Content-Type", n ? "text/vtt; charset=utf-8" : "application/vnd.apple.mpegurl"}, {"Cache-Control", "max-age=30"}};
+    p.body = std::move(w);
+    p.send_body = r.method == "GET";
+    return p;
   } else {
     return std::nullopt;
   }
@@ -237,7 +267,10 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   else if (file == "master.m3u8") w.kind = HlsWant::Kind::multivariant;
   else if (file == "init.mp4") w.kind = HlsWant::Kind::init;
   else if (auto n = segment_number(file)) w.kind = HlsWant::Kind::segment, w.segment = *n;
-  else if (file != "movie.ts")
+  else if (segment_number(file, ".vtt") && slash != std::string::npos) {  // only a title's subtitles have these
+    if (auto part = title_part_request(r, rest.substr(0, slash), file, w, site)) return std::move(*part);
+    return error_plan(404, "WebVTT segments are a title's subtitles: /hls/TITLE/subtitles-K/seg-N.vtt");
+  } else if (file != "movie.ts")
     return error_plan(404, "HLS playlists are /hls/NAME/master.m3u8 (multivariant) and /hls/NAME/index.m3u8 (media)");
   if (w.kind == HlsWant::Kind::multivariant && slash != std::string::npos)
     if (auto title = title_request(r, rest.substr(0, slash), site)) return std::move(*title);
@@ -291,6 +324,7 @@ Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
                    want.height,
                    0,
                    0,
+                   "",
                    ""};
     p.body = hls::multivariant_playlist(v);
   }
@@ -304,9 +338,26 @@ Plan title_hls_plan(Plan p, const std::vector<std::shared_ptr<const hls::MovieFa
     const HlsWant::Rendition& r = want.renditions[i];
     if (!facts[i]->error.empty()) return hls_error(p, "title '" + want.name + "': " + facts[i]->error, facts[i]->retry);
     variants.push_back({r.uri, facts[i]->codecs, hls::peak_bandwidth(facts[i]->segments, r.bitrate_bps), r.bitrate_bps, r.width, r.height,
-                        r.frame_rate_num, r.frame_rate_den, want.audio.empty() ? "" : want.audio.front().group});
+                        r.frame_rate_num, r.frame_rate_den, "", ""});
+    for (const auto& m : want.media) (m.type == "AUDIO" ? variants.back().audio_group : variants.back().subtitles_group) = m.group;
   }
-  p.body = hls::multivariant_playlist(variants, want.audio);
+  p.body = hls::multivariant_playlist(variants, want.media);
+  return p;
+}
+
+Plan subtitles_plan(Plan p, const hls::MovieFacts& reference, const hls::Cues* cues) {
+  const HlsWant want = *p.as<HlsWant>();
+  if (!reference.error.empty()) return hls_error(p, reference.error, reference.retry);
+  if (want.kind == HlsWant::Kind::subtitles) {
+    p.body = hls::webvtt_media_playlist(reference.segments);
+    return p;
+  }
+  if (!cues || !cues->error.empty()) return hls_error(p, cues ? cues->error : "no cues", cues && cues->retry);
+  if (want.segment >= reference.segments.size())
+    return error_plan(404, "the title has " + std::to_string(reference.segments.size()) + " segments, from seg-0.vtt");
+  const hls::Segment& s = reference.segments[want.segment];
+  const bool last = want.segment + 1 == reference.segments.size();
+  p.body = media::webvtt_segment(cues->cues, s.start_us, last ? ~0ull : s.start_us + s.duration_us, reference.mpegts_at_zero);
   return p;
 }
 

@@ -6,6 +6,7 @@
 #include "vod/log.hpp"
 #include "vod/media/fmp4_remux.hpp"
 #include "vod/media/stream_codecs.hpp"
+#include "vod/media/subtitles.hpp"
 
 namespace vod::proxy {
 
@@ -183,8 +184,49 @@ hls::MovieFacts HlsService::finish_facts(client::Session& s, const proto::Catalo
   }
   const media::StreamCodecs codecs = media::stream_codecs(movie.size, read_at);
   facts.codecs = codecs_of(codecs);
+  // The movie's time 0 in its segments' 90 kHz clock: TS segments keep its own timestamps, the
+  // fMP4 remux shifts them (kFmp4ShiftUs).
+  const std::int64_t zero_us = codecs.start_time_us + (facts.fmp4 ? media::kFmp4ShiftUs : 0);
+  facts.mpegts_at_zero = static_cast<std::uint64_t>(std::max<std::int64_t>(zero_us, 0)) * 9 / 100 % (1ull << 33);
   if (facts.codecs.empty()) log::warn("hls", "'" + name + "': codecs not known, the multivariant playlist names none: " + codecs.note);
   return facts;
+}
+
+void HlsService::cues(const std::string& name, std::uint32_t generation, int stream, CuesDone done) {
+  const CuesKey key{name, generation, stream};
+  if (const auto it = cues_.find(key); it != cues_.end()) {
+    boost::asio::post(io_, [done = std::move(done), c = it->second] { done(c); });
+    return;
+  }
+  auto& waiters = cues_waiting_[key];
+  waiters.push_back(std::move(done));
+  if (waiters.size() > 1) return;  // under way
+  run([this, key] {
+    hls::Cues c;
+    try {
+      client::Session& s = session_for(std::get<0>(key), std::get<1>(key));
+      auto read_at = [&s](std::uint64_t offset, std::span<std::uint8_t> dest) { return s.pread(offset, dest); };
+      c.cues = media::read_cues(s.size(), read_at, std::get<2>(key));
+      log::info("hls", "'" + std::get<0>(key) + "': " + std::to_string(c.cues.size()) + " subtitle cues");
+    } catch (const media::SubtitleError& e) {
+      c.error = "'" + std::get<0>(key) + "': " + e.what();  // the file's content: the same next time
+    } catch (const std::exception& e) {
+      session_.reset();
+      c.error = "'" + std::get<0>(key) + "': " + e.what();
+      c.retry = true;
+    }
+    if (!c.error.empty()) log::warn("hls", "no subtitles: " + c.error);
+    boost::asio::post(io_, [this, key, c = std::move(c)]() mutable {
+      auto shared = std::make_shared<const hls::Cues>(std::move(c));
+      if (!shared->retry) {
+        if (cues_.size() >= kMaxFacts) cues_.clear();  // bounded as the facts are
+        cues_[key] = shared;
+      }
+      auto done_list = std::move(cues_waiting_[key]);
+      cues_waiting_.erase(key);
+      for (auto& d : done_list) d(shared);
+    });
+  });
 }
 
 void HlsService::facts_made(const FactsKey& key, hls::MovieFacts f) {

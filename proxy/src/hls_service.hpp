@@ -49,6 +49,7 @@ struct HlsPiece {
 class HlsService {
  public:
   using FactsDone = std::function<void(std::shared_ptr<const hls::MovieFacts>)>;
+  using CuesDone = std::function<void(std::shared_ptr<const hls::Cues>)>;
   using PieceDone = std::function<void(std::shared_ptr<const HlsPiece>)>;
 
   HlsService(boost::asio::io_context& io, HlsSettings settings);
@@ -58,6 +59,8 @@ class HlsService {
 
   // On the io thread; `done` runs on the io thread, at once from the cache or when the job ends.
   void facts(const std::string& name, std::uint32_t generation, FactsDone done);
+  // The cues of subtitle stream `stream` of `name` (-1: the whole file, a sidecar).
+  void cues(const std::string& name, std::uint32_t generation, int stream, CuesDone done);
   // Piece `segment` of an fMP4 movie (nullopt: its init segment), with `tracks` (hls::kBestTracks,
   // hls::kVideoTrack or an audio stream's index).
   void piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, int tracks, PieceDone done);
@@ -92,6 +95,9 @@ class HlsService {
   std::map<PieceKey, std::pair<std::shared_ptr<const HlsPiece>, std::list<PieceKey>::iterator>> pieces_;
   std::size_t piece_bytes_ = 0;
   std::map<PieceKey, std::vector<PieceDone>> piece_waiting_;
+  using CuesKey = std::tuple<std::string, std::uint32_t, int>;  // file, catalog generation, stream
+  std::map<CuesKey, std::shared_ptr<const hls::Cues>> cues_;
+  std::map<CuesKey, std::vector<CuesDone>> cues_waiting_;
   // shared with the worker
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -184,6 +184,20 @@ void HttpConnection::respond_with_playlist(Plan plan, const std::string& method,
                });
     return;
   }
+  if (want.kind == HlsWant::Kind::subtitles || want.kind == HlsWant::Kind::subtitles_segment) {
+    // The title's segment times (its first rendition's facts), then, for a segment, the track's cues.
+    hls_.facts(want.reference, generation,
+               [self = shared_from_this(), plan = std::move(plan), method, generation](std::shared_ptr<const hls::MovieFacts> f) mutable {
+                 const HlsWant w = *plan.as<HlsWant>();
+                 if (w.kind == HlsWant::Kind::subtitles || !f->error.empty())
+                   return self->respond(subtitles_plan(std::move(plan), *f, nullptr), method);
+                 self->hls_.cues(w.name, generation, w.cue_stream,
+                                 [self, plan = std::move(plan), method, f](std::shared_ptr<const hls::Cues> c) mutable {
+                                   self->respond(subtitles_plan(std::move(plan), *f, c.get()), method);
+                                 });
+               });
+    return;
+  }
   if (want.kind == HlsWant::Kind::title) {
     // Every rendition's facts (cached, or made one after another on the service's worker); the
     // playlist when the last arrives.

@@ -38,8 +38,10 @@ struct ThumbnailWant {
 
 // An HLS playlist of a movie: made once the movie's facts are at hand (HlsService), by hls_plan().
 struct HlsWant {
-  // title: a title's multivariant playlist, made from the facts of each of `renditions`.
-  enum class Kind { media, multivariant, init, segment, title } kind = Kind::media;
+  // title: a title's multivariant playlist, made from the facts of each of `renditions`;
+  // subtitles, subtitles_segment: a title's subtitles playlist and its WebVTT segment `segment`,
+  // at the times of the title's first rendition (`reference`), of the cues of `name`'s `cue_stream`.
+  enum class Kind { media, multivariant, init, segment, title, subtitles, subtitles_segment } kind = Kind::media;
   unsigned segment = 0;           // Kind::segment: which (fMP4 movies)
   int tracks = hls::kBestTracks;  // of an fMP4 movie's pieces and playlist: hls_playlist.hpp
   std::string name;               // the movie's, or the title's
@@ -54,7 +56,9 @@ struct HlsWant {
     std::uint32_t frame_rate_num = 0, frame_rate_den = 0;
   };
   std::vector<Rendition> renditions;       // Kind::title, highest rate first
-  std::vector<hls::AudioRendition> audio;  // Kind::title: its audio tracks, when they are renditions of their own
+  std::vector<hls::MediaRendition> media;  // Kind::title: its audio tracks (when renditions of their own) and subtitles
+  std::string reference;                   // Kind::subtitles*: the title's first rendition
+  int cue_stream = -1;                     // Kind::subtitles*: the subtitle stream of `name`; -1: the whole file
 };
 
 // A range of a movie, read through the pool.
@@ -116,6 +120,9 @@ Plan route(const Request& request, const Site& site);
 Plan hls_plan(Plan want, const hls::MovieFacts& facts);
 // A title's multivariant playlist once the facts of each of its renditions are known (in the
 // want's order), or the first error.
+// A title's subtitles playlist, or its WebVTT segment, once the facts of its first rendition (the
+// segment times) and, for a segment, the track's cues are known.
+Plan subtitles_plan(Plan want, const hls::MovieFacts& reference, const hls::Cues* cues);
 Plan title_hls_plan(Plan want, const std::vector<std::shared_ptr<const hls::MovieFacts>>& facts);
 // The answer to an fMP4 piece request (init.mp4, seg-N.m4s) once it is made: its bytes or the error.
 Plan hls_piece_plan(Plan want, const std::string& bytes, const std::string& error, bool retry);

@@ -9,6 +9,7 @@
 #    RESOLUTION, FRAME-RATE), and every variant's media playlist lists the same segments;
 #  - ffmpeg decodes every variant through the master playlist, every frame, and each audio track,
 #    a rendition of its own (EXT-X-MEDIA), with its language;
+#  - the sidecars are a subtitles group of segmented WebVTT that ffmpeg reads back;
 #  - segment 1 of the top rendition followed by segment 2 of the bottom one decodes in one decoder
 #    with continuous timestamps (the SPS and PPS in band, as a player's new init segment gives them);
 #  - the pair is not a title (no master.m3u8 of its folder), and each of its files still plays alone.
@@ -80,7 +81,7 @@ pass "${#variants[@]} variants, $want frames each, no decoder error"
 step "the audio tracks are renditions of their own, each decoded whole, with its language"
 grep -q '^#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",NAME="en (1)",LANGUAGE="en",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="1",URI="audio-0/index.m3u8"$' \
   "$work/master.m3u8" && grep -q 'LANGUAGE="de",DEFAULT=NO,.*URI="audio-1/index.m3u8"$' "$work/master.m3u8" &&
-  [[ $(grep -c ',AUDIO="audio"$' "$work/master.m3u8") -eq 3 ]] || fail "no audio group in $(cat "$work/master.m3u8")"
+  [[ $(grep -c ',AUDIO="audio",SUBTITLES="subs"$' "$work/master.m3u8") -eq 3 ]] || fail "no audio group in $(cat "$work/master.m3u8")"
 want_audio=$(ffprobe -v error -select_streams a:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$dir/Läder (2024) - 240p.mp4")
 for k in 0 1; do
   curl -sf "$hls/audio-$k/index.m3u8" -o "$work/audio-$k.m3u8" || fail "no audio-$k/index.m3u8"
@@ -93,6 +94,25 @@ for k in 0 1; do
 done
 /usr/bin/python3 "$here/check_playlist.py" --same-segments "$work/variant-0.m3u8" "$work"/audio-*.m3u8
 pass "audio-0 (en) and audio-1 (de): $want_audio packets each, alone in their segments, the variants' segment times"
+
+step "the sidecar subtitles are a WebVTT group at the title's segment times"
+grep -q '^#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="en (1)",LANGUAGE="en",DEFAULT=NO,AUTOSELECT=YES,URI="subtitles-0/index.m3u8"$' \
+  "$work/master.m3u8" && grep -q 'TYPE=SUBTITLES,.*LANGUAGE="sv",.*URI="subtitles-1/index.m3u8"$' "$work/master.m3u8" &&
+  [[ $(grep -c ',SUBTITLES="subs"$' "$work/master.m3u8") -eq 3 ]] || fail "no subtitles group in $(cat "$work/master.m3u8")"
+for k in 0 1; do
+  curl -sf "$hls/subtitles-$k/index.m3u8" -o "$work/subtitles-$k.m3u8" || fail "no subtitles-$k/index.m3u8"
+  /usr/bin/python3 "$here/check_playlist.py" "$work/subtitles-$k.m3u8" "subtitles-$k/index.m3u8"
+  curl -sf "$hls/subtitles-$k/seg-0.vtt" -o "$work/seg-$k.vtt" || fail "no subtitles-$k/seg-0.vtt"
+  # The cue, at the movie's time; X-TIMESTAMP-MAP puts that time 0 where the fMP4 segments have it.
+  cue=$( ((k == 0)) && echo Hello || echo Hej)
+  [[ $(head -2 "$work/seg-$k.vtt") == $'WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000' ]] &&
+    grep -qx '00:00:01.000 --> 00:00:04.000' "$work/seg-$k.vtt" && grep -qx "$cue" "$work/seg-$k.vtt" || fail "subtitles-$k/seg-0.vtt: $(cat "$work/seg-$k.vtt")"
+  ffmpeg -v error -i "$hls/subtitles-$k/index.m3u8" -f webvtt - > "$work/read-$k.vtt" 2> "$work/read.err" || true
+  [[ ! -s $work/read.err ]] && grep -qx "$cue" "$work/read-$k.vtt" || fail "ffmpeg reads subtitles-$k: $(head -3 "$work/read.err")"
+  [[ $(curl -s -o /dev/null -w '%{http_code}' "$hls/subtitles-$k/seg-3.vtt") == 404 ]] || fail "a segment past the last answered"
+done
+/usr/bin/python3 "$here/check_playlist.py" --same-segments "$work/variant-0.m3u8" "$work"/subtitles-*.m3u8
+pass "subtitles-0 (en, from .srt) and subtitles-1 (sv, from .vtt): checked, their cues read back by ffmpeg"
 
 step "segment 1 of 240p, then segment 2 of 120p: one decoder, continuous timestamps"
 top=$hls/${variants[0]%/index.m3u8}

@@ -152,17 +152,18 @@ TEST(HlsPlaylist, TsMediaPlaylistByRanges) {
 }
 
 TEST(HlsPlaylist, Multivariant) {
-  EXPECT_EQ(multivariant_playlist(Variant{"index.m3u8", "avc1.64001e,mp4a.40.2", 1500000, 1000000, 854, 480, 0, 0, ""}),
+  EXPECT_EQ(multivariant_playlist(Variant{"index.m3u8", "avc1.64001e,mp4a.40.2", 1500000, 1000000, 854, 480, 0, 0, "", ""}),
             "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1500000,AVERAGE-BANDWIDTH=1000000,CODECS=\"avc1.64001e,mp4a."
             "40.2\","
             "RESOLUTION=854x480\nindex.m3u8\n");
-  EXPECT_EQ(multivariant_playlist(Variant{"index.m3u8", "", 0, 0, 0, 0, 0, 0, ""}),
+  EXPECT_EQ(multivariant_playlist(Variant{"index.m3u8", "", 0, 0, 0, 0, 0, 0, "", ""}),
             "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1\nindex.m3u8\n");
 }
 
 TEST(HlsPlaylist, MultivariantOfATitle) {
-  const std::vector<Variant> v = {{"A%20-%20720p.mp4/index.m3u8", "avc1.64001f,mp4a.40.2", 3000000, 2500000, 1280, 720, 30000, 1001, ""},
-                                  {"A%20-%20360p.mp4/index.m3u8", "avc1.64001e", 900000, 800000, 640, 360, 25, 1, ""}};
+  const std::vector<Variant> v = {
+      {"A%20-%20720p.mp4/index.m3u8", "avc1.64001f,mp4a.40.2", 3000000, 2500000, 1280, 720, 30000, 1001, "", ""},
+      {"A%20-%20360p.mp4/index.m3u8", "avc1.64001e", 900000, 800000, 640, 360, 25, 1, "", ""}};
   EXPECT_EQ(multivariant_playlist(v),
             "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n"
             "#EXT-X-STREAM-INF:BANDWIDTH=3000000,AVERAGE-BANDWIDTH=2500000,CODECS=\"avc1.64001f,mp4a.40.2\",RESOLUTION=1280x720,"
@@ -172,16 +173,19 @@ TEST(HlsPlaylist, MultivariantOfATitle) {
 }
 
 TEST(HlsPlaylist, MultivariantWithAudioRenditions) {
-  const std::vector<Variant> v = {{"video-720p/index.m3u8", "avc1.64001f,mp4a.40.2", 3000000, 2500000, 1280, 720, 25, 1, "audio"}};
-  const std::vector<AudioRendition> a = {{"audio", "audio-0/index.m3u8", "en", "en (1)", 2, true},
-                                         {"audio", "audio-1/index.m3u8", "", "audio (2)", 0, false}};
+  const std::vector<Variant> v = {{"video-720p/index.m3u8", "avc1.64001f,mp4a.40.2", 3000000, 2500000, 1280, 720, 25, 1, "audio", "subs"}};
+  const std::vector<MediaRendition> a = {{"AUDIO", "audio", "audio-0/index.m3u8", "en", "en (1)", 2, true},
+                                         {"AUDIO", "audio", "audio-1/index.m3u8", "", "audio (2)", 0, false},
+                                         {"SUBTITLES", "subs", "subtitles-0/index.m3u8", "sv", "sv (1)", 0, false}};
   EXPECT_EQ(multivariant_playlist(v, a),
             "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n"
             "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"en (1)\",LANGUAGE=\"en\",DEFAULT=YES,AUTOSELECT=YES,CHANNELS=\"2\","
             "URI=\"audio-0/index.m3u8\"\n"
             "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"audio (2)\",DEFAULT=NO,AUTOSELECT=YES,URI=\"audio-1/index.m3u8\"\n"
+            "#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"subs\",NAME=\"sv (1)\",LANGUAGE=\"sv\",DEFAULT=NO,AUTOSELECT=YES,"
+            "URI=\"subtitles-0/index.m3u8\"\n"
             "#EXT-X-STREAM-INF:BANDWIDTH=3000000,AVERAGE-BANDWIDTH=2500000,CODECS=\"avc1.64001f,mp4a.40.2\",RESOLUTION=1280x720,"
-            "FRAME-RATE=25.000,AUDIO=\"audio\"\nvideo-720p/index.m3u8\n");
+            "FRAME-RATE=25.000,AUDIO=\"audio\",SUBTITLES=\"subs\"\nvideo-720p/index.m3u8\n");
 }
 
 TEST(HlsCut, ARenditionIsCutWhereItsTitleIs) {

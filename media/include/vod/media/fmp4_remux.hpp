@@ -21,6 +21,11 @@
 
 namespace vod::media {
 
+// Presentation times in the segments are the movie's shifted forward by this much (B-frames give
+// the first packets negative decode times, which a tfdt cannot hold): a WebVTT segment's
+// X-TIMESTAMP-MAP names the movie's time 0 there.
+inline constexpr std::int64_t kFmp4ShiftUs = 10'000'000;
+
 using ReadBytesAt = std::function<std::size_t(std::uint64_t offset, std::span<std::uint8_t> dest)>;
 
 struct Fmp4Options {

@@ -23,6 +23,7 @@ struct StreamCodecs {
   std::optional<AvcParameters> avc;         // set for an H.264 video stream whose SPS was found
   std::optional<unsigned> aac_object_type;  // set for an AAC audio stream (2: LC, 5: HE, 29: HE v2)
   std::string video_codec, audio_codec;     // libavcodec's names, "" without the stream
+  std::int64_t start_time_us = 0;           // the container's first timestamp (the movie's time 0)
   std::string note;                         // what could not be learned, and why
 };
 

@@ -30,7 +30,8 @@ class SubtitleError : public std::runtime_error {
 // start order; at most `max_cues`. Throws SubtitleError saying why there are none (not a subtitle
 // file, not a text stream, the time limit).
 std::vector<Cue> read_cues(std::uint64_t size, const std::function<std::size_t(std::uint64_t, std::span<std::uint8_t>)>& read_at,
-                           int stream, std::chrono::milliseconds time_limit = std::chrono::milliseconds(10000), std::size_t max_cues = 100000);
+                           int stream, std::chrono::milliseconds time_limit = std::chrono::milliseconds(10000),
+                           std::size_t max_cues = 100000);
 
 // Cue text as a packet of `codec` (libavcodec's name) holds it, made safe for WebVTT: mov_text's
 // 16-bit length prefix and style boxes dropped, "\r" and ASS override blocks ("{\an8}") removed,
