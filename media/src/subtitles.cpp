@@ -134,4 +134,10 @@ std::string webvtt_segment(const std::vector<Cue>& cues, std::uint64_t start_us,
   return out;
 }
 
+std::string webvtt_file(const std::vector<Cue>& cues) {
+  std::string out = "WEBVTT\n";
+  for (const Cue& c : cues) out += "\n" + timestamp(c.start_us) + " --> " + timestamp(c.end_us) + "\n" + c.text + "\n";
+  return out;
+}
+
 }  // namespace vod::media

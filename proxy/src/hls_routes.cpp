@@ -15,9 +15,12 @@ namespace vod::proxy {
 
 namespace {
 
+using routing::audio_tracks;
 using routing::movie;
 using routing::named_entry;
 using routing::query_value;
+using routing::remuxed_to_fmp4;
+using routing::subtitle_tracks;
 
 // A decimal number of at most `digits` digits without a leading zero ("0" itself is one).
 std::optional<std::uint64_t> decimal(const std::string& text, std::size_t digits) {
@@ -119,23 +122,6 @@ Plan hls_error(const Plan& want, const std::string& error, bool retry, unsigned 
 std::string quotable(std::string s) {
   std::replace(s.begin(), s.end(), '"', '\'');
   return s;
-}
-
-bool remuxed_to_fmp4(const proto::CatalogEntry& e) { return e.container == "mp4" || e.container == "matroska" || e.container == "webm"; }
-
-std::vector<proto::TitleTrack> audio_tracks(const proto::Title& t) {
-  std::vector<proto::TitleTrack> out;
-  for (const auto& k : t.tracks)
-    if (k.kind == proto::TrackKind::audio) out.push_back(k);
-  return out;
-}
-
-// The subtitles HLS offers: those of every rendition (a variant's group is the title's), in order.
-std::vector<proto::TitleTrack> subtitle_tracks(const proto::Title& t) {
-  std::vector<proto::TitleTrack> out;
-  for (const auto& k : t.tracks)
-    if (k.kind == proto::TrackKind::subtitles && k.rendition == proto::kAllRenditions) out.push_back(k);
-  return out;
 }
 
 // NAME is unique in its group: the track's own name, else its language, then its number.
@@ -251,6 +237,22 @@ std::optional<Plan> title_part_request(const Request& r, const std::string& enco
 }  // namespace
 
 namespace routing {
+
+bool remuxed_to_fmp4(const proto::CatalogEntry& e) { return e.container == "mp4" || e.container == "matroska" || e.container == "webm"; }
+
+std::vector<proto::TitleTrack> audio_tracks(const proto::Title& t) {
+  std::vector<proto::TitleTrack> out;
+  for (const auto& k : t.tracks)
+    if (k.kind == proto::TrackKind::audio) out.push_back(k);
+  return out;
+}
+
+std::vector<proto::TitleTrack> subtitle_tracks(const proto::Title& t) {
+  std::vector<proto::TitleTrack> out;
+  for (const auto& k : t.tracks)
+    if (k.kind == proto::TrackKind::subtitles && k.rendition == proto::kAllRenditions) out.push_back(k);
+  return out;
+}
 
 // /hls/NAME/index.m3u8 (media playlist), /hls/NAME/master.m3u8 (multivariant); for TS movies
 // /hls/NAME/movie.ts (the movie, by ranges), for fMP4 ones /hls/NAME/init.mp4 and /hls/NAME/seg-N.m4s.

@@ -198,7 +198,14 @@ void HttpConnection::respond_with_playlist(Plan plan, const std::string& method,
                });
     return;
   }
-  if (want.kind == HlsWant::Kind::title) {
+  if (want.kind == HlsWant::Kind::dash_text) {
+    hls_.cues(want.name, generation, want.cue_stream,
+              [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const hls::Cues> c) mutable {
+                self->respond(dash_text_plan(std::move(plan), *c), method);
+              });
+    return;
+  }
+  if (want.kind == HlsWant::Kind::title || want.kind == HlsWant::Kind::dash) {
     // Every rendition's facts (cached, or made one after another on the service's worker); the
     // playlist when the last arrives.
     struct Gathering {
@@ -212,7 +219,9 @@ void HttpConnection::respond_with_playlist(Plan plan, const std::string& method,
       hls_.facts(want.renditions[i].name, generation,
                  [self = shared_from_this(), g, i, method](std::shared_ptr<const hls::MovieFacts> facts) {
                    g->facts[i] = std::move(facts);
-                   if (--g->left == 0) self->respond(title_hls_plan(std::move(g->plan), g->facts), method);
+                   if (--g->left > 0) return;
+                   const bool dash = g->plan.as<HlsWant>()->kind == HlsWant::Kind::dash;
+                   self->respond(dash ? dash_plan(std::move(g->plan), g->facts) : title_hls_plan(std::move(g->plan), g->facts), method);
                  });
     return;
   }

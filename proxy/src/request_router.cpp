@@ -300,6 +300,8 @@ Plan route(const Request& r, const Site& site) {
   else if (path.rfind("/hls/", 0) == 0) {
     p = hls_request(r, path, site);
     if (p.as<MovieRange>()) return p;  // a TS segment: the movie's own Range answer, complete
+  } else if (path.rfind("/dash/", 0) == 0) {
+    p = routing::dash_request(r, path, site);
   } else if (path.rfind("/movies/", 0) == 0 || path.rfind("/live/", 0) == 0) {
     const bool live = path[1] == 'l';
     auto decoded = decoded_name(path.substr(live ? 6 : 8), "name", live);

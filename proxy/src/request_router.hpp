@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "dash_manifest.hpp"
 #include "hls_playlist.hpp"
 #include "live_hls_packager.hpp"
 #include "vod/protocol/catalog_layout.hpp"
@@ -41,7 +42,9 @@ struct HlsWant {
   // title: a title's multivariant playlist, made from the facts of each of `renditions`;
   // subtitles, subtitles_segment: a title's subtitles playlist and its WebVTT segment `segment`,
   // at the times of the title's first rendition (`reference`), of the cues of `name`'s `cue_stream`.
-  enum class Kind { media, multivariant, init, segment, title, subtitles, subtitles_segment } kind = Kind::media;
+  // dash: a DASH manifest, `dash` filled in from the facts of each of `renditions`; dash_text: a
+  // subtitle track as one WebVTT file (`name`, `cue_stream`).
+  enum class Kind { media, multivariant, init, segment, title, subtitles, subtitles_segment, dash, dash_text } kind = Kind::media;
   unsigned segment = 0;           // Kind::segment: which (fMP4 movies)
   int tracks = hls::kBestTracks;  // of an fMP4 movie's pieces and playlist: hls_playlist.hpp
   std::string name;               // the movie's, or the title's
@@ -59,6 +62,7 @@ struct HlsWant {
   std::vector<hls::MediaRendition> media;  // Kind::title: its audio tracks (when renditions of their own) and subtitles
   std::string reference;                   // Kind::subtitles*: the title's first rendition
   int cue_stream = -1;                     // Kind::subtitles*: the subtitle stream of `name`; -1: the whole file
+  dash::Presentation dash;                 // Kind::dash: its sets; video representations in the order of `renditions`
 };
 
 // A range of a movie, read through the pool.
@@ -123,6 +127,10 @@ Plan hls_plan(Plan want, const hls::MovieFacts& facts);
 // A title's subtitles playlist, or its WebVTT segment, once the facts of its first rendition (the
 // segment times) and, for a segment, the track's cues are known.
 Plan subtitles_plan(Plan want, const hls::MovieFacts& reference, const hls::Cues* cues);
+// A DASH manifest once the facts of each of its renditions are known (the first's give the times).
+Plan dash_plan(Plan want, const std::vector<std::shared_ptr<const hls::MovieFacts>>& facts);
+// A subtitle track as one WebVTT file once its cues are known.
+Plan dash_text_plan(Plan want, const hls::Cues& cues);
 Plan title_hls_plan(Plan want, const std::vector<std::shared_ptr<const hls::MovieFacts>>& facts);
 // The answer to an fMP4 piece request (init.mp4, seg-N.m4s) once it is made: its bytes or the error.
 Plan hls_piece_plan(Plan want, const std::string& bytes, const std::string& error, bool retry);

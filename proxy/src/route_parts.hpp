@@ -24,5 +24,14 @@ std::variant<const proto::CatalogEntry*, Plan> named_entry(const std::string& en
 std::variant<std::string, Plan> decoded_name(const std::string& encoded, const char* what = "name", bool channel = false);
 // /hls/...: a movie's playlists and pieces, a live channel's playlist, segments and parts.
 Plan hls_request(const Request& r, const std::string& path, const Site& site);
+// /dash/NAME/manifest.mpd (a title's, or an MP4 or Matroska movie's) and /dash/TITLE/subtitles-K.vtt.
+Plan dash_request(const Request& r, const std::string& path, const Site& site);
+
+// A title's parts, as HLS and DASH name them: whether a movie's pieces are remuxed to fMP4 (MP4,
+// Matroska, WebM), the title's audio tracks (audio-K), and the subtitles of every rendition
+// (subtitles-K; those of one rendition alone are in no group).
+bool remuxed_to_fmp4(const proto::CatalogEntry& e);
+std::vector<proto::TitleTrack> audio_tracks(const proto::Title& t);
+std::vector<proto::TitleTrack> subtitle_tracks(const proto::Title& t);
 
 }  // namespace vod::proxy::routing

@@ -10,6 +10,8 @@
 #  - ffmpeg decodes every variant through the master playlist, every frame, and each audio track,
 #    a rendition of its own (EXT-X-MEDIA), with its language;
 #  - the sidecars are a subtitles group of segmented WebVTT that ffmpeg reads back;
+#  - /dash/TITLE/manifest.mpd reads in ffmpeg's DASH demuxer with no error line: every representation
+#    decodes, the audio languages and the WebVTT text tracks are there;
 #  - segment 1 of the top rendition followed by segment 2 of the bottom one decodes in one decoder
 #    with continuous timestamps (the SPS and PPS in band, as a player's new init segment gives them);
 #  - the pair is not a title (no master.m3u8 of its folder), and each of its files still plays alone.
@@ -113,6 +115,26 @@ for k in 0 1; do
 done
 /usr/bin/python3 "$here/check_playlist.py" --same-segments "$work/variant-0.m3u8" "$work"/subtitles-*.m3u8
 pass "subtitles-0 (en, from .srt) and subtitles-1 (sv, from .vtt): checked, their cues read back by ffmpeg"
+
+step "DASH: the same segments in a manifest that ffmpeg's DASH demuxer reads without an error line"
+dash=$base/dash/$(urlname "Films")/$(urlname "Läder (2024)")
+curl -sf "$dash/manifest.mpd" -o "$work/manifest.mpd" || fail "no manifest.mpd"
+grep -q 'type="static"' "$work/manifest.mpd" && [[ $(grep -c 'segmentAlignment="true" startWithSAP="1"' "$work/manifest.mpd") -eq 3 ]] &&
+  [[ $(grep -c '<Representation id="[0-9]*p"' "$work/manifest.mpd") -eq 3 ]] && grep -q 'contentType="text" mimeType="text/vtt".* lang="sv"' "$work/manifest.mpd" ||
+  fail "manifest.mpd: $(head -c 3000 "$work/manifest.mpd")"
+ffprobe -v error -show_entries stream=codec_type,codec_name:stream_tags=language -of csv=p=0 "$dash/manifest.mpd" > "$work/dash-streams" 2> "$work/dash.err"
+[[ ! -s $work/dash.err ]] || fail "ffmpeg's DASH demuxer: $(head -3 "$work/dash.err")"
+for want_stream in 'h264,video' 'aac,audio,en' 'aac,audio,de' 'webvtt,subtitle,en' 'webvtt,subtitle,sv'; do
+  grep -q "^$want_stream" "$work/dash-streams" || fail "no $want_stream stream in the manifest: $(cat "$work/dash-streams")"
+done
+for v in 0 1 2; do
+  frames=$(ffmpeg -v error -i "$dash/manifest.mpd" -map "0:v:$v" -f framemd5 - 2> "$work/decode.err" | grep -vc '^#')
+  [[ ! -s $work/decode.err && $frames == "$want" ]] || fail "DASH video $v: $frames frames of $want: $(head -3 "$work/decode.err")"
+done
+ffmpeg -v error -i "$dash/manifest.mpd" -map 0:s:1 -f webvtt - 2> "$work/decode.err" | grep -qx Hej || fail "no Swedish cue through DASH: $(head -3 "$work/decode.err")"
+curl -sf "$base/dash/Films/Pair/$(urlname "Pair - hi.mp4")/manifest.mpd" -o "$work/movie.mpd" || fail "no manifest of a single movie"
+ffprobe -v error "$base/dash/Films/Pair/$(urlname "Pair - hi.mp4")/manifest.mpd" 2> "$work/dash.err" && [[ ! -s $work/dash.err ]] || fail "a movie's manifest: $(head -3 "$work/dash.err")"
+pass "3 video representations ($want frames each), 2 audio (en, de), 2 WebVTT (en, sv); a single movie's manifest reads too"
 
 step "segment 1 of 240p, then segment 2 of 120p: one decoder, continuous timestamps"
 top=$hls/${variants[0]%/index.m3u8}

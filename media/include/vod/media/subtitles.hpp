@@ -43,4 +43,7 @@ std::string cue_text(const std::string& codec, std::span<const std::uint8_t> pay
 // cues' time 0 to `mpegts_at_zero` (90 kHz: where the movie's time 0 is in its media segments).
 std::string webvtt_segment(const std::vector<Cue>& cues, std::uint64_t start_us, std::uint64_t end_us, std::uint64_t mpegts_at_zero);
 
+// Every cue as one WebVTT file (DASH's text track: times from the presentation's start).
+std::string webvtt_file(const std::vector<Cue>& cues);
+
 }  // namespace vod::media
