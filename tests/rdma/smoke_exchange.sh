@@ -70,8 +70,8 @@ expect_reject "bad magic" "reject code 3 (malformed request): connect request: m
 good="52564f440101003809$(printf '00%.0s' $(seq 47))"
 expect_reject "unknown kind" "reject code 3 (malformed request): connect request: unknown request kind 9" \
   "$peer" raw --host "$addr" --port "$port" --hex "$good"
-expect_reject "version 4" "reject code 2 (unsupported version): connect request: protocol version 4 not supported" \
-  "$peer" raw --host "$addr" --port "$port" --hex "52564f4404010038"
+expect_reject "version 255" "reject code 2 (unsupported version): connect request: protocol version 255 not supported" \
+  "$peer" raw --host "$addr" --port "$port" --hex "52564f44ff010038"
 expect_reject "empty private data" "reject code 3 (malformed request)" \
   "$peer" raw --host "$addr" --port "$port" --hex ""
 

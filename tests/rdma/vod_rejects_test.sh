@@ -23,7 +23,7 @@ step "malformed requests, sent raw"
 expect "bad magic" 3 "reject code 3 (malformed request): connect request: magic 0xdeadbeef" \
   "$peer" raw --host "$addr" --port "$port" --hex "deadbeef01010038"
 expect "unsupported version" 3 "reject code 2 (unsupported version)" \
-  "$peer" raw --host "$addr" --port "$port" --hex "52564f4404010038"
+  "$peer" raw --host "$addr" --port "$port" --hex "52564f44ff010038"
 expect "empty private data" 3 "reject code 3 (malformed request)" "$peer" raw --host "$addr" --port "$port" --hex ""
 # A live request (kind 3) by name hash: valid, but this server has no such live channel.
 expect "live request" 3 "reject code 1 (unknown movie): no such live channel; 0 live channels" \

@@ -89,7 +89,8 @@ TEST(ConnectRequest, RejectsEachMalformedField) {
   EXPECT_TRUE(fails_with(decode_connect_request(ByteVector(good.begin(), good.begin() + 40)), DecodeFault::truncated,
                          "length field 56 but only 40 bytes"));
   EXPECT_TRUE(fails_with(poked(0, 0x52564F45, 4), DecodeFault::bad_magic, "magic 0x52564f45"));
-  EXPECT_TRUE(fails_with(poked(4, 4, 1), DecodeFault::unsupported_version, "protocol version 4 not supported"));
+  EXPECT_TRUE(fails_with(poked(4, kProtocolVersion + 1, 1), DecodeFault::unsupported_version,
+                         "protocol version " + std::to_string(kProtocolVersion + 1) + " not supported"));
   EXPECT_TRUE(fails_with(poked(4, 0, 1), DecodeFault::unsupported_version, "protocol version 0"));
   EXPECT_TRUE(fails_with(poked(5, 2, 1), DecodeFault::wrong_type, "message type 2"));
   EXPECT_TRUE(fails_with(poked(6, 55, 2), DecodeFault::bad_length, "length field 55 is below this message's 56"));
