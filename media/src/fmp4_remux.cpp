@@ -162,6 +162,7 @@ std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytes
         continue;
       }
       r.write(p.get());
+      if (options.keyframe_only) video_done = true;
     } else if (p->stream_index == r.audio && !audio_done) {
       if (pts_us != AV_NOPTS_VALUE && pts_us >= at(end_us)) {
         audio_done = true;

@@ -78,7 +78,7 @@ Plan dash_request(const Request& r, const std::string& path, const Site& site) {
       const proto::CatalogEntry& e = site.catalog.entries.at(t.entry);
       if (!remuxed_to_fmp4(e))
         return error_plan(404, "DASH is made of fMP4 segments: '" + e.name + "' is " + e.container + "; its title plays in HLS");
-      w.renditions.push_back({e.name, "", e.bitrate_bps, e.width, e.height, t.frame_rate_num, t.frame_rate_den});
+      w.renditions.push_back({e.name, "", e.bitrate_bps, e.width, e.height, t.frame_rate_num, t.frame_rate_den, ""});
       video.representations.push_back({t.label, base + "video-" + client::percent_encode_path(t.label) + "/", "", e.bitrate_bps, e.width,
                                        e.height, t.frame_rate_num, t.frame_rate_den, 0});
     }
@@ -108,7 +108,7 @@ Plan dash_request(const Request& r, const std::string& path, const Site& site) {
       return error_plan(404, "DASH is made of fMP4 segments: '" + e->name + "' is " + (e->container.empty() ? "not media" : e->container) +
                                  "; play /hls/" + client::percent_encode_path(e->name) + "/master.m3u8");
     w.name = e->name;
-    w.renditions.push_back({e->name, "", e->bitrate_bps, e->width, e->height, 0, 0});
+    w.renditions.push_back({e->name, "", e->bitrate_bps, e->width, e->height, 0, 0, ""});
     w.dash.sets.push_back(
         {Set::Type::video,
          "",

@@ -175,6 +175,19 @@ std::string fmp4_media_playlist(const std::vector<Segment>& segments) {
   return b + "#EXT-X-ENDLIST\n";
 }
 
+std::string iframe_playlist(const std::vector<std::uint64_t>& k, std::uint64_t duration_us) {
+  std::vector<Segment> entries;  // for the target duration
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    const std::uint64_t end = i + 1 < k.size() ? k[i + 1] : std::max(duration_us, k[i] + 1);
+    entries.push_back({{0, 0}, k[i], end > k[i] ? end - k[i] : 1, 0});
+  }
+  std::string b = "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:" + std::to_string(target_duration(entries)) +
+                  "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-I-FRAMES-ONLY\n#EXT-X-MAP:URI=\"init.mp4\"\n";
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    b += "#EXTINF:" + seconds_text(entries[i].duration_us) + ",\niframe-" + std::to_string(i) + ".m4s\n";
+  return b + "#EXT-X-ENDLIST\n";
+}
+
 std::string webvtt_media_playlist(const std::vector<Segment>& segments) {
   std::string b = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:" + std::to_string(target_duration(segments)) +
                   "\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n";
@@ -203,6 +216,14 @@ std::string multivariant_playlist(const std::vector<Variant>& variants, const st
     b += std::string(",DEFAULT=") + (a.is_default ? "YES" : "NO") + ",AUTOSELECT=YES";
     if (a.channels) b += ",CHANNELS=\"" + std::to_string(a.channels) + "\"";
     b += ",URI=\"" + a.uri + "\"\n";
+  }
+  for (const Variant& v : variants) {
+    if (v.iframe_uri.empty()) continue;
+    // The keyframes alone: a tenth of the variant's rate, an estimate (their sizes are not in the index).
+    b += "#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=" + std::to_string(std::max<std::uint64_t>(v.bandwidth / 10, 1));
+    if (!v.codecs.empty()) b += ",CODECS=\"" + v.codecs.substr(0, v.codecs.find(',')) + "\"";
+    if (v.width && v.height) b += ",RESOLUTION=" + std::to_string(v.width) + "x" + std::to_string(v.height);
+    b += ",URI=\"" + v.iframe_uri + "\"\n";
   }
   for (const Variant& v : variants) {
     b += "#EXT-X-STREAM-INF:BANDWIDTH=" + std::to_string(std::max<std::uint64_t>(v.bandwidth, 1));

@@ -75,12 +75,14 @@ std::optional<ByteSpan> ts_init_range(std::span<const std::uint8_t> head);
 // What a movie's playlists are made from (HlsService fetches it once per movie and catalog generation).
 struct MovieFacts {
   std::vector<Segment> segments;
-  bool fmp4 = false;                 // MP4 and Matroska: fMP4 segments remuxed on the fly (init.mp4, seg-N.m4s)
-  std::optional<ByteSpan> ts_init;   // MPEG-TS: the leading PAT/PMT
-  std::string codecs;                // RFC 6381, e.g. "avc1.64001e,mp4a.40.2"; "" when not known
-  std::uint64_t mpegts_at_zero = 0;  // 90 kHz: where the movie's time 0 is in its segments (X-TIMESTAMP-MAP)
-  std::string error;                 // set when the facts could not be had: why
-  bool retry = false;                // the error may pass (the index is being built, the server is away)
+  bool fmp4 = false;                        // MP4 and Matroska: fMP4 segments remuxed on the fly (init.mp4, seg-N.m4s)
+  std::optional<ByteSpan> ts_init;          // MPEG-TS: the leading PAT/PMT
+  std::string codecs;                       // RFC 6381, e.g. "avc1.64001e,mp4a.40.2"; "" when not known
+  std::uint64_t mpegts_at_zero = 0;         // 90 kHz: where the movie's time 0 is in its segments (X-TIMESTAMP-MAP)
+  std::vector<std::uint64_t> keyframes_us;  // the movie's own keyframes (an I-frame playlist's entries)
+  std::uint64_t duration_us = 0;
+  std::string error;   // set when the facts could not be had: why
+  bool retry = false;  // the error may pass (the index is being built, the server is away)
 };
 
 // The media playlist of a TS movie served by byte ranges of `movie_uri` (vod-proxy: "movie.ts",
@@ -101,6 +103,7 @@ struct Variant {
   std::uint32_t frame_rate_num = 0, frame_rate_den = 0;  // FRAME-RATE, when known
   std::string audio_group;                               // AUDIO: its audio is in that group's renditions
   std::string subtitles_group;                           // SUBTITLES
+  std::string iframe_uri;                                // its I-frame playlist, or "": an EXT-X-I-FRAME-STREAM-INF
 };
 // An audio or subtitles rendition of a title (EXT-X-MEDIA).
 struct MediaRendition {
@@ -119,6 +122,10 @@ struct Cues {
   std::string error;
   bool retry = false;
 };
+
+// An fMP4 movie's I-frame playlist (RFC 8216, 4.3.3.6): EXT-X-MAP "init.mp4", then entry N
+// "iframe-N.m4s", the keyframe at keyframes_us[N] alone, lasting until the next keyframe.
+std::string iframe_playlist(const std::vector<std::uint64_t>& keyframes_us, std::uint64_t duration_us);
 
 // The media playlist of a title's subtitles: segment N is "seg-N.vtt", at the title's times.
 std::string webvtt_media_playlist(const std::vector<Segment>& segments);

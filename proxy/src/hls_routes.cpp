@@ -30,6 +30,14 @@ std::optional<std::uint64_t> decimal(const std::string& text, std::size_t digits
   return std::stoull(text);
 }
 
+// "iframe-N.m4s" -> N.
+std::optional<unsigned> iframe_number(const std::string& file) {
+  if (file.rfind("iframe-", 0) != 0 || !file.ends_with(".m4s")) return std::nullopt;
+  const auto n = decimal(file.substr(7, file.size() - 11), 6);
+  if (!n) return std::nullopt;
+  return static_cast<unsigned>(*n);
+}
+
 // "seg-N.m4s" (or `extension`) -> N.
 std::optional<unsigned> segment_number(const std::string& file, const char* extension = ".m4s") {
   if (file.rfind("seg-", 0) != 0 || !file.ends_with(extension)) return std::nullopt;
@@ -150,7 +158,8 @@ std::optional<Plan> title_request(const Request& r, const std::string& encoded, 
     const proto::CatalogEntry& e = site.catalog.entries.at(t.entry);
     const std::string base = e.name.substr(title->name.size() + 1);  // a rendition is in the title's folder
     const std::string uri = groups ? "video-" + client::percent_encode_path(t.label) : client::percent_encode_path(base);
-    w.renditions.push_back({e.name, uri + "/index.m3u8", e.bitrate_bps, e.width, e.height, t.frame_rate_num, t.frame_rate_den});
+    const std::string iframes = remuxed_to_fmp4(e) ? "video-" + client::percent_encode_path(t.label) + "/iframes.m3u8" : "";
+    w.renditions.push_back({e.name, uri + "/index.m3u8", e.bitrate_bps, e.width, e.height, t.frame_rate_num, t.frame_rate_den, iframes});
   }
   if (groups) {
     const auto tracks = audio_tracks(*title);
@@ -222,8 +231,10 @@ std::optional<Plan> title_part_request(const Request& r, const std::string& enco
   const proto::CatalogEntry& e = *site.catalog.find(w.name);
   if (!remuxed_to_fmp4(e)) return error_plan(404, "'" + w.name + "' is MPEG-TS: title '" + title->name + "' plays it with its audio");
   if (w.kind == HlsWant::Kind::multivariant || file == "movie.ts")
-    return error_plan(404, "a title's " + part + " has index.m3u8, init.mp4 and seg-N.m4s");
-  const bool piece = w.kind == HlsWant::Kind::init || w.kind == HlsWant::Kind::segment;
+    return error_plan(404, "a title's " + part + " has index.m3u8, init.mp4 and seg-N.m4s (and a video's iframes.m3u8)");
+  const bool iframes = w.kind == HlsWant::Kind::iframes || w.kind == HlsWant::Kind::iframe;
+  if (iframes && w.tracks != hls::kVideoTrack) return error_plan(404, "I-frame playlists are a title's video-LABEL/iframes.m3u8");
+  const bool piece = w.kind == HlsWant::Kind::init || w.kind == HlsWant::Kind::segment || w.kind == HlsWant::Kind::iframe;
   Plan p;
   p.headers = {{"Content-Type", piece ? "video/mp4" : "application/vnd.apple.mpegurl"},
                {"Cache-Control", piece ? "max-age=3600" : "max-age=30"}};
@@ -268,6 +279,8 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
   if (file == "index.m3u8") w.kind = HlsWant::Kind::media;
   else if (file == "master.m3u8") w.kind = HlsWant::Kind::multivariant;
   else if (file == "init.mp4") w.kind = HlsWant::Kind::init;
+  else if (file == "iframes.m3u8") w.kind = HlsWant::Kind::iframes;
+  else if (auto k = iframe_number(file)) w.kind = HlsWant::Kind::iframe, w.segment = *k;
   else if (auto n = segment_number(file)) w.kind = HlsWant::Kind::segment, w.segment = *n;
   else if (segment_number(file, ".vtt") && slash != std::string::npos) {  // only a title's subtitles have these
     if (auto part = title_part_request(r, rest.substr(0, slash), file, w, site)) return std::move(*part);
@@ -278,6 +291,8 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
     if (auto title = title_request(r, rest.substr(0, slash), site)) return std::move(*title);
   if (slash != std::string::npos)
     if (auto part = title_part_request(r, rest.substr(0, slash), file, w, site)) return std::move(*part);
+  if (w.kind == HlsWant::Kind::iframes || w.kind == HlsWant::Kind::iframe)
+    return error_plan(404, "I-frame playlists are a title's: /hls/TITLE/video-LABEL/iframes.m3u8");
   auto found = named_entry(rest.substr(0, slash), site.catalog);
   if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
   const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
@@ -315,7 +330,9 @@ Plan hls_request(const Request& r, const std::string& path, const Site& site) {
 Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
   const HlsWant want = *p.as<HlsWant>();
   if (!facts.error.empty()) return hls_error(p, facts.error, facts.retry);
-  if (want.kind == HlsWant::Kind::media) {
+  if (want.kind == HlsWant::Kind::iframes) {
+    p.body = hls::iframe_playlist(facts.keyframes_us, facts.duration_us);
+  } else if (want.kind == HlsWant::Kind::media) {
     p.body = facts.fmp4 ? hls::fmp4_media_playlist(facts.segments) : hls::ts_media_playlist(facts.segments, want.movie_uri, facts.ts_init);
   } else {
     hls::Variant v{"index.m3u8",
@@ -326,6 +343,7 @@ Plan hls_plan(Plan p, const hls::MovieFacts& facts) {
                    want.height,
                    0,
                    0,
+                   "",
                    "",
                    ""};
     p.body = hls::multivariant_playlist(v);
@@ -340,7 +358,7 @@ Plan title_hls_plan(Plan p, const std::vector<std::shared_ptr<const hls::MovieFa
     const HlsWant::Rendition& r = want.renditions[i];
     if (!facts[i]->error.empty()) return hls_error(p, "title '" + want.name + "': " + facts[i]->error, facts[i]->retry);
     variants.push_back({r.uri, facts[i]->codecs, hls::peak_bandwidth(facts[i]->segments, r.bitrate_bps), r.bitrate_bps, r.width, r.height,
-                        r.frame_rate_num, r.frame_rate_den, "", ""});
+                        r.frame_rate_num, r.frame_rate_den, "", "", r.iframe_uri});
     for (const auto& m : want.media) (m.type == "AUDIO" ? variants.back().audio_group : variants.back().subtitles_group) = m.group;
   }
   p.body = hls::multivariant_playlist(variants, want.media);

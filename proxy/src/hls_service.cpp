@@ -137,6 +137,8 @@ hls::MovieFacts HlsService::make_facts(const FactsKey& key) {
   }
   facts.segments = hls::cut_segments(index, movie.size, movie.duration_us, settings_.target_us);
   const proto::KeyframeIndex own = index;  // a copy: title_reference switches the session to another movie
+  for (const auto& k : own.entries) facts.keyframes_us.push_back(k.time_us);
+  facts.duration_us = movie.duration_us;
   if (auto reference = title_reference(s, name, generation)) {
     // A rendition of a title: cut where the title is, so every rendition lists the same segments.
     client::Session& back = session_for(name, generation);
@@ -243,8 +245,9 @@ void HlsService::facts_made(const FactsKey& key, hls::MovieFacts f) {
 
 // ---------------------------------------------------------------- fMP4 pieces
 
-void HlsService::piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, int tracks, PieceDone done) {
-  const PieceKey key{name, generation, segment ? static_cast<long>(*segment) : -1L, tracks};
+void HlsService::piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, int tracks, bool iframe,
+                       PieceDone done) {
+  const PieceKey key{name, generation, segment ? static_cast<long>(*segment) : -1L, tracks, iframe};
   if (const auto it = pieces_.find(key); it != pieces_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.second);
     boost::asio::post(io_, [done = std::move(done), p = it->second.first] { done(p); });
@@ -256,7 +259,8 @@ void HlsService::piece(const std::string& name, std::uint32_t generation, std::o
   // The segment's times come from the facts (cut from the index), which may need a job first.
   facts(name, generation, [this, key](std::shared_ptr<const hls::MovieFacts> f) {
     const long n = std::get<2>(key);
-    if (!f->error.empty() || (n >= 0 && static_cast<std::size_t>(n) >= f->segments.size())) {
+    const std::size_t count = std::get<4>(key) ? f->keyframes_us.size() : f->segments.size();
+    if (!f->error.empty() || (n >= 0 && static_cast<std::size_t>(n) >= count)) {
       HlsPiece p;
       p.error = !f->error.empty() ? f->error
                                   : "'" + std::get<0>(key) + "' has " + std::to_string(f->segments.size()) +
@@ -265,7 +269,10 @@ void HlsService::piece(const std::string& name, std::uint32_t generation, std::o
       return piece_made(key, std::move(p));
     }
     std::uint64_t start = 0, end = 0;
-    if (n >= 0) {
+    if (n >= 0 && std::get<4>(key)) {
+      start = f->keyframes_us[static_cast<std::size_t>(n)];
+      end = start + 1;  // the keyframe alone (keyframe_only)
+    } else if (n >= 0) {
       const hls::Segment& s = f->segments[static_cast<std::size_t>(n)];
       start = s.start_us;
       // The last segment runs to the end of the movie, whatever its stated duration.
@@ -280,7 +287,7 @@ void HlsService::piece(const std::string& name, std::uint32_t generation, std::o
 }
 
 HlsPiece HlsService::make_piece(const PieceKey& key, std::uint64_t start_us, std::uint64_t end_us) {
-  const auto& [name, generation, n, tracks] = key;
+  const auto& [name, generation, n, tracks, iframe] = key;
   const auto started = std::chrono::steady_clock::now();
   HlsPiece p;
   try {
@@ -290,6 +297,7 @@ HlsPiece HlsService::make_piece(const PieceKey& key, std::uint64_t start_us, std
     media::Fmp4Options options;
     if (tracks == hls::kVideoTrack) options.tracks = media::Fmp4Options::Tracks::video;
     if (tracks >= 0) options.tracks = media::Fmp4Options::Tracks::audio, options.audio_stream = tracks;
+    options.keyframe_only = iframe;
     const std::vector<std::uint8_t> bytes =
         n < 0 ? media::fmp4_init_segment(size, read_at, options)
               : media::fmp4_media_segment(size, read_at, start_us, end_us, static_cast<unsigned>(n), options);

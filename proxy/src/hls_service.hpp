@@ -63,11 +63,12 @@ class HlsService {
   void cues(const std::string& name, std::uint32_t generation, int stream, CuesDone done);
   // Piece `segment` of an fMP4 movie (nullopt: its init segment), with `tracks` (hls::kBestTracks,
   // hls::kVideoTrack or an audio stream's index).
-  void piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, int tracks, PieceDone done);
+  // With `iframe`, `segment` is a keyframe's number: the keyframe alone (an I-frame playlist's entry).
+  void piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, int tracks, bool iframe, PieceDone done);
 
  private:
-  using FactsKey = std::pair<std::string, std::uint32_t>;              // movie, catalog generation
-  using PieceKey = std::tuple<std::string, std::uint32_t, long, int>;  // ..., segment (-1: init), tracks
+  using FactsKey = std::pair<std::string, std::uint32_t>;                    // movie, catalog generation
+  using PieceKey = std::tuple<std::string, std::uint32_t, long, int, bool>;  // ..., segment (-1: init), tracks, keyframe alone
   void work();
   void run(std::function<void()> task);                                             // on the worker
   client::Session& session_for(const std::string& name, std::uint32_t generation);  // worker only

@@ -44,7 +44,20 @@ struct HlsWant {
   // at the times of the title's first rendition (`reference`), of the cues of `name`'s `cue_stream`.
   // dash: a DASH manifest, `dash` filled in from the facts of each of `renditions`; dash_text: a
   // subtitle track as one WebVTT file (`name`, `cue_stream`).
-  enum class Kind { media, multivariant, init, segment, title, subtitles, subtitles_segment, dash, dash_text } kind = Kind::media;
+  // iframes, iframe: a title rendition's I-frame playlist and its entry `segment` (the keyframe alone).
+  enum class Kind {
+    media,
+    multivariant,
+    init,
+    segment,
+    title,
+    subtitles,
+    subtitles_segment,
+    dash,
+    dash_text,
+    iframes,
+    iframe
+  } kind = Kind::media;
   unsigned segment = 0;           // Kind::segment: which (fMP4 movies)
   int tracks = hls::kBestTracks;  // of an fMP4 movie's pieces and playlist: hls_playlist.hpp
   std::string name;               // the movie's, or the title's
@@ -57,6 +70,7 @@ struct HlsWant {
     std::uint64_t bitrate_bps = 0;
     unsigned width = 0, height = 0;
     std::uint32_t frame_rate_num = 0, frame_rate_den = 0;
+    std::string iframe_uri;  // its I-frame playlist, relative to the title's; "" for none
   };
   std::vector<Rendition> renditions;       // Kind::title, highest rate first
   std::vector<hls::MediaRendition> media;  // Kind::title: its audio tracks (when renditions of their own) and subtitles

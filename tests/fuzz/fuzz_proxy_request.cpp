@@ -16,7 +16,7 @@ using namespace vod;
 
 const proto::Catalog& catalog() {
   static const proto::Catalog c = [] {
-    proto::Catalog c{7, {}};
+    proto::Catalog c{7, {}, 0, {}};
     auto add = [&](std::string name, std::uint64_t size, std::uint32_t flags, std::string container, std::string mime) {
       proto::CatalogEntry e;
       e.name = std::move(name);
@@ -38,6 +38,15 @@ const proto::Catalog& catalog() {
     add("raw.bin", 1, 0, "", "application/octet-stream");
     add("empty.bin", 0, 0, "", "application/octet-stream");
     add("cam", 1 << 20, proto::kEntryIsMedia | proto::kEntryLive, "mpegts", "video/mp2t");
+    // A title, for its HLS and DASH routes: two renditions, two audio tracks, a sidecar's subtitles.
+    add("T/T - 720p.mkv", 2'000'000, proto::kEntryIsMedia, "matroska", "video/x-matroska");
+    add("T/T - 360p.mp4", 1'000'000, proto::kEntryIsMedia, "mp4", "video/mp4");
+    add("T/T.en.srt", 100, 0, "", "application/octet-stream");
+    proto::Title t{"T", {{5, "720p", 25, 1}, {6, "360p", 25, 1}}, {}};
+    t.tracks.push_back({proto::TrackKind::audio, true, "en", "aac", "", 5, 1, 2, proto::kAllRenditions});
+    t.tracks.push_back({proto::TrackKind::audio, false, "de", "aac", "", 5, 2, 2, proto::kAllRenditions});
+    t.tracks.push_back({proto::TrackKind::subtitles, false, "en", "subrip", "", 7, proto::kWholeFile, 0, proto::kAllRenditions});
+    c.titles.push_back(t);
     return c;
   }();
   return c;

@@ -10,6 +10,7 @@
 #  - ffmpeg decodes every variant through the master playlist, every frame, and each audio track,
 #    a rendition of its own (EXT-X-MEDIA), with its language;
 #  - the sidecars are a subtitles group of segmented WebVTT that ffmpeg reads back;
+#  - each rendition has an I-frame playlist whose entries decode to exactly one keyframe each;
 #  - /dash/TITLE/manifest.mpd reads in ffmpeg's DASH demuxer with no error line: every representation
 #    decodes, the audio languages and the WebVTT text tracks are there;
 #  - segment 1 of the top rendition followed by segment 2 of the bottom one decodes in one decoder
@@ -115,6 +116,22 @@ for k in 0 1; do
 done
 /usr/bin/python3 "$here/check_playlist.py" --same-segments "$work/variant-0.m3u8" "$work"/subtitles-*.m3u8
 pass "subtitles-0 (en, from .srt) and subtitles-1 (sv, from .vtt): checked, their cues read back by ffmpeg"
+
+step "I-frame playlists: every entry is one keyframe, alone"
+[[ $(grep -c '^#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=[0-9]*,CODECS="avc1\.[0-9a-f]*",RESOLUTION=[0-9x]*,URI="video-[0-9]*p/iframes.m3u8"$' \
+  "$work/master.m3u8") -eq 3 ]] || fail "no I-frame streams in $(cat "$work/master.m3u8")"
+curl -sf "$hls/video-180p/iframes.m3u8" -o "$work/iframes.m3u8" || fail "no video-180p/iframes.m3u8"
+/usr/bin/python3 "$here/check_playlist.py" "$work/iframes.m3u8" "video-180p/iframes.m3u8"
+grep -qx '#EXT-X-I-FRAMES-ONLY' "$work/iframes.m3u8" || fail "not an I-frame playlist: $(head "$work/iframes.m3u8")"
+entries=$(grep -c '^iframe-[0-9]*\.m4s$' "$work/iframes.m3u8")
+[[ $entries -eq $(wc -l < "$work/keyframes-240p") ]] || fail "$entries entries for $(wc -l < "$work/keyframes-240p") keyframes"
+curl -sf "$hls/video-180p/init.mp4" -o "$work/iframe-init.mp4"
+for ((i = 0; i < entries; i++)); do
+  { cat "$work/iframe-init.mp4" && curl -sf "$hls/video-180p/iframe-$i.m4s"; } > "$work/iframe.mp4"
+  frames=$(ffprobe -v error -select_streams v:0 -show_entries frame=key_frame,pict_type -of csv=p=0 "$work/iframe.mp4" 2> "$work/iframe.err")
+  [[ $(wc -l <<< "$frames") -eq 1 && $frames == 1,I* && ! -s $work/iframe.err ]] || fail "iframe-$i.m4s decodes to '$frames' $(head -2 "$work/iframe.err")"
+done
+pass "3 I-frame streams; video-180p's $entries entries each decode to exactly one keyframe"
 
 step "DASH: the same segments in a manifest that ffmpeg's DASH demuxer reads without an error line"
 dash=$base/dash/$(urlname "Films")/$(urlname "Läder (2024)")

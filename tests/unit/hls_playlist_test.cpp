@@ -152,18 +152,18 @@ TEST(HlsPlaylist, TsMediaPlaylistByRanges) {
 }
 
 TEST(HlsPlaylist, Multivariant) {
-  EXPECT_EQ(multivariant_playlist(Variant{"index.m3u8", "avc1.64001e,mp4a.40.2", 1500000, 1000000, 854, 480, 0, 0, "", ""}),
+  EXPECT_EQ(multivariant_playlist(Variant{"index.m3u8", "avc1.64001e,mp4a.40.2", 1500000, 1000000, 854, 480, 0, 0, "", "", ""}),
             "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1500000,AVERAGE-BANDWIDTH=1000000,CODECS=\"avc1.64001e,mp4a."
             "40.2\","
             "RESOLUTION=854x480\nindex.m3u8\n");
-  EXPECT_EQ(multivariant_playlist(Variant{"index.m3u8", "", 0, 0, 0, 0, 0, 0, "", ""}),
+  EXPECT_EQ(multivariant_playlist(Variant{"index.m3u8", "", 0, 0, 0, 0, 0, 0, "", "", ""}),
             "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=1\nindex.m3u8\n");
 }
 
 TEST(HlsPlaylist, MultivariantOfATitle) {
   const std::vector<Variant> v = {
-      {"A%20-%20720p.mp4/index.m3u8", "avc1.64001f,mp4a.40.2", 3000000, 2500000, 1280, 720, 30000, 1001, "", ""},
-      {"A%20-%20360p.mp4/index.m3u8", "avc1.64001e", 900000, 800000, 640, 360, 25, 1, "", ""}};
+      {"A%20-%20720p.mp4/index.m3u8", "avc1.64001f,mp4a.40.2", 3000000, 2500000, 1280, 720, 30000, 1001, "", "", ""},
+      {"A%20-%20360p.mp4/index.m3u8", "avc1.64001e", 900000, 800000, 640, 360, 25, 1, "", "", ""}};
   EXPECT_EQ(multivariant_playlist(v),
             "#EXTM3U\n#EXT-X-INDEPENDENT-SEGMENTS\n"
             "#EXT-X-STREAM-INF:BANDWIDTH=3000000,AVERAGE-BANDWIDTH=2500000,CODECS=\"avc1.64001f,mp4a.40.2\",RESOLUTION=1280x720,"
@@ -173,7 +173,8 @@ TEST(HlsPlaylist, MultivariantOfATitle) {
 }
 
 TEST(HlsPlaylist, MultivariantWithAudioRenditions) {
-  const std::vector<Variant> v = {{"video-720p/index.m3u8", "avc1.64001f,mp4a.40.2", 3000000, 2500000, 1280, 720, 25, 1, "audio", "subs"}};
+  const std::vector<Variant> v = {
+      {"video-720p/index.m3u8", "avc1.64001f,mp4a.40.2", 3000000, 2500000, 1280, 720, 25, 1, "audio", "subs", "video-720p/iframes.m3u8"}};
   const std::vector<MediaRendition> a = {{"AUDIO", "audio", "audio-0/index.m3u8", "en", "en (1)", 2, true},
                                          {"AUDIO", "audio", "audio-1/index.m3u8", "", "audio (2)", 0, false},
                                          {"SUBTITLES", "subs", "subtitles-0/index.m3u8", "sv", "sv (1)", 0, false}};
@@ -184,8 +185,16 @@ TEST(HlsPlaylist, MultivariantWithAudioRenditions) {
             "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"audio (2)\",DEFAULT=NO,AUTOSELECT=YES,URI=\"audio-1/index.m3u8\"\n"
             "#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"subs\",NAME=\"sv (1)\",LANGUAGE=\"sv\",DEFAULT=NO,AUTOSELECT=YES,"
             "URI=\"subtitles-0/index.m3u8\"\n"
+            "#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=300000,CODECS=\"avc1.64001f\",RESOLUTION=1280x720,URI=\"video-720p/iframes.m3u8\"\n"
             "#EXT-X-STREAM-INF:BANDWIDTH=3000000,AVERAGE-BANDWIDTH=2500000,CODECS=\"avc1.64001f,mp4a.40.2\",RESOLUTION=1280x720,"
             "FRAME-RATE=25.000,AUDIO=\"audio\",SUBTITLES=\"subs\"\nvideo-720p/index.m3u8\n");
+}
+
+TEST(HlsPlaylist, IFramePlaylistHasAnEntryPerKeyframe) {
+  EXPECT_EQ(iframe_playlist({0, 2'000'000, 4'500'000}, 6'000'000),
+            "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:3\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-I-FRAMES-ONLY\n"
+            "#EXT-X-MAP:URI=\"init.mp4\"\n#EXTINF:2.000,\niframe-0.m4s\n#EXTINF:2.500,\niframe-1.m4s\n#EXTINF:1.500,\niframe-2.m4s\n"
+            "#EXT-X-ENDLIST\n");
 }
 
 TEST(HlsCut, ARenditionIsCutWhereItsTitleIs) {

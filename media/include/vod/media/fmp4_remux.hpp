@@ -36,6 +36,9 @@ struct Fmp4Options {
   // (`audio_stream`, the container's stream index: such a rendition).
   enum class Tracks { best, video, audio } tracks = Tracks::best;
   int audio_stream = -1;
+  // A media segment of the keyframe at start_us alone (an I-frame playlist's entry; with
+  // Tracks::video, the only sample of the fragment).
+  bool keyframe_only = false;
 };
 
 class Fmp4Error : public std::runtime_error {
