@@ -126,6 +126,11 @@ TEST(TitleGrouping, FoldersThatAreNotTitles) {
   }
 }
 
+TEST(TitleGrouping, OnlyFilesNamedAfterTheirFolderCanBeInATitle) {
+  for (const char* yes : {"A/A - 720p.mp4", "x/A/A.en.srt", "A/A.mp4", "A/Ab.mkv"}) EXPECT_TRUE(could_be_in_title(yes)) << yes;
+  for (const char* no : {"A - 720p.mp4", "B/A - 720p.mp4", "A/a - 720p.mp4", "A/ A.mp4"}) EXPECT_FALSE(could_be_in_title(no)) << no;
+}
+
 TEST(TitleGrouping, OneRenditionIsATitleAndTitlesAreSorted) {
   const std::vector<EntryFacts> entries = {movie("b/b - hd.mkv", 0, 1), movie("a/a - hd.mkv", 1, 1), movie("a/b/b - hd.ts", 2, 1)};
   const Grouping g = group_titles(entries);

@@ -8,9 +8,9 @@ namespace vod::server::titles {
 
 std::vector<proto::Title> LibraryTitles::update(const Library& library) {
   std::vector<EntryFacts> facts;
-  facts.reserve(library.movies.size());
   for (std::size_t i = 0; i < library.movies.size(); ++i) {
     const LoadedMovie& m = *library.movies[i];
+    if (!could_be_in_title(m.name)) continue;  // most of a library: no copy of its index
     EntryFacts f;
     f.name = m.name;
     f.entry = static_cast<std::uint32_t>(i);

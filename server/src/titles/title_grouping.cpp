@@ -66,6 +66,11 @@ struct Folder {
 
 }  // namespace
 
+bool could_be_in_title(const std::string& name) {
+  const Split s = split(name);
+  return !s.folder.empty() && s.base.compare(0, folder_name(s.folder).size(), folder_name(s.folder)) == 0;
+}
+
 std::optional<std::string> misalignment(const EntryFacts& a, const EntryFacts& b, std::uint64_t tolerance_us) {
   const auto& x = a.keyframes_us;
   const auto& y = b.keyframes_us;
@@ -86,10 +91,9 @@ Grouping group_titles(std::span<const EntryFacts> entries) {
   // Files by folder, sorted by name (a std::map), so titles come out sorted.
   std::map<std::string, Folder> folders;
   for (const EntryFacts& e : entries) {
+    if (!could_be_in_title(e.name)) continue;
     const Split s = split(e.name);
-    if (s.folder.empty()) continue;  // a title is a folder
     const std::string title = folder_name(s.folder);
-    if (s.base.compare(0, title.size(), title) != 0) continue;
     const std::string rest = s.base.substr(title.size());  // " - 720p.mp4", ".en.srt", " - 720p.en.srt"
     if (ends_with(rest, ".srt") || ends_with(rest, ".vtt")) {
       folders[s.folder].sidecars.push_back({rest.substr(0, rest.size() - 4), &e});

@@ -40,6 +40,11 @@ struct Grouping {
   std::vector<std::pair<std::string, std::string>> refused;
 };
 
+// Whether a file's name could make it part of a title (a rendition or a sidecar): it is in a
+// folder and starts with the folder's name. Only these need facts; a library's other files are
+// skipped before their indexes are copied.
+bool could_be_in_title(const std::string& name);
+
 // `entries` in any order; entry indexes as the catalog has them.
 Grouping group_titles(std::span<const EntryFacts> entries);
 
