@@ -10,6 +10,7 @@ extern "C" {
 #include <memory>
 
 #include "demuxer.hpp"
+#include "vod/protocol/catalog_layout.hpp"
 
 namespace vod::media {
 
@@ -21,22 +22,10 @@ struct PacketFree {
   void operator()(AVPacket* p) const noexcept { av_packet_free(&p); }
 };
 
-// Appends `s` with invalid UTF-8 sequences replaced by U+FFFD.
+// Appends `s` with invalid UTF-8 sequences replaced by U+FFFD (the catalog's rule of what UTF-8 is).
 void append_utf8(std::string& out, std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    bool ok = n > 0 && i + n <= s.size();
-    for (std::size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-    if (ok && n == 3) {
-      const auto d = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d > 0x9f);
-    }
-    if (ok && n == 4) {
-      const auto d = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d > 0x8f);
-    }
-    if (ok) {
+    if (const std::size_t n = proto::utf8_sequence(s, i)) {
       out.append(s.substr(i, n));
       i += n;
     } else {

@@ -76,11 +76,8 @@ std::string ContentId::hex() const {
   return out;
 }
 
-namespace {
-
-// The length of the UTF-8 sequence at s[i], or 0 when it is not one (overlong forms, surrogates and
-// code points past U+10FFFF included). Written out: the check is a few lines, and no library of
-// the project's set has one that works on a string_view without a locale.
+// Written out: the check is a few lines, and no library of the project's set has one that works on
+// a string_view without a locale.
 std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
   const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = at(i);
@@ -93,8 +90,6 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
   if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d > 0x9f) || (c == 0xf0 && d < 0x90) || (c == 0xf4 && d > 0x8f)) return 0;
   return n;
 }
-
-}  // namespace
 
 bool is_utf8_text(std::string_view text) noexcept {
   for (std::size_t i = 0; i < text.size(); ++i) {

@@ -65,6 +65,10 @@ const char* invalid_title_reason(const Title& t, std::size_t entry_count) {
 
 }  // namespace
 
+std::uint64_t frame_duration_us(std::uint32_t num, std::uint32_t den) noexcept {
+  return num && den ? 1'000'000ull * den / num : 1'000'000ull / 24;
+}
+
 const Title* find_title(const std::vector<Title>& titles, const std::string& name) noexcept {
   const auto it = std::lower_bound(titles.begin(), titles.end(), name, [](const Title& t, const std::string& n) { return t.name < n; });
   return it != titles.end() && it->name == name ? &*it : nullptr;

@@ -16,13 +16,6 @@ using routing::audio_tracks;
 using routing::remuxed_to_fmp4;
 using routing::subtitle_tracks;
 
-Plan unavailable(const Plan& want, const std::string& error, bool retry) {
-  Plan e = error_plan(retry ? 503 : 404, error);
-  if (retry) e.headers.emplace_back("Retry-After", "2");
-  e.send_body = want.send_body;
-  return e;
-}
-
 // "avc1.64001f,mp4a.40.2" -> the video's ("avc1.64001f") or the audio's ("mp4a.40.2") part.
 std::string codec_part(const std::string& codecs, bool video) {
   const auto comma = codecs.find(',');
@@ -30,10 +23,6 @@ std::string codec_part(const std::string& codecs, bool video) {
   const bool first_is_audio = first.rfind("mp4a", 0) == 0 || first == "ac-3" || first == "ec-3" || first == "opus" || first == "fLaC";
   if (video) return first_is_audio ? "" : first;
   return first_is_audio ? first : comma == std::string::npos ? "" : codecs.substr(comma + 1);
-}
-
-std::string track_label(const proto::TitleTrack& k, std::size_t i, const char* fallback) {
-  return (!k.name.empty() ? k.name : !k.language.empty() ? k.language : fallback) + " (" + std::to_string(i + 1) + ")";
 }
 
 }  // namespace
@@ -88,7 +77,7 @@ Plan dash_request(const Request& r, const std::string& path, const Site& site) {
       w.dash.sets.push_back(
           {Set::Type::audio,
            audio[i].language,
-           track_label(audio[i], i, "audio"),
+           routing::track_name(audio[i], i, "audio"),
            audio[i].is_default,
            {{"audio-" + std::to_string(i), base + "audio-" + std::to_string(i) + "/", audio[i].codec, 0, 0, 0, 0, 0, audio[i].channels}},
            ""});
@@ -96,7 +85,7 @@ Plan dash_request(const Request& r, const std::string& path, const Site& site) {
     for (std::size_t i = 0; i < text.size(); ++i)
       w.dash.sets.push_back({Set::Type::text,
                              text[i].language,
-                             track_label(text[i], i, "subtitles"),
+                             routing::track_name(text[i], i, "subtitles"),
                              false,
                              {{"subtitles-" + std::to_string(i), "", "wvtt", 256, 0, 0, 0, 0, 0}},
                              "/dash/" + client::percent_encode_path(title->name) + "/subtitles-" + std::to_string(i) + ".vtt"});
@@ -127,8 +116,8 @@ Plan dash_request(const Request& r, const std::string& path, const Site& site) {
 Plan dash_plan(Plan p, const std::vector<std::shared_ptr<const hls::MovieFacts>>& facts) {
   HlsWant want = *p.as<HlsWant>();
   for (const auto& f : facts)
-    if (!f || !f->error.empty()) return unavailable(p, f ? f->error : "no facts", f && f->retry);
-  if (facts.empty()) return unavailable(p, "no rendition", false);
+    if (!f || !f->error.empty()) return routing::hls_error(p, f ? f->error : "no facts", f && f->retry);
+  if (facts.empty()) return routing::hls_error(p, "no rendition", false);
   const hls::MovieFacts& first = *facts.front();
   dash::Presentation& d = want.dash;
   d.segments = first.segments;
@@ -152,7 +141,7 @@ Plan dash_plan(Plan p, const std::vector<std::shared_ptr<const hls::MovieFacts>>
 }
 
 Plan dash_text_plan(Plan p, const hls::Cues& cues) {
-  if (!cues.error.empty()) return unavailable(p, cues.error, cues.retry);
+  if (!cues.error.empty()) return routing::hls_error(p, cues.error, cues.retry);
   p.body = media::webvtt_file(cues.cues);
   return p;
 }

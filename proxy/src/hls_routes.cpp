@@ -16,6 +16,7 @@ namespace vod::proxy {
 namespace {
 
 using routing::audio_tracks;
+using routing::hls_error;
 using routing::movie;
 using routing::named_entry;
 using routing::query_value;
@@ -112,29 +113,10 @@ Plan live_hls_request(const Request& r, const std::string& rest, const Site& sit
   return p;
 }
 
-// An HLS answer that could not be made: 503 with Retry-After while it may come, 404 when it cannot
-// (or the status given).
-Plan hls_error(const Plan& want, const std::string& error, bool retry, unsigned status = 0) {
-  Plan e = error_plan(status ? status : retry ? 503 : 404, error);
-  if (retry) e.headers.emplace_back("Retry-After", "2");
-  for (const auto& h : want.headers)  // CORS, set for the request, holds for its error too
-    if (h.first == "Vary" || h.first.rfind("Access-Control-", 0) == 0) e.headers.push_back(h);
-  e.send_body = want.send_body;
-  return e;
-}
-
-// /hls/TITLE/master.m3u8: a title's multivariant playlist, a variant per rendition, each the
-// rendition's own media playlist (TITLE/NAME - LABEL.ext/index.m3u8, relative). nullopt when the
-// path names no title.
 // A quoted-string attribute holds no '"' (RFC 8216, 4.2).
 std::string quotable(std::string s) {
   std::replace(s.begin(), s.end(), '"', '\'');
   return s;
-}
-
-// NAME is unique in its group: the track's own name, else its language, then its number.
-std::string shown_name(const proto::TitleTrack& k, std::size_t i, const char* fallback) {
-  return quotable(!k.name.empty() ? k.name : !k.language.empty() ? k.language : fallback) + " (" + std::to_string(i + 1) + ")";
 }
 
 // A title's audio tracks are renditions of their own (EXT-X-MEDIA, its variants video alone) when
@@ -145,6 +127,9 @@ bool audio_groups(const proto::Title& t, const proto::Catalog& c) {
          std::all_of(t.renditions.begin(), t.renditions.end(), [&](const auto& r) { return remuxed_to_fmp4(c.entries.at(r.entry)); });
 }
 
+// /hls/TITLE/master.m3u8: a title's multivariant playlist, a variant per rendition, each the
+// rendition's own media playlist (TITLE/NAME - LABEL.ext/index.m3u8, relative). nullopt when the
+// path names no title.
 std::optional<Plan> title_request(const Request& r, const std::string& encoded, const Site& site) {
   auto name = routing::decoded_name(encoded, "title");
   if (!std::holds_alternative<std::string>(name)) return std::nullopt;  // a movie's path, if any, says what is wrong
@@ -168,14 +153,14 @@ std::optional<Plan> title_request(const Request& r, const std::string& encoded, 
       const bool is_default = tracks[i].is_default && !any_default;
       any_default = any_default || is_default;
       w.media.push_back({"AUDIO", "audio", "audio-" + std::to_string(i) + "/index.m3u8", tracks[i].language,
-                         shown_name(tracks[i], i, "audio"), tracks[i].channels, is_default});
+                         quotable(routing::track_name(tracks[i], i, "audio")), tracks[i].channels, is_default});
     }
     if (!any_default) w.media.front().is_default = true;
   }
   const auto subtitles = subtitle_tracks(*title);
   for (std::size_t i = 0; i < subtitles.size(); ++i)
     w.media.push_back({"SUBTITLES", "subs", "subtitles-" + std::to_string(i) + "/index.m3u8", subtitles[i].language,
-                       shown_name(subtitles[i], i, "subtitles"), 0, false});
+                       quotable(routing::track_name(subtitles[i], i, "subtitles")), 0, false});
   Plan p;
   p.headers = {{"Content-Type", "application/vnd.apple.mpegurl"}, {"Cache-Control", "max-age=30"}};
   p.body = std::move(w);
@@ -248,6 +233,21 @@ std::optional<Plan> title_part_request(const Request& r, const std::string& enco
 }  // namespace
 
 namespace routing {
+
+// An HLS answer that could not be made: 503 with Retry-After while it may come, 404 when it cannot
+// (or the status given).
+Plan hls_error(const Plan& want, const std::string& error, bool retry, unsigned status) {
+  Plan e = error_plan(status ? status : retry ? 503 : 404, error);
+  if (retry) e.headers.emplace_back("Retry-After", "2");
+  for (const auto& h : want.headers)  // CORS, set for the request, holds for its error too
+    if (h.first == "Vary" || h.first.rfind("Access-Control-", 0) == 0) e.headers.push_back(h);
+  e.send_body = want.send_body;
+  return e;
+}
+
+std::string track_name(const proto::TitleTrack& k, std::size_t i, const char* fallback) {
+  return (!k.name.empty() ? k.name : !k.language.empty() ? k.language : fallback) + " (" + std::to_string(i + 1) + ")";
+}
 
 bool remuxed_to_fmp4(const proto::CatalogEntry& e) { return e.container == "mp4" || e.container == "matroska" || e.container == "webm"; }
 

@@ -159,9 +159,7 @@ std::optional<HlsService::TitleCut> HlsService::title_reference(client::Session&
   const auto entry = static_cast<std::uint32_t>(self - catalog.entries.data());
   const proto::Title* title = proto::title_of_rendition(catalog.titles, entry);
   if (!title || title->renditions.front().entry == entry) return std::nullopt;  // none, or the reference itself
-  const auto frame_us = [](const proto::TitleRendition& r) {
-    return r.frame_rate_num ? 1'000'000ull * r.frame_rate_den / r.frame_rate_num : 1'000'000ull / 24;
-  };
+  const auto frame_us = [](const proto::TitleRendition& r) { return proto::frame_duration_us(r.frame_rate_num, r.frame_rate_den); };
   const proto::TitleRendition first = title->renditions.front();
   const auto mine = std::find_if(title->renditions.begin(), title->renditions.end(), [&](const auto& r) { return r.entry == entry; });
   TitleCut cut;

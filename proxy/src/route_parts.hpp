@@ -31,6 +31,12 @@ Plan dash_request(const Request& r, const std::string& path, const Site& site);
 // Matroska, WebM), the title's audio tracks (audio-K), and the subtitles of every rendition
 // (subtitles-K; those of one rendition alone are in no group).
 bool remuxed_to_fmp4(const proto::CatalogEntry& e);
+// A track's name for viewers, unique among its kind: its own name, else its language, then its
+// number ("en (1)").
+std::string track_name(const proto::TitleTrack& k, std::size_t i, const char* fallback);
+// An HLS or DASH answer that could not be made: 503 with Retry-After while it may come, 404 when
+// it cannot (or the status given), with the request's CORS headers.
+Plan hls_error(const Plan& want, const std::string& error, bool retry, unsigned status = 0);
 std::vector<proto::TitleTrack> audio_tracks(const proto::Title& t);
 std::vector<proto::TitleTrack> subtitle_tracks(const proto::Title& t);
 

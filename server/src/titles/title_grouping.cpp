@@ -40,11 +40,7 @@ bool valid_label(const std::string& label) {
          std::all_of(label.begin(), label.end(), [](char c) { return c >= 0x20 && c <= 0x7e && c != '.'; });
 }
 
-// The frame duration to allow between aligned keyframes: the longer of the two frame durations,
-// or 1/24 s where a rate is not known.
-std::uint64_t frame_us(const EntryFacts& e) {
-  return e.frame_rate_num ? 1'000'000ull * e.frame_rate_den / e.frame_rate_num : 1'000'000ull / 24;
-}
+std::uint64_t frame_us(const EntryFacts& e) { return proto::frame_duration_us(e.frame_rate_num, e.frame_rate_den); }
 
 proto::TitleTrack stream_track(const media::StreamTrack& s, std::uint32_t entry) {
   proto::TitleTrack t;

@@ -151,6 +151,10 @@ struct WireCatalogEntryV2Content {
 };
 static_assert(sizeof(WireCatalogEntryV2Content) == 384);
 
+// The length of the UTF-8 sequence at text[i], or 0 when it is not one (overlong forms, surrogates
+// and code points past U+10FFFF included).
+std::size_t utf8_sequence(std::string_view text, std::size_t i) noexcept;
+
 // Whether `text` is UTF-8 without control characters (a track's name, a part of a movie name).
 bool is_utf8_text(std::string_view text) noexcept;
 

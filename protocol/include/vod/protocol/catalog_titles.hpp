@@ -103,6 +103,10 @@ struct WireTitleTrack {
 };
 static_assert(sizeof(WireTitleTrack) == 96);
 
+// A frame's duration at num/den frames per second, or 1/24 s when the rate is not known (0/0): the
+// tolerance between aligned keyframes of two renditions is the longer of theirs.
+std::uint64_t frame_duration_us(std::uint32_t num, std::uint32_t den) noexcept;
+
 // The title named `name`, or the one whose renditions include catalog entry `entry`; or nullptr.
 const Title* find_title(const std::vector<Title>& titles, const std::string& name) noexcept;
 const Title* title_of_rendition(const std::vector<Title>& titles, std::uint32_t entry) noexcept;
