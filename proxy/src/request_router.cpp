@@ -90,9 +90,16 @@ Plan playlist(const proto::Catalog& c, const std::string& host) {
 }
 
 Plan watch(const Request& r, const std::string& path, const Site& site, const std::string& host) {
-  auto found = named_entry(path.substr(7), site.catalog);
-  if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
-  const proto::CatalogEntry& e = *std::get<const proto::CatalogEntry*>(found);
+  // A title's (a folder's) name first: no movie has a title's name, which is a folder of movies.
+  const proto::Title* title = nullptr;
+  if (auto name = decoded_name(path.substr(7)); std::holds_alternative<std::string>(name))
+    title = proto::find_title(site.catalog.titles, std::get<std::string>(name));
+  const proto::CatalogEntry* e = nullptr;
+  if (!title) {
+    auto found = named_entry(path.substr(7), site.catalog);
+    if (auto* plan = std::get_if<Plan>(&found)) return std::move(*plan);
+    e = std::get<const proto::CatalogEntry*>(found);
+  }
   std::optional<double> start;
   const auto t = query_value(r.target, "t");
   if (!t) return error_plan(400, "bad percent-encoding in the query");
@@ -103,7 +110,8 @@ Plan watch(const Request& r, const std::string& path, const Site& site, const st
       return error_plan(400, "t='" + *t + "' is not a time in seconds (e.g. ?t=30)");
     start = seconds;
   }
-  return page("text/html; charset=utf-8", site.pages.watch_page(site.catalog, e, host, start));
+  return page("text/html; charset=utf-8",
+              title ? site.pages.title_page(site.catalog, *title, host, start) : site.pages.watch_page(site.catalog, *e, host, start));
 }
 
 // "/" or /browse/FOLDER/ (the '/' at the end optional): the folder, decoded, or an error plan.

@@ -77,6 +77,45 @@ mst::data describe(const proto::CatalogEntry& e, std::uint32_t generation) {
   return d;
 }
 
+// A title's summary: "3 renditions (1080p, 720p, 480p) · 2 audio · 2 subtitles".
+std::string title_facts(const proto::Title& t) {
+  std::string labels;
+  for (const auto& r : t.renditions) labels += (labels.empty() ? "" : ", ") + r.label;
+  std::size_t audio = 0, text = 0;
+  for (const auto& k : t.tracks) (k.kind == proto::TrackKind::audio ? audio : text) += 1;
+  std::string facts = std::to_string(t.renditions.size()) + (t.renditions.size() == 1 ? " rendition (" : " renditions (") + labels + ")";
+  if (audio) facts += " · " + std::to_string(audio) + " audio";
+  if (text) facts += " · " + std::to_string(text) + " subtitles";
+  return facts;
+}
+
+// The watch page's timeline strip of movie `e` (a title's: its top rendition), each frame a link
+// to `watch_url` at its time.
+void add_strip(mst::data& d, const proto::CatalogEntry& e, std::uint32_t generation, const std::string& watch_url) {
+  if (is_live(e) || e.duration_us == 0 || e.video_codec.empty()) return;
+  mst::data strip{mst::data::type::list};
+  const std::string path = client::percent_encode_path(e.name);
+  for (unsigned k = 0; k < kStripFrames; ++k) {
+    const double seconds = std::floor(thumbnail_fraction(k) * static_cast<double>(e.duration_us) / 1e6);
+    mst::data f;
+    f.set("url", "/strip/" + std::to_string(k) + "/" + path + "?g=" + std::to_string(generation));
+    f.set("watch_url", watch_url);
+    f.set("seconds", std::to_string(static_cast<long long>(seconds)));
+    f.set("label", format_duration(static_cast<std::uint64_t>(seconds * 1e6)));
+    strip.push_back(f);
+  }
+  d.set("has_strip", mst::data(true));
+  d.set("strip", strip);
+}
+
+void set_start(mst::data& d, std::optional<double> start_seconds) {
+  if (!start_seconds) return;
+  char t[32];
+  std::snprintf(t, sizeof t, "%.3f", *start_seconds);
+  d.set("start", std::string(t));  // watch.js seeks there: a media fragment (#t=) is not honoured for HLS
+  d.set("fragment", "#t=" + std::string(t));
+}
+
 // A folder's page: "/" for the top.
 std::string folder_path(std::string_view folder) { return folder.empty() ? "/" : "/browse/" + client::percent_encode_path(folder) + "/"; }
 
@@ -148,6 +187,15 @@ std::optional<std::string> WebPages::catalog_page(const proto::Catalog& catalog,
     f.set("name", name);
     f.set("url", folder_path(prefix + name));
     f.set("count", std::to_string(count) + (count == 1 ? " title" : " titles"));
+    // A folder that is a title (its files the renditions) is shown as one: its poster (the top
+    // rendition's) and watch page; the folder's own page still lists the files.
+    if (const proto::Title* t = proto::find_title(catalog.titles, prefix + name)) {
+      const std::string path = client::percent_encode_path(t->name);
+      f.set("watch_url", "/watch/" + path);
+      f.set("poster_url", "/poster/" + client::percent_encode_path(catalog.entries.at(t->renditions.front().entry).name) +
+                              "?g=" + std::to_string(catalog.generation));
+      f.set("facts", title_facts(*t));
+    }
     folders.push_back(f);
   }
   // Breadcrumbs: the top, then each folder on the way down to this one (the last is not a link).
@@ -190,31 +238,62 @@ std::string WebPages::watch_page(const proto::Catalog& catalog, const proto::Cat
     // may play it progressively (not MPEG-TS, which no browser plays bare).
     d.set("hls_url", "/hls/" + client::percent_encode_path(e.name) + "/master.m3u8");
     if (e.container != "mpegts") d.set("progressive", mst::data(true));
-    if (start_seconds) {
-      char t[32];
-      std::snprintf(t, sizeof t, "%.3f", *start_seconds);
-      d.set("start", std::string(t));  // watch.js seeks there: a media fragment (#t=) is not honoured for HLS
-      d.set("fragment", "#t=" + std::string(t));
-    }
+    set_start(d, start_seconds);
   } else {
     d.set("why_not", std::string("this file: it is not audio or video that libavformat recognises"));
   }
-  if (!is_live(e) && e.duration_us > 0 && !e.video_codec.empty()) {
-    mst::data strip{mst::data::type::list};
-    const std::string path = client::percent_encode_path(e.name);
-    for (unsigned k = 0; k < kStripFrames; ++k) {
-      const double seconds = std::floor(thumbnail_fraction(k) * static_cast<double>(e.duration_us) / 1e6);
-      mst::data f;
-      f.set("url", "/strip/" + std::to_string(k) + "/" + path + "?g=" + std::to_string(catalog.generation));
-      f.set("seconds", std::to_string(static_cast<long long>(seconds)));
-      f.set("label", format_duration(static_cast<std::uint64_t>(seconds * 1e6)));
-      strip.push_back(f);
-    }
-    d.set("has_strip", mst::data(true));
-    d.set("strip", strip);
-  }
+  add_strip(d, e, catalog.generation, "/watch/" + client::percent_encode_path(e.name));
   mst::mustache t{watch_template_};
   return t.render(d);
+}
+
+std::string WebPages::title_page(const proto::Catalog& catalog, const proto::Title& t, const std::string& host,
+                                 std::optional<double> start_seconds) const {
+  // The top rendition stands for the title: its poster, strip, duration and codecs.
+  const proto::CatalogEntry& top = catalog.entries.at(t.renditions.front().entry);
+  const std::string path = client::percent_encode_path(t.name);
+  mst::data d = describe(top, catalog.generation);
+  d.set("name", t.name);
+  d.set("watch_url", "/watch/" + path);
+  d.set("facts", title_facts(t) + (top.duration_us ? " · " + format_duration(top.duration_us) : ""));
+  d.set("container", std::string("title"));
+  d.set("mime", std::string("DASH"));  // the note: "plays neither HLS nor DASH"
+  d.set("playable", mst::data(true));
+  d.set("is_title", mst::data(true));
+  d.set("hls_url", "/hls/" + path + "/master.m3u8");
+  d.set("dash_url", "/dash/" + path + "/manifest.mpd");
+  d.set("absolute_url", "http://" + host + "/hls/" + path + "/master.m3u8");
+  d.set("media_url", "/hls/" + path + "/master.m3u8");
+  set_start(d, start_seconds);
+  mst::data renditions{mst::data::type::list};
+  for (const auto& r : t.renditions) {
+    const proto::CatalogEntry& e = catalog.entries.at(r.entry);
+    mst::data m;
+    m.set("label", r.label);
+    std::string facts = e.width && e.height ? std::to_string(e.width) + "×" + std::to_string(e.height) : "";
+    if (e.duration_us) facts += (facts.empty() ? "" : " · ") + std::to_string(e.size * 8'000 / e.duration_us) + " kb/s";
+    m.set("facts", facts);
+    m.set("url", media_path(e));
+    renditions.push_back(m);
+  }
+  d.set("renditions", renditions);
+  mst::data audio{mst::data::type::list}, text{mst::data::type::list};
+  std::size_t audio_count = 0, text_count = 0;
+  for (const auto& k : t.tracks) {
+    mst::data m;
+    m.set("language", k.language.empty() ? std::string("und") : k.language);
+    m.set("label", (k.name.empty() ? (k.language.empty() ? std::string("unknown language") : k.language) : k.name) +
+                       (k.codec.empty() ? "" : " (" + k.codec + ")") + (k.is_default ? ", default" : ""));
+    (k.kind == proto::TrackKind::audio ? audio : text).push_back(m);
+    ++(k.kind == proto::TrackKind::audio ? audio_count : text_count);
+  }
+  d.set("audio", audio);
+  d.set("subtitles", text);
+  if (audio_count) d.set("has_audio", mst::data(true));
+  if (text_count) d.set("has_subtitles", mst::data(true));
+  add_strip(d, top, catalog.generation, "/watch/" + path);
+  mst::mustache m{watch_template_};
+  return m.render(d);
 }
 
 }  // namespace vod::proxy

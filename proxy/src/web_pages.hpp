@@ -43,6 +43,11 @@ class WebPages {
   // (a media fragment, #t=).
   std::string watch_page(const proto::Catalog& catalog, const proto::CatalogEntry& entry, const std::string& host,
                          std::optional<double> start_seconds) const;
+  // A title's watch page (catalog_titles.hpp): its multivariant HLS (hls.js, whose menus choose the
+  // rendition, audio and subtitles) or ?player=dash.js its DASH manifest; its renditions and tracks
+  // listed; the top rendition's poster and strip.
+  std::string title_page(const proto::Catalog& catalog, const proto::Title& title, const std::string& host,
+                         std::optional<double> start_seconds) const;
   const StaticFile* static_file(const std::string& name) const;
 
  private:

@@ -17,17 +17,14 @@
 #    with continuous timestamps (the SPS and PPS in band, as a player's new init segment gives them);
 #  - the pair is not a title (no master.m3u8 of its folder), and each of its files still plays alone.
 source "$(dirname "$0")/native_proxy_lib.sh"
+source "$(dirname "$0")/title_fixture.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 media=$work/media
 title="Films/Läder (2024)"
 dir=$media/$title
 
 step "vod-media ladder: three renditions with forced, aligned keyframes"
-ffmpeg -v error -y -f lavfi -i testsrc2=size=426x240:rate=25 -f lavfi -i sine=f=440:sample_rate=48000 -f lavfi -i sine=f=660:sample_rate=48000 \
-  -t 12 -map 0 -map 1 -map 2 -c:v libx264 -preset ultrafast -g 300 -c:a aac -metadata:s:a:0 language=eng -metadata:s:a:1 language=ger \
-  "$work/source.mkv"
-"$build/media/vod-media" ladder "$work/source.mkv" "$dir" --renditions 240p,180p,120p,1080p 2> "$work/ladder.log" ||
-  fail "ladder: $(cat "$work/ladder.log")"
+make_title "$dir" 12 426x240 240p,180p,120p,1080p
 grep -q '1080p left out: taller than' "$work/ladder.log" || fail "the ladder did not say it left 1080p out: $(cat "$work/ladder.log")"
 grep -q 'ladder: 100%' "$work/ladder.log" || fail "the ladder showed no progress"
 for r in 240p 180p 120p; do [[ -s "$dir/Läder (2024) - $r.mp4" ]] || fail "no $r rendition"; done
@@ -36,8 +33,6 @@ for r in 240p 120p; do
 done
 cmp -s "$work/keyframes-240p" "$work/keyframes-120p" || fail "the renditions' keyframes differ"
 [[ $(wc -l < "$work/keyframes-240p") -ge 6 ]] || fail "expected a keyframe every 2 s in 12 s (the source has one): $(cat "$work/keyframes-240p")"
-printf '1\n00:00:01,000 --> 00:00:04,000\nHello\n\n' > "$dir/Läder (2024).en.srt"
-printf 'WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nHej\n' > "$dir/Läder (2024).sv.vtt"
 mkdir -p "$media/Films/Pair"
 ffmpeg -v error -y -f lavfi -i testsrc2=size=320x180:rate=25 -t 12 -c:v libx264 -preset ultrafast -g 50 "$media/Films/Pair/Pair - hi.mp4"
 ffmpeg -v error -y -f lavfi -i testsrc2=size=160x90:rate=25 -t 12 -c:v libx264 -preset ultrafast -g 37 -keyint_min 37 -sc_threshold 0 \

@@ -37,14 +37,27 @@ proto::Catalog catalog() {
   return c;
 }
 
-Plan get(const std::string& target, const std::string& range = "") {
+// The catalog with the folder of kNested a title of one rendition, an audio and a subtitle track.
+proto::Catalog titled_catalog() {
+  proto::Catalog c = catalog();
+  proto::Title t;
+  t.name = "Films/Läder (2024)";
+  t.renditions = {{0, "720p #1 50% ?", 25, 1}};
+  proto::TitleTrack audio{proto::TrackKind::audio, true, "en", "aac", "", 0, 1, 2};
+  proto::TitleTrack text{proto::TrackKind::subtitles, false, "sv", "webvtt", "<b>Svenska</b>", 1, proto::kWholeFile};
+  t.tracks = {audio, text};
+  c.titles = {t};
+  return c;
+}
+
+Plan get(const std::string& target, const std::string& range = "", bool titled = false) {
   static const WebPages pages = WebPages::load(VOD_TEST_WEB_DIR);
   Request r;
   r.method = "GET";
   r.target = target;
   r.host = "127.0.0.1:8080";
   r.range = range;
-  const proto::Catalog c = catalog();
+  const proto::Catalog c = titled ? titled_catalog() : catalog();
   return route(r, Site{c, pages, "127.0.0.1:9", "rdma://10.0.0.1:7471"});
 }
 
@@ -110,6 +123,34 @@ TEST(ProxyTree, FolderPagesShowBreadcrumbsFoldersAndTheirMovies) {
   EXPECT_EQ(get("/browse/top.ts/").status, 404u);  // a movie, not a folder
   EXPECT_EQ(get("/browse/Films/../Series/").status, 400u);
   EXPECT_EQ(get("/browse/").status, 200u);
+}
+
+TEST(ProxyTree, ATitleIsACardAndAWatchPageWithItsTracks) {
+  const std::string title_url = "Films/L%C3%A4der%20%282024%29";
+  Plan films = get("/browse/Films/", "", true);
+  EXPECT_EQ(films.status, 200u);
+  const std::string& html = films.text();
+  EXPECT_NE(html.find("class=\"card title\""), std::string::npos) << html;
+  EXPECT_NE(html.find("<h2><a href=\"/watch/" + title_url + "\">Läder (2024)</a></h2>"), std::string::npos) << html;
+  EXPECT_NE(html.find("src=\"/poster/" + kNestedUrl + "?g=9\""), std::string::npos);               // its top rendition's
+  EXPECT_NE(html.find("1 rendition (720p #1 50% ?) · 1 audio · 1 subtitles"), std::string::npos);  // and its files:
+  EXPECT_NE(html.find("<a href=\"/browse/" + title_url + "/\">files</a>"), std::string::npos);
+  EXPECT_EQ(get("/browse/Films/").text().find("card title"), std::string::npos);  // no title, a folder
+
+  Plan watch = get("/watch/" + title_url + "?t=3", "", true);
+  EXPECT_EQ(watch.status, 200u);
+  const std::string& page = watch.text();
+  EXPECT_NE(page.find("<source src=\"/hls/" + title_url + "/master.m3u8\""), std::string::npos) << page;
+  EXPECT_NE(page.find("data-title=\"Films/Läder (2024)\" data-dash=\"/dash/" + title_url + "/manifest.mpd\""), std::string::npos);
+  EXPECT_NE(page.find("data-start=\"3.000\""), std::string::npos);
+  EXPECT_NE(page.find("<a href=\"/movies/" + kNestedUrl + "\">720p #1 50% ?</a>"), std::string::npos);
+  EXPECT_NE(page.find("<span lang=\"en\">en (aac), default</span>"), std::string::npos);
+  EXPECT_NE(page.find("<span lang=\"sv\">&lt;b&gt;Svenska&lt;/b&gt; (webvtt)</span>"), std::string::npos);  // escaped
+  EXPECT_EQ(page.find("<b>Svenska"), std::string::npos);
+  EXPECT_NE(page.find("/strip/7/" + kNestedUrl + "?g=9"), std::string::npos);
+  EXPECT_NE(page.find("href=\"/watch/" + title_url + "?t="), std::string::npos);  // the strip seeks the title
+  EXPECT_EQ(get("/watch/" + title_url).status, 404u);                             // not a title: a folder
+  EXPECT_EQ(get("/watch/" + title_url + "?t=x", "", true).status, 400u);
 }
 
 }  // namespace
