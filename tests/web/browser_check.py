@@ -163,10 +163,16 @@ try:
             print(f"PASS: the live channel played 3 s without an error with {player}, {behind:.2f} s behind the newest {'part' if query else 'segment'} "
                   f"(at most 2 target durations, {2 * target:.0f} s)")
             if query:  # a viewer left far behind (here by a seek back) returns to the live edge
-                driver.execute_script(
-                    "const v = arguments[0]; v.currentTime = Math.max(v.seekable.start(0), v.currentTime - 3 * arguments[1]);", video, target)
-                back = wait_for("hls.js sees the seek back (its latency over 2 target durations)", lambda: driver.execute_script(
-                    "const l = arguments[0].vodHls.latency; return l > 2 * arguments[1] && l;", video, target), 10)
+                # The seek needs a window reaching 3 target durations behind the position (the
+                # playlist keeps 6 segments once it has them; at first it holds fewer).
+                wait_for("the live window reaches 3 target durations behind the position", lambda: driver.execute_script(
+                    "const v = arguments[0]; return v.seekable.length && v.currentTime - v.seekable.start(0) > 3 * arguments[1];",
+                    video, target), 30)
+                driver.execute_script("const v = arguments[0]; v.currentTime = v.currentTime - 3 * arguments[1];", video, target)
+                seen = []
+                back = wait_for("hls.js sees the seek back (its latency over 2 target durations)", lambda: seen.append(driver.execute_script(
+                    "const v = arguments[0]; return [v.vodHls.latency, v.currentTime, v.seekable.start(0), v.seekable.end(0), v.seeking];",
+                    video)) or (seen[-1][0] > 2 * target and seen[-1][0]), 10, lambda: f"[latency, position, seekable, seeking]: {seen[::5] + seen[-1:]}")
                 hlsjs_reaches_live_edge(video, target, f"hls.js returns to the live edge after a seek back ({back:.1f} s behind)")
                 if driver.execute_script("return arguments[0].error || window.vodErrors.length", video):
                     fail("hls.js: an error after the seek back")

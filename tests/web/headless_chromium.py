@@ -19,15 +19,15 @@ def fail(message):
     sys.exit(1)
 
 
-def wait_for(what, condition, seconds):
-    """Polls condition() until it is truthy; bounded in time."""
+def wait_for(what, condition, seconds, seen=None):
+    """Polls condition() until it is truthy; bounded in time. seen(): what to print on failure."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         value = condition()
         if value:
             return value
         time.sleep(0.2)
-    fail(f"{what} (waited {seconds} s)")
+    fail(f"{what} (waited {seconds} s){': ' + seen() if seen else ''}")
 
 
 def free_port():
