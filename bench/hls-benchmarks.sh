@@ -5,6 +5,9 @@
 # `ffmpeg -f hls` (the same 4 s target) in the same run:
 #   1. the time to make a playlist: master.m3u8 of a movie not asked for before (the index read by
 #      RDMA, the TS tables and the codec headers read once), then again (made from what is kept)
+#   1b. a title's multivariant playlist (three TS renditions, copies of the movie) not asked for
+#      before, then again, against a single movie's in the same run; and the proxy's bytes copied per
+#      byte read for every segment of a TS movie and of a title's TS rendition (its /metrics)
 #   2. CPU per GB served to V viewers fetching every segment of the playlist as fast as they can:
 #      vod-proxy for the TS movie (byte ranges of the file by one-sided Reads), for the same movie as
 #      Matroska (fMP4 remuxed on the fly: the first viewer's pass, then from the cache), and nginx
@@ -38,6 +41,12 @@ lib=$work/library
 mkdir -p "$lib" "$work/nginx-hls"
 for i in $(seq "$copies"); do cp "$media/$movie" "$lib/copy-$i.ts"; done
 ffmpeg -v error -i "$media/$movie" -c copy "$lib/movie.mkv"
+# Titles (docs/server.md, "Titles"): folders of three renditions each, copies of the movie (aligned
+# by construction), for the multivariant playlist's time against a single movie's.
+for i in $(seq "$copies"); do
+  mkdir -p "$lib/Title-$i"
+  for label in hi mid lo; do cp "$media/$movie" "$lib/Title-$i/Title-$i - $label.ts"; done
+done
 ffmpeg -v error -i "$media/$movie" -c copy -f hls -hls_time 4 -hls_playlist_type vod -hls_segment_filename "$work/nginx-hls/seg-%d.ts" \
   "$work/nginx-hls/index.m3u8"
 chmod -R o+rX "$work/nginx-hls"
@@ -64,6 +73,19 @@ record hls_playlist_cold_ms ts "$(awk '{ printf "%.1f", $1 * 1000 }' "$work/cold
 record hls_playlist_warm_ms ts "$(awk '{ printf "%.1f", $1 * 1000 }' "$work/warm")"
 record hls_playlist_warm_ms ts_media "$(awk '{ printf "%.1f", $1 * 1000 }' "$work/media")"
 record hls_playlist_cold_ms mkv "$(curl -s -o /dev/null -w '%{time_total}' "$base/hls/movie.mkv/master.m3u8" | awk '{ printf "%.1f", $1 * 1000 }')"
+
+echo "== 13. HLS: a title's multivariant playlist ($copies titles of 3 renditions not asked for before, then again)"
+for _ in $(seq 100); do curl -sf -o /dev/null "$base/hls/Title-$copies/master.m3u8" && break; sleep 0.1; done  # the server groups them
+for i in $(seq "$copies"); do curl -s -o /dev/null -w '%{time_total}\n' "$base/hls/Title-$i/master.m3u8"; done | median > "$work/title-cold"
+for round in 1 2 3; do
+  for i in $(seq "$copies"); do curl -s -o /dev/null -w '%{time_total}\n' "$base/hls/Title-$i/master.m3u8"; done
+done | median > "$work/title-warm"
+for round in 1 2 3; do
+  for i in $(seq "$copies"); do curl -s -o /dev/null -w '%{time_total}\n' "$base/hls/copy-$i.ts/master.m3u8"; done
+done | median > "$work/warm3"
+record hls_title_ms cold "$(awk '{ printf "%.1f", $1 * 1000 }' "$work/title-cold")"
+record hls_title_ms warm "$(awk '{ printf "%.1f", $1 * 1000 }' "$work/title-warm")"
+record hls_title_ms single_warm "$(awk '{ printf "%.1f", $1 * 1000 }' "$work/warm3")"
 
 # curl_config PLAYLIST_URL PLAYLIST_FILE > CONFIG: every segment of a media playlist, in one curl
 # (one kept-alive connection), to /dev/null; its URIs resolved against the playlist's URL, with
@@ -96,6 +118,21 @@ viewers() {
   record hls_server_cpu_s "$name" "$(echo "scale=3; ($s1 - $s0) / $hz" | bc)"
   record hls_mbytes_per_s "$name" "$(echo "scale=1; $bytes / ($w1 - $w0) / 1000000" | bc)"
 }
+# copied NAME PLAYLIST_URL: one viewer fetches every segment; the proxy's bytes copied out of its
+# read ring ÷ bytes it read from vod-server meanwhile (its /metrics).
+copied() {
+  local name=$1 url=$2 r0 c0
+  curl -sf -o "$work/$name.m3u8" "$url" || { echo "no playlist at $url" >&2; exit 1; }
+  curl_config "$url" "$work/$name.m3u8" > "$work/$name.cfg"
+  metric() { curl -sf "$base/metrics" | awk -v k="$1" '$1 == k { printf "%d", $2 }'; }
+  r0=$(metric vod_proxy_rdma_read_bytes_total) c0=$(metric vod_proxy_copied_bytes_total)
+  curl -K "$work/$name.cfg" > /dev/null
+  record hls_copied_ratio "$name" "$(echo "scale=4; ($(metric vod_proxy_copied_bytes_total) - $c0) / ($(metric vod_proxy_rdma_read_bytes_total) - $r0)" | bc)"
+}
+echo "== 13. HLS: bytes copied per byte read, a TS movie's segments and a TS title rendition's"
+copied ts_movie "$base/hls/copy-2.ts/index.m3u8"
+copied ts_title "$base/hls/Title-1/Title-1%20-%20hi.ts/index.m3u8"  # a TS rendition's own playlist
+
 echo "== 13. HLS: CPU per GB, $viewers viewers fetching every segment as fast as they can"
 viewers ts "$base/hls/copy-1.ts/index.m3u8" "$proxy"
 viewers mkv_cold "$base/hls/movie.mkv/index.m3u8" "$proxy"

@@ -74,6 +74,13 @@ proto::Catalog read_fleet_catalog(const Uri& fleet, const SessionOptions& option
   auto members = fleet_order(catalog_uri, options.client_id);
   std::sort(members.begin(), members.end(), [](const PlacedMember& a, const PlacedMember& b) { return a.record.id() < b.record.id(); });
   proto::Catalog merged;
+  // Titles name their movies by catalog index: kept here with the names, made indexes of the
+  // merged catalog at the end. The first member (in id order) listing a title describes it.
+  struct NamedTitle {
+    proto::Title title;
+    std::vector<std::string> renditions, tracks, track_renditions;  // names of the entries they index
+  };
+  std::vector<NamedTitle> titles;
   std::string errors;
   std::size_t answered = 0;
   for (const auto& m : members) {
@@ -90,6 +97,16 @@ proto::Catalog read_fleet_catalog(const Uri& fleet, const SessionOptions& option
         // Two members with different bytes under one name: the fleet has no one version of it.
         else if (!have->content.same(e.content) || have->size != e.size) have->content = {};
       }
+      for (const proto::Title& t : c.titles) {
+        if (std::any_of(titles.begin(), titles.end(), [&](const NamedTitle& n) { return n.title.name == t.name; })) continue;
+        NamedTitle n{t, {}, {}, {}};
+        for (const auto& r : t.renditions) n.renditions.push_back(c.entries.at(r.entry).name);
+        for (const auto& k : t.tracks) {
+          n.tracks.push_back(c.entries.at(k.entry).name);
+          n.track_renditions.push_back(k.rendition == proto::kAllRenditions ? std::string() : c.entries.at(k.rendition).name);
+        }
+        titles.push_back(std::move(n));
+      }
       ++answered;
     } catch (const ClientError& e) {
       if (unreachable) unreachable->push_back(m.record.id() + ": " + e.what());
@@ -100,6 +117,20 @@ proto::Catalog read_fleet_catalog(const Uri& fleet, const SessionOptions& option
     throw ClientError(ErrorKind::server_unreachable, "no member of " + fleet.cluster->etcd.to_string() + " gave its catalog: " + errors);
   std::sort(merged.entries.begin(), merged.entries.end(),
             [](const proto::CatalogEntry& a, const proto::CatalogEntry& b) { return a.name < b.name; });
+  const auto index_of = [&merged](const std::string& name) {
+    const auto it = std::lower_bound(merged.entries.begin(), merged.entries.end(), name,
+                                     [](const proto::CatalogEntry& e, const std::string& n) { return e.name < n; });
+    return static_cast<std::uint32_t>(it - merged.entries.begin());  // present: every member's entries were merged
+  };
+  for (NamedTitle& n : titles) {
+    for (std::size_t i = 0; i < n.renditions.size(); ++i) n.title.renditions[i].entry = index_of(n.renditions[i]);
+    for (std::size_t i = 0; i < n.tracks.size(); ++i) {
+      n.title.tracks[i].entry = index_of(n.tracks[i]);
+      if (!n.track_renditions[i].empty()) n.title.tracks[i].rendition = index_of(n.track_renditions[i]);
+    }
+    merged.titles.push_back(std::move(n.title));
+  }
+  std::sort(merged.titles.begin(), merged.titles.end(), [](const proto::Title& a, const proto::Title& b) { return a.name < b.name; });
   return merged;
 }
 

@@ -139,9 +139,9 @@ hls::MovieFacts HlsService::make_facts(const FactsKey& key) {
   const proto::KeyframeIndex own = index;  // a copy: title_reference switches the session to another movie
   for (const auto& k : own.entries) facts.keyframes_us.push_back(k.time_us);
   facts.duration_us = movie.duration_us;
-  if (auto reference = title_reference(s, name, generation)) {
+  if (auto reference = title_reference(s, name, generation, facts.segments)) {
     // A rendition of a title: cut where the title is, so every rendition lists the same segments.
-    client::Session& back = session_for(name, generation);
+    client::Session& back = session_for(name, generation);  // no switch when the cut was kept
     facts.segments = hls::cut_like(reference->segments, own, movie.size, movie.duration_us, reference->tolerance_us);
     if (facts.segments.empty()) {
       facts.error = "'" + name + "' is in title '" + reference->title + "', but its keyframes are not where its first rendition's are";
@@ -152,13 +152,19 @@ hls::MovieFacts HlsService::make_facts(const FactsKey& key) {
   return finish_facts(s, movie, std::move(facts));
 }
 
-std::optional<HlsService::TitleCut> HlsService::title_reference(client::Session& s, const std::string& name, std::uint32_t generation) {
+std::optional<HlsService::TitleCut> HlsService::title_reference(client::Session& s, const std::string& name, std::uint32_t generation,
+                                                                const std::vector<hls::Segment>& own_cut) {
   const proto::Catalog& catalog = s.catalog();
   const proto::CatalogEntry* self = catalog.find(name);
   if (!self) return std::nullopt;
   const auto entry = static_cast<std::uint32_t>(self - catalog.entries.data());
   const proto::Title* title = proto::title_of_rendition(catalog.titles, entry);
-  if (!title || title->renditions.front().entry == entry) return std::nullopt;  // none, or the reference itself
+  if (!title) return std::nullopt;
+  if (title->renditions.front().entry == entry) {  // the reference itself: its cut is the title's
+    if (title_cuts_.size() >= kMaxFacts) title_cuts_.clear();
+    title_cuts_[{name, generation}] = own_cut;
+    return std::nullopt;
+  }
   const auto frame_us = [](const proto::TitleRendition& r) { return proto::frame_duration_us(r.frame_rate_num, r.frame_rate_den); };
   const proto::TitleRendition first = title->renditions.front();
   const auto mine = std::find_if(title->renditions.begin(), title->renditions.end(), [&](const auto& r) { return r.entry == entry; });
@@ -166,9 +172,15 @@ std::optional<HlsService::TitleCut> HlsService::title_reference(client::Session&
   cut.title = title->name;
   cut.tolerance_us = std::max(frame_us(first), frame_us(*mine));
   const std::string first_name = catalog.entries.at(first.entry).name;  // copied: the switch below may replace the catalog
+  if (const auto kept = title_cuts_.find({first_name, generation}); kept != title_cuts_.end()) {
+    cut.segments = kept->second;
+    return cut;
+  }
   client::Session& r = session_for(first_name, generation);
   const proto::CatalogEntry reference = *r.movie();
   cut.segments = hls::cut_segments(r.index(), reference.size, reference.duration_us, settings_.target_us);
+  if (title_cuts_.size() >= kMaxFacts) title_cuts_.clear();
+  title_cuts_[{first_name, generation}] = cut.segments;
   return cut;
 }
 

@@ -74,13 +74,16 @@ class HlsService {
   client::Session& session_for(const std::string& name, std::uint32_t generation);  // worker only
   hls::MovieFacts make_facts(const FactsKey& key);                                  // worker only
   // A rendition of a title other than its first: the title's segments (cut from the first
-  // rendition), and how far a rendition's keyframe may be from them. Switches the session.
+  // rendition), and how far a rendition's keyframe may be from them. Switches the session when the
+  // title's segments are not cut yet.
   struct TitleCut {
     std::string title;
     std::vector<hls::Segment> segments;
     std::uint64_t tolerance_us = 0;
   };
-  std::optional<TitleCut> title_reference(client::Session& s, const std::string& name, std::uint32_t generation);  // worker only
+  // `own_cut`: the movie's own segments, kept as the title's when it is the first rendition.
+  std::optional<TitleCut> title_reference(client::Session& s, const std::string& name, std::uint32_t generation,
+                                          const std::vector<hls::Segment>& own_cut);  // worker only
   // The TS init range and the codecs, read from `movie` through `s`.
   hls::MovieFacts finish_facts(client::Session& s, const proto::CatalogEntry& movie, hls::MovieFacts facts);  // worker only
   HlsPiece make_piece(const PieceKey& key, std::uint64_t start_us, std::uint64_t end_us);                     // worker only
@@ -106,6 +109,9 @@ class HlsService {
   bool stopping_ = false;
   // worker only
   std::unique_ptr<client::Session> session_;
+  // A title's segments by its first rendition (and generation): cut once, so a title's other
+  // renditions need no switch to the first and back (bounded as the facts are).
+  std::map<FactsKey, std::vector<hls::Segment>> title_cuts_;
   std::thread worker_;  // last: starts after everything above exists
 };
 

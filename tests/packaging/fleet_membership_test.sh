@@ -33,6 +33,12 @@ nested="Films/Läder (2024)/deep #1.bin"  # a movie in a folder, spread by serve
 nested_uri="Films/L%C3%A4der%20(2024)/deep%20%231.bin"
 mkdir -p "$work/media/Films/Läder (2024)"
 head -c $((1024 * 1024 + 3)) /dev/urandom > "$work/media/$nested"
+# A title (two renditions with keyframes at the same times): the fleet's merged catalog lists it.
+mkdir -p "$work/media/Show"
+for r in 160:hi 96:lo; do
+  ffmpeg -v error -f lavfi -i "testsrc2=size=${r%%:*}x$((${r%%:*} * 9 / 16)):rate=25" -t 4 -c:v libx264 -preset ultrafast -g 25 -keyint_min 25 \
+    -sc_threshold 0 "$work/media/Show/Show - ${r#*:}.mp4"
+done
 etcd_port=$(free_port) peer_port=$(free_port) udp_port=$(free_port) rdma_port=$(free_port)
 fleet="etcd://127.0.0.1:$etcd_port/membership"
 etcdctl() { ETCDCTL_API=3 command etcdctl --endpoints "127.0.0.1:$etcd_port" "$@"; }
@@ -108,6 +114,10 @@ spread=$("$build/client/vod-client" cluster "$fleet" "$nested" 2> /dev/null | gr
   --udp-port "$udp_port" --quiet 2> "$work/get-nested.log" || fail "get '$nested' failed: $(tail -3 "$work/get-nested.log")"
 cmp "$work/media/$nested" "$work/nested.bin" || fail "'$nested' differs"
 pass "both movies byte-exact, each from its first member; '$nested' spread over k=2 by the record, byte-exact"
+"$build/client/vod-client" list "rdma+etcd://127.0.0.1:$etcd_port/?prefix=/membership" --transport udp --udp-port "$udp_port" > "$work/fleet-list" 2>&1 ||
+  fail "list through the fleet: $(tail -3 "$work/fleet-list")"
+grep -q '^1 titles$' "$work/fleet-list" && grep -Eq '^Show +hi lo( |$)' "$work/fleet-list" || fail "the fleet's catalog lists no title: $(cat "$work/fleet-list")"
+pass "the fleet's merged catalog lists the title 'Show' (hi, lo)"
 
 step "SIGTERM withdraws at once; kill -9 drops out within the TTL"
 # Bounds with room for a loaded machine (each took about a second here): the withdrawn record's

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # A title's web pages in headless Chromium, natively on loopback (vod-server --no-rdma, vod-proxy
-# --transport udp): a 40 s title of three renditions (360p, 240p, 144p) made by `vod-media ladder`,
+# --transport udp): a 40 s title of three renditions (240p, 180p, 120p) made by `vod-media ladder`,
 # two audio languages and two sidecar subtitles. titles_check.py: the folder's page shows it as a
 # title; hls.js and dash.js (both vendored) play it, switch to the German audio and show a subtitle
 # cue; throttled below the middle rendition, hls.js settles lower than unthrottled. Screenshots in
@@ -14,8 +14,8 @@ for tool in /usr/bin/chromium /usr/bin/chromedriver; do [[ -x $tool ]] || fail "
 /usr/bin/python3 -c 'import selenium' 2>/dev/null || fail "Debian's python3-selenium is missing: scripts/install-deps.sh installs it"
 mkdir -p "$work/media/Films" "$artifacts"
 
-step "a title: vod-media ladder, 40 s, 360p 240p 144p, audio en and de, subtitles en and sv"
-make_title "$work/media/Films/Ladder" 40 640x360 360p,240p,144p
+step "a title: vod-media ladder, 40 s, 240p 180p 120p, audio en and de, subtitles en and sv"
+make_title "$work/media/Films/Ladder" 40 426x240 240p,180p,120p
 start_server_and_proxy "$work/media" --
 for _ in $(seq 100); do grep -q "title 'Films/Ladder': 3 renditions" "$work/server.log" && break; sleep 0.1; done
 grep -q "title 'Films/Ladder': 3 renditions" "$work/server.log" || fail "the server lists no title"
