@@ -6,15 +6,18 @@
 // all work on the one instance and its State; splitting them would export that boilerplate.
 #include "gstrdmasrc.hpp"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "vod/client/live_source.hpp"
 #include "vod/client/open_live.hpp"
 #include "vod/client/sequential_reads.hpp"
 #include "vod/client/session.hpp"
+#include "vod/client/title_reader.hpp"
 #include "vod/defaults.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_rdma_src_debug);
@@ -62,6 +65,7 @@ enum {
   PROP_ETCD_KEY,
   PROP_ETCD_USER,
   PROP_ETCD_PASSWORD_FILE,
+  PROP_RENDITION,
 };
 
 // The C++ state of the element. GObject allocates the instance zeroed and runs no constructors,
@@ -94,6 +98,11 @@ struct State {
   // goes.
   std::unique_ptr<vod::client::SequentialReads> reads;
   guint64 reads_at = 0;
+  // A title (a folder of renditions): one MPEG-TS stream stepping between them (TitleReader, on
+  // `session`, catalog-only); `rendition` pins one. A switch marks the next buffer DISCONT.
+  std::string rendition;
+  std::unique_ptr<vod::client::TitleReader> title;
+  bool title_switched = false;
 };
 
 }  // namespace
@@ -217,6 +226,7 @@ static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* v
     case PROP_ETCD_KEY: s.etcd.key = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     case PROP_ETCD_USER: s.etcd.user = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     case PROP_ETCD_PASSWORD_FILE: s.etcd.password_file = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_RENDITION: s.rendition = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -251,9 +261,86 @@ static void gst_rdma_src_get_property(GObject* object, guint id, GValue* value, 
     case PROP_ETCD_KEY: g_value_set_string(value, s.etcd.key.c_str()); break;
     case PROP_ETCD_USER: g_value_set_string(value, s.etcd.user.c_str()); break;
     case PROP_ETCD_PASSWORD_FILE: g_value_set_string(value, s.etcd.password_file.c_str()); break;
+    case PROP_RENDITION: g_value_set_string(value, s.rendition.c_str()); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
+}
+
+// A new buffer of `length` bytes filled by `read(span)` (which returns the bytes it wrote), shrunk
+// to them; GST_FLOW_FLUSHING when unlock() interrupted the read, an error posted for a ClientError.
+// For the streams that are not the movie's bytes at an offset: a live channel's, a title's.
+template <typename Read>
+static GstFlowReturn read_into_new_buffer(GstRdmaSrc* self, guint length, Read&& read, GstBuffer** out) {
+  GstBuffer* buf = gst_buffer_new_allocate(nullptr, length, nullptr);
+  GstMapInfo map;
+  if (!gst_buffer_map(buf, &map, GST_MAP_WRITE)) {
+    gst_buffer_unref(buf);
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map a buffer for writing."), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  std::size_t got = 0;
+  GstFlowReturn ret = GST_FLOW_OK;
+  try {
+    got = read(std::span<std::uint8_t>(map.data, map.size));
+  } catch (const vod::client::Interrupted&) {
+    ret = GST_FLOW_FLUSHING;
+  } catch (const ClientError& e) {
+    post_error(self, e);
+    ret = GST_FLOW_ERROR;
+  }
+  gst_buffer_unmap(buf, &map);
+  if (ret != GST_FLOW_OK) {
+    gst_buffer_unref(buf);
+    return ret;
+  }
+  gst_buffer_resize(buf, 0, static_cast<gssize>(got));
+  *out = buf;
+  return GST_FLOW_OK;
+}
+
+// A title: a catalog-only session and a TitleReader on it; false when `uri` names no title. Each
+// switch is posted on the bus (an element message "rdmasrc-rendition-switch": from, to, reason,
+// the title's time, goodput, seconds held) and marks the next buffer DISCONT, as GStreamer's
+// adaptive demuxers mark a fragment of another bitrate. Throws ClientError.
+static bool open_title(GstRdmaSrc* self, const vod::client::Uri& uri, const vod::client::SessionOptions& options) {
+  State& s = self->state;
+  vod::client::Uri catalog_uri = uri;
+  catalog_uri.movie.reset();
+  auto session = std::make_unique<vod::client::Session>(catalog_uri, options);
+  if (!vod::proto::find_title(session->catalog().titles, *uri.movie)) return false;
+  vod::client::TitleOptions title;
+  title.paced = false;  // downstream's demand paces it; the reader's clock still measures the buffer
+  GST_OBJECT_LOCK(self);
+  if (!s.rendition.empty()) title.rendition = s.rendition;
+  GST_OBJECT_UNLOCK(self);
+  s.title = std::make_unique<vod::client::TitleReader>(*session, *uri.movie, title);
+  s.title->on_switch = [self](const vod::client::TitleSwitch& w) {
+    self->state.title_switched = true;
+    GstStructure* st =
+        gst_structure_new("rdmasrc-rendition-switch", "from", G_TYPE_STRING, w.from.c_str(), "to", G_TYPE_STRING, w.to.c_str(), "reason",
+                          G_TYPE_STRING, vod::client::abr::to_string(w.why), "time", G_TYPE_UINT64, static_cast<guint64>(w.at_us * 1000),
+                          "goodput", G_TYPE_DOUBLE, w.goodput_bps, "buffer", G_TYPE_DOUBLE, w.buffer_s, nullptr);
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), st));
+  };
+  s.session = std::move(session);
+  GST_INFO_OBJECT(self, "opened title %s: renditions %zu, starting at %s", uri.to_string().c_str(), s.title->labels().size(),
+                  s.title->rendition().c_str());
+  return true;
+}
+
+// A title's next bytes (TitleReader), DISCONT after a switch; EOS at its end.
+static GstFlowReturn title_create(GstRdmaSrc* self, guint length, GstBuffer** out) {
+  vod::client::TitleReader& title = *self->state.title;
+  const GstFlowReturn ret = read_into_new_buffer(
+      self, std::max<guint>(length, 2 * vod::client::kTsPacket), [&title](std::span<std::uint8_t> dest) { return title.read(dest); }, out);
+  if (ret != GST_FLOW_OK) return ret;
+  if (gst_buffer_get_size(*out) == 0) {
+    gst_buffer_unref(std::exchange(*out, nullptr));
+    return GST_FLOW_EOS;
+  }
+  if (std::exchange(self->state.title_switched, false)) GST_BUFFER_FLAG_SET(*out, GST_BUFFER_FLAG_DISCONT);
+  return GST_FLOW_OK;
 }
 
 static gboolean gst_rdma_src_start(GstBaseSrc* base) {
@@ -305,7 +392,13 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
                       static_cast<guint64>(s.live_source->channel().size));
       return TRUE;
     }
-    s.session = std::make_unique<vod::client::Session>(uri, options);
+    try {
+      s.session = std::make_unique<vod::client::Session>(uri, options);
+    } catch (const ClientError& e) {
+      // Not a movie: perhaps a title, in the catalog.
+      if (e.kind() != vod::client::ErrorKind::unknown_movie || !open_title(self, uri, options)) throw;
+      return TRUE;
+    }
   } catch (const ClientError& e) {
     post_error(self, e);
     return FALSE;
@@ -330,6 +423,7 @@ static gboolean gst_rdma_src_stop(GstBaseSrc* base) {
   // destroying the session does now. Buffers downstream holds were all complete when handed over,
   // and keep the pool's memory alive until they are freed.
   self->state.reads.reset();
+  self->state.title.reset();
   self->state.session.reset();
   self->state.live_source.reset();
   return TRUE;
@@ -337,59 +431,47 @@ static gboolean gst_rdma_src_stop(GstBaseSrc* base) {
 
 static gboolean gst_rdma_src_get_size(GstBaseSrc* base, guint64* size) {
   auto* self = GST_RDMA_SRC(base);
-  if (!self->state.session) return FALSE;  // a live channel has no size
+  if (!self->state.session || self->state.title) return FALSE;  // a live channel and a title's stream have no size
   *size = self->state.session->size();
   return TRUE;
 }
 
-static gboolean gst_rdma_src_is_seekable(GstBaseSrc* base) { return !GST_RDMA_SRC(base)->state.live; }
+static gboolean gst_rdma_src_is_seekable(GstBaseSrc* base) {
+  const State& s = GST_RDMA_SRC(base)->state;
+  return !s.live && !s.title;
+}
 
 // A live channel: the next bytes the viewer may deliver, DISCONT after a skip, a loop or a
 // restart of the source. Blocks until there are some (unlock() interrupts it).
 // (A LiveSession over RDMA, or a MulticastLiveSession: holes in the multicast are DISCONT too.)
 static GstFlowReturn live_create(GstRdmaSrc* self, vod::client::LiveSource& session, guint length, GstBuffer** out) {
-  GstBuffer* buf = gst_buffer_new_allocate(nullptr, length, nullptr);
-  GstMapInfo map;
-  if (!gst_buffer_map(buf, &map, GST_MAP_WRITE)) {
-    gst_buffer_unref(buf);
-    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map a buffer for writing."), (nullptr));
-    return GST_FLOW_ERROR;
-  }
   vod::client::LiveChunk chunk;
-  GstFlowReturn ret = GST_FLOW_OK;
   bool discont = false;
-  try {
-    // A channel that gives nothing for this long says so on the bus, with the viewer's figures
-    // (notifications, header reads, credits), instead of blocking without a word.
-    constexpr int kQuietWarnSeconds = 5;
-    int quiet = 0;
-    do {
-      chunk = session.read(std::span<std::uint8_t>(map.data, map.size), std::chrono::milliseconds(1000));
-      discont = discont || chunk.discontinuity;
-      if (chunk.end_of_stream) GST_INFO_OBJECT(self, "the channel's source stopped; waiting for it to come back");
-      if (chunk.bytes == 0 && !chunk.end_of_stream && ++quiet == kQuietWarnSeconds) {
-        const std::string figures = session.summary();
-        GST_ELEMENT_WARNING(self, RESOURCE, READ,
-                            ("Live channel '%s' gave no bytes for %d s.", session.channel().name.c_str(), kQuietWarnSeconds),
-                            ("%s", figures.c_str()));
-      }
-    } while (chunk.bytes == 0);
-  } catch (const vod::client::Interrupted&) {
-    ret = GST_FLOW_FLUSHING;
-  } catch (const ClientError& e) {
-    post_error(self, e);
-    ret = GST_FLOW_ERROR;
-  }
-  gst_buffer_unmap(buf, &map);
-  if (ret != GST_FLOW_OK) {
-    gst_buffer_unref(buf);
-    return ret;
-  }
-  gst_buffer_resize(buf, 0, static_cast<gssize>(chunk.bytes));
-  GST_BUFFER_OFFSET(buf) = chunk.stream_offset;
-  GST_BUFFER_OFFSET_END(buf) = chunk.stream_offset + chunk.bytes;
-  if (discont) GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DISCONT);
-  *out = buf;
+  const GstFlowReturn ret = read_into_new_buffer(
+      self, length,
+      [&](std::span<std::uint8_t> dest) {
+        // A channel that gives nothing for this long says so on the bus, with the viewer's figures
+        // (notifications, header reads, credits), instead of blocking without a word.
+        constexpr int kQuietWarnSeconds = 5;
+        int quiet = 0;
+        do {
+          chunk = session.read(dest, std::chrono::milliseconds(1000));
+          discont = discont || chunk.discontinuity;
+          if (chunk.end_of_stream) GST_INFO_OBJECT(self, "the channel's source stopped; waiting for it to come back");
+          if (chunk.bytes == 0 && !chunk.end_of_stream && ++quiet == kQuietWarnSeconds) {
+            const std::string figures = session.summary();
+            GST_ELEMENT_WARNING(self, RESOURCE, READ,
+                                ("Live channel '%s' gave no bytes for %d s.", session.channel().name.c_str(), kQuietWarnSeconds),
+                                ("%s", figures.c_str()));
+          }
+        } while (chunk.bytes == 0);
+        return chunk.bytes;
+      },
+      out);
+  if (ret != GST_FLOW_OK) return ret;
+  GST_BUFFER_OFFSET(*out) = chunk.stream_offset;
+  GST_BUFFER_OFFSET_END(*out) = chunk.stream_offset + chunk.bytes;
+  if (discont) GST_BUFFER_FLAG_SET(*out, GST_BUFFER_FLAG_DISCONT);
   return GST_FLOW_OK;
 }
 
@@ -453,6 +535,7 @@ static bool registered_create(GstRdmaSrc* self, guint64 offset, guint length, Gs
 static GstFlowReturn gst_rdma_src_create(GstBaseSrc* base, guint64 offset, guint length, GstBuffer** out) {
   auto* self = GST_RDMA_SRC(base);
   if (self->state.live_source) return live_create(self, *self->state.live_source, length, out);
+  if (self->state.title) return title_create(self, length, out);
   GstFlowReturn ret = GST_FLOW_OK;
   if (registered_create(self, offset, length, out, ret)) return ret;
   return GST_BASE_SRC_CLASS(parent_class)->create(base, offset, length, out);  // allocates and calls fill(): a copy
@@ -612,6 +695,11 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
   g_object_class_install_property(gobject, PROP_ETCD_PASSWORD_FILE,
                                   g_param_spec_string("etcd-password-file", "etcd password file",
                                                       "A file holding etcd-user's password (read at each authentication)", "", flags));
+  g_object_class_install_property(
+      gobject, PROP_RENDITION,
+      g_param_spec_string("rendition", "rendition",
+                          "A title (a folder of renditions): play this rendition (its label, e.g. 720p), never switching; empty: adaptive",
+                          "", flags));
 
   gst_element_class_add_static_pad_template(element, &src_template);
   gst_element_class_set_static_metadata(element, "RDMA source", "Source/Network",

@@ -1,19 +1,49 @@
 // vod-client play rdma://host[:port]/NAME [--start SECONDS]: a paced stream to stdout, for a player
-// reading a pipe (vod-client play ... | ffplay -).
+// reading a pipe (vod-client play ... | ffplay -). NAME may be a title (a folder of renditions):
+// then the stream is MPEG-TS stepping between its renditions as the Reads' goodput allows
+// (TitleReader), or pinned to one with --rendition LABEL.
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "commands.hpp"
 #include "live_stream.hpp"
 #include "output.hpp"
 #include "vod/client/movie_reader.hpp"
+#include "vod/client/title_reader.hpp"
 #include "vod/log.hpp"
 
 namespace vod::client::cli {
+
+namespace {
+
+// A title's stream: TitleReader to stdout; its switches and per-rendition time logged at the end.
+int play_title(Session& session, const Uri& uri, const TitleOptions& options) {
+  TitleReader reader(session, *uri.movie, options);
+  std::vector<std::uint8_t> buffer(session.engine().chunk_size());
+  for (;;) {
+    const std::size_t n = reader.read(buffer);
+    if (n == 0) break;
+    if (!write_all(STDOUT_FILENO, buffer.data(), n, "stdout")) {
+      log::info("vod-client", "the player closed the stream");
+      return exit_ok;
+    }
+  }
+  const TitleStats& s = reader.stats();
+  std::string per;
+  for (const auto& label : reader.labels())
+    if (const auto it = s.seconds_per_rendition.find(label); it != s.seconds_per_rendition.end())
+      per += " " + label + " " + std::to_string(static_cast<long long>(it->second + 0.5)) + " s;";
+  log::info("vod-client", "play " + uri.to_string() + ": " + std::to_string(s.segments) + " segments (" + std::to_string(s.late_segments) +
+                              " late), " + std::to_string(s.switches) + " switches;" + per + " " + session.stats().summary());
+  return exit_ok;
+}
+
+}  // namespace
 
 int run_play(const std::vector<std::string>& args) {
   namespace po = boost::program_options;
@@ -25,6 +55,8 @@ int run_play(const std::vector<std::string>& args) {
       "rate", po::value(&rate_mbps)->default_value(0), "pacing rate in Mbit/s; 0 = the movie's bitrate")(
       "burst", po::value(&burst)->default_value(1.0), "seconds delivered at once after a start, as a player's initial buffer")(
       "unpaced", po::bool_switch(&unpaced), "as fast as RDMA allows");
+  std::string rendition;
+  opts.add_options()("rendition", po::value(&rendition), "a title: play this rendition (its label, e.g. 720p), never switching");
   double duration = 0;
   opts.add_options()("duration", po::value(&duration)->default_value(0),
                      "live channels: stop after this many seconds (0: when the player quits)");
@@ -48,7 +80,24 @@ int run_play(const std::vector<std::string>& args) {
     return stream_live(uri, common, live, STDOUT_FILENO, "stdout", duration);
   }
 
-  Session session(uri, common.session);
+  std::optional<Session> opened;
+  try {
+    opened.emplace(uri, common.session);
+  } catch (const ClientError& e) {
+    // Not a movie: perhaps a title (a folder of renditions), found in the catalog.
+    if (e.kind() != ErrorKind::unknown_movie) throw;
+    Uri catalog_uri = uri;
+    catalog_uri.movie.reset();
+    Session catalog_session(catalog_uri, common.session);
+    if (!proto::find_title(catalog_session.catalog().titles, *uri.movie)) throw;
+    if (start > 0) throw ClientError(ErrorKind::usage, "--start does not apply to a title yet");
+    TitleOptions options;
+    options.paced = !unpaced;
+    if (!rendition.empty()) options.rendition = rendition;
+    return play_title(catalog_session, uri, options);
+  }
+  if (!rendition.empty()) throw ClientError(ErrorKind::usage, "--rendition applies to a title; '" + *uri.movie + "' is a movie");
+  Session& session = *opened;
   MovieReader reader(session, PlaybackOptions{!unpaced, rate_mbps * 1e6, burst});
   if (start > 0) {
     const std::uint64_t at = reader.seek_time(static_cast<std::uint64_t>(start * 1e6));

@@ -2,12 +2,16 @@
 // vod-proxy's HLS playlists are made from hostile input: a movie's first bytes (the TS tables its
 // EXT-X-MAP covers), its codec extradata (the CODECS attribute) and a keyframe index a server sent.
 // Whatever arrives, the init range stays inside the bytes read and on packet boundaries, and the
-// segments tile the movie from the first keyframe without overlap.
+// segments tile the movie from the first keyframe without overlap. The same bytes spliced to
+// themselves as a title's renditions are (client/ts_splice.hpp): only continuity counters change.
 #include <cstdlib>
 #include <cstring>
 #include <span>
 
+#include <vector>
+
 #include "hls_playlist.hpp"
+#include "vod/client/ts_splice.hpp"
 #include "vod/media/stream_codecs.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -17,6 +21,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (init->offset != 0 || init->length == 0 || init->length > size || init->length % 188 != 0) std::abort();
   }
   (void)vod::media::avc_parameters(input);
+  {
+    std::vector<std::uint8_t> spliced(data, data + size - size % vod::client::kTsPacket);
+    vod::client::TsSplicer splicer;
+    const std::size_t half = spliced.size() / 2 - spliced.size() / 2 % vod::client::kTsPacket;
+    splicer.rewrite(std::span(spliced).first(half));
+    splicer.splice();
+    splicer.rewrite(std::span(spliced).subspan(half));
+    splicer.splice();
+    splicer.rewrite(std::span(spliced).subspan(half));  // the second half again, spliced twice
+    for (std::size_t i = 0; i < spliced.size(); ++i)
+      if (spliced[i] != data[i] && (i % vod::client::kTsPacket != 3 || (spliced[i] & 0xf0) != (data[i] & 0xf0))) std::abort();
+  }
 
   // The same bytes as a keyframe index: 16-byte (time, offset) pairs, after an 8-byte movie size
   // and an 8-byte duration.

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// A title (catalog_titles.hpp) played as one continuous MPEG-TS stream over one-sided Reads,
+// stepping between its renditions as the network allows (adaptive bitrate, abr.hpp). The title's
+// segments are cut once, from its first rendition's keyframe index, and every rendition where its
+// own keyframes are (segment_cut.hpp); at each segment the decider chooses the rendition, and a
+// switch is only a change of the next Read's target (Session::switch_movie): the server is sent
+// nothing. The bytes are the renditions' own, spliced at their aligned keyframes with continuous
+// continuity counters (ts_splice.hpp); their timestamps share the title's timeline.
+//
+// The playback clock is a player's: the stream's media time runs from the first byte delivered,
+// and what has been delivered beyond it is the buffer. Paced (a player reading a pipe), delivery
+// stops `max_buffer_seconds` ahead of that clock; unpaced (a benchmark), never. A segment is in
+// time when its last byte came before the clock reached its start.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vod/client/abr.hpp"
+#include "vod/client/movie_reader.hpp"
+#include "vod/client/segment_cut.hpp"
+#include "vod/client/session.hpp"
+#include "vod/client/ts_splice.hpp"
+
+namespace vod::client {
+
+struct TitleOptions {
+  bool paced = true;
+  double max_buffer_seconds = 12.0;      // paced: at most this much media ahead of the clock
+  std::uint64_t segment_us = 2'000'000;  // the title's segments: the switch points
+  std::optional<std::string> rendition;  // a label: pinned, never switched
+  abr::Settings abr;
+};
+
+// One switch, for logs, counters and rdmasrc's bus message.
+struct TitleSwitch {
+  std::string from, to;  // labels
+  abr::Why why = abr::Why::stay;
+  std::uint64_t at_us = 0;  // the title's time of the segment it starts with
+  double goodput_bps = 0, buffer_s = 0;
+};
+
+struct TitleStats {
+  std::uint64_t segments = 0, late_segments = 0, switches = 0;
+  std::map<std::string, double> seconds_per_rendition;  // media time delivered, by label
+};
+
+class TitleReader {
+ public:
+  // `session`: connected to the title's server (a catalog-only session is enough). Throws
+  // ClientError: no such title, a rendition that is not MPEG-TS (its segments would need a remux on
+  // the client: vod-proxy's HLS plays those), renditions whose keyframes are not where the first's
+  // are, an unknown --rendition label.
+  TitleReader(Session& session, const std::string& title, TitleOptions options = {});
+
+  // The next bytes of the stream; 0 at the end. Blocks on Reads, and paced on the clock.
+  std::size_t read(std::span<std::uint8_t> out);
+
+  const TitleStats& stats() const noexcept { return stats_; }
+  std::string rendition() const;  // the label of the one being read
+  const std::vector<std::string>& labels() const noexcept { return labels_; }
+  std::function<void(const TitleSwitch&)> on_switch;  // called at each switch, before its bytes
+
+ private:
+  void next_segment();  // chooses the rendition of segment next_, and starts reading it
+  double buffer_seconds() const;
+
+  Session& session_;
+  TitleOptions options_;
+  std::optional<MovieReader> reader_;  // made once the session has a movie (a catalog-only session has none)
+  std::vector<std::string> names_, labels_;
+  std::vector<std::uint64_t> bandwidth_;
+  std::vector<std::vector<Segment>> cuts_;  // per rendition, the title's segments in its bytes
+  std::optional<std::size_t> pinned_;
+  abr::State abr_;
+  std::size_t current_ = 0, next_ = 0;
+  bool started_ = false;
+  std::uint64_t left_ = 0;                         // bytes of the current segment not read yet
+  std::uint64_t first_us_ = 0, delivered_us_ = 0;  // the title's time of the first segment, and of the end of what was delivered
+  std::chrono::steady_clock::time_point clock_start_, segment_started_;
+  double goodput_bps_ = 0;
+  std::uint64_t segment_bytes_ = 0;
+  TsSplicer splicer_;
+  std::vector<std::uint8_t> carry_;  // a packet's first bytes, held until the rest is read
+  TitleStats stats_;
+};
+
+}  // namespace vod::client

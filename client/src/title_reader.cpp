@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "vod/client/title_reader.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "vod/client/errors.hpp"
+#include "vod/log.hpp"
+
+namespace vod::client {
+
+namespace {
+
+std::string mbps(double bps) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f Mbit/s", bps / 1e6);
+  return buf;
+}
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+}  // namespace
+
+TitleReader::TitleReader(Session& session, const std::string& title, TitleOptions options)
+    : session_(session), options_(std::move(options)) {
+  const proto::Catalog catalog = session_.catalog();  // a copy: a switch below may read a newer one
+  const proto::Title* t = proto::find_title(catalog.titles, title);
+  if (!t) throw ClientError(ErrorKind::unknown_movie, "no title '" + title + "' in the catalog of " + session_.server());
+  std::string all;
+  for (const proto::TitleRendition& r : t->renditions) {
+    const proto::CatalogEntry& e = catalog.entries.at(r.entry);
+    if (e.container != "mpegts")
+      throw ClientError(ErrorKind::usage, "title '" + title + "': rendition '" + e.name + "' is " + e.container +
+                                              "; playing a title over RDMA needs MPEG-TS renditions (vod-proxy's HLS plays this one)");
+    names_.push_back(e.name);
+    labels_.push_back(r.label);
+    bandwidth_.push_back(e.duration_us ? e.size * 8'000'000 / e.duration_us : 0);
+    all += (all.empty() ? "" : ", ") + r.label;
+  }
+  // The title's segments, from its first rendition; every other one cut where those are.
+  const proto::TitleRendition& first = t->renditions.front();
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    session_.switch_movie(names_[i]);
+    const proto::CatalogEntry movie = *session_.movie();
+    const proto::KeyframeIndex& index = session_.index();
+    if (i == 0) {
+      cuts_.push_back(cut_segments(index, movie.size, movie.duration_us, options_.segment_us));
+      if (cuts_.back().empty()) throw ClientError(ErrorKind::usage, "title '" + title + "': '" + movie.name + "' has no keyframe index");
+      continue;
+    }
+    const proto::TitleRendition& r = t->renditions[i];
+    const std::uint64_t tolerance = std::max(proto::frame_duration_us(first.frame_rate_num, first.frame_rate_den),
+                                             proto::frame_duration_us(r.frame_rate_num, r.frame_rate_den));
+    cuts_.push_back(cut_like(cuts_.front(), index, movie.size, movie.duration_us, tolerance));
+    if (cuts_.back().empty())
+      throw ClientError(ErrorKind::usage, "title '" + title + "': the keyframes of '" + movie.name + "' are not where those of '" +
+                                              names_[0] + "' are, so its renditions cannot be switched");
+  }
+  if (options_.rendition) {
+    const auto it = std::find(labels_.begin(), labels_.end(), *options_.rendition);
+    if (it == labels_.end())
+      throw ClientError(ErrorKind::usage, "title '" + title + "' has no rendition '" + *options_.rendition + "'; it has " + all);
+    pinned_ = static_cast<std::size_t>(it - labels_.begin());
+  }
+  reader_.emplace(session_, PlaybackOptions{false, 0, 0});  // unpaced: the title paces by its own clock
+  first_us_ = cuts_.front().front().start_us;
+  delivered_us_ = first_us_;
+  log::info("abr", "title '" + title + "': " + std::to_string(names_.size()) + " renditions (" + all + "), " +
+                       std::to_string(cuts_.front().size()) + " switch points" + (pinned_ ? ", pinned to " + labels_[*pinned_] : ""));
+}
+
+std::string TitleReader::rendition() const { return labels_[current_]; }
+
+double TitleReader::buffer_seconds() const {
+  if (clock_start_ == std::chrono::steady_clock::time_point{}) return static_cast<double>(delivered_us_ - first_us_) / 1e6;
+  const double played = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start_).count();
+  return static_cast<double>(delivered_us_ - first_us_) / 1e6 - played;
+}
+
+void TitleReader::next_segment() {
+  // A player holds at most so much: wait for its clock (paced).
+  if (options_.paced && started_) {
+    while (buffer_seconds() > options_.max_buffer_seconds)
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::min(buffer_seconds() - options_.max_buffer_seconds, 0.2)));
+  }
+  const double buffer = buffer_seconds();
+  const abr::Decision d = abr::decide(bandwidth_, abr_, {goodput_bps_, buffer}, options_.abr, pinned_);
+  const Segment& title_segment = cuts_.front()[next_];
+  if (d.switched(abr_)) {
+    const TitleSwitch s{labels_[current_], labels_[d.rendition], d.why, title_segment.start_us - first_us_, goodput_bps_, buffer};
+    ++stats_.switches;
+    log::info("abr", "switch " + s.from + " -> " + s.to + " at " + seconds(static_cast<double>(s.at_us) / 1e6) + ": " +
+                         abr::to_string(s.why) + " (goodput " + mbps(s.goodput_bps) + ", " + seconds(s.buffer_s) + " held)");
+    if (on_switch) on_switch(s);
+    splicer_.splice();
+  }
+  if (!started_ || d.rendition != current_) reader_->switch_movie(names_[d.rendition]);
+  abr_ = d.next;
+  current_ = d.rendition;
+  const Segment& s = cuts_[current_][next_];
+  // The stream's first segment starts at the file's start: its leading tables (PAT, PMT) first.
+  const std::uint64_t from = started_ ? s.bytes.offset : 0;
+  reader_->seek(from);
+  left_ = s.bytes.offset + s.bytes.length - from;
+  segment_bytes_ = left_;
+  segment_started_ = std::chrono::steady_clock::now();
+  started_ = true;
+}
+
+std::size_t TitleReader::read(std::span<std::uint8_t> out) {
+  if (out.size() < 2 * kTsPacket) throw std::invalid_argument("TitleReader::read: a buffer of at least two TS packets");
+  for (;;) {
+    if (left_ == 0 && carry_.empty()) {
+      if (next_ >= cuts_.front().size()) return 0;
+      next_segment();
+    }
+    std::size_t n = carry_.size();
+    std::memcpy(out.data(), carry_.data(), n);
+    carry_.clear();
+    if (left_ > 0) {
+      const std::size_t got = reader_->read(out.subspan(n, static_cast<std::size_t>(std::min<std::uint64_t>(out.size() - n, left_))));
+      if (got == 0) throw ClientError(ErrorKind::out_of_range, "'" + names_[current_] + "' ended inside a segment");
+      n += got;
+      left_ -= got;
+    }
+    // Whole packets only go through the splicer; a packet's first bytes wait for the rest (the
+    // segment's end flushes what is left, as the file has it).
+    const std::size_t whole = left_ > 0 ? n - n % kTsPacket : n;
+    splicer_.rewrite(out.first(whole - whole % kTsPacket));
+    carry_.assign(out.begin() + static_cast<std::ptrdiff_t>(whole), out.begin() + static_cast<std::ptrdiff_t>(n));
+    if (left_ == 0) {
+      // The segment is complete: its goodput, its media time, and whether it came in time.
+      const auto now = std::chrono::steady_clock::now();
+      const double took = std::max(std::chrono::duration<double>(now - segment_started_).count(), 1e-6);
+      const double sample = static_cast<double>(segment_bytes_) * 8 / took;
+      goodput_bps_ = goodput_bps_ > 0 ? 0.5 * goodput_bps_ + 0.5 * sample : sample;
+      const Segment& title_segment = cuts_.front()[next_];
+      if (clock_start_ == std::chrono::steady_clock::time_point{}) {
+        clock_start_ = now;  // a player starts once it has its first segment
+      } else if (now > clock_start_ + std::chrono::microseconds(title_segment.start_us - first_us_)) {
+        ++stats_.late_segments;
+      }
+      delivered_us_ = title_segment.start_us + title_segment.duration_us;
+      stats_.seconds_per_rendition[labels_[current_]] += static_cast<double>(title_segment.duration_us) / 1e6;
+      ++stats_.segments;
+      ++next_;
+    }
+    if (whole > 0) return whole;
+  }
+}
+
+}  // namespace vod::client
