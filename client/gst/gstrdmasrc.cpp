@@ -19,6 +19,7 @@
 #include "vod/client/session.hpp"
 #include "vod/client/title_reader.hpp"
 #include "vod/defaults.hpp"
+#include "vod/media/fmp4_remux.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_rdma_src_debug);
 #define GST_CAT_DEFAULT gst_rdma_src_debug
@@ -311,6 +312,8 @@ static bool open_title(GstRdmaSrc* self, const vod::client::Uri& uri, const vod:
   if (!vod::proto::find_title(session->catalog().titles, *uri.movie)) return false;
   vod::client::TitleOptions title;
   title.paced = false;  // downstream's demand paces it; the reader's clock still measures the buffer
+  title.remux = [](std::uint64_t size, const vod::client::TitleOptions::ReadAt& read_at, std::uint64_t start_us, std::uint64_t end_us,
+                   unsigned n) { return vod::media::mpegts_media_segment(size, read_at, start_us, end_us, n); };
   GST_OBJECT_LOCK(self);
   if (!s.rendition.empty()) title.rendition = s.rendition;
   GST_OBJECT_UNLOCK(self);

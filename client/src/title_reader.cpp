@@ -34,12 +34,19 @@ TitleReader::TitleReader(Session& session, const std::string& title, TitleOption
   const proto::Title* t = proto::find_title(catalog.titles, title);
   if (!t) throw ClientError(ErrorKind::unknown_movie, "no title '" + title + "' in the catalog of " + session_.server());
   std::string all;
+  remuxed_ = catalog.entries.at(t->renditions.front().entry).container != "mpegts";
   for (const proto::TitleRendition& r : t->renditions) {
     const proto::CatalogEntry& e = catalog.entries.at(r.entry);
-    if (e.container != "mpegts")
+    if ((e.container != "mpegts") != remuxed_)
+      throw ClientError(ErrorKind::usage, "title '" + title + "': rendition '" + e.name + "' is " + e.container + " but '" +
+                                              catalog.entries.at(t->renditions.front().entry).name +
+                                              "' is not: MPEG-TS and other containers have different timelines and cannot be switched");
+    if (remuxed_ && !options_.remux)
       throw ClientError(ErrorKind::usage, "title '" + title + "': rendition '" + e.name + "' is " + e.container +
-                                              "; playing a title over RDMA needs MPEG-TS renditions (vod-proxy's HLS plays this one)");
+                                              "; this player reads MPEG-TS renditions only (vod-proxy's HLS plays this one)");
     names_.push_back(e.name);
+    sizes_.push_back(e.size);
+    durations_.push_back(e.duration_us);
     labels_.push_back(r.label);
     bandwidth_.push_back(e.duration_us ? e.size * 8'000'000 / e.duration_us : 0);
     all += (all.empty() ? "" : ", ") + r.label;
@@ -105,13 +112,32 @@ void TitleReader::next_segment() {
   abr_ = d.next;
   current_ = d.rendition;
   const Segment& s = cuts_[current_][next_];
+  const bool first = !started_;
+  segment_started_ = std::chrono::steady_clock::now();
+  started_ = true;
+  if (remuxed_) {
+    // A segment of its own muxer, PAT and PMT first, its counters from 0: a splice each time. It
+    // runs to this rendition's next keyframe of the title's, or past the movie's end.
+    const std::uint64_t end_us =
+        next_ + 1 < cuts_[current_].size() ? cuts_[current_][next_ + 1].start_us : durations_[current_] + 1'000'000;
+    const auto read_at = [this](std::uint64_t offset, std::span<std::uint8_t> dest) { return session_.pread(offset, dest); };
+    try {
+      segment_ = options_.remux(sizes_[current_], read_at, s.start_us, end_us, static_cast<unsigned>(next_));
+    } catch (const ClientError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw ClientError(ErrorKind::protocol_error, "segment " + std::to_string(next_) + " of '" + names_[current_] + "': " + e.what());
+    }
+    splicer_.splice();
+    left_ = segment_.size();
+    segment_bytes_ = s.bytes.length;  // what was read, for the goodput
+    return;
+  }
   // The stream's first segment starts at the file's start: its leading tables (PAT, PMT) first.
-  const std::uint64_t from = started_ ? s.bytes.offset : 0;
+  const std::uint64_t from = first ? 0 : s.bytes.offset;
   reader_->seek(from);
   left_ = s.bytes.offset + s.bytes.length - from;
   segment_bytes_ = left_;
-  segment_started_ = std::chrono::steady_clock::now();
-  started_ = true;
 }
 
 std::size_t TitleReader::read(std::span<std::uint8_t> out) {
@@ -125,7 +151,14 @@ std::size_t TitleReader::read(std::span<std::uint8_t> out) {
     std::memcpy(out.data(), carry_.data(), n);
     carry_.clear();
     if (left_ > 0) {
-      const std::size_t got = reader_->read(out.subspan(n, static_cast<std::size_t>(std::min<std::uint64_t>(out.size() - n, left_))));
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(out.size() - n, left_));
+      std::size_t got = 0;
+      if (remuxed_) {
+        std::memcpy(out.data() + n, segment_.data() + (segment_.size() - left_), want);
+        got = want;
+      } else {
+        got = reader_->read(out.subspan(n, want));
+      }
       if (got == 0) throw ClientError(ErrorKind::out_of_range, "'" + names_[current_] + "' ended inside a segment");
       n += got;
       left_ -= got;

@@ -16,6 +16,7 @@
 #include "vod/client/movie_reader.hpp"
 #include "vod/client/title_reader.hpp"
 #include "vod/log.hpp"
+#include "vod/media/fmp4_remux.hpp"
 
 namespace vod::client::cli {
 
@@ -93,6 +94,9 @@ int run_play(const std::vector<std::string>& args) {
     if (start > 0) throw ClientError(ErrorKind::usage, "--start does not apply to a title yet");
     TitleOptions options;
     options.paced = !unpaced;
+    options.remux = [](std::uint64_t size, const TitleOptions::ReadAt& read_at, std::uint64_t start_us, std::uint64_t end_us, unsigned n) {
+      return media::mpegts_media_segment(size, read_at, start_us, end_us, n);
+    };
     if (!rendition.empty()) options.rendition = rendition;
     return play_title(catalog_session, uri, options);
   }

@@ -47,17 +47,34 @@ bool mp4_can_carry(AVCodecID id) {
   }
 }
 
-// The movie opened, the streams chosen (best video, best audio) and a muxer with their tracks.
+bool ts_can_carry(AVCodecID id) {
+  switch (id) {
+    case AV_CODEC_ID_H264:
+    case AV_CODEC_ID_HEVC:
+    case AV_CODEC_ID_AAC:
+    case AV_CODEC_ID_MP3:
+    case AV_CODEC_ID_AC3:
+    case AV_CODEC_ID_EAC3:
+    case AV_CODEC_ID_OPUS: return true;
+    default: return false;
+  }
+}
+
+// The movie opened, the streams chosen (best video, best audio) and a muxer with their tracks:
+// fragmented MP4, or with `ts` MPEG-TS (the video and every audio stream it can carry).
 struct Remux {
   detail::Demuxer in;
-  detail::MuxerOutput out{"mp4", "HLS fMP4"};
+  bool ts;
+  detail::MuxerOutput out;
   int video = -1, audio = -1;    // input stream indexes
   std::vector<int> map;          // input stream -> output stream, -1 for none
   std::size_t header_bytes = 0;  // ftyp + moov
 
-  Remux(std::uint64_t size, const ReadBytesAt& read_at, const Fmp4Options& options, unsigned fragment_index)
+  Remux(std::uint64_t size, const ReadBytesAt& read_at, const Fmp4Options& options, unsigned fragment_index, bool mpegts = false)
       : in(detail::ByteSource{size, read_at},
-           {.find_stream_info = true, .time_limit = options.time_limit}) {  // Matroska gives decode times only with it
+           {.find_stream_info = true, .time_limit = options.time_limit}),  // Matroska gives decode times only with it
+        ts(mpegts),
+        out(mpegts ? "mpegts" : "mp4", mpegts ? "a title's MPEG-TS segment" : "HLS fMP4") {
     if (!in.ok()) throw Fmp4Error("the movie cannot be opened for remuxing: " + in.error());
     AVFormatContext* ifmt = in.format();
     using Tracks = Fmp4Options::Tracks;
@@ -69,12 +86,19 @@ struct Remux {
         throw Fmp4Error("the movie has no audio stream " + std::to_string(k));
       audio = k;
     }
-    if (video >= 0 && !mp4_can_carry(ifmt->streams[video]->codecpar->codec_id)) video = -1;
-    if (audio >= 0 && !mp4_can_carry(ifmt->streams[audio]->codecpar->codec_id)) audio = -1;
-    if (video < 0 && audio < 0) throw Fmp4Error("no video or audio stream that fragmented MP4 can carry");
-    if (options.tracks == Tracks::video && video < 0) throw Fmp4Error("no video stream that fragmented MP4 can carry");
+    const auto can_carry = ts ? ts_can_carry : mp4_can_carry;
+    const char* container = ts ? "MPEG-TS" : "fragmented MP4";
+    if (video >= 0 && !can_carry(ifmt->streams[video]->codecpar->codec_id)) video = -1;
+    if (audio >= 0 && !can_carry(ifmt->streams[audio]->codecpar->codec_id)) audio = -1;
+    if (video < 0 && audio < 0) throw Fmp4Error(std::string("no video or audio stream that ") + container + " can carry");
+    if (options.tracks == Tracks::video && video < 0) throw Fmp4Error(std::string("no video stream that ") + container + " can carry");
     map.assign(ifmt->nb_streams, -1);
-    for (int i : {video, audio}) {
+    std::vector<int> chosen{video, audio};
+    if (ts)  // every audio stream, in the container's order (a title's languages)
+      for (int i = 0; i < static_cast<int>(ifmt->nb_streams); ++i)
+        if (i != audio && ifmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO && can_carry(ifmt->streams[i]->codecpar->codec_id))
+          chosen.push_back(i);
+    for (int i : chosen) {
       if (i < 0) continue;
       AVStream* s = avformat_new_stream(out.format, nullptr);
       if (!s) throw Fmp4Error("out of memory for a track");
@@ -89,6 +113,12 @@ struct Remux {
     // (frag_discont: segments are made one at a time, in any order), no edit list.
     // And no shift of its own: libavformat would move every segment's first decode time to 0.
     out.format->avoid_negative_ts = AVFMT_AVOID_NEG_TS_DISABLED;
+    if (ts) {
+      // MPEG-TS: the muxer writes PAT and PMT with the first packet, and inserts h264_mp4toannexb
+      // (or HEVC's) itself, with the parameter sets before every keyframe.
+      if (int err = avformat_write_header(out.format, nullptr); err < 0) fail("writing the MPEG-TS header", err);
+      return;
+    }
     AVDictionary* opts = nullptr;
     av_dict_set(&opts, "movflags", "+frag_custom+empty_moov+default_base_moof+frag_discont+omit_tfhd_offset", 0);
     av_dict_set(&opts, "use_editlist", "0", 0);
@@ -110,7 +140,7 @@ struct Remux {
     av_packet_rescale_ts(p, in_tb, out.format->streams[target]->time_base);
     p->stream_index = target;
     p->pos = -1;
-    if (int err = av_write_frame(out.format, p); err < 0) fail("writing a packet", err);
+    if (int err = ts ? av_interleaved_write_frame(out.format, p) : av_write_frame(out.format, p); err < 0) fail("writing a packet", err);
   }
 };
 
@@ -123,10 +153,10 @@ std::vector<std::uint8_t> fmp4_init_segment(std::uint64_t size, const ReadBytesA
   return std::move(r.out.bytes);
 }
 
-std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytesAt& read_at, std::uint64_t start_us, std::uint64_t end_us,
-                                             unsigned sequence, const Fmp4Options& options) {
-  detail::quiet_libav();
-  Remux r(size, read_at, options, sequence + 1);
+namespace {
+
+// The packets of the segment from start_us to end_us, written to `r`'s muxer.
+void remux_segment(Remux& r, std::uint64_t start_us, std::uint64_t end_us, unsigned sequence, const Fmp4Options& options) {
   AVFormatContext* ifmt = r.in.format();
   const std::int64_t origin = ifmt->start_time == AV_NOPTS_VALUE ? 0 : ifmt->start_time;  // index times count from here
   const auto at = [&](std::uint64_t us) { return origin + static_cast<std::int64_t>(us); };
@@ -137,9 +167,17 @@ std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytes
     fail("seeking to " + std::to_string(start_us / 1000) + " ms", err);
   std::unique_ptr<AVPacket, PacketFree> p(av_packet_alloc());
   if (!p) throw Fmp4Error("out of memory for a packet");
-  bool video_started = r.video < 0, video_done = r.video < 0, audio_done = r.audio < 0;
+  bool video_started = r.video < 0, video_done = r.video < 0;
+  // Audio streams still before end_us: the best one, and MPEG-TS's others.
+  std::vector<bool> audio_open(ifmt->nb_streams, false);
+  std::size_t audio_left = 0;
+  for (std::size_t i = 0; i < ifmt->nb_streams; ++i)
+    if (r.map[i] >= 0 && static_cast<int>(i) != r.video) {
+      audio_open[i] = true;
+      ++audio_left;
+    }
   unsigned packets = 0;
-  while (!(video_done && audio_done)) {
+  while (!(video_done && audio_left == 0)) {
     if (++packets > options.max_packets)
       throw Fmp4Error("no end of the segment within " + std::to_string(options.max_packets) + " packets");
     const int err = av_read_frame(ifmt, p.get());
@@ -163,9 +201,10 @@ std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytes
       }
       r.write(p.get());
       if (options.keyframe_only) video_done = true;
-    } else if (p->stream_index == r.audio && !audio_done) {
+    } else if (audio_open[static_cast<std::size_t>(p->stream_index)]) {
       if (pts_us != AV_NOPTS_VALUE && pts_us >= at(end_us)) {
-        audio_done = true;
+        audio_open[static_cast<std::size_t>(p->stream_index)] = false;
+        --audio_left;
       } else if (pts_us != AV_NOPTS_VALUE && (pts_us >= at(start_us) || sequence == 0)) {
         r.write(p.get());
       }
@@ -173,12 +212,35 @@ std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytes
     av_packet_unref(p.get());
   }
   if (r.video >= 0 && !video_started) throw Fmp4Error("no keyframe at " + std::to_string(start_us / 1000) + " ms");
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytesAt& read_at, std::uint64_t start_us, std::uint64_t end_us,
+                                             unsigned sequence, const Fmp4Options& options) {
+  detail::quiet_libav();
+  Remux r(size, read_at, options, sequence + 1);
+  remux_segment(r, start_us, end_us, sequence, options);
   if (int err = av_write_frame(r.out.format, nullptr); err < 0) fail("writing the fragment", err);  // frag_custom: the moof and mdat now
   avio_flush(r.out.io);
   std::vector<std::uint8_t> fragment(r.out.bytes.begin() + static_cast<std::ptrdiff_t>(r.header_bytes), r.out.bytes.end());
   if (fragment.empty())
     throw Fmp4Error("no packet between " + std::to_string(start_us / 1000) + " and " + std::to_string(end_us / 1000) + " ms");
   return fragment;
+}
+
+std::vector<std::uint8_t> mpegts_media_segment(std::uint64_t size, const ReadBytesAt& read_at, std::uint64_t start_us, std::uint64_t end_us,
+                                               unsigned sequence, const Fmp4Options& options) {
+  detail::quiet_libav();
+  Fmp4Options best = options;
+  best.tracks = Fmp4Options::Tracks::best;  // the video, the best audio stream and every other one MPEG-TS carries
+  Remux r(size, read_at, best, sequence + 1, true);
+  remux_segment(r, start_us, end_us, sequence, best);
+  if (int err = av_write_trailer(r.out.format); err < 0) fail("ending the MPEG-TS segment", err);
+  avio_flush(r.out.io);
+  if (r.out.bytes.empty())
+    throw Fmp4Error("no packet between " + std::to_string(start_us / 1000) + " and " + std::to_string(end_us / 1000) + " ms");
+  return std::move(r.out.bytes);
 }
 
 }  // namespace vod::media

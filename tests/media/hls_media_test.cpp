@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // What vod-proxy's HLS reads from movie bytes (media/stream_codecs.hpp, media/fmp4_remux.hpp), on the
 // generated media against ffprobe and ffmpeg: the SPS and AAC fields the CODECS attribute is made
-// of, and fMP4 segments whose init and fragments, put together, hold the file's packets one for one.
+// of, and fMP4 segments whose init and fragments, put together, hold the file's packets one for one
+// (and the same segments as MPEG-TS, which decode to the file's frames).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -100,6 +101,35 @@ TEST_P(Fmp4PerContainer, SegmentsTogetherHoldTheFilesPacketsOneForOne) {
   const std::string packets = " -c copy -f framemd5 - | awk -F, '/^0,/ { print $6 }' | md5sum";
   EXPECT_EQ(test::run("ffmpeg -v error -i " + joined + " -map 0:v" + packets),
             test::run("ffmpeg -v error -i " + file + " -map 0:v" + packets));
+  const std::string audio = " -select_streams a:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 ";
+  EXPECT_EQ(trimmed(test::run("ffprobe -v error" + audio + joined + " | sed -n 1p")),
+            trimmed(test::run("ffprobe -v error" + audio + file + " | sed -n 1p")));
+  std::remove(joined.c_str());
+}
+// The same segments as MPEG-TS (a title played over one-sided Reads, client/title_reader.hpp),
+// each made on its own and simply concatenated: the video decodes to the file's frames, one for
+// one (the parameter sets before each keyframe), with the file's audio packets.
+TEST_P(Fmp4PerContainer, AsMpegTsSegmentsTheyDecodeToTheFilesFrames) {
+  const std::string file = media_path(GetParam());
+  MappedFile movie(file);
+  const Bytes bytes = movie.bytes();
+  const proto::KeyframeIndex index = index_keyframes(bytes, probe(bytes, GetParam()));
+  ASSERT_GE(index.entries.size(), 10u);
+  std::vector<std::uint8_t> out;
+  unsigned sequence = 0;
+  for (std::size_t k = 0; k < index.entries.size(); k += 2, ++sequence) {
+    const std::uint64_t start = index.entries[k].time_us;
+    const std::uint64_t end = k + 2 < index.entries.size() ? index.entries[k + 2].time_us : std::numeric_limits<std::uint32_t>::max();
+    const std::vector<std::uint8_t> s = mpegts_media_segment(bytes.size(), reader(bytes), start, end, sequence);
+    ASSERT_GE(s.size(), 188u);
+    EXPECT_EQ(s.size() % 188, 0u) << "segment " << sequence;
+    EXPECT_EQ(s[0], 0x47) << "segment " << sequence;
+    out.insert(out.end(), s.begin(), s.end());
+  }
+  const std::string joined = ::testing::TempDir() + "/ts-joined-" + std::to_string(getpid()) + "-" + GetParam() + ".ts";
+  std::ofstream(joined, std::ios::binary).write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
+  const std::string frames = " -map 0:v -f framemd5 - | awk -F, '/^0,/ { print $6 }' | md5sum";
+  EXPECT_EQ(test::run("ffmpeg -v error -i " + joined + frames), test::run("ffmpeg -v error -i " + file + frames));
   const std::string audio = " -select_streams a:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 ";
   EXPECT_EQ(trimmed(test::run("ffprobe -v error" + audio + joined + " | sed -n 1p")),
             trimmed(test::run("ffprobe -v error" + audio + file + " | sed -n 1p")));

@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # A title played as one stream (TitleReader, adaptive bitrate over the transport's Reads), natively
-# over Write-Record on loopback (vod-server --no-rdma): a 30 s ladder of three MPEG-TS renditions
-# (vod-media ladder, remuxed to TS with their two audio streams).
+# over Write-Record on loopback (vod-server --no-rdma): a 30 s ladder of three renditions
+# (vod-media ladder) as MPEG-TS (remuxed with their two audio streams) and as MP4.
 #  - pinned (--rendition 120p) the stream is the rendition's file, byte for byte, with no switch;
 #  - unpaced, loopback's goodput has headroom for every rendition: it starts at the lowest and steps
 #    up one rendition at a time after sustained headroom (120p -> 180p -> 240p), each switch logged
 #    with its reason, and the stream decodes (ffprobe) with every frame, 40 ms after the one before
 #    across the switches, the pictures changing size at each, and every PID's continuity counters
 #    continuous (a TS parser here);
+#  - a title of the same renditions as MP4: each segment remuxed to MPEG-TS on the client; the same
+#    steps up, frames and counters, and both audio streams with every packet;
 #  - rdmasrc with the title's URI: rendition=120p is the file byte for byte; adaptive, its two
 #    switches are element messages on the bus and mark buffers DISCONT, and avdec_h264 decodes it;
 #  - a rendition that is not in the title, and --start on a title, are refused with the reason.
 source "$(dirname "$0")/../hls/native_proxy_lib.sh"
 source "$(dirname "$0")/../hls/title_fixture.sh"
 dir=$work/media/Films/Ladder
+# check_stream FILE: every frame of the title (as many as its 240p rendition has), 40 ms after the
+# one before, the width changing 214 -> 320 -> 426; every PID's continuity counters continuous.
+check_stream() {
+  local stream=$1
+  want=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$dir/Ladder - 240p.ts" | awk 'NF { print; exit }')
+  ffprobe -v error -select_streams v:0 -show_entries frame=pts_time,width -of csv=p=0 "$stream" > "$work/frames" 2> "$work/frames.err"
+  [[ ! -s $work/frames.err ]] || fail "decoding the stream: $(head -3 "$work/frames.err")"
+  awk -F, -v want="$want" 'NF >= 2 { if (n && ($1 - last > 0.041 || $1 <= last)) { print "a gap or a step back at " last " -> " $1; bad = 1 }
+                     if (n && $2 != width) sizes = sizes " " $2; last = $1; width = $2; n++ }
+           END { print n " frames, widths changing to" sizes; if (bad || n != want || sizes != " 320 426") exit 1 }' "$work/frames" ||
+    fail "the stream is not continuous ($want frames wanted)"
+  /usr/bin/python3 "$(dirname "$0")/ts_continuity.py" "$stream" || fail "continuity counters"
+}
 
 step "a ladder of three MPEG-TS renditions"
 make_title "$work/ladder" 30 426x240 240p,180p,120p
@@ -22,6 +37,8 @@ mkdir -p "$dir"
 for r in 240p 180p 120p; do
   ffmpeg -v error -i "$work/ladder/ladder - $r.mp4" -map 0:v -map 0:a -c copy -f mpegts "$dir/Ladder - $r.ts"
 done
+mkdir -p "$work/media/Films/Mp4"  # the same renditions as MP4: a title of its own
+for r in 240p 180p 120p; do cp "$work/ladder/ladder - $r.mp4" "$work/media/Films/Mp4/Mp4 - $r.mp4"; done
 start_server_and_proxy "$work/media" --
 for _ in $(seq 100); do grep -q "title 'Films/Ladder': 3 renditions" "$work/server.log" && break; sleep 0.1; done
 grep -q "title 'Films/Ladder': 3 renditions (240p, 180p, 120p)" "$work/server.log" || fail "the server lists no title: $(grep -i title "$work/server.log")"
@@ -40,35 +57,22 @@ play --unpaced > "$work/abr.ts" 2> "$work/abr.log" || fail "play: $(tail -3 "$wo
 grep -q 'switch 120p -> 180p at .*: sustained headroom' "$work/abr.log" && grep -q 'switch 180p -> 240p at .*: sustained headroom' "$work/abr.log" ||
   fail "no step up from 120p to 180p to 240p: $(grep -E 'abr|segments' "$work/abr.log")"
 grep -E 'abr: switch|segments \(' "$work/abr.log"
-want=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$dir/Ladder - 240p.ts" | awk 'NF { print; exit }')
-ffprobe -v error -select_streams v:0 -show_entries frame=pts_time,width -of csv=p=0 "$work/abr.ts" > "$work/frames" 2> "$work/frames.err"
-[[ ! -s $work/frames.err ]] || fail "decoding the stream: $(head -3 "$work/frames.err")"
-awk -F, -v want="$want" 'NF >= 2 { if (n && ($1 - last > 0.041 || $1 <= last)) { print "a gap or a step back at " last " -> " $1; bad = 1 }
-                   if (n && $2 != width) sizes = sizes " " $2; last = $1; width = $2; n++ }
-         END { print n " frames, widths changing to" sizes; if (bad || n != want || sizes != " 320 426") exit 1 }' "$work/frames" ||
-  fail "the stream is not continuous ($want frames wanted)"
-/usr/bin/python3 - "$work/abr.ts" <<'PY' || fail "continuity counters"
-import sys
-data = open(sys.argv[1], "rb").read()
-last, bad = {}, 0
-for at in range(0, len(data) - 187, 188):
-    p = data[at:at + 188]
-    if p[0] != 0x47:
-        sys.exit(f"no sync byte at {at}")
-    pid, cc, payload = ((p[1] & 0x1f) << 8) | p[2], p[3] & 0x0f, p[3] & 0x10
-    if pid == 0x1fff:
-        continue
-    if pid in last:
-        want = (last[pid] + 1) % 16 if payload else last[pid]
-        if cc != want:
-            bad += 1
-            print(f"PID {pid:#x} at byte {at}: counter {cc}, {want} expected")
-    if payload:
-        last[pid] = cc
-print(f"{len(data) // 188} packets, {len(last)} PIDs, {bad} counter breaks")
-sys.exit(1 if bad else 0)
-PY
+check_stream "$work/abr.ts"
 pass "2 steps up (120p, 180p, 240p); $want frames 40 ms apart; continuity counters continuous"
+
+step "a title of MP4 renditions: each segment remuxed to MPEG-TS on the client"
+grep -q "title 'Films/Mp4': 3 renditions" "$work/server.log" || fail "the server lists no MP4 title"
+"$build/client/vod-client" play "rdma://127.0.0.1/Films/Mp4" --transport udp --udp-port "$udp" --log-level info --unpaced > "$work/mp4.ts" \
+  2> "$work/mp4.log" || fail "play of the MP4 title: $(tail -3 "$work/mp4.log")"
+grep -q 'switch 120p -> 180p at .*: sustained headroom' "$work/mp4.log" && grep -q 'switch 180p -> 240p at' "$work/mp4.log" ||
+  fail "no step up: $(grep -E 'abr|segments' "$work/mp4.log")"
+check_stream "$work/mp4.ts"
+for k in 0 1; do  # both audio languages, every packet of each
+  got=$(ffprobe -v error -select_streams "a:$k" -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$work/mp4.ts" | awk 'NF { print; exit }')
+  want=$(ffprobe -v error -select_streams "a:$k" -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$work/ladder/ladder - 240p.mp4")
+  [[ $got == "$want" ]] || fail "audio $k: $got packets of $want"
+done
+pass "3 MP4 renditions, 2 steps up, remuxed segment by segment: every frame 40 ms apart, continuous counters, both audio streams whole"
 
 step "rdmasrc with the title's URI: the switches on the bus, DISCONT buffers, and pinned byte for byte"
 export GST_PLUGIN_PATH=$build/client/gst GST_REGISTRY=$work/gst-registry.bin

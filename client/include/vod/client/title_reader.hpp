@@ -36,6 +36,14 @@ struct TitleOptions {
   std::uint64_t segment_us = 2'000'000;  // the title's segments: the switch points
   std::optional<std::string> rendition;  // a label: pinned, never switched
   abr::Settings abr;
+  // Renditions that are not MPEG-TS (MP4, Matroska): segment `sequence` of a movie of `size` bytes,
+  // from its keyframe at start_us to end_us, made MPEG-TS, reading the movie through `read_at`
+  // (vod_media's mpegts_media_segment: libvodclient itself does not link libavformat). Empty: such
+  // titles are refused.
+  using ReadAt = std::function<std::size_t(std::uint64_t offset, std::span<std::uint8_t> dest)>;
+  std::function<std::vector<std::uint8_t>(std::uint64_t size, const ReadAt& read_at, std::uint64_t start_us, std::uint64_t end_us,
+                                          unsigned sequence)>
+      remux;
 };
 
 // One switch, for logs, counters and rdmasrc's bus message.
@@ -54,9 +62,9 @@ struct TitleStats {
 class TitleReader {
  public:
   // `session`: connected to the title's server (a catalog-only session is enough). Throws
-  // ClientError: no such title, a rendition that is not MPEG-TS (its segments would need a remux on
-  // the client: vod-proxy's HLS plays those), renditions whose keyframes are not where the first's
-  // are, an unknown --rendition label.
+  // ClientError: no such title, renditions of MPEG-TS and of other containers mixed (their
+  // timelines differ), renditions that are not MPEG-TS without options.remux, renditions whose
+  // keyframes are not where the first's are, an unknown --rendition label.
   TitleReader(Session& session, const std::string& title, TitleOptions options = {});
 
   // The next bytes of the stream; 0 at the end. Blocks on Reads, and paced on the clock.
@@ -86,6 +94,9 @@ class TitleReader {
   std::chrono::steady_clock::time_point clock_start_, segment_started_;
   double goodput_bps_ = 0;
   std::uint64_t segment_bytes_ = 0;
+  bool remuxed_ = false;                          // the renditions are not MPEG-TS: each segment comes from options_.remux
+  std::vector<std::uint8_t> segment_;             // remuxed: the current segment's bytes, from its end less left_
+  std::vector<std::uint64_t> sizes_, durations_;  // per rendition
   TsSplicer splicer_;
   std::vector<std::uint8_t> carry_;  // a packet's first bytes, held until the rest is read
   TitleStats stats_;

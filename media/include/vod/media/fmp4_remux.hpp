@@ -54,4 +54,12 @@ std::vector<std::uint8_t> fmp4_init_segment(std::uint64_t size, const ReadBytesA
 std::vector<std::uint8_t> fmp4_media_segment(std::uint64_t size, const ReadBytesAt& read_at, std::uint64_t start_us, std::uint64_t end_us,
                                              unsigned sequence, const Fmp4Options& options = {});
 
+// The same segment as MPEG-TS (a title played over one-sided Reads from MP4 or Matroska renditions,
+// client/title_reader.hpp): the video and every audio stream MPEG-TS can carry, PAT and PMT first,
+// the parameter sets before the keyframe, the same shifted timestamps as the fMP4 segments, so
+// that segments of any rendition follow one another; each one's continuity counters start at 0.
+// `options.tracks` is ignored. Throws Fmp4Error.
+std::vector<std::uint8_t> mpegts_media_segment(std::uint64_t size, const ReadBytesAt& read_at, std::uint64_t start_us, std::uint64_t end_us,
+                                               unsigned sequence, const Fmp4Options& options = {});
+
 }  // namespace vod::media
