@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "vod/client/errors.hpp"
 #include "vod/log.hpp"
@@ -113,7 +114,8 @@ void TitleReader::next_segment() {
   current_ = d.rendition;
   const Segment& s = cuts_[current_][next_];
   const bool first = !started_;
-  segment_started_ = std::chrono::steady_clock::now();
+  segment_busy_ = {};
+  busy_from_ = std::chrono::steady_clock::now();  // after the pacing wait
   started_ = true;
   if (remuxed_) {
     // A segment of its own muxer, PAT and PMT first, its counters from 0: a splice each time. It
@@ -142,6 +144,7 @@ void TitleReader::next_segment() {
 
 std::size_t TitleReader::read(std::span<std::uint8_t> out) {
   if (out.size() < 2 * kTsPacket) throw std::invalid_argument("TitleReader::read: a buffer of at least two TS packets");
+  busy_from_ = std::chrono::steady_clock::now();
   for (;;) {
     if (left_ == 0 && carry_.empty()) {
       if (next_ >= cuts_.front().size()) return 0;
@@ -171,7 +174,8 @@ std::size_t TitleReader::read(std::span<std::uint8_t> out) {
     if (left_ == 0) {
       // The segment is complete: its goodput, its media time, and whether it came in time.
       const auto now = std::chrono::steady_clock::now();
-      const double took = std::max(std::chrono::duration<double>(now - segment_started_).count(), 1e-6);
+      segment_busy_ += now - std::exchange(busy_from_, now);
+      const double took = std::max(std::chrono::duration<double>(segment_busy_).count(), 1e-6);
       const double sample = static_cast<double>(segment_bytes_) * 8 / took;
       goodput_bps_ = goodput_bps_ > 0 ? 0.5 * goodput_bps_ + 0.5 * sample : sample;
       const Segment& title_segment = cuts_.front()[next_];
@@ -185,7 +189,10 @@ std::size_t TitleReader::read(std::span<std::uint8_t> out) {
       ++stats_.segments;
       ++next_;
     }
-    if (whole > 0) return whole;
+    if (whole > 0) {
+      segment_busy_ += std::chrono::steady_clock::now() - busy_from_;
+      return whole;
+    }
   }
 }
 

@@ -91,7 +91,11 @@ class TitleReader {
   bool started_ = false;
   std::uint64_t left_ = 0;                         // bytes of the current segment not read yet
   std::uint64_t first_us_ = 0, delivered_us_ = 0;  // the title's time of the first segment, and of the end of what was delivered
-  std::chrono::steady_clock::time_point clock_start_, segment_started_;
+  std::chrono::steady_clock::time_point clock_start_;
+  // The segment's read time: only what is spent inside read() (not the caller's writes between
+  // calls, which a player's full pipe can block, nor the pacing wait), for the goodput.
+  std::chrono::steady_clock::duration segment_busy_{};
+  std::chrono::steady_clock::time_point busy_from_;
   double goodput_bps_ = 0;
   std::uint64_t segment_bytes_ = 0;
   bool remuxed_ = false;                          // the renditions are not MPEG-TS: each segment comes from options_.remux
