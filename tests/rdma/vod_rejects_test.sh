@@ -35,9 +35,11 @@ expect "stale catalog" 3 "reject code 7 (stale catalog)" \
   "$peer" raw --host "$addr" --port "$port" --hex "52564f440101003801020000000000090000000000000000$(printf '00%.0s' $(seq 32))"
 
 step "server full: two clients connected, a third is refused"
-"$client_bin" play "$(uri b.bin)" --rate 0.2 --burst 0 > /dev/null 2>&1 &
+# 200 kB at 0.04 Mbit/s: 40 s of play, so they are still connected when /metrics is read below
+# (at 0.2 Mbit/s they ended after 8 s, before a slow guest had refused the third).
+"$client_bin" play "$(uri b.bin)" --rate 0.04 --burst 0 > /dev/null 2>&1 &
 p1=$!
-"$client_bin" play "$(uri b.bin)" --rate 0.2 --burst 0 > /dev/null 2>&1 &
+"$client_bin" play "$(uri b.bin)" --rate 0.04 --burst 0 > /dev/null 2>&1 &
 p2=$!
 cleanup_hooks+=("kill $p1 $p2 2>/dev/null")
 for _ in $(seq 600); do [[ $(grep -c '^.*accept .*movie' "$server_log") -ge 2 ]] && break; sleep 0.1; done
