@@ -7,14 +7,16 @@
 # is not a number: on a loaded guest the client can start before the server listens (it fails at
 # once), and perftest's clock calibration can fail (it prints inf). Both sides are bounded in time,
 # and a server left waiting for a client that gave up is stopped. Prints what perftest said last (a
-# number, inf, or nothing).
+# number, inf, or nothing). The client side runs under the command prefix in the array
+# perftest_client, if one is set (ip netns exec NS: across tests/rdma/shaped_link.sh's link).
+perftest_client=()
 perftest_figure() {
   local tool=$1 column=$2 size=$3 addr=$4 figure="" srv
   shift 4
   for try in 1 2 3; do
     timeout 120 "$tool" -R -e -s "$size" -F "$@" > /dev/null 2>&1 &
     srv=$!; sleep "$try"
-    figure=$(timeout 120 "$tool" -R -e -s "$size" -F "$@" "$addr" 2>/dev/null |
+    figure=$("${perftest_client[@]}" timeout 120 "$tool" -R -e -s "$size" -F "$@" "$addr" 2>/dev/null |
       awk -v s="$size" -v c="$column" '$1 == s { print $c }') || true
     kill "$srv" 2>/dev/null || true
     wait "$srv" 2>/dev/null || true
@@ -24,5 +26,6 @@ perftest_figure() {
 }
 # perftest_latency TOOL SIZE ADDR: the typical latency (µs) of TOOL (ib_read_lat, ib_send_lat).
 perftest_latency() { perftest_figure "$1" 5 "$2" "$3" -n 200; }
-# perftest_bandwidth SIZE ITERATIONS ADDR: ib_read_bw's average (MB/s) on one QP.
-perftest_bandwidth() { perftest_figure ib_read_bw 4 "$1" "$3" -n "$2" -q 1; }
+# perftest_bandwidth SIZE ITERATIONS ADDR [ARGS...]: ib_read_bw's average (MB/s, perftest's MB of
+# 2^20 bytes) on one QP.
+perftest_bandwidth() { perftest_figure ib_read_bw 4 "$1" "$3" -n "$2" -q 1 "${@:4}"; }

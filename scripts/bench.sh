@@ -8,7 +8,8 @@
 # Installs what it needs, builds, makes the media, then measures every section of
 # docs/benchmarks.md:
 #   - in one Soft-RoCE session (tests/softroce/softroce-run), everything that needs RDMA: sections
-#     1-13 (bench/guest-benchmarks.sh), zero copy (15, bench/zero-copy-benchmarks.sh) and, except
+#     1-13 (bench/guest-benchmarks.sh), zero copy (15, bench/zero-copy-benchmarks.sh), adaptive
+#     bitrate on a shaped link (17, bench/abr-benchmarks.sh) and, except
 #     in smoke runs, a fleet's failover (14, tests/rdma/vod_fleet_test.sh through
 #     bench/fleet-benchmarks.sh);
 #   - natively, what needs no RDMA and which TCG would distort: Write-Record's sender CPU (8; in the
@@ -73,6 +74,7 @@ if [[ -n $in_guest ]]; then
     env UDP_PHASES="$phases" VOD_LIVE_TS="$media/.live/test-480p-${duration}s.ts" bench/guest-benchmarks.sh "$mode" "$media" "$out"
   zc=(); [[ $mode == smoke ]] && zc=(ZC_RUNS=1 ZC_MIB=16)
   step zero-copy "section 15, zero copy (bench/zero-copy-benchmarks.sh)" env "${zc[@]}" bench/zero-copy-benchmarks.sh "$out/zero-copy"
+  step abr "section 17, adaptive bitrate on a shaped link (bench/abr-benchmarks.sh)" bench/abr-benchmarks.sh "$mode" "$media/.titles" "$out"
   # The failover takes minutes (the transport notices a dead server slowly under TCG): not in smoke
   # runs, whose report says it was not measured.
   [[ $mode == smoke ]] ||
@@ -98,6 +100,7 @@ make_media() {
   # The live channel of section 7 (about 1 Mbit/s, so 100 viewers fit rxe's bandwidth), and the
   # browser's movie of section 13 (the MP4 is made anyway: the other containers are remuxed from it).
   media/generate-test-media.sh --out "$media/.live" --duration "$duration" --variants 480p --containers mp4,ts
+  tests/media/make-shaped-title.sh "$media/.titles"  # section 17's title of three constant-rate renditions
 }
 # Section 11's library: 40 copies of the movie on an ext4 image that the guest gets as a disk of its
 # own (its cold-disk figures: the guest cannot drop the host's page cache under its 9p root).

@@ -11,7 +11,7 @@ const char* to_string(Why why) noexcept {
     case Why::start: return "start";
     case Why::pinned: return "pinned";
     case Why::stay: return "stay";
-    case Why::low_buffer: return "low buffer";
+    case Why::too_slow: return "goodput too low, buffer falling";
     case Why::headroom: return "sustained headroom";
   }
   return "?";
@@ -50,7 +50,7 @@ Decision decide(const std::vector<std::uint64_t>& bandwidth, const State& state,
   const std::size_t current = std::min(state.current, bandwidth.size() - 1);
   if (measured && seen.buffer_s<s.low_buffer_s&& static_cast<double>(bandwidth[current])> s.safety * seen.goodput_bps) {
     const std::size_t down = fitting(bandwidth, seen.goodput_bps, s.safety);
-    if (down > current) return to(down, Why::low_buffer, state);
+    if (down > current) return to(down, Why::too_slow, state);
   }
   Decision d = to(current, Why::stay, state);
   const bool headroom = measured && current > 0 && seen.buffer_s >= s.high_buffer_s &&

@@ -292,6 +292,7 @@ void ReadEngine::restart_at(std::uint64_t offset) { impl_->restart_at(offset); }
 void ReadEngine::set_readahead(bool enabled) noexcept { impl_->planner.readahead_enabled = enabled; }
 void ReadEngine::set_readahead_window(std::size_t bytes) noexcept { impl_->planner.readahead = std::min(bytes, impl_->readahead_max); }
 std::size_t ReadEngine::readahead_window() const noexcept { return impl_->planner.readahead; }
+void ReadEngine::set_readahead_limit(std::uint64_t end) noexcept { impl_->planner.readahead_until = end; }
 
 std::uint64_t ReadEngine::submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done) {
   return impl_->submit(r, offset, dest, std::move(done));

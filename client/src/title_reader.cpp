@@ -53,20 +53,30 @@ TitleReader::TitleReader(Session& session, const std::string& title, TitleOption
     all += (all.empty() ? "" : ", ") + r.label;
   }
   // The title's segments, from its first rendition; every other one cut where those are.
+  // Where the server grants each connection one movie (memory windows, or a PD per connection), each
+  // rendition gets a connection of its own now, with the same token: a switch is then still only a
+  // change of the next Read's target, never a connect.
+  separate_ =
+      (catalog.entries.at(t->renditions.front().entry).flags & proto::kEntryWindowed) && session_.options().transport == Transport::rdma;
   const proto::TitleRendition& first = t->renditions.front();
   for (std::size_t i = 0; i < names_.size(); ++i) {
-    session_.switch_movie(names_[i]);
-    const proto::CatalogEntry movie = *session_.movie();
-    const proto::KeyframeIndex& index = session_.index();
+    if (separate_) {
+      Uri uri = session_.uri();
+      uri.movie = names_[i];
+      sessions_.push_back(std::make_unique<Session>(uri, session_.options()));
+    } else {
+      session_.switch_movie(names_[i]);
+    }
+    Session& s = rendition_session(i);
+    const proto::CatalogEntry movie = *s.movie();
+    const proto::KeyframeIndex& index = s.index();
     if (i == 0) {
       cuts_.push_back(cut_segments(index, movie.size, movie.duration_us, options_.segment_us));
       if (cuts_.back().empty()) throw ClientError(ErrorKind::usage, "title '" + title + "': '" + movie.name + "' has no keyframe index");
       continue;
     }
     const proto::TitleRendition& r = t->renditions[i];
-    const std::uint64_t tolerance = std::max(proto::frame_duration_us(first.frame_rate_num, first.frame_rate_den),
-                                             proto::frame_duration_us(r.frame_rate_num, r.frame_rate_den));
-    cuts_.push_back(cut_like(cuts_.front(), index, movie.size, movie.duration_us, tolerance));
+    cuts_.push_back(cut_like(cuts_.front(), index, movie.size, movie.duration_us, proto::alignment_tolerance_us(first, r)));
     if (cuts_.back().empty())
       throw ClientError(ErrorKind::usage, "title '" + title + "': the keyframes of '" + movie.name + "' are not where those of '" +
                                               names_[0] + "' are, so its renditions cannot be switched");
@@ -77,14 +87,32 @@ TitleReader::TitleReader(Session& session, const std::string& title, TitleOption
       throw ClientError(ErrorKind::usage, "title '" + title + "' has no rendition '" + *options_.rendition + "'; it has " + all);
     pinned_ = static_cast<std::size_t>(it - labels_.begin());
   }
-  reader_.emplace(session_, PlaybackOptions{false, 0, 0});  // unpaced: the title paces by its own clock
-  first_us_ = cuts_.front().front().start_us;
+  for (std::size_t i = 0; i < (separate_ ? names_.size() : 1); ++i)  // unpaced: the title paces by its own clock
+    readers_.push_back(std::make_unique<MovieReader>(rendition_session(i), PlaybackOptions{false, 0, 0}));
+  const std::vector<Segment>& title_cut = cuts_.front();
+  zero_us_ = title_cut.front().start_us;
+  if (options_.start_us > 0) {  // the last segment starting at or before the time asked
+    const std::uint64_t end_us = title_cut.back().start_us + title_cut.back().duration_us;
+    if (zero_us_ + options_.start_us >= end_us)
+      throw ClientError(ErrorKind::out_of_range, "title '" + title + "' is " + seconds(static_cast<double>(end_us - zero_us_) / 1e6) +
+                                                     " long: it has no " + seconds(static_cast<double>(options_.start_us) / 1e6));
+    while (next_ + 1 < title_cut.size() && title_cut[next_ + 1].start_us <= zero_us_ + options_.start_us) ++next_;
+  }
+  first_us_ = title_cut[next_].start_us;
   delivered_us_ = first_us_;
   log::info("abr", "title '" + title + "': " + std::to_string(names_.size()) + " renditions (" + all + "), " +
                        std::to_string(cuts_.front().size()) + " switch points" + (pinned_ ? ", pinned to " + labels_[*pinned_] : ""));
 }
 
+TitleReader::~TitleReader() {
+  if (!separate_) session_.engine().set_readahead_limit(~std::uint64_t{0});  // the caller's session reads ahead as before
+}
+
 std::string TitleReader::rendition() const { return labels_[current_]; }
+
+Session& TitleReader::rendition_session(std::size_t i) { return separate_ ? *sessions_.at(i) : session_; }
+
+MovieReader& TitleReader::reader() { return *readers_.at(separate_ ? current_ : 0); }
 
 double TitleReader::buffer_seconds() const {
   if (clock_start_ == std::chrono::steady_clock::time_point{}) return static_cast<double>(delivered_us_ - first_us_) / 1e6;
@@ -102,27 +130,38 @@ void TitleReader::next_segment() {
   const abr::Decision d = abr::decide(bandwidth_, abr_, {goodput_bps_, buffer}, options_.abr, pinned_);
   const Segment& title_segment = cuts_.front()[next_];
   if (d.switched(abr_)) {
-    const TitleSwitch s{labels_[current_], labels_[d.rendition], d.why, title_segment.start_us - first_us_, goodput_bps_, buffer};
+    const TitleSwitch s{labels_[current_], labels_[d.rendition], d.why, title_segment.start_us - zero_us_, goodput_bps_, buffer};
     ++stats_.switches;
     log::info("abr", "switch " + s.from + " -> " + s.to + " at " + seconds(static_cast<double>(s.at_us) / 1e6) + ": " +
                          abr::to_string(s.why) + " (goodput " + mbps(s.goodput_bps) + ", " + seconds(s.buffer_s) + " held)");
     if (on_switch) on_switch(s);
     splicer_.splice();
   }
-  if (!started_ || d.rendition != current_) reader_->switch_movie(names_[d.rendition]);
+  if (!separate_ && (!started_ || d.rendition != current_)) readers_.front()->switch_movie(names_[d.rendition]);
+  const abr::State abr_before = abr_;
   abr_ = d.next;
   current_ = d.rendition;
   const Segment& s = cuts_[current_][next_];
+  // Read-ahead stays within the segment: the next one may be another rendition's, and on a link
+  // that is short of bandwidth a step down must not wait behind the old rendition's bytes.
+  rendition_session(current_).engine().set_readahead_limit(s.bytes.offset + s.bytes.length);
   const bool first = !started_;
   segment_busy_ = {};
   busy_from_ = std::chrono::steady_clock::now();  // after the pacing wait
+  decided_at_.reset();
+  if (!first) decided_at_ = busy_from_;
+  decided_switch_ = d.switched(abr_before);
   started_ = true;
   if (remuxed_) {
     // A segment of its own muxer, PAT and PMT first, its counters from 0: a splice each time. It
     // runs to this rendition's next keyframe of the title's, or past the movie's end.
     const std::uint64_t end_us =
         next_ + 1 < cuts_[current_].size() ? cuts_[current_][next_ + 1].start_us : durations_[current_] + 1'000'000;
-    const auto read_at = [this](std::uint64_t offset, std::span<std::uint8_t> dest) { return session_.pread(offset, dest); };
+    const auto read_at = [this](std::uint64_t offset, std::span<std::uint8_t> dest) {
+      const std::size_t n = rendition_session(current_).pread(offset, dest);
+      first_bytes_in();
+      return n;
+    };
     try {
       segment_ = options_.remux(sizes_[current_], read_at, s.start_us, end_us, static_cast<unsigned>(next_));
     } catch (const ClientError&) {
@@ -135,16 +174,52 @@ void TitleReader::next_segment() {
     segment_bytes_ = s.bytes.length;  // what was read, for the goodput
     return;
   }
-  // The stream's first segment starts at the file's start: its leading tables (PAT, PMT) first.
-  const std::uint64_t from = first ? 0 : s.bytes.offset;
-  reader_->seek(from);
+  // The stream's first segment starts at the file's start: its leading tables (PAT, PMT) first. A
+  // stream started later (--start) sends those tables first, then the segment.
+  const std::uint64_t from = first && next_ == 0 ? 0 : s.bytes.offset;
+  if (first && next_ > 0) prefix_ = leading_tables();
+  reader().seek(from);
   left_ = s.bytes.offset + s.bytes.length - from;
   segment_bytes_ = left_;
+}
+
+void TitleReader::first_bytes_in() {
+  if (!decided_at_) return;
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - *decided_at_).count();
+  (decided_switch_ ? stats_.first_byte_after_switch_us : stats_.first_byte_us).record(static_cast<std::uint64_t>(us));
+  decided_at_.reset();
+}
+
+std::vector<std::uint8_t> TitleReader::leading_tables() {
+  // The packets before the file's first PES (a payload that starts with 00 00 01): its tables.
+  std::vector<std::uint8_t> head(32 * kTsPacket);
+  head.resize(rendition_session(current_).pread(0, head) / kTsPacket * kTsPacket);
+  std::size_t n = 0;
+  for (; n + kTsPacket <= head.size(); n += kTsPacket) {
+    const std::uint8_t* p = head.data() + n;
+    if (p[0] != 0x47) break;
+    const bool unit_start = (p[1] & 0x40) != 0;
+    const unsigned adaptation = (p[3] >> 4) & 3;
+    std::size_t payload = 4;
+    if (adaptation & 2) payload += 1 + std::size_t{p[4]};
+    if (unit_start && (adaptation & 1) && payload + 3 <= kTsPacket && p[payload] == 0 && p[payload + 1] == 0 && p[payload + 2] == 1) break;
+  }
+  head.resize(n);
+  return head;
 }
 
 std::size_t TitleReader::read(std::span<std::uint8_t> out) {
   if (out.size() < 2 * kTsPacket) throw std::invalid_argument("TitleReader::read: a buffer of at least two TS packets");
   busy_from_ = std::chrono::steady_clock::now();
+  if (!started_ && next_ > 0 && !remuxed_) next_segment();  // a late start: its tables first
+  if (!prefix_.empty()) {
+    const std::size_t n = std::min(out.size() / kTsPacket * kTsPacket, prefix_.size());
+    std::memcpy(out.data(), prefix_.data(), n);
+    prefix_.erase(prefix_.begin(), prefix_.begin() + static_cast<std::ptrdiff_t>(n));
+    splicer_.rewrite(out.first(n));
+    if (prefix_.empty()) splicer_.splice();  // the segment's own tables follow
+    if (n > 0) return n;
+  }
   for (;;) {
     if (left_ == 0 && carry_.empty()) {
       if (next_ >= cuts_.front().size()) return 0;
@@ -160,7 +235,8 @@ std::size_t TitleReader::read(std::span<std::uint8_t> out) {
         std::memcpy(out.data() + n, segment_.data() + (segment_.size() - left_), want);
         got = want;
       } else {
-        got = reader_->read(out.subspan(n, want));
+        got = reader().read(out.subspan(n, want));
+        if (got > 0) first_bytes_in();
       }
       if (got == 0) throw ClientError(ErrorKind::out_of_range, "'" + names_[current_] + "' ended inside a segment");
       n += got;

@@ -61,13 +61,15 @@ bool parse_bench_options(const std::vector<std::string>& args, CommonOptions& co
       "(the catalog's first movie the most popular); 0: in turn")(
       "threads", po::value(&b.threads)->default_value(b.threads),
       "threads driving the viewers, each on its own completion queue (at most one per viewer)");
+  opts.add_options()("rendition", po::value(&b.rendition), "a title: every player pinned to this rendition (its label), never switching");
   opts.add_options()("credits", po::value(&b.credits)->default_value(b.credits),
                      "--pattern live: notifications each viewer lets the server send ahead");
   opts.add(common_options(common));
   po::variables_map vm;
   const std::string usage =
       "vod-client bench rdma://host[:port][/NAME] --clients N --duration S --pattern sequential|jump:S|zap:S [--rate MBPS]\n"
-      "       vod-client bench rdma://host[:port]/live/NAME --clients N --duration S --pattern live";
+      "       vod-client bench rdma://host[:port]/live/NAME --clients N --duration S --pattern live\n"
+      "       vod-client bench rdma://host[:port]/TITLE --clients N --duration S [--rendition LABEL]";
   if (!parse(args, opts, usage, b.uri_text, vm)) return false;
   apply(common);
   if (b.clients == 0 || b.duration <= 0 || b.duration > 3600)
@@ -138,6 +140,12 @@ int run_bench(const std::vector<std::string>& args) {
     if (!uri.live) throw ClientError(ErrorKind::usage, "--pattern live needs a live channel: rdma://host[:port]/live/NAME");
     return bench_live(uri, settings.clients, settings.duration, common, settings.credits);
   }
+  if (names_a_title(uri, common.session)) {
+    if (settings.pattern != "sequential") throw ClientError(ErrorKind::usage, "a title plays as a player does: --pattern sequential only");
+    fit_viewer_rings(common.session.engine, settings.clients);
+    return bench_title(uri, settings.clients, settings.duration, common, settings.rendition);
+  }
+  if (!settings.rendition.empty()) throw ClientError(ErrorKind::usage, "--rendition applies to a title");
   const std::vector<std::string> movies = bench_movies(uri, common.session, settings.rate_mbps);
   fit_viewer_rings(common.session.engine, settings.clients);
   // Every viewer's connection completes on its group's shared CQ: one fd to sleep on, one poll for

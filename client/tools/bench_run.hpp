@@ -34,6 +34,7 @@ struct BenchSettings {
   double jump_every = 0;  // jump:S and zap:S
   bool zap = false;       // each period reopens the movie instead of jumping
   std::string uri_text;
+  std::string rendition;  // a title: pinned to this rendition
 };
 
 // One run: the viewers, spread over groups each driven by its own thread on its own shared CQ (one

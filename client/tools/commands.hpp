@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "vod/client/session.hpp"
+#include "vod/client/title_reader.hpp"
 
 namespace vod::client::cli {
 
@@ -68,5 +69,17 @@ bool parse(const std::vector<std::string>& args, const boost::program_options::o
 // vod-client bench --pattern live (bench_live.cpp): `clients` viewers of one live channel for
 // `duration` seconds, each letting the server send `credits` notifications ahead.
 int bench_live(const Uri& uri, unsigned clients, double duration, const CommonOptions& common, unsigned credits);
+
+// A title's options for vod-client: MP4 and Matroska renditions remuxed to MPEG-TS by vod_media,
+// pinned to `rendition` unless it is empty.
+TitleOptions title_options(const std::string& rendition);
+
+// Whether `uri` names a title (a folder of renditions in its server's catalog) and not a movie.
+bool names_a_title(const Uri& uri, const SessionOptions& options);
+
+// vod-client bench rdma://host/TITLE (bench_title.cpp): `clients` players of a title, each on its
+// own connection and thread, paced as a player is, for `duration` seconds; pinned to `rendition`
+// unless it is empty.
+int bench_title(const Uri& uri, unsigned clients, double duration, const CommonOptions& common, const std::string& rendition);
 
 }  // namespace vod::client::cli

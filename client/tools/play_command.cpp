@@ -16,7 +16,7 @@
 #include "vod/client/movie_reader.hpp"
 #include "vod/client/title_reader.hpp"
 #include "vod/log.hpp"
-#include "vod/media/fmp4_remux.hpp"
+#include "vod/media/title_remux_module.hpp"
 
 namespace vod::client::cli {
 
@@ -45,6 +45,23 @@ int play_title(Session& session, const Uri& uri, const TitleOptions& options) {
 }
 
 }  // namespace
+
+TitleOptions title_options(const std::string& rendition) {
+  TitleOptions options;
+  options.remux = [](std::uint64_t size, const TitleOptions::ReadAt& read_at, std::uint64_t start_us, std::uint64_t end_us, unsigned n) {
+    return media::load_title_remux()(size, read_at, start_us, end_us, n);  // vod-title-remux.so, loaded at the first remuxed segment
+  };
+  if (!rendition.empty()) options.rendition = rendition;
+  return options;
+}
+
+bool names_a_title(const Uri& uri, const SessionOptions& options) {
+  if (!uri.movie || uri.live) return false;
+  Uri catalog_uri = uri;
+  catalog_uri.movie.reset();
+  Session catalog(catalog_uri, options);
+  return !catalog.catalog().find(*uri.movie) && proto::find_title(catalog.catalog().titles, *uri.movie);
+}
 
 int run_play(const std::vector<std::string>& args) {
   namespace po = boost::program_options;
@@ -91,13 +108,9 @@ int run_play(const std::vector<std::string>& args) {
     catalog_uri.movie.reset();
     Session catalog_session(catalog_uri, common.session);
     if (!proto::find_title(catalog_session.catalog().titles, *uri.movie)) throw;
-    if (start > 0) throw ClientError(ErrorKind::usage, "--start does not apply to a title yet");
-    TitleOptions options;
+    TitleOptions options = title_options(rendition);
     options.paced = !unpaced;
-    options.remux = [](std::uint64_t size, const TitleOptions::ReadAt& read_at, std::uint64_t start_us, std::uint64_t end_us, unsigned n) {
-      return media::mpegts_media_segment(size, read_at, start_us, end_us, n);
-    };
-    if (!rendition.empty()) options.rendition = rendition;
+    options.start_us = static_cast<std::uint64_t>(start * 1e6);
     return play_title(catalog_session, uri, options);
   }
   if (!rendition.empty()) throw ClientError(ErrorKind::usage, "--rendition applies to a title; '" + *uri.movie + "' is a movie");

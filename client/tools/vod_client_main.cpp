@@ -143,9 +143,11 @@ const char* kUsage = R"(vod-client: movies from a vod-server, over one-sided RDM
 usage: vod-client COMMAND [options] URI
   list  rdma://host[:port]                      the catalog as a table
   get   rdma://host[:port]/NAME -o FILE         download, byte-identical, with progress
-  play  rdma://host[:port]/NAME [--start S]     paced stream to stdout (| ffplay -, | vlc -)
+  play  rdma://host[:port]/NAME [--start S]     paced stream to stdout (| ffplay -, | vlc -); NAME may
+                                                be a title, played adaptively (or --rendition LABEL)
   bench rdma://host[:port][/NAME] --clients N --duration S --pattern sequential|jump:S
-                                                simulated viewers, one connection each
+                                                simulated viewers, one connection each (of a
+                                                title: players, chunks in time, switches)
   cluster etcd://HOST[:PORT][/PREFIX] [NAME...]  a fleet's members, their load, and where each
                                                 movie (or each NAME) is placed
 

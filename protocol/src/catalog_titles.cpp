@@ -69,6 +69,10 @@ std::uint64_t frame_duration_us(std::uint32_t num, std::uint32_t den) noexcept {
   return num && den ? 1'000'000ull * den / num : 1'000'000ull / 24;
 }
 
+std::uint64_t alignment_tolerance_us(const TitleRendition& first, const TitleRendition& r) noexcept {
+  return std::max(frame_duration_us(first.frame_rate_num, first.frame_rate_den), frame_duration_us(r.frame_rate_num, r.frame_rate_den));
+}
+
 const Title* find_title(const std::vector<Title>& titles, const std::string& name) noexcept {
   const auto it = std::lower_bound(titles.begin(), titles.end(), name, [](const Title& t, const std::string& n) { return t.name < n; });
   return it != titles.end() && it->name == name ? &*it : nullptr;

@@ -165,12 +165,11 @@ std::optional<HlsService::TitleCut> HlsService::title_reference(client::Session&
     title_cuts_[{name, generation}] = own_cut;
     return std::nullopt;
   }
-  const auto frame_us = [](const proto::TitleRendition& r) { return proto::frame_duration_us(r.frame_rate_num, r.frame_rate_den); };
   const proto::TitleRendition first = title->renditions.front();
   const auto mine = std::find_if(title->renditions.begin(), title->renditions.end(), [&](const auto& r) { return r.entry == entry; });
   TitleCut cut;
   cut.title = title->name;
-  cut.tolerance_us = std::max(frame_us(first), frame_us(*mine));
+  cut.tolerance_us = proto::alignment_tolerance_us(first, *mine);
   const std::string first_name = catalog.entries.at(first.entry).name;  // copied: the switch below may replace the catalog
   if (const auto kept = title_cuts_.find({first_name, generation}); kept != title_cuts_.end()) {
     cut.segments = kept->second;

@@ -4,7 +4,8 @@
 # reads, generated (never downloaded) into DIR, which the g++ tree, the sanitizer tree and the
 # Soft-RoCE guest share (recipe stamps keep what is there):
 #   480p H.264/AAC, 60 s, in MP4, faststart MP4, fragmented MP4, MPEG-TS and Matroska;
-#   a 10 s WebM (VP9/Opus); garbage, empty and truncated files.
+#   a 10 s WebM (VP9/Opus); a title of three constant-rate MPEG-TS renditions (title-shaped/);
+#   garbage, empty and truncated files.
 # With --expectations, also what the media hold (make-expectations.sh: frame counts, framemd5s,
 # GStreamer's frames after seeks), for the guest's tests to compare against.
 set -euo pipefail
@@ -22,6 +23,8 @@ if [[ ! -f $dir/small.webm ]]; then
     -c:a libopus -b:a 48k -fflags +bitexact -map_metadata -1 "$dir/small.webm.tmp.webm"
   mv "$dir/small.webm.tmp.webm" "$dir/small.webm"
 fi
+# A title of three constant-rate MPEG-TS renditions, for adaptive bitrate on a shaped link.
+"$here/make-shaped-title.sh" "$dir/title-shaped"
 # Not media, and damaged media (deterministic bytes, so failures reproduce).
 [[ -f $dir/garbage.bin ]] || head -c 1000000 < <(yes 'rdma-vod garbage 0123456789' | tr -d '\n') > "$dir/garbage.bin"
 [[ -f $dir/empty.bin ]] || : > "$dir/empty.bin"

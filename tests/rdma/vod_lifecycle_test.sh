@@ -16,7 +16,10 @@ step "a stream of old.bin opens on generation 1"
 "$client_bin" play "$(uri old.bin)" --rate 8 --burst 0 --chunk-kib 64 --readahead-kib 256 > "$work/old.out" 2> "$work/old.err" &
 streamer=$!
 cleanup_hooks+=("kill -KILL $streamer 2>/dev/null")
-sleep 1
+# Connected before the rescan, not merely started: a client process under load in the guest once
+# took 5 s to connect, and found old.bin gone (a fixed 1 s wait raced it).
+for _ in $(seq 600); do grep -q "accept .*movie 'old.bin'" "$server_log" && break; sleep 0.1; done
+grep -q "accept .*movie 'old.bin'" "$server_log" || fail "the stream of old.bin did not connect in 60 s: $(cat "$work/old.err")"
 
 step "SIGHUP with old.bin removed and new.bin added"
 rm "$media/old.bin"

@@ -13,7 +13,9 @@
 #    steps up, frames and counters, and both audio streams with every packet;
 #  - rdmasrc with the title's URI: rendition=120p is the file byte for byte; adaptive, its two
 #    switches are element messages on the bus and mark buffers DISCONT, and avdec_h264 decodes it;
-#  - a rendition that is not in the title, and --start on a title, are refused with the reason.
+#  - a rendition that is not in the title, and a --start past its end, are refused with the reason;
+#  - --start 10: the stream starts with the file's tables, then the segment at 10 s, and decodes
+#    with every frame from there and continuous counters.
 source "$(dirname "$0")/../hls/native_proxy_lib.sh"
 source "$(dirname "$0")/../hls/title_fixture.sh"
 dir=$work/media/Films/Ladder
@@ -91,6 +93,18 @@ pass "rdmasrc: rendition=120p byte for byte; adaptive: 2 switches posted on the 
 step "what cannot be played is refused with the reason"
 play --rendition 4k > /dev/null 2> "$work/bad.log" && fail "an unknown rendition played"
 grep -q "title 'Films/Ladder' has no rendition '4k'; it has 240p, 180p, 120p" "$work/bad.log" || fail "$(tail -2 "$work/bad.log")"
-play --start 5 > /dev/null 2> "$work/bad.log" && fail "--start on a title played"
-grep -q -- "--start does not apply to a title" "$work/bad.log" || fail "$(tail -2 "$work/bad.log")"
-pass "an unknown rendition and --start are refused"
+play --start 99 > /dev/null 2> "$work/bad.log" && fail "--start past the title's end played"
+grep -q -- "title 'Films/Ladder' is 30.0 s long: it has no 99.0 s" "$work/bad.log" || fail "$(tail -2 "$work/bad.log")"
+pass "an unknown rendition and a start past the end are refused"
+
+step "--start: the title from its segment at 10 s, the file's tables first"
+play --start 10 --unpaced > "$work/start.ts" 2> "$work/start.log" || fail "play --start 10: $(tail -3 "$work/start.log")"
+file_first=$(ffprobe -v error -select_streams v:0 -show_entries frame=pts_time -of csv=p=0 -read_intervals '%+#1' "$dir/Ladder - 240p.ts" | awk 'NF { print; exit }')
+ffprobe -v error -select_streams v:0 -show_entries frame=pts_time -of csv=p=0 "$work/start.ts" > "$work/start.frames" 2> "$work/start.err"
+[[ ! -s $work/start.err ]] || fail "decoding the stream from 10 s: $(head -3 "$work/start.err")"
+frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$dir/Ladder - 240p.ts" | awk 'NF { print; exit }')
+awk -v first="$file_first" -v want=$((frames - 250)) 'NF { if (!n) t0 = $1; else if ($1 - last > 0.041 || $1 <= last) bad = 1; last = $1; n++ }
+  END { printf "%d frames from %.3f s (the file from %.3f s)\n", n, t0 - first, first; if (bad || n != want || t0 - first < 9.99 || t0 - first > 10.01) exit 1 }' \
+  "$work/start.frames" || fail "the stream from --start 10 is not the title's last 20 s"
+/usr/bin/python3 "$(dirname "$0")/ts_continuity.py" "$work/start.ts" || fail "continuity counters from --start 10"
+pass "--start 10: every frame from the keyframe at 10 s, decodable from its first packet, counters continuous"

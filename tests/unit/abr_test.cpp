@@ -38,10 +38,12 @@ TEST(Abr, StartsAtWhatFitsTheMeasuredGoodputOrTheLowest) {
 TEST(Abr, StepsDownAtOnceOnAFallingBufferAsFarAsNeeded) {
   run({{10, 0, 0, Why::start},
        {10, 12, 0, Why::stay},
-       {5, 9, 0, Why::stay},            // still held: no hurry
-       {2.2, 3.5, 2, Why::low_buffer},  // 0.8 x 2.2 = 1.76: two rungs down
+       {3, 11, 0, Why::stay},         // 4 Mbit/s does not fit 0.8 x 3, but 11 s are held: a dip is ridden out
+       {2.2, 9.5, 2, Why::too_slow},  // the buffer falls: 0.8 x 2.2 = 1.76, two rungs down at once
        {2.2, 3.0, 2, Why::stay},
        {2.2, 6, 2, Why::stay}});
+  // Reads far behind: from the top to the lowest in one decision.
+  run({{10, 0, 0, Why::start}, {0.3, 2, 3, Why::too_slow}});
 }
 
 TEST(Abr, ALowBufferWithAFittingRenditionStays) {
@@ -92,7 +94,7 @@ TEST(Abr, NoStepUpRightAfterAStepDown) {
   // A dip then a burst: the dwell keeps it down for two decisions even with headroom.
   Settings settings;
   settings.up_after = 1;
-  State s = run({{10, 0, 0, Why::start}, {1.5, 2, 2, Why::low_buffer}}, {}, settings);
+  State s = run({{10, 0, 0, Why::start}, {1.5, 2, 2, Why::too_slow}}, {}, settings);
   s = run({{10, 10, 2, Why::stay}, {10, 10, 2, Why::stay}, {10, 10, 1, Why::headroom}}, s, settings);
 }
 

@@ -192,6 +192,24 @@ TEST(ReadPlanner, Table) {
        .state = state(false, 39 * K, 4 * K),
        .expect = {{Kind::whole, 0, M, 39 * K, K, true}, {Kind::whole, 1, M, 40 * K, 123, true}},
        .limits = {8, 3, K, kHead, true}},
+      {.what = "read-ahead stops at its limit: the block holding the limit's last byte, no further (a title's segment end)",
+       .state =
+           [] {
+             PlannerState s = state(false, 10 * K, 8 * K);
+             s.readahead_until = 11 * K + 1;
+             return s;
+           }(),
+       .expect = {{Kind::whole, 0, M, 10 * K, K, true}, {Kind::whole, 1, M, 11 * K, K, true}},
+       .limits = {8, 4, K, kHead, true}},
+      {.what = "a limit at a block's start: that block is not read ahead",
+       .state =
+           [] {
+             PlannerState s = state(false, 10 * K, 8 * K);
+             s.readahead_until = 11 * K;
+             return s;
+           }(),
+       .expect = {{Kind::whole, 0, M, 10 * K, K, true}},
+       .limits = {8, 4, K, kHead, true}},
       {.what = "nothing beyond the depth", .state = state(true, 3 * K), .requests = {{M, 3 * K, 1000}}, .expect = {}, .in_flight = 8},
       {.what = "a depth of 1: whole blocks, no head (the rest around a head can take two Reads)",
        .state = state(true, 6 * K + 20000),

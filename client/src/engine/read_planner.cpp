@@ -149,7 +149,8 @@ class Planning {
     if (lim_.direct_min > 0 && requests_.direct_movie_waiting()) return;
     unsigned readahead_in_flight = cache_.readahead_in_flight();
     const std::uint64_t blocks = (region(Region::movie).length + lim_.chunk - 1) / lim_.chunk;
-    const std::uint64_t end = std::min(blocks, (st_.readahead_from + st_.readahead) / lim_.chunk + 1);
+    const std::uint64_t until = st_.readahead_until == ~std::uint64_t{0} ? blocks : (st_.readahead_until + lim_.chunk - 1) / lim_.chunk;
+    const std::uint64_t end = std::min({blocks, until, (st_.readahead_from + st_.readahead) / lim_.chunk + 1});
     for (std::uint64_t b = st_.readahead_from / lim_.chunk; b < end; ++b) {
       if (cache_.cached_or_coming(block_key(Region::movie, b))) continue;
       if (in_flight_ >= lim_.depth || readahead_in_flight >= lim_.readahead_depth || !post(Region::movie, b, false, kNoHead)) return;

@@ -16,7 +16,7 @@
 // 3. The block prefetch() announced, as a request's (with its head after a start).
 // 4. While a head nobody has read is held, nothing more.
 // 5. Read-ahead of the movie from readahead_from, at most readahead_depth fetches in flight, up to
-//    the window and the movie's end. Read-ahead never evicts read-ahead. None while a reader has
+//    the window, the limit (readahead_until) and the movie's end. Read-ahead never evicts read-ahead. None while a reader has
 //    registered buffers waiting (direct requests): those are its read-ahead.
 // Direct transfers (zero copy): a request whose destination is registered memory has the part of
 // each of its blocks that it covers fetched straight into it, when that part is at least
@@ -52,6 +52,9 @@ struct PlannerState {
   std::uint64_t readahead_from = 0;  // movie offset the read-ahead window starts at
   std::size_t readahead = 0;         // the read-ahead window, bytes
   bool readahead_enabled = true;
+  // Read-ahead reads nothing from this movie offset on (the blocks holding bytes before it only):
+  // a title's segment end, past which the next bytes may be another rendition's.
+  std::uint64_t readahead_until = ~std::uint64_t{0};
 };
 
 struct PlannerLimits {

@@ -6,8 +6,9 @@
 // It is throughput-based with buffer thresholds, as dash.js's and ExoPlayer's default rules are:
 //  - start: the highest rendition whose rate fits the measured goodput with a safety margin, or the
 //    lowest when nothing is measured yet;
-//  - step down, at once and as far as needed, when the buffer runs low and the rendition does not
-//    fit the goodput;
+//  - step down, at once and as far as needed, when the rendition does not fit the goodput and the
+//    buffer has begun to fall (ExoPlayer's rule: a player holding most of its buffer rides out a
+//    dip; one whose reads fall behind playback does not wait for the buffer to run dry);
 //  - step up one rendition at a time, only after the goodput had headroom over the next rendition
 //    for several decisions in a row with a full buffer, and not right after a switch;
 //  - otherwise stay: a steady link does not oscillate.
@@ -23,11 +24,13 @@
 namespace vod::client::abr {
 
 struct Settings {
-  double safety = 0.8;         // a rendition fits when its bandwidth <= safety x goodput
-  double up_factor = 1.3;      // headroom: goodput >= up_factor x the next rendition's bandwidth ...
-  unsigned up_after = 3;       // ... at this many decisions in a row
-  unsigned dwell = 2;          // decisions after a switch before any step up
-  double low_buffer_s = 4.0;   // below: step down to what fits
+  double safety = 0.8;     // a rendition fits when its bandwidth <= safety x goodput
+  double up_factor = 1.3;  // headroom: goodput >= up_factor x the next rendition's bandwidth ...
+  unsigned up_after = 3;   // ... at this many decisions in a row
+  unsigned dwell = 2;      // decisions after a switch before any step up
+  // Below: a rendition that does not fit is left for one that does. TitleReader holds at most 12 s
+  // and, while its reads keep up, never less than 10: one read slower than its media takes it below.
+  double low_buffer_s = 10.0;
   double high_buffer_s = 8.0;  // a step up needs at least this much held
   bool operator==(const Settings&) const = default;
 };
@@ -45,7 +48,7 @@ struct Observation {
   double buffer_s = 0;     // media held ahead of playback, in seconds
 };
 
-enum class Why { start, pinned, stay, low_buffer, headroom };
+enum class Why { start, pinned, stay, too_slow, headroom };
 const char* to_string(Why why) noexcept;
 
 struct Decision {

@@ -152,6 +152,9 @@ class ReadEngine {
   // past EngineOptions::readahead_bytes, for which the ring was sized.
   void set_readahead_window(std::size_t bytes) noexcept;
   std::size_t readahead_window() const noexcept;
+  // Read-ahead reads nothing from movie offset `end` on (~0: up to the movie's end): a title
+  // reader's segment end, past which its next bytes may be another rendition's. Kept across seeks.
+  void set_readahead_limit(std::uint64_t end) noexcept;
 
   // Queues a read of dest.size() bytes at `offset` of region `r`; `done` runs from progress().
   // A read at or past the end completes with 0 bytes; one that crosses it, with the bytes before.

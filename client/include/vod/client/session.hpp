@@ -79,6 +79,7 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   const Uri& uri() const noexcept { return uri_; }
+  const SessionOptions& options() const noexcept { return options_; }
   std::string server() const;  // "host:port"
   // The server's catalog, and the current movie's entry in it (null for a catalog-only session).
   // Both wait for the catalog when it is still on its way (reconnecting like pread), and throw

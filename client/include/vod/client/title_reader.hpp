@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,6 +27,7 @@
 #include "vod/client/movie_reader.hpp"
 #include "vod/client/segment_cut.hpp"
 #include "vod/client/session.hpp"
+#include "vod/client/stats.hpp"
 #include "vod/client/ts_splice.hpp"
 
 namespace vod::client {
@@ -35,6 +37,7 @@ struct TitleOptions {
   double max_buffer_seconds = 12.0;      // paced: at most this much media ahead of the clock
   std::uint64_t segment_us = 2'000'000;  // the title's segments: the switch points
   std::optional<std::string> rendition;  // a label: pinned, never switched
+  std::uint64_t start_us = 0;            // start at the title's segment that holds this time (its keyframe)
   abr::Settings abr;
   // Renditions that are not MPEG-TS (MP4, Matroska): segment `sequence` of a movie of `size` bytes,
   // from its keyframe at start_us to end_us, made MPEG-TS, reading the movie through `read_at`
@@ -57,6 +60,9 @@ struct TitleSwitch {
 struct TitleStats {
   std::uint64_t segments = 0, late_segments = 0, switches = 0;
   std::map<std::string, double> seconds_per_rendition;  // media time delivered, by label
+  // From a segment's decision to its first bytes in, in microseconds: the segments that start a
+  // switch, and the others (the first segment is in neither: it waits for the connection).
+  LatencySamples first_byte_after_switch_us, first_byte_us;
 };
 
 class TitleReader {
@@ -66,6 +72,9 @@ class TitleReader {
   // timelines differ), renditions that are not MPEG-TS without options.remux, renditions whose
   // keyframes are not where the first's are, an unknown --rendition label.
   TitleReader(Session& session, const std::string& title, TitleOptions options = {});
+  ~TitleReader();
+  TitleReader(const TitleReader&) = delete;
+  TitleReader& operator=(const TitleReader&) = delete;
 
   // The next bytes of the stream; 0 at the end. Blocks on Reads, and paced on the clock.
   std::size_t read(std::span<std::uint8_t> out);
@@ -79,9 +88,16 @@ class TitleReader {
   void next_segment();  // chooses the rendition of segment next_, and starts reading it
   double buffer_seconds() const;
 
+  Session& rendition_session(std::size_t i);  // the connection that reads rendition i
+  MovieReader& reader();                      // the current rendition's
+
   Session& session_;
   TitleOptions options_;
-  std::optional<MovieReader> reader_;  // made once the session has a movie (a catalog-only session has none)
+  // A connection per rendition (the server grants a connection one movie: memory windows or a PD
+  // per connection), or session_ switched between them (shared regions: the usual case).
+  bool separate_ = false;
+  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::unique_ptr<MovieReader>> readers_;  // one per connection, made once it has a movie
   std::vector<std::string> names_, labels_;
   std::vector<std::uint64_t> bandwidth_;
   std::vector<std::vector<Segment>> cuts_;  // per rendition, the title's segments in its bytes
@@ -89,8 +105,16 @@ class TitleReader {
   abr::State abr_;
   std::size_t current_ = 0, next_ = 0;
   bool started_ = false;
-  std::uint64_t left_ = 0;                         // bytes of the current segment not read yet
-  std::uint64_t first_us_ = 0, delivered_us_ = 0;  // the title's time of the first segment, and of the end of what was delivered
+  std::uint64_t left_ = 0;  // bytes of the current segment not read yet
+  // The time of the title's start (its first segment's), of the segment the stream started with
+  // (--start), and of the end of what was delivered.
+  std::uint64_t zero_us_ = 0, first_us_ = 0, delivered_us_ = 0;
+  std::vector<std::uint8_t> prefix_;  // a stream started after the title's start: the file's leading tables (PAT, PMT), sent first
+  // The segment's decision, until its first bytes are in (TitleStats' first-byte times).
+  std::optional<std::chrono::steady_clock::time_point> decided_at_;
+  bool decided_switch_ = false;
+  void first_bytes_in();
+  std::vector<std::uint8_t> leading_tables();  // the MPEG-TS file's tables before its first PES
   std::chrono::steady_clock::time_point clock_start_;
   // The segment's read time: only what is spent inside read() (not the caller's writes between
   // calls, which a player's full pipe can block, nor the pacing wait), for the goodput.

@@ -106,6 +106,10 @@ static_assert(sizeof(WireTitleTrack) == 96);
 // A frame's duration at num/den frames per second, or 1/24 s when the rate is not known (0/0): the
 // tolerance between aligned keyframes of two renditions is the longer of theirs.
 std::uint64_t frame_duration_us(std::uint32_t num, std::uint32_t den) noexcept;
+// How far a keyframe of rendition `r` may be from the title's (its first rendition's): the longer
+// frame duration of the two. What the server checks when it groups a title, and where the proxy's
+// HLS and a client's TitleReader cut every rendition.
+std::uint64_t alignment_tolerance_us(const TitleRendition& first, const TitleRendition& r) noexcept;
 
 // The title named `name`, or the one whose renditions include catalog entry `entry`; or nullptr.
 const Title* find_title(const std::vector<Title>& titles, const std::string& name) noexcept;
