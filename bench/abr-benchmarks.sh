@@ -6,7 +6,9 @@
 # 360p at 4 Mbit/s, 270p at 1.2, 180p at 0.4). In the same run, on the same link:
 #   - ib_read_bw across the link, shaped (the link's figure) and not;
 #   - N players of the title (vod-client bench, paced as players) adaptive, then N pinned to the top
-#     rendition: chunks (segments) in time, switches per minute, media time per rendition;
+#     rendition, each run on a link of 40 Mbit/s that drops to the shaped rate after a while (so that
+#     adaptive players climb, then step down): chunks (segments) in time, switches per minute,
+#     media time per rendition;
 #   - the first bytes after a switch decision against those after any other segment's decision,
 #     with ib_read_lat across the link beside them (one Read round trip);
 #   - vod-server's CPU (/proc/PID/schedstat, nanoseconds) over the adaptive run, per switch: with the
@@ -21,9 +23,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../tests/free_port.sh"
 source "$here/../tests/rdma/shaped_link.sh"
 case $mode in
-  full) players=4 rate=8mbit secs=36 ;;
-  quick) players=2 rate=4mbit secs=36 ;;
-  smoke) players=2 rate=4mbit secs=10 ;;
+  full) players=4 rate=8mbit secs=36 drop_after=12 ;;
+  quick) players=2 rate=4mbit secs=36 drop_after=12 ;;
+  smoke) players=2 rate=4mbit secs=10 drop_after=4 ;;
   *) echo "mode must be full, quick or smoke" >&2; exit 2 ;;
 esac
 results=$out/results.tsv
@@ -32,7 +34,7 @@ record() { printf 'abr\t%s\t%s\n' "$1" "$2" >> "$results"; echo "  abr $1 = $2";
 bench_field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }
 work=$(mktemp -d)
 server=
-trap 'kill $server 2>/dev/null || true; shaped_link_down; rm -rf "$work"' EXIT
+trap 'kill $server 2>/dev/null && wait $server; shaped_link_down; rm -rf "$work"' EXIT  # the server first: a siw device is deleted once unused
 shaped_link_up "vbab$$"
 cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
 start_server() {  # start_server LOG [ARGS...]
@@ -44,13 +46,19 @@ start_server() {  # start_server LOG [ARGS...]
   cat "$log" >&2; echo "vod-server did not list the title" >&2; exit 1
 }
 stop_server() { kill "$server"; wait "$server" 2>/dev/null || true; server=; }
-# players NAME [bench options...]: N players for $secs on the link as it is shaped; the BENCH line,
-# and the server's CPU over the run in nanoseconds as cpu_ns=.
+# players NAME [bench options...]: N players for $secs, the link at 40 Mbit/s for the first
+# $drop_after s and then at $rate; the BENCH line, and the server's CPU over the run in nanoseconds
+# as cpu_ns=.
 players() {
-  local name=$1 before line; shift
+  local name=$1 before line pid; shift
+  shape 40mbit
   before=$(cpu_ns "$server")
   in_ns "$build/client/vod-client" bench "rdma://$link_addr:$port/Shaped" --clients "$players" --duration "$secs" "$@" \
-    > "$work/$name.out" 2> "$work/$name.err" || { cat "$work/$name.err" >&2; exit 1; }
+    > "$work/$name.out" 2> "$work/$name.err" &
+  pid=$!
+  sleep "$drop_after"
+  shape "$rate"
+  wait "$pid" || { cat "$work/$name.err" >&2; exit 1; }
   line=$(grep '^BENCH title' "$work/$name.out")
   echo "$line cpu_ns=$(( $(cpu_ns "$server") - before ))"
   sed 's/^/    /' "$work/$name.out" >&2
@@ -60,6 +68,7 @@ echo "== 17. adaptive bitrate: $players players on a link shaped to $rate (siw a
 record players "$players"
 record link_rate "$rate"
 record seconds "$secs"
+record drop_after "$drop_after"
 record link_unshaped_mbps "$(link_read_mbps)"
 shape "$rate"
 record link_shaped_mbps "$(link_read_mbps)"

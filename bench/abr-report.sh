@@ -27,8 +27,8 @@ abr_pct=$(r abr adaptive_in_time_pct) top_pct=$(r abr top_in_time_pct)
 cat <<MD
 $heading
 
-$n players of one title on a link shaped to $(r abr link_rate) by tbf, for $(r abr seconds) s each run
-(bench/abr-benchmarks.sh). The link is siw at both ends of a veth pair across a network namespace
+$n players of one title for $(r abr seconds) s each run, on a link at 40 Mbit/s that tbf shapes to
+$(r abr link_rate) $(r abr drop_after) s into the run (bench/abr-benchmarks.sh). The link is siw at both ends of a veth pair across a network namespace
 (tests/rdma/shaped_link.sh: rxe cannot cross namespaces in this kernel); ib_read_bw across it gave
 $(r abr link_unshaped_mbps) Mbit/s unshaped and $(r abr link_shaped_mbps) Mbit/s shaped. The title has three MPEG-TS
 renditions at a constant 4, 1.2 and 0.4 Mbit/s (360p, 270p, 180p), keyframes every 2 s. Each player

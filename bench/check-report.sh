@@ -4,7 +4,7 @@
 # --out; the test runs it on bench/sample-results) into a temporary directory, and fails, saying
 # what, when
 #   - make-report.sh or a section report exits non-zero, or one of them prints an error;
-#   - a section heading of docs/benchmarks.md is missing (## 1. to ## 15., 5b to 5d, Targets, Raw numbers);
+#   - a section heading of docs/benchmarks.md is missing (## 1. to ## 15., 17., 5b to 5d, Targets, Raw numbers);
 #   - a table row of sections 1-15 has a cell the generator left empty, or a unit without its number
 #     (a missing figure; "n/a" and "—" are written on purpose and pass);
 #   - a section says it was not measured although RESULTS_DIR holds its inputs.
@@ -27,7 +27,7 @@ if grep -E 'awk|: line [0-9]+:|standard_in|division by zero|unbound variable|syn
   problem "a report printed errors: $(head -n 5 "$tmp/errors" | tr '\n' ' ')"
 fi
 
-for n in 1 2 3 4 5 5b 5c 5d 6 7 8 9 10 11 12 13 14 15; do
+for n in 1 2 3 4 5 5b 5c 5d 6 7 8 9 10 11 12 13 14 15 17; do
   grep -q "^## $n\. " "$report" || problem "no section '## $n.'"
 done
 for h in "## Targets" "## Raw numbers"; do grep -qx "$h" "$report" || problem "no section '$h'"; done
@@ -73,6 +73,7 @@ has results.tsv "^iwarp${tab}clients$tab" && check_measured 12
 has results.tsv "^hls${tab}viewers$tab" && has results.tsv "^hls_first_frame${tab}runs$tab" && check_measured 13
 has fleet/placement.txt '^RESULT' && has fleet/figures.txt '^failover_ms ' && check_measured 14
 has zero-copy/figures.txt . && check_measured 15
+has results.tsv "^abr${tab}players$tab" && check_measured 17
 
 if [[ ${#problems[@]} -gt 0 ]]; then
   printf 'FAIL: %s\n' "${problems[@]}"

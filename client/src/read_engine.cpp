@@ -131,7 +131,10 @@ void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
                    o.offset, o.length, dest);
     slot.posted = now;
     ++stats.reads_posted;
-    ++in_flight;
+    // The stuck-Read clock starts with the first Read after an idle spell, not at the last
+    // completion before it: a session left idle (a title's other rendition, a paused reader) and
+    // then read again was once taken for a dead connection at its first Read.
+    if (in_flight++ == 0) last_progress = now;
     if (o.kind == FetchOrder::Kind::head) ++stats.head_reads;
   }
 }

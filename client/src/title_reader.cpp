@@ -110,6 +110,13 @@ TitleReader::~TitleReader() {
 
 std::string TitleReader::rendition() const { return labels_[current_]; }
 
+Stats TitleReader::read_stats() const {
+  if (!separate_) return session_.stats();
+  Stats all;
+  for (const auto& s : sessions_) all.merge(s->stats());
+  return all;
+}
+
 Session& TitleReader::rendition_session(std::size_t i) { return separate_ ? *sessions_.at(i) : session_; }
 
 MovieReader& TitleReader::reader() { return *readers_.at(separate_ ? current_ : 0); }
@@ -253,7 +260,11 @@ std::size_t TitleReader::read(std::span<std::uint8_t> out) {
       segment_busy_ += now - std::exchange(busy_from_, now);
       const double took = std::max(std::chrono::duration<double>(segment_busy_).count(), 1e-6);
       const double sample = static_cast<double>(segment_bytes_) * 8 / took;
-      goodput_bps_ = goodput_bps_ > 0 ? 0.5 * goodput_bps_ + 0.5 * sample : sample;
+      // Smoothed, but never above the last segment's: a link that drops is seen at once (a segment
+      // served from what was read ahead measures high, and an average of those would take several
+      // segments to come down), while a link that recovers must show it for several decisions.
+      smoothed_bps_ = smoothed_bps_ > 0 ? 0.5 * smoothed_bps_ + 0.5 * sample : sample;
+      goodput_bps_ = std::min(smoothed_bps_, sample);
       const Segment& title_segment = cuts_.front()[next_];
       if (clock_start_ == std::chrono::steady_clock::time_point{}) {
         clock_start_ = now;  // a player starts once it has its first segment

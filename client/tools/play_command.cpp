@@ -40,7 +40,7 @@ int play_title(Session& session, const Uri& uri, const TitleOptions& options) {
     if (const auto it = s.seconds_per_rendition.find(label); it != s.seconds_per_rendition.end())
       per += " " + label + " " + std::to_string(static_cast<long long>(it->second + 0.5)) + " s;";
   log::info("vod-client", "play " + uri.to_string() + ": " + std::to_string(s.segments) + " segments (" + std::to_string(s.late_segments) +
-                              " late), " + std::to_string(s.switches) + " switches;" + per + " " + session.stats().summary());
+                              " late), " + std::to_string(s.switches) + " switches;" + per + " " + reader.read_stats().summary());
   return exit_ok;
 }
 

@@ -25,6 +25,10 @@ for f in usr/include/rdma-vod/vod/client/session.hpp usr/bin/vod-server usr/bin/
   [[ -e $stage/$f ]] || fail "cmake --install did not install /$f"
 done
 ls "$stage"/usr/lib/*/gstreamer-1.0/libgstrdma.so > /dev/null || fail "the GStreamer plugin is not in GStreamer's plugin directory"
+# vod-client loads vod-title-remux.so (MP4 titles) by name, through its RUNPATH: beside the programs.
+runpath=$(readelf -d "$stage/usr/bin/vod-client" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+remux=$stage/usr/bin/${runpath#\$ORIGIN/}/vod-title-remux.so
+[[ $runpath == '$ORIGIN/'* && -f $remux ]] || fail "vod-client's RUNPATH '$runpath' does not lead to vod-title-remux.so"
 pass "cmake --install: programs, plugin, units, /etc/rdma-vod/vod-server.conf, manual pages, web pages"
 
 # The installed vod-proxy finds its pages beside itself (<prefix>/share/rdma-vod/web), with no
@@ -108,6 +112,7 @@ done
 dpkg-deb -c "$deb" > "$work/contents"
 grep -q './usr/lib/systemd/system/vod-server.service$' "$work/contents" || fail "the package lacks the unit"
 grep -q './etc/rdma-vod/vod-server.conf$' "$work/contents" || fail "the package lacks the configuration"
+grep -q './usr/lib/.*rdma-vod/vod-title-remux.so$' "$work/contents" || fail "the package lacks vod-title-remux.so"
 dpkg-deb -x "$deb" "$work/unpacked"
 "$work/unpacked/usr/bin/vod-server" --version | grep -qx 'vod-server [0-9.]*' || fail "vod-server from the package does not run"
 "$work/unpacked/usr/bin/vod-client" --help > /dev/null || fail "vod-client --help from the package failed"

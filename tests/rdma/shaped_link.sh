@@ -7,7 +7,8 @@
 #     with a siw device at each end ($link_ns, $link_here, $link_there name them);
 #   shape RATE: a tbf qdisc of RATE (e.g. 4mbit) on this end, which carries the Read responses;
 #   in_ns COMMAND...: COMMAND in the namespace;
-#   shaped_link_down: all of it removed (the namespace's name lingers on the host's /run otherwise).
+#   shaped_link_down: all of it removed (the namespace's name lingers on the host's /run otherwise),
+#     once the processes that use its devices have ended (deleting a siw device waits for them).
 link_addr=198.18.7.1 link_peer=198.18.7.2
 shaped_link_up() {
   link_ns=$1 link_here=${1}a link_there=${1}b
@@ -21,10 +22,15 @@ shaped_link_up() {
   ip -n "$link_ns" link set lo up
   rdma link add "s$link_here" type siw netdev "$link_here"
   ip netns exec "$link_ns" rdma link add "s$link_there" type siw netdev "$link_there"
+  # siw's Read responses are TCP: after an idle spell (a rendition's connection that was not read
+  # for a while) TCP would start slow again, which an RDMA NIC never does.
+  link_slow_start=$(sysctl -n net.ipv4.tcp_slow_start_after_idle)
+  sysctl -qw net.ipv4.tcp_slow_start_after_idle=0
 }
 shaped_link_down() {
-  ip netns exec "$link_ns" rdma link delete "s$link_there" 2>/dev/null
-  rdma link delete "s$link_here" 2>/dev/null
+  timeout 20 ip netns exec "$link_ns" rdma link delete "s$link_there" 2>/dev/null
+  timeout 20 rdma link delete "s$link_here" 2>/dev/null
+  [[ -z ${link_slow_start:-} ]] || sysctl -qw net.ipv4.tcp_slow_start_after_idle="$link_slow_start"
   ip link del "$link_here" 2>/dev/null
   ip netns del "$link_ns" 2>/dev/null
   return 0

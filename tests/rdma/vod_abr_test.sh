@@ -29,7 +29,9 @@ cp "$test_media/title-shaped/Shaped/"*.ts "$media/Shaped/"
 step "a link across a network namespace, siw at each end, shaped by tbf on the server's"
 source "$(dirname "$0")/shaped_link.sh"
 shaped_link_up "vabr$$"
-cleanup_hooks+=(shaped_link_down)
+# A siw device is deleted only once no process holds it: the players and the server go first.
+pids=()
+cleanup_hooks+=('kill -KILL "${pids[@]}" $server_pid 2>/dev/null; wait "${pids[@]}" $server_pid 2>/dev/null; server_pid=; shaped_link_down')
 shape 4mbit
 mbps=$(link_read_mbps) || fail "ib_read_bw across the link"
 [[ -n $mbps ]] || fail "no figure from ib_read_bw"
@@ -49,7 +51,6 @@ connects() { grep -c "connect from $link_peer.*" "$server_log" || true; }
 
 step "adaptive: two players climb to 360p at 40 Mbit/s; at 4 Mbit/s they step down and stay in time"
 shape 40mbit
-pids=()
 for i in 1 2; do
   in_ns timeout 150 "$client_bin" play "$title" --log-level info > "$work/abr$i.ts" 2> "$work/abr$i.log" &
   pids+=($!)

@@ -27,7 +27,8 @@ cleanup_hooks=()
 cleanup() {
   local rc=$?
   for hook in "${cleanup_hooks[@]}"; do eval "$hook" || true; done
-  [[ -n $server_pid ]] && kill -KILL "$server_pid" 2>/dev/null
+  # A server a hook already stopped is no failure (an && list that fails here would be the exit status).
+  if [[ -n $server_pid ]]; then kill -KILL "$server_pid" 2>/dev/null || true; fi
   if [[ $rc -ne 0 && -n $server_log && -f $server_log ]]; then
     echo "--- server log (last 40 lines)"; tail -n 40 "$server_log"
   fi

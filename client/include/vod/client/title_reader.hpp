@@ -80,6 +80,8 @@ class TitleReader {
   std::size_t read(std::span<std::uint8_t> out);
 
   const TitleStats& stats() const noexcept { return stats_; }
+  // The Reads' figures: of every rendition's connection (or of the one session switched between).
+  Stats read_stats() const;
   std::string rendition() const;  // the label of the one being read
   const std::vector<std::string>& labels() const noexcept { return labels_; }
   std::function<void(const TitleSwitch&)> on_switch;  // called at each switch, before its bytes
@@ -120,7 +122,7 @@ class TitleReader {
   // calls, which a player's full pipe can block, nor the pacing wait), for the goodput.
   std::chrono::steady_clock::duration segment_busy_{};
   std::chrono::steady_clock::time_point busy_from_;
-  double goodput_bps_ = 0;
+  double smoothed_bps_ = 0, goodput_bps_ = 0;  // the segments' goodput smoothed, and what the decider sees
   std::uint64_t segment_bytes_ = 0;
   bool remuxed_ = false;                          // the renditions are not MPEG-TS: each segment comes from options_.remux
   std::vector<std::uint8_t> segment_;             // remuxed: the current segment's bytes, from its end less left_
