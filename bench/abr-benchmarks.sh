@@ -88,6 +88,8 @@ stop_server
 # fault in (the server's CPU) whichever rendition a player reads.
 start_server "$work/cached.log" --cache-size 16M --segment-size 1M
 line=$(players cached)
-for k in in_time_pct switches cpu_ns; do record "cached_$k" "$(bench_field "$k" "$line")"; done
+for k in in_time_pct segments late switches switches_per_min seconds_360p seconds_270p seconds_180p cpu_ns; do
+  record "cached_$k" "$(bench_field "$k" "$line")"
+done
 stop_server
 echo "results in $results"

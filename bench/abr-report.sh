@@ -14,13 +14,17 @@ share() {  # share RUN: the media time per rendition, in percent
   a=$(r abr "${run}_seconds_360p") b=$(r abr "${run}_seconds_270p") c=$(r abr "${run}_seconds_180p")
   awk -v a="${a:-0}" -v b="${b:-0}" -v c="${c:-0}" 'BEGIN { t = a + b + c; if (t == 0) print "n/a"; else printf "%.0f / %.0f / %.0f", 100 * a / t, 100 * b / t, 100 * c / t }'
 }
+or_na() { [[ -n $1 ]] && echo "$1" || echo n/a; }
 row() {  # row RUN LABEL
-  echo "| $2 | $(r abr "${1}_in_time_pct") | $(r abr "${1}_late") of $(r abr "${1}_segments") | $(r abr "${1}_switches_per_min") | $(share "$1") |"
+  local late segments
+  late=$(r abr "${1}_late") segments=$(r abr "${1}_segments")
+  echo "| $2 | $(or_na "$(r abr "${1}_in_time_pct")") | $([[ -n $late ]] && echo "$late of $segments" || echo n/a) | $(or_na "$(r abr "${1}_switches_per_min")") | $(share "$1") |"
 }
 # The server's CPU per switch: all of its CPU over the run (schedstat, ns) over the switches, in ms.
 per_switch() {
   awk -v ns="$(r abr "${1}_cpu_ns")" -v s="$(r abr "${1}_switches")" 'BEGIN { if (ns == "" || s + 0 == 0) print "n/a"; else printf "%.3f", ns / s / 1e6 }'
 }
+cpu_ms() { awk -v ns="$(r abr "$1")" 'BEGIN { if (ns == "") print "n/a"; else printf "%.1f", ns / 1e6 }'; }
 extra_us=$(awk -v a="$(r abr adaptive_switch_first_byte_p50_us)" -v b="$(r abr adaptive_first_byte_p50_us)" \
   'BEGIN { if (a == "" || b == "") print ""; else printf "%d", a - b }')
 abr_pct=$(r abr adaptive_in_time_pct) top_pct=$(r abr top_in_time_pct)
@@ -45,15 +49,18 @@ The first bytes of a segment after its decision: p50 $(ms "$(r abr adaptive_swit
 $(ms "$(r abr adaptive_first_byte_p50_us)") ms otherwise; ib_read_lat across the same link, 16 KiB: $(ms "$(r abr read_rtt_us)") ms. Every rendition's
 keyframe index is read when the title opens, so a switch is only the next Read's new target.
 
-vod-server's CPU over the adaptive run (/proc/PID/schedstat): $(awk -v ns="$(r abr adaptive_cpu_ns)" 'BEGIN { printf "%.1f", ns / 1e6 }') ms with the renditions pinned in
-memory ($(r abr adaptive_switches) switches), $(awk -v ns="$(r abr cached_cpu_ns)" 'BEGIN { printf "%.1f", ns / 1e6 }') ms from the segment cache ($(r abr cached_switches) switches). Both are all of
-its CPU in the run, divided by the switches below: an upper bound. A switch sends the server no
-message; from the cache, the new rendition's segments fault in as any read of it would.
+vod-server's CPU over each run (/proc/PID/schedstat): $(cpu_ms adaptive_cpu_ns) ms for the adaptive run with the renditions
+pinned in memory ($(r abr adaptive_switches) switches), $(cpu_ms top_cpu_ns) ms for the pinned-top run (no switch), $(cpu_ms cached_cpu_ns) ms for the adaptive
+run from the segment cache ($(r abr cached_switches) switches, every segment faulting in). The goal rows divide all of a run's CPU
+by its switches: an upper bound, which also holds the connects, the catalog and index Reads'
+setup and the server's timers. A switch itself sends the server nothing (rdma_iwarp_abr counts
+the connects: none at a switch); from the cache, the new rendition's segments fault in as any read
+of them would.
 
 | goal | measured | goal | met |
 |------|---------:|-----:|:---:|
 | adaptive players' chunks in time, against the pinned top rendition's | $abr_pct % (pinned: $top_pct %) | ≥ 95 % | $(met "$abr_pct" ">=" 95) |
 | first byte after a switch, beyond any other segment's first byte | $(ms "$extra_us") ms (one Read round trip: $(ms "$(r abr read_rtt_us)") ms) | ≤ one round trip | $(met "${extra_us:-n/a}" "<=" "$(r abr read_rtt_us)") |
-| server CPU per switch, renditions pinned | $(per_switch adaptive) ms (upper bound) | 0 | $(met "$(per_switch adaptive)" "<=" 0.1) (bounded by 0.1) |
-| server CPU per switch, renditions in the cache | $(per_switch cached) ms (upper bound) | ≤ 0.1 ms | $(met "$(per_switch cached)" "<=" 0.1) |
+| server CPU per switch, renditions pinned | $(per_switch adaptive) ms (upper bound: the run's CPU over its switches) | 0 | not shown |
+| server CPU per switch, renditions in the cache | $(per_switch cached) ms (upper bound, segment faults included) | ≤ 0.1 ms | not shown |
 MD
