@@ -35,7 +35,7 @@ bench_field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }
 work=$(mktemp -d)
 server=
 trap 'kill $server 2>/dev/null && wait $server; shaped_link_down; rm -rf "$work"' EXIT  # the server first: a siw device is deleted once unused
-shaped_link_up "vbab$$"
+shaped_link_up "vbab$$" || exit 1
 cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
 start_server() {  # start_server LOG [ARGS...]
   local log=$1; shift

@@ -5,7 +5,7 @@
 # perftest_figure TOOL COLUMN SIZE ADDR [ARGS...]: column COLUMN of TOOL's result line for SIZE-byte
 # messages to ADDR (the server side runs here too). Tried again, at most 3 times, while the figure
 # is not a number: on a loaded guest the client can start before the server listens (it fails at
-# once), and perftest's clock calibration can fail (it prints inf). Both sides are bounded in time,
+# once), and perftest's clock calibration can fail (it prints inf, or under load 0.00). Both sides are bounded in time,
 # and a server left waiting for a client that gave up is stopped. Prints what perftest said last (a
 # number, inf, or nothing). The client side runs under the command prefix in the array
 # perftest_client, if one is set (ip netns exec NS: across tests/rdma/shaped_link.sh's link).
@@ -20,7 +20,7 @@ perftest_figure() {
       awk -v s="$size" -v c="$column" '$1 == s { print $c }') || true
     kill "$srv" 2>/dev/null || true
     wait "$srv" 2>/dev/null || true
-    [[ $figure =~ ^[0-9.]+$ ]] && break
+    [[ $figure =~ ^[0-9.]+$ && ! $figure =~ ^[0.]+$ ]] && break  # a number, and not 0.00 (a calibration gone wrong under load)
   done
   echo "$figure"
 }

@@ -2,6 +2,8 @@
 #include "vod/client/fleet.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <random>
 
 #include "vod/cluster/placement.hpp"
@@ -16,6 +18,43 @@ std::uint64_t client_id_or_default(std::uint64_t id) {
   }();
   return id ? id : drawn;
 }
+
+namespace {
+
+// The opens this process made on each member since that member's record last changed its load: a
+// bench of many viewers in one process (or a proxy opening for many) would otherwise see the same
+// stale load for a second and pile onto one member.
+class OwnOpens {
+ public:
+  static OwnOpens& instance() {
+    static OwnOpens opens;
+    return opens;
+  }
+  // Opens made on `r` that its record does not show yet (none once its load changed).
+  unsigned pending(const cluster::MemberRecord& r) {
+    const std::lock_guard lock(mutex_);
+    Count& c = counts_[r.id()];
+    if (c.seen != r.load.sessions()) c = {r.load.sessions(), 0};
+    return c.opens;
+  }
+  void opened(const std::string& id) {
+    const std::lock_guard lock(mutex_);
+    if (counts_.size() >= 4096 && !counts_.contains(id)) counts_.clear();  // bounded: members come and go
+    ++counts_[id].opens;
+  }
+
+ private:
+  struct Count {
+    std::uint64_t seen = 0;
+    unsigned opens = 0;
+  };
+  std::mutex mutex_;
+  std::map<std::string, Count> counts_;
+};
+
+}  // namespace
+
+void note_fleet_open(const std::string& member_id) { OwnOpens::instance().opened(member_id); }
 
 bool try_next_member(const ClientError& e) noexcept {
   return e.kind() == ErrorKind::server_unreachable || e.kind() == ErrorKind::rejected || e.kind() == ErrorKind::unknown_movie;
@@ -48,6 +87,16 @@ std::vector<PlacedMember> fleet_order(const Uri& fleet, cluster::MemberDirectory
   }
   if (name.empty() || fleet.live) k = static_cast<unsigned>(candidates.size());  // the catalog, a channel: any member that has it
   auto order = cluster::placement_order(name, candidates, std::max(k, 1u), client_id_or_default(client_id));
+  if (!name.empty() && fleet.cluster) {  // a movie or a channel: bounded loads (the catalog is a short read anywhere)
+    std::vector<cluster::MemberLoadView> loads;
+    for (const auto& m : members) loads.push_back({static_cast<double>(m.load.sessions()) + OwnOpens::instance().pending(m), m.weight});
+    const std::size_t first = order.front();
+    order = cluster::bounded_load_order(std::move(order), loads, fleet.cluster->load_epsilon);
+    if (order.front() != first)
+      log::debug("cluster", "'" + name + "': " + candidates[first].id + " is over its bound (" +
+                                std::to_string(static_cast<long long>(loads[first].sessions)) + " sessions), placed on " +
+                                candidates[order.front()].id + " first");
+  }
   if (!lost_member.empty())
     std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return candidates[i].id != lost_member; });
   std::vector<PlacedMember> out;

@@ -42,6 +42,7 @@ void Session::connect_in_fleet() {
     uri_.port = m.uri.port;
     try {
       connect_to_server();
+      if (!name.empty()) note_fleet_open(m.record.id());
       log::info("cluster",
                 what + " on " + m.record.id() + " (" + ordinal(n + 1) + " of " + std::to_string(order.size()) + " in its placement order)");
       return;

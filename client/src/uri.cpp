@@ -2,6 +2,8 @@
 #include "vod/client/uri.hpp"
 
 #include <cctype>
+#include <charconv>
+#include <cstdio>
 
 #include "vod/cluster/etcd_url.hpp"
 #include "vod/cluster/member_record.hpp"
@@ -90,10 +92,63 @@ std::string Uri::to_string() const {
     std::string query;
     if (cluster->etcd.prefix != cluster::kDefaultPrefix) query += "prefix=" + cluster->etcd.prefix;
     if (cluster->spread) query += std::string(query.empty() ? "" : "&") + "k=" + std::to_string(cluster->spread);
+    if (cluster->load_epsilon != ClusterRef::kDefaultLoadEpsilon) {
+      char e[32];
+      std::snprintf(e, sizeof e, "%g", cluster->load_epsilon);
+      query += std::string(query.empty() ? "" : "&") + "epsilon=" + e;
+    }
     if (!query.empty()) s += "?" + query;
   }
   return s;
 }
+
+namespace {
+
+// The query of `text`: token=HEX, and for a fleet prefix=P, k=N and epsilon=E.
+void parse_query(std::string_view text, std::string_view query, Uri& uri) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (uri.cluster && item.substr(0, 7) == "prefix=") {
+      try {
+        uri.cluster->etcd.prefix = cluster::checked_prefix(item.substr(7));
+      } catch (const cluster::ClusterError& e) {
+        bad(text, e.what());
+      }
+      continue;
+    }
+    if (uri.cluster && item.substr(0, 2) == "k=") {
+      const auto k = item.substr(2);
+      if (k.empty() || k.size() > 2 || k.find_first_not_of("0123456789") != std::string_view::npos || std::stoul(std::string(k)) < 1 ||
+          std::stoul(std::string(k)) > cluster::kMaxSpread)
+        bad(text, "k= must be a whole number from 1 to " + std::to_string(cluster::kMaxSpread));
+      uri.cluster->spread = static_cast<unsigned>(std::stoul(std::string(k)));
+      continue;
+    }
+    if (uri.cluster && item.substr(0, 8) == "epsilon=") {
+      // A plain decimal (no sign, exponent, inf or nan), from 0 to 10.
+      const std::string_view e = item.substr(8);
+      double v = -1;
+      if (!e.empty() && e.size() <= 8 && e.find_first_not_of("0123456789.") == std::string_view::npos) {
+        const auto [end, ec] = std::from_chars(e.data(), e.data() + e.size(), v);
+        if (ec != std::errc() || end != e.data() + e.size()) v = -1;
+      }
+      if (v < 0 || v > 10) bad(text, "epsilon= must be a number from 0 (no bound) to 10");
+      uri.cluster->load_epsilon = v;
+      continue;
+    }
+    if (item.substr(0, 6) != "token=")
+      bad(text, uri.cluster ? "the query parameters are prefix=P, k=N, epsilon=E and token=HEX"
+                            : "the only query parameter is token=HEX (an access token from vod-token)");
+    if (uri.token) bad(text, "token= appears twice");
+    const auto bytes = proto::parse_token_text(item.substr(6));
+    if (!bytes) bad(text, "the token is not 64 hex digits (vod-token prints one)");
+    uri.token = *bytes;
+  }
+}
+
+}  // namespace
 
 Uri parse_uri(std::string_view text) {
   constexpr std::string_view scheme = "rdma://", fleet_scheme = "rdma+etcd://", tls_fleet_scheme = "rdma+etcds://";
@@ -173,35 +228,7 @@ Uri parse_uri(std::string_view text) {
     }
     uri.movie = std::move(name);
   }
-  // The query: token=HEX, nothing else.
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view item = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (uri.cluster && item.substr(0, 7) == "prefix=") {
-      try {
-        uri.cluster->etcd.prefix = cluster::checked_prefix(item.substr(7));
-      } catch (const cluster::ClusterError& e) {
-        bad(text, e.what());
-      }
-      continue;
-    }
-    if (uri.cluster && item.substr(0, 2) == "k=") {
-      const auto k = item.substr(2);
-      if (k.empty() || k.size() > 2 || k.find_first_not_of("0123456789") != std::string_view::npos || std::stoul(std::string(k)) < 1 ||
-          std::stoul(std::string(k)) > cluster::kMaxSpread)
-        bad(text, "k= must be a whole number from 1 to " + std::to_string(cluster::kMaxSpread));
-      uri.cluster->spread = static_cast<unsigned>(std::stoul(std::string(k)));
-      continue;
-    }
-    if (item.substr(0, 6) != "token=")
-      bad(text, uri.cluster ? "the query parameters are prefix=P, k=N and token=HEX"
-                            : "the only query parameter is token=HEX (an access token from vod-token)");
-    if (uri.token) bad(text, "token= appears twice");
-    const auto bytes = proto::parse_token_text(item.substr(6));
-    if (!bytes) bad(text, "the token is not 64 hex digits (vod-token prints one)");
-    uri.token = *bytes;
-  }
+  parse_query(text, query, uri);
   return uri;
 }
 

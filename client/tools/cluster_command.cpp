@@ -57,13 +57,14 @@ int run_cluster(const std::vector<std::string>& args) {
     throw ClientError(ErrorKind::server_unreachable, e.what());
   }
   std::printf("fleet %s: %zu members, from %s\n", fleet.cluster->etcd.to_string().c_str(), members.size(), directory->source().c_str());
-  std::printf("%-28s %8s %11s %15s %9s %10s %10s %s\n", "MEMBER", "WEIGHT", "CONNECTIONS", "MBIT/S(EST.)", "NIC-GBIT", "CACHE",
-              "GENERATION", "LIVE");
+  std::printf("%-28s %8s %11s %12s %15s %12s %9s %10s %10s %s\n", "MEMBER", "WEIGHT", "CONNECTIONS", "UDP-SESSIONS", "MBIT/S(EST.)",
+              "MBIT/S(UDP)", "NIC-GBIT", "CACHE", "GENERATION", "LIVE");
   for (const auto& m : members) {
     std::string live;
     for (const auto& c : m.live) live += (live.empty() ? "" : ",") + c;
-    std::printf("%-28s %8.2f %11llu %15.2f %9.0f %10s %10u %s\n", m.id().c_str(), m.weight,
-                static_cast<unsigned long long>(m.load.connections), m.load.estimated_mbps, m.nic_gbps,
+    std::printf("%-28s %8.2f %11llu %12llu %15.2f %12.1f %9.0f %10s %10u %s\n", m.id().c_str(), m.weight,
+                static_cast<unsigned long long>(m.load.connections), static_cast<unsigned long long>(m.load.udp_sessions),
+                m.load.estimated_mbps, m.load.served_mbps, m.nic_gbps,
                 m.cache_bytes ? human_bytes(static_cast<double>(m.cache_bytes)).c_str() : "-", m.catalog_generation,
                 live.empty() ? "-" : live.c_str());
   }

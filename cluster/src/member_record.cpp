@@ -55,7 +55,11 @@ std::string encode_member(const MemberRecord& r) {
   j["port"] = r.port;
   j["weight"] = r.weight;
   j["capacity"] = {{"nic_gbps", r.nic_gbps}, {"cache_bytes", r.cache_bytes}};
-  j["load"] = {{"connections", r.load.connections}, {"estimated_mbps", r.load.estimated_mbps}, {"estimate", "connections x movie bitrate"}};
+  j["load"] = {{"connections", r.load.connections},
+               {"udp_sessions", r.load.udp_sessions},
+               {"estimated_mbps", r.load.estimated_mbps},
+               {"estimate", "connections x movie bitrate"},
+               {"served_mbps", r.load.served_mbps}};
   j["catalog_generation"] = r.catalog_generation;
   j["spread"] = json::object();
   for (const auto& [name, k] : r.spread) j["spread"][name] = k;
@@ -90,6 +94,9 @@ proto::Decoded<MemberRecord> decode_member(std::string_view key_id, std::string_
   if (auto l = j.find("load"); l != j.end() && l->is_object()) {
     r.load.connections = static_cast<std::uint64_t>(number(*l, "connections", 0, 1e9));
     r.load.estimated_mbps = number(*l, "estimated_mbps", 0, 1e9);
+    // Since issue 48; a record of an older server has neither.
+    if (l->contains("udp_sessions")) r.load.udp_sessions = static_cast<std::uint64_t>(number(*l, "udp_sessions", 0, 1e9));
+    if (l->contains("served_mbps")) r.load.served_mbps = number(*l, "served_mbps", 0, 1e9);
   }
   r.catalog_generation = static_cast<std::uint32_t>(number(j, "catalog_generation", 0, 4294967295.0));
   if (auto s = j.find("spread"); s != j.end()) {

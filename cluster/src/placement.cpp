@@ -58,4 +58,21 @@ std::vector<std::size_t> placement_order(std::string_view movie, std::span<const
   return order;
 }
 
+std::vector<std::size_t> bounded_load_order(std::vector<std::size_t> order, std::span<const MemberLoadView> members, double epsilon) {
+  if (epsilon <= 0 || members.empty()) return order;
+  double sessions = 0, capacity = 0;
+  for (const MemberLoadView& m : members) {
+    sessions += std::max(m.sessions, 0.0);
+    capacity += std::max(m.capacity, 0.0);
+  }
+  if (capacity <= 0) return order;
+  const auto full = [&](std::size_t i) {
+    const MemberLoadView& m = members[i];
+    const double bound = std::ceil((1 + epsilon) * (sessions + 1) * std::max(m.capacity, 0.0) / capacity);
+    return std::max(m.sessions, 0.0) + 1 > bound;
+  };
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return i < members.size() && !full(i); });
+  return order;
+}
+
 }  // namespace vod::cluster

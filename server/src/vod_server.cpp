@@ -132,6 +132,7 @@ VodServer::VodServer(ServerConfig config)
   if (!config_.cluster.empty())     // listening: clients may be sent here from now on
     membership_ = std::make_unique<fleet::MemberRegistration>(cluster::parse_etcd_url(config_.cluster),
                                                               std::chrono::seconds(config_.cluster_ttl), member_record());
+  if (membership_) measure_load();  // then every second
 }
 
 VodServer::~VodServer() = default;
@@ -276,6 +277,7 @@ void VodServer::begin_drain() {
   draining_ = true;
   notifier_.stopping();
   metrics_.set_draining();
+  load_timer_.cancel();                      // nothing to put any more
   if (membership_) membership_->withdraw();  // no new client is sent here; the connected ones drain
   drain_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                                     std::chrono::duration<double>(config_.drain_seconds)),

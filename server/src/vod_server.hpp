@@ -81,6 +81,7 @@ class VodServer {
   void update_connection_metrics();
   void update_catalog_metrics();
   cluster::MemberRecord member_record() const;  // --cluster: what etcd says about this server now
+  void measure_load();                          // --cluster, every second: Write-Record's rate, and the record if it changed
   void test_evict();
 
   // Declared in the order they are made; destroyed in reverse. The reactor first: everything that
@@ -128,6 +129,10 @@ class VodServer {
   loop::Reactor::Timer drain_timer_;                                      // the drain's end, after SIGTERM
   loop::Reactor::Timer test_evict_timer_;                                 // --test-evict-every
   loop::Reactor::Timer republish_timer_;                                  // identities found: the catalog again, within a second
+  loop::Reactor::Timer load_timer_;                                       // --cluster: the load measured, the record put if it changed
+  std::chrono::steady_clock::time_point load_measured_at_;
+  std::uint64_t udp_bytes_measured_ = 0;
+  double udp_served_mbps_ = 0;  // Write-Record's bytes over the last second, for the record
   bool draining_ = false;
   bool stop_ = false;
   bool counts_changed_ = false;  // a connect, disconnect or accept: metrics and status after the turn

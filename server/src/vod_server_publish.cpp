@@ -4,6 +4,8 @@
 // identities), their metrics, and its record in a fleet.
 #include "vod_server.hpp"
 
+#include <cmath>
+
 #include "udp/udp_regions.hpp"
 #include "vod/log.hpp"
 
@@ -26,10 +28,28 @@ cluster::MemberRecord VodServer::member_record() const {
       if (m->name == name) return m->info.bitrate_bps;
     return 0;
   });
+  if (udp_) r.load.udp_sessions = udp_->sessions();
+  r.load.served_mbps = udp_served_mbps_;
   r.catalog_generation = library_.generation;
   r.spread = config_.spread;
   for (const auto& channel : config_.live_channels) r.live.push_back(channel.name);
   return r;
+}
+
+void VodServer::measure_load() {
+  // What Write-Record sent since the last measure, in Mbit/s to one decimal (the record changes
+  // with the load, not with noise); then the record again, which MemberRegistration puts only when
+  // it changed, at most once a second: so a server without RDMA, whose sessions come and go without
+  // a connect, keeps its record current too.
+  const auto now = std::chrono::steady_clock::now();
+  const std::uint64_t bytes = udp_ ? udp_->stats().bytes : 0;
+  const double seconds = std::chrono::duration<double>(now - load_measured_at_).count();
+  if (load_measured_at_ != std::chrono::steady_clock::time_point{} && seconds > 0)
+    udp_served_mbps_ = std::round(static_cast<double>(bytes - udp_bytes_measured_) * 8 / seconds / 1e5) / 10;
+  udp_bytes_measured_ = bytes;
+  load_measured_at_ = now;
+  if (membership_) membership_->update(member_record());
+  load_timer_ = reactor_.at(now + std::chrono::seconds(1), [this] { measure_load(); });
 }
 
 void VodServer::offer(Library& library) {

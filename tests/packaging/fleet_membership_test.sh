@@ -7,7 +7,10 @@
 #    folder too, and a record that spreads a movie in a folder is read by the client;
 #  - SIGTERM withdraws the record at once; kill -9 loses it within the lease's TTL;
 #  - a server started while etcd is down serves, and registers when etcd comes;
-#  - etcd restarted: the members are listed again.
+#  - etcd restarted: the members are listed again;
+#  - bounded loads: 20 viewers of one movie in one bench process fill its first member to its bound
+#    and spill over to the other (all 20 on the first with ?epsilon=0), and a member without RDMA
+#    puts its record again with the UDP sessions it serves.
 set -euo pipefail
 source "$(dirname "$0")/../free_port.sh"
 build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
@@ -118,6 +121,39 @@ pass "both movies byte-exact, each from its first member; '$nested' spread over 
   fail "list through the fleet: $(tail -3 "$work/fleet-list")"
 grep -q '^1 titles$' "$work/fleet-list" && grep -Eq '^Show +hi lo( |$)' "$work/fleet-list" || fail "the fleet's catalog lists no title: $(cat "$work/fleet-list")"
 pass "the fleet's merged catalog lists the title 'Show' (hi, lo)"
+
+step "bounded loads: 20 viewers of one movie in one process spread past its first member; records count UDP sessions"
+# Weights 2 and 3: the movie's first member takes viewers up to ceil(1.15 x 20 x its weight / 5)
+# (10 or 14) and the rest go to the other. The bench process counts its own opens, so the bound
+# holds before the records show them; with epsilon=0 (no bound) all 20 go to the first.
+movie_first=$("$build/client/vod-client" cluster "$fleet" one.bin 2> /dev/null | awk '/ k=/ { sub("first=", "", $3); print $3 }')
+first_n=${movie_first%%:*}; first_n=${first_n##*.}  # 127.0.0.N, of weight N
+placed() {  # placed EPSILON: the bench's viewers per member, "member count" lines (small rings: 20 fit RLIMIT_MEMLOCK's 8 MiB)
+  "$build/client/vod-client" bench "rdma+etcd://127.0.0.1:$etcd_port/one.bin?prefix=/membership&epsilon=$1" --clients 20 --duration 3 \
+    --rate 2 --chunk-kib 64 --readahead-kib 64 --depth 2 --transport udp --udp-port "$udp_port" --log-level info > "$work/bench-$1.out" 2> "$work/bench-$1.log" &
+  local bench=$! sessions=0
+  for _ in $(seq 40); do  # while it plays, the first member's record shows its UDP sessions (put at most once a second)
+    sessions=$(record "$first_n" | python3 -c 'import json,sys; print(json.load(sys.stdin)["load"]["udp_sessions"])' 2> /dev/null || echo 0)
+    ((sessions > 0)) && break
+    sleep 0.1
+  done
+  wait "$bench" || fail "bench with epsilon=$1: $(grep -v ' INFO ' "$work/bench-$1.log" | tail -3) $(tail -3 "$work/bench-$1.out")"
+  ((sessions > 0)) || fail "the record of ${movie_first} never showed a UDP session while 20 viewers played"
+  grep -o "'one.bin' on [0-9.:]* (1st" "$work/bench-$1.log" | awk '{ print $3 }' | sort | uniq -c
+}
+placed 0.15 > "$work/placed"
+cat "$work/placed"
+bound=$(( (115 * 20 * first_n + 500 - 1) / 500 ))
+first_count=$(awk -v m="$movie_first" '$2 == m { print $1 }' "$work/placed")
+total=$(awk '{ n += $1 } END { print n }' "$work/placed")
+[[ $total -eq 20 ]] || fail "20 viewers, $total placed at their first choice: $(cat "$work/placed")"
+share=$((20 * first_n / 5))  # its share by weight
+# At most its bound (one more for a record a second old), and about its share at least: the UDP
+# sessions of the gets above linger in the records a while, and count, so it may fill sooner.
+((first_count <= bound + 1 && first_count >= share - 3 && first_count < 20)) || fail "the first member $movie_first took ${first_count:-0} viewers, its bound is $bound"
+placed 0 > "$work/unbounded"
+[[ $(awk -v m="$movie_first" '$2 == m { print $1 }' "$work/unbounded") == 20 ]] || fail "with no bound, not all 20 on $movie_first: $(cat "$work/unbounded")"
+pass "bounded loads: $first_count of 20 on $movie_first (its share $share, its bound $bound), the rest on the other; 20 there with no bound; the record counts UDP sessions"
 
 step "SIGTERM withdraws at once; kill -9 drops out within the TTL"
 # Bounds with room for a loaded machine (each took about a second here): the withdrawn record's

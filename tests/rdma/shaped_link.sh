@@ -10,6 +10,13 @@
 #   shaped_link_down: all of it removed (the namespace's name lingers on the host's /run otherwise),
 #     once the processes that use its devices have ended (deleting a siw device waits for them).
 link_addr=198.18.7.1 link_peer=198.18.7.2
+# link_answers ADDR [PREFIX...]: a TCP connect to ADDR's discard port (under PREFIX: ip netns exec
+# NS) is refused or taken within a second, which needs the neighbour resolved; only a timeout is not.
+link_answers() {
+  local rc=0
+  timeout 1 "${@:2}" bash -c "exec 3<>/dev/tcp/$1/9" > /dev/null 2>&1 || rc=$?
+  [[ $rc -ne 124 ]]
+}
 shaped_link_up() {
   link_ns=$1 link_here=${1}a link_there=${1}b
   ip netns add "$link_ns"
@@ -26,6 +33,19 @@ shaped_link_up() {
   # for a while) TCP would start slow again, which an RDMA NIC never does.
   link_slow_start=$(sysctl -n net.ipv4.tcp_slow_start_after_idle)
   sysctl -qw net.ipv4.tcp_slow_start_after_idle=0
+  # Ready: both siw ports ACTIVE and each end answering the other (neighbours resolved), so that
+  # the first rdma_cm address resolution across it does not wait out its timeout (seen once: 5 s).
+  local _
+  for _ in $(seq 100); do
+    [[ $(rdma link show "s$link_here/1" 2> /dev/null) == *"state ACTIVE"* &&
+      $(ip netns exec "$link_ns" rdma link show "s$link_there/1" 2> /dev/null) == *"state ACTIVE"* ]] && break
+    sleep 0.1
+  done
+  for _ in $(seq 20); do
+    link_answers "$link_addr" ip netns exec "$link_ns" && link_answers "$link_peer" && return 0
+  done
+  echo "shaped_link_up: $link_addr and $link_peer do not answer each other" >&2
+  return 1
 }
 shaped_link_down() {
   timeout 20 ip netns exec "$link_ns" rdma link delete "s$link_there" 2>/dev/null

@@ -99,8 +99,17 @@ TEST(Uri, NamesAFleet) {
   const Uri tls = parse_uri("rdma+etcds://192.0.2.10/movie.mp4");
   EXPECT_TRUE(tls.cluster->etcd.tls);
   EXPECT_EQ(tls.to_string(), "rdma+etcds://192.0.2.10:2379/movie.mp4");
-  for (const char* bad : {"rdma+etcd:///m", "rdma+etcd://h/m?k=0", "rdma+etcd://h/m?k=17", "rdma+etcd://h/m?prefix=a//b",
-                          "rdma+etcd://h/m?x=1", "rdma://h/m?prefix=/p", "rdma+etcd://h:0/m"})
+  // Bounded loads: 0.15 unless ?epsilon= says otherwise (0: no bound).
+  EXPECT_EQ(u.cluster->load_epsilon, 0.15);
+  const Uri e = parse_uri("rdma+etcd://192.0.2.10/m?epsilon=0.25");
+  EXPECT_EQ(e.cluster->load_epsilon, 0.25);
+  EXPECT_EQ(e.to_string(), "rdma+etcd://192.0.2.10:2379/m?epsilon=0.25");
+  EXPECT_EQ(parse_uri(e.to_string()).cluster, e.cluster);
+  EXPECT_EQ(parse_uri("rdma+etcd://h/m?epsilon=0").cluster->load_epsilon, 0);
+  for (const char* bad :
+       {"rdma+etcd:///m", "rdma+etcd://h/m?k=0", "rdma+etcd://h/m?k=17", "rdma+etcd://h/m?prefix=a//b", "rdma+etcd://h/m?x=1",
+        "rdma://h/m?prefix=/p", "rdma+etcd://h:0/m", "rdma+etcd://h/m?epsilon=", "rdma+etcd://h/m?epsilon=-1", "rdma+etcd://h/m?epsilon=11",
+        "rdma+etcd://h/m?epsilon=1e3", "rdma+etcd://h/m?epsilon=nan", "rdma+etcd://h/m?epsilon=0.1.2", "rdma://h/m?epsilon=0.2"})
     EXPECT_THROW(parse_uri(bad), UriError) << bad;
 }
 

@@ -23,7 +23,7 @@ MemberRecord sample() {
   r.weight = 2.5;
   r.nic_gbps = 100;
   r.cache_bytes = 8ull << 30;
-  r.load = {12, 96.5};
+  r.load = {12, 3, 96.5, 12.5};  // connections, UDP sessions, estimated and served Mbit/s
   r.catalog_generation = 7;
   r.spread = {{"hit.mp4", 3}};
   r.live = {"cam1"};
@@ -39,6 +39,15 @@ TEST(MemberRecord, RoundTrips) {
   v6.host = "2001:db8::7";
   EXPECT_EQ(v6.id(), "[2001:db8::7]:7470");
   EXPECT_TRUE(decode_member(v6.id(), encode_member(v6)));
+}
+
+TEST(MemberRecord, ARecordOfAnOlderServerHasNoUdpLoad) {
+  const auto d = decode_member("192.0.2.12:7470", R"({"version":1,"host":"192.0.2.12","port":7470,"weight":1,"catalog_generation":1,)"
+                                                  R"("load":{"connections":5,"estimated_mbps":2}})");
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(d->load.udp_sessions, 0u);
+  EXPECT_EQ(d->load.served_mbps, 0);
+  EXPECT_EQ(d->load.sessions(), 5u);
 }
 
 TEST(MemberRecord, RefusesHostileOrBrokenRecords) {
@@ -69,6 +78,10 @@ TEST(MemberRecord, RefusesHostileOrBrokenRecords) {
       {"live that is not a list", id, "{" + ok_fields + R"(,"weight":1,"live":"cam"})", "'live'"},
       {"a huge record", id, "{" + ok_fields + R"(,"weight":1,"pad":")" + std::string(70000, 'x') + "\"}", "longer than"},
       {"load of the wrong type", id, "{" + ok_fields + R"(,"weight":1,"load":{"connections":"many","estimated_mbps":1}})", "'connections'"},
+      {"UDP sessions out of bounds", id, "{" + ok_fields + R"(,"weight":1,"load":{"connections":1,"estimated_mbps":1,"udp_sessions":-4}})",
+       "'udp_sessions'"},
+      {"a served rate that is a string", id,
+       "{" + ok_fields + R"(,"weight":1,"load":{"connections":1,"estimated_mbps":1,"served_mbps":"fast"}})", "'served_mbps'"},
   };
   for (const auto& c : cases) {
     const auto d = decode_member(c.key, c.json);

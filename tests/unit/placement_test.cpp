@@ -3,6 +3,7 @@
 // leave, its balance, and top-k spreading by client id.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -109,6 +110,48 @@ TEST(Placement, TopKSpreadsClientsAndKeepsTheRestForFailover) {
   EXPECT_EQ(placement_order("hit.mp4", m, 1, 42), plain);
   EXPECT_EQ(placement_order("hit.mp4", m, 0, 42), plain);       // k 0 is 1
   EXPECT_EQ(placement_order("hit.mp4", m, 99, 42).size(), 5u);  // k beyond the members: all of them
+}
+
+// Bounded loads: a table of (order, sessions and capacities, epsilon) -> the order used.
+TEST(Placement, BoundedLoadsMoveOnlyTheOverflow) {
+  struct Row {
+    const char* what;
+    std::vector<std::size_t> order;
+    std::vector<MemberLoadView> members;
+    double epsilon;
+    std::vector<std::size_t> want;
+  };
+  const std::vector<Row> rows = {
+      {"an empty fleet: the order as it is", {0, 1, 2}, {{0, 1}, {0, 1}, {0, 1}}, 0.15, {0, 1, 2}},
+      // 12 sessions + 1 over 3 equal members: a bound of ceil(1.15 x 13 / 3) = 5 each.
+      {"the first member at its bound: it keeps the open (4 + 1 <= 5)", {0, 1, 2}, {{4, 1}, {4, 1}, {4, 1}}, 0.15, {0, 1, 2}},
+      {"the first member past its bound goes last, the others keep their order", {2, 0, 1}, {{3, 1}, {1, 1}, {8, 1}}, 0.15, {0, 1, 2}},
+      {"two full members: both after the one with room, in their order", {1, 2, 0}, {{0, 1}, {6, 1}, {6, 1}}, 0.15, {0, 1, 2}},
+      // Capacity 2 of 4 in all: a bound of ceil(1.15 x 9 x 2 / 4) = 6 for member 0, 3 for the others.
+      {"a member of twice the capacity takes twice the sessions", {0, 1, 2}, {{5, 2}, {1, 1}, {2, 1}}, 0.15, {0, 1, 2}},
+      {"... and past that it is full", {0, 1, 2}, {{6, 2}, {1, 1}, {1, 1}}, 0.15, {1, 2, 0}},
+      // The same loads with epsilon 0.25 and 0.15: 9 sessions + 1 over 2, bounds 7 and 6.
+      {"epsilon 0.25 leaves room that 0.15 does not", {0, 1}, {{6, 1}, {3, 1}}, 0.25, {0, 1}},
+      {"epsilon 0.15", {0, 1}, {{6, 1}, {3, 1}}, 0.15, {1, 0}},
+      {"epsilon 0: no bound", {0, 1}, {{50, 1}, {0, 1}}, 0, {0, 1}},
+      {"a member of no capacity is always full", {0, 1}, {{0, 0}, {0, 1}}, 0.15, {1, 0}},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(bounded_load_order(r.order, r.members, r.epsilon), r.want) << r.what;
+  }
+}
+
+// With many opens of one popular movie, bounded loads keep every member within (1 + epsilon) of
+// the average (rounded up), where plain rendezvous puts them all on one member.
+TEST(Placement, BoundedLoadsKeepEveryMemberNearTheAverage) {
+  const auto m = members(5);
+  std::vector<MemberLoadView> load(m.size());
+  for (int open = 0; open < 1000; ++open) {
+    const auto order = bounded_load_order(rendezvous_order("popular.ts", m), load, 0.15);
+    load[order.front()].sessions += 1;
+  }
+  for (const MemberLoadView& l : load) EXPECT_LE(l.sessions, std::ceil(1.15 * 1000 / 5)) << "a member over its bound";
+  EXPECT_EQ(load[rendezvous_order("popular.ts", m).front()].sessions, std::ceil(1.15 * 1000 / 5));  // the first fills to its bound
 }
 
 }  // namespace

@@ -21,12 +21,17 @@ struct PlacedMember {
 };
 
 // The members of a fleet URI's fleet for its movie (weighted rendezvous order; a movie spread over
-// k members starts at the one this client's id picks), its live channel (the members that list
-// it), or its catalog (spread over all). `lost_member` (an id, host:port) goes last. Throws
+// k members starts at the one this client's id picks; then bounded loads, ClusterRef::load_epsilon,
+// move the members over their bound after the others), its live channel (the members that list
+// it, bounded the same way), or its catalog (spread over all). `lost_member` (an id, host:port) goes last. Throws
 // ClientError(server_unreachable) when etcd cannot be read and no member list was kept.
 std::vector<PlacedMember> fleet_order(const Uri& fleet, cluster::MemberDirectory& directory, std::uint64_t client_id,
                                       const std::string& lost_member = {});
 std::vector<PlacedMember> fleet_order(const Uri& fleet, std::uint64_t client_id = 0, const std::string& lost_member = {});
+
+// Counts an open this process made on a member (its id, host:port), for the bounded loads of the
+// placements that follow until the member's record shows it.
+void note_fleet_open(const std::string& member_id);
 
 // Whether another member may do what this one refused: unreachable, full, source limit, unknown
 // movie, shutting down.

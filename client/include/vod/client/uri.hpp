@@ -31,6 +31,11 @@ inline constexpr std::uint16_t kDefaultPort = defaults::kRdmaPort;
 struct ClusterRef {
   cluster::EtcdEndpoint etcd;
   unsigned spread = 0;  // ?k=N: every movie on its top N servers; 0: what the member records say (1 unless spread)
+  // ?epsilon=E: bounded loads (cluster/placement.hpp), a member is skipped while its sessions are
+  // above (1 + E) x its share of the fleet's; 0: no bound. 0.15, below the 0.25 a fleet aims at,
+  // because the records a client reads are up to a second old.
+  double load_epsilon = kDefaultLoadEpsilon;
+  static constexpr double kDefaultLoadEpsilon = 0.15;
   bool operator==(const ClusterRef&) const = default;
 };
 

@@ -22,10 +22,14 @@ inline constexpr std::size_t kMaxRecordBytes = 65536;
 inline constexpr std::size_t kMaxListed = 256;  // spread entries, live channels
 
 struct MemberLoad {
-  std::uint64_t connections = 0;
+  std::uint64_t connections = 0;   // RDMA connections, of every kind
+  std::uint64_t udp_sessions = 0;  // Write-Record sessions with state
   // An estimate, labelled as one: connections × each movie's average bitrate. One-sided Reads are
   // invisible to the server, so what is read is not measured.
   double estimated_mbps = 0;
+  double served_mbps = 0;  // measured: what Write-Record sent over the last second or so
+  // The one load measure placement uses (cluster/placement.hpp): sessions on every transport.
+  std::uint64_t sessions() const noexcept { return connections + udp_sessions; }
   bool operator==(const MemberLoad&) const = default;
 };
 

@@ -35,4 +35,20 @@ std::vector<std::size_t> rendezvous_order(std::string_view key, std::span<const 
 // popular movie spread over its k servers; then the rest in rendezvous order, for failover.
 std::vector<std::size_t> placement_order(std::string_view movie, std::span<const Candidate> members, unsigned k, std::uint64_t client_id);
 
+// What a member carries now and what it can: its sessions (RDMA connections and UDP sessions, as
+// its record counts them, plus the opens this client made there since that record was read) and
+// its capacity (its weight).
+struct MemberLoadView {
+  double sessions = 0;
+  double capacity = 1;
+};
+
+// Consistent hashing with bounded loads (Mirrokni, Thorup and Zadimoghaddam, 2017) over an order
+// of `members` (indexes, best first): a member that this open would take past
+//     ceil((1 + epsilon) x (the fleet's sessions + 1) x its capacity / the fleet's capacity)
+// is full. The full ones go after the others, each group in the order it had: a movie moves off its
+// first member only while that one is over its bound, and a failover still reaches every member.
+// epsilon <= 0: no bound (the order as it is).
+std::vector<std::size_t> bounded_load_order(std::vector<std::size_t> order, std::span<const MemberLoadView> members, double epsilon);
+
 }  // namespace vod::cluster
