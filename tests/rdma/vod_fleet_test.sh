@@ -49,7 +49,9 @@ etcdctl() { ETCDCTL_API=3 command etcdctl --endpoints "127.0.0.1:$etcd_port" "$@
 for _ in $(seq 300); do etcdctl endpoint health > /dev/null 2>&1 && break; sleep 0.2; done
 etcdctl endpoint health > /dev/null 2>&1 || { tail -5 "$work/etcd.log"; fail "etcd did not come up within 60 s"; }
 fleet="etcd://127.0.0.1:$etcd_port/fleet-test"
-fleet_uri() { echo "rdma+etcd://127.0.0.1:$etcd_port/$1?prefix=/fleet-test"; }
+# epsilon=0: this test checks the rendezvous order itself (placement, joins, failover to the next);
+# bounded loads, which would spread its 12 viewers evenly, are fleet_membership's subject.
+fleet_uri() { echo "rdma+etcd://127.0.0.1:$etcd_port/$1?prefix=/fleet-test&epsilon=0"; }
 
 pids=()
 start_member() {  # start_member N: vod-server N (0-3) in the fleet, with a 6 s lease (TCG delays keepalives)
