@@ -10,6 +10,7 @@
 
 #include "vod/client/errors.hpp"
 #include "vod/log.hpp"
+#include "vod/media/ts_scanner.hpp"
 
 namespace vod::client {
 
@@ -203,13 +204,10 @@ std::vector<std::uint8_t> TitleReader::leading_tables() {
   head.resize(rendition_session(current_).pread(0, head) / kTsPacket * kTsPacket);
   std::size_t n = 0;
   for (; n + kTsPacket <= head.size(); n += kTsPacket) {
-    const std::uint8_t* p = head.data() + n;
-    if (p[0] != 0x47) break;
-    const bool unit_start = (p[1] & 0x40) != 0;
-    const unsigned adaptation = (p[3] >> 4) & 3;
-    std::size_t payload = 4;
-    if (adaptation & 2) payload += 1 + std::size_t{p[4]};
-    if (unit_start && (adaptation & 1) && payload + 3 <= kTsPacket && p[payload] == 0 && p[payload + 1] == 0 && p[payload + 2] == 1) break;
+    const auto packet = media::parse_ts_packet(std::span(head).subspan(n, kTsPacket));
+    if (!packet) break;
+    const auto payload = packet->payload;
+    if (packet->payload_unit_start && payload.size() >= 3 && payload[0] == 0 && payload[1] == 0 && payload[2] == 1) break;
   }
   head.resize(n);
   return head;
