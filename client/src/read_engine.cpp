@@ -10,6 +10,7 @@
 #include "rdma/rdma_fetcher.hpp"
 #include "vod/client/buffer_pool.hpp"
 #include "vod/client/errors.hpp"
+#include "vod/log.hpp"
 #include "vod/rdma/startup_trace.hpp"
 
 namespace vod::client {
@@ -31,6 +32,9 @@ void ReadEngine::Impl::attach(std::unique_ptr<Fetcher> f) {
   fetcher = std::move(f);
   failure.clear();
   last_progress = Clock::now();
+  heartbeat = {};  // another connection, perhaps another server
+  hung_logged = false;
+  next_probe = last_progress + (liveness ? liveness->probe_every : std::chrono::milliseconds(0));
 }
 
 void ReadEngine::Impl::detach() noexcept {
@@ -47,6 +51,7 @@ void ReadEngine::Impl::detach() noexcept {
     }
   for (Request& q : requests.requests()) std::erase_if(q.parts, [](const DirectPart& p) { return p.state != DirectPart::State::landed; });
   in_flight = 0;
+  probe_in_flight = false;
   planner.ramp = true;
   planner.ramp_slot = -1;
 }
@@ -57,6 +62,10 @@ void ReadEngine::Impl::invalidate(int keep) noexcept {
   planner.ramp_slot = -1;
   planner.prefetch = kNoHead;
   const bool recall = fetcher && fetcher->can_recall();
+  if (recall && probe_in_flight) {  // a UDP seek moves to a new epoch: the server drops the old one's ranges
+    fetcher->forget(driver::kProbeId);
+    probe_in_flight = false;
+  }
   cache.invalidate(keep, recall, [this](std::size_t s) {
     fetcher->forget(static_cast<std::uint32_t>(s));
     if (in_flight) --in_flight;
@@ -106,6 +115,7 @@ void ReadEngine::Impl::post_wanted() {
   fence_requests();
   const auto orders = plan_reads(planner, cache, requests, regions, limits, in_flight);
   issue(orders);
+  if (liveness) post_probe(Clock::now());
   fetcher->flush();  // what this round chose goes out together
   if (trace::enabled() && !orders.empty())
     trace::mark(std::to_string(orders.size()) + " Read(s) posted, the first a " +
@@ -142,11 +152,58 @@ void ReadEngine::Impl::issue(const std::vector<FetchOrder>& orders) {
 void ReadEngine::Impl::landed(Slot& slot, std::uint32_t bytes) {
   ++stats.reads_completed;
   stats.bytes_read += bytes;
-  stats.read_latency_us.record(
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(last_progress - slot.posted).count()));
+  const auto latency = std::chrono::duration_cast<std::chrono::microseconds>(last_progress - slot.posted);
+  stats.read_latency_us.record(static_cast<std::uint64_t>(latency.count()));
+  smoothed_latency = smoothed_latency.count() == 0 ? latency : (smoothed_latency * 7 + latency) / 8;
+}
+
+void ReadEngine::Impl::post_probe(Clock::time_point now) {
+  // The status words are the catalog header's bytes 44-51: one small Read (or Write-Record range)
+  // every probe_every, whatever the reader does; the server's CPU does nothing for it over RDMA.
+  const auto& catalog = regions[static_cast<std::size_t>(Region::catalog)];
+  if (probe_in_flight || now < next_probe || catalog.length < proto::kServerStatusOffset + proto::kServerStatusLength) return;
+  if (in_flight == 0) last_progress = now;  // the stuck clock starts with the first fetch after idle (see issue())
+  fetcher->fetch(driver::kProbeId, Region::catalog, catalog, proto::kServerStatusOffset, proto::kServerStatusLength, probe_dest());
+  probe_in_flight = true;
+  probe_posted = now;
+  next_probe = now + liveness->probe_every;
+}
+
+void ReadEngine::Impl::on_probe_done(bool ok, const std::string& why) {
+  if (!probe_in_flight) return;
+  probe_in_flight = false;
+  last_progress = Clock::now();
+  if (!ok) {
+    if (failure.empty()) failure = why;
+    return;
+  }
+  const auto status = proto::decode_server_status({probe_dest(), proto::kServerStatusLength});
+  if (!status) {  // a server newer than this client: its status is not understood, so not watched
+    log::warn("client", "cannot read the server's status words (" + status.error().message + "); not watching them any more");
+    liveness.reset();
+    return;
+  }
+  heartbeat.observe(*status, probe_posted, last_progress);
+}
+
+void ReadEngine::Impl::check_alive(Clock::time_point now) {
+  using engine::Verdict;
+  const bool waits = fetcher->waits_on_server();
+  const bool hears = fetcher->last_heard().has_value();  // datagrams: no latency to scale the deadline with
+  const auto j = engine::judge(
+      heartbeat,
+      {now, in_flight > 0 || probe_in_flight, last_sign_of_life(), hears ? std::chrono::microseconds(0) : smoothed_latency, waits},
+      *liveness);
+  if (j.verdict != Verdict::alive) throw ConnectionLost(j.why);
+  if (!hung_logged && heartbeat.still_for() >= liveness->hung_after) {
+    hung_logged = true;
+    log::warn("client", "the server's heartbeat stood still for " + std::to_string(heartbeat.still_for().count()) +
+                            " ms; its Reads still complete, so reading goes on until something needs its process");
+  }
 }
 
 void ReadEngine::Impl::on_done(std::uint32_t id, bool ok, const std::string& why) {
+  if (id == driver::kProbeId) return on_probe_done(ok, why);
   const FetchId fid = FetchId::unpack(id);
   if (fid.kind == FetchId::Kind::direct) return on_direct_done(fid.index, ok, why);
   if (fid.index >= cache.size()) return;
@@ -218,6 +275,7 @@ void ReadEngine::Impl::progress(std::chrono::milliseconds wait) {
     // first bytes nor a seek's head Read waits for it, and a disconnect throws after what had
     // landed was delivered.
     reap();
+    if (liveness) check_alive(Clock::now());
     const bool from_head = planner.ramp_slot >= 0;  // a head landed or is coming; the rest of its block is not asked for yet
     const bool served = serve_requests();
     // Served from a head: the rest of its block and the read-ahead go on the next call (header).
@@ -232,17 +290,20 @@ void ReadEngine::Impl::progress(std::chrono::milliseconds wait) {
     if (stats.reads_posted != posted) continue;  // they may have completed already: look before sleeping
     const auto now = Clock::now();
     // Before the deadline's return: progress(0) at next_deadline() finds a stuck Read too.
-    if (in_flight > 0 && now - last_progress > kStuckRead)
+    if (!liveness && in_flight > 0 && now - last_progress > kStuckRead)
       throw ConnectionLost(std::string("no ") + fetcher->fetch_name() + " completed for " + std::to_string(kStuckRead.count()) + " s (" +
                            std::to_string(in_flight) + " requested, none arrived)");
-    if (in_flight == 0) last_progress = now;
+    if (in_flight == 0 && !probe_in_flight) last_progress = now;
     if (now >= deadline) return check_disconnect();
     stats.stalls += requests.mark_waiting();
     trace::mark("nothing landed yet: waiting on the channels");
     // Sleep on the completion channel and the CM channel, even when idle: a paced reader waits
-    // here, and a disconnect must still be noticed.
+    // here, and a disconnect must still be noticed. Watching a server, no longer than its next
+    // probe or its dead deadline.
+    auto wake = deadline;
+    if (const auto next = next_deadline(); next && liveness) wake = std::min(wake, *next);
     wait_for_events(*fetcher, interrupter,
-                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1));
+                    std::chrono::duration_cast<std::chrono::milliseconds>(std::max(wake, now) - now) + std::chrono::milliseconds(1));
   }
 }
 
@@ -259,7 +320,7 @@ void ReadEngine::attach(rdma::ClientEndpoint& ep, unsigned depth, std::size_t ma
   if (impl_->chunk > max_read)
     throw ClientError(ErrorKind::usage, "chunk size " + std::to_string(impl_->chunk) + " exceeds the " + std::to_string(max_read) +
                                             "-byte largest RDMA Read this connection allows; choose a smaller chunk");
-  impl_->attach(std::make_unique<RdmaFetcher>(ep, impl_->ring.get(), impl_->ring_size, ring_mr, depth, max_read));
+  impl_->attach(std::make_unique<RdmaFetcher>(ep, impl_->ring.get(), impl_->ring_size + driver::kProbeBytes, ring_mr, depth, max_read));
 }
 ibv_mr* ReadEngine::register_ring(rdma::ClientEndpoint& ep) const {
   // The ring's first piece: the slots an open's first Reads land in (the head and the rest of its
@@ -296,6 +357,14 @@ void ReadEngine::set_readahead(bool enabled) noexcept { impl_->planner.readahead
 void ReadEngine::set_readahead_window(std::size_t bytes) noexcept { impl_->planner.readahead = std::min(bytes, impl_->readahead_max); }
 std::size_t ReadEngine::readahead_window() const noexcept { return impl_->planner.readahead; }
 void ReadEngine::set_readahead_limit(std::uint64_t end) noexcept { impl_->planner.readahead_until = end; }
+void ReadEngine::watch_server(std::optional<ServerWatch> watch) {
+  if (!watch) {
+    impl_->liveness.reset();
+    return;
+  }
+  impl_->liveness = engine::LivenessPolicy{watch->probe_every, watch->hung_after, watch->dead_after};
+  impl_->next_probe = Impl::Clock::now() + watch->probe_every;
+}
 
 std::uint64_t ReadEngine::submit(Region r, std::uint64_t offset, std::span<std::uint8_t> dest, Callback done) {
   return impl_->submit(r, offset, dest, std::move(done));
@@ -348,6 +417,6 @@ std::optional<ReadEngine::Clock::time_point> ReadEngine::next_deadline() const {
 void ReadEngine::set_interrupter(const Interrupter* i) noexcept { impl_->interrupter = i; }
 Stats ReadEngine::stats() const { return impl_->snapshot(); }
 std::size_t ReadEngine::chunk_size() const noexcept { return impl_->chunk; }
-std::size_t ReadEngine::ring_bytes() const noexcept { return impl_->ring_size; }
+std::size_t ReadEngine::ring_bytes() const noexcept { return impl_->ring_size + driver::kProbeBytes; }
 
 }  // namespace vod::client

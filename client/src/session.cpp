@@ -54,6 +54,12 @@ Session::Session(Uri uri, SessionOptions options)
       hub_(options_.hub ? options_.hub : std::make_shared<rdma::CompletionHub>()),
       engine_(options_.engine) {
   engine_.set_interrupter(&interrupter_);
+  // In a fleet there is another member to go to: the server is watched, so that a dead, hung or
+  // draining one is left within about a second (docs/client.md, "Failover").
+  if (uri_.cluster && uri_.cluster->failover_ms > 0) {
+    const std::chrono::milliseconds after(uri_.cluster->failover_ms);
+    engine_.watch_server(ReadEngine::ServerWatch{std::min(after / 4, std::chrono::milliseconds(250)), after, after});
+  }
   connect();
 }
 

@@ -97,6 +97,8 @@ std::string Uri::to_string() const {
       std::snprintf(e, sizeof e, "%g", cluster->load_epsilon);
       query += std::string(query.empty() ? "" : "&") + "epsilon=" + e;
     }
+    if (cluster->failover_ms != ClusterRef::kDefaultFailoverMs)
+      query += std::string(query.empty() ? "" : "&") + "failover-ms=" + std::to_string(cluster->failover_ms);
     if (!query.empty()) s += "?" + query;
   }
   return s;
@@ -104,7 +106,7 @@ std::string Uri::to_string() const {
 
 namespace {
 
-// The query of `text`: token=HEX, and for a fleet prefix=P, k=N and epsilon=E.
+// The query of `text`: token=HEX, and for a fleet prefix=P, k=N, epsilon=E and failover-ms=MS.
 void parse_query(std::string_view text, std::string_view query, Uri& uri) {
   while (!query.empty()) {
     const auto amp = query.find('&');
@@ -138,8 +140,17 @@ void parse_query(std::string_view text, std::string_view query, Uri& uri) {
       uri.cluster->load_epsilon = v;
       continue;
     }
+    if (uri.cluster && item.substr(0, 12) == "failover-ms=") {
+      const auto ms = item.substr(12);
+      unsigned v = 1;
+      if (ms.empty() || ms.size() > 5 || ms.find_first_not_of("0123456789") != std::string_view::npos ||
+          std::from_chars(ms.data(), ms.data() + ms.size(), v).ec != std::errc() || (v != 0 && (v < 200 || v > 60000)))
+        bad(text, "failover-ms= must be 0 (no watch) or a number of milliseconds from 200 to 60000");
+      uri.cluster->failover_ms = v;
+      continue;
+    }
     if (item.substr(0, 6) != "token=")
-      bad(text, uri.cluster ? "the query parameters are prefix=P, k=N, epsilon=E and token=HEX"
+      bad(text, uri.cluster ? "the query parameters are prefix=P, k=N, epsilon=E, failover-ms=MS and token=HEX"
                             : "the only query parameter is token=HEX (an access token from vod-token)");
     if (uri.token) bad(text, "token= appears twice");
     const auto bytes = proto::parse_token_text(item.substr(6));

@@ -211,6 +211,23 @@ std::vector<std::uint8_t> encode_catalog(const Catalog& c) {
   return out;
 }
 
+Decoded<ServerStatus> decode_server_status(Bytes buf) {
+  if (buf.size() < kServerStatusOffset + kServerStatusLength && buf.size() != kServerStatusLength)
+    return fail(DecodeFault::truncated, "server status: " + num(buf.size()) + " bytes, fewer than its 8");
+  // Either the words alone (what a client's probe reads) or a catalog from its start.
+  const std::uint8_t* at = buf.size() == kServerStatusLength ? buf.data() : buf.data() + kServerStatusOffset;
+  const std::uint8_t state = at[4];
+  if (state > kMaxServerState) return fail(DecodeFault::bad_field, "server status: state " + num(state) + " is not one this client knows");
+  return ServerStatus{load_wire<be32>(at).get(), state == kServerDraining};
+}
+
+void write_server_status(std::span<std::uint8_t> catalog, const ServerStatus& s) noexcept {
+  if (catalog.size() < kHeaderLength) return;
+  std::uint8_t* at = catalog.data() + kServerStatusOffset;
+  store_wire(at, be32(s.heartbeat));
+  at[4] = s.draining ? kServerDraining : kServerServing;
+}
+
 Decoded<CatalogHeaderInfo> decode_catalog_header(Bytes buf) {
   if (buf.size() < kHeaderLength)
     return fail(DecodeFault::truncated, "catalog: " + num(buf.size()) + " bytes, fewer than the 64-byte header");

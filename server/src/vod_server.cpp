@@ -133,6 +133,7 @@ VodServer::VodServer(ServerConfig config)
     membership_ = std::make_unique<fleet::MemberRegistration>(cluster::parse_etcd_url(config_.cluster),
                                                               std::chrono::seconds(config_.cluster_ttl), member_record());
   if (membership_) measure_load();  // then every second
+  beat();                           // then every kHeartbeatPeriodMs
 }
 
 VodServer::~VodServer() = default;
@@ -277,8 +278,10 @@ void VodServer::begin_drain() {
   draining_ = true;
   notifier_.stopping();
   metrics_.set_draining();
-  load_timer_.cancel();                      // nothing to put any more
-  if (membership_) membership_->withdraw();  // no new client is sent here; the connected ones drain
+  status_.set_draining();                                // viewers in a fleet read it and move on now, before the drain's end
+  udp_last_request_ = std::chrono::steady_clock::now();  // UDP viewers get a second to read it (udp_quiet)
+  load_timer_.cancel();                                  // nothing to put any more
+  if (membership_) membership_->withdraw();              // no new client is sent here; the connected ones drain
   drain_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                                     std::chrono::duration<double>(config_.drain_seconds)),
                              [this] { on_drain_deadline(); });
@@ -286,6 +289,19 @@ void VodServer::begin_drain() {
                           " connected client(s) may read for up to " + std::to_string(static_cast<int>(config_.drain_seconds)) + " s");
   vod_.begin_drain();
   live_.begin_drain();  // a live stream never ends by itself: its viewers are disconnected now
+}
+
+bool VodServer::udp_quiet() {
+  // Write-Record sessions have no connection to wait for: a draining server stays until it sent what
+  // was asked and no request came for a second (its viewers read the drain in the status words and
+  // went), or the drain ends.
+  if (!udp_) return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (const std::uint64_t n = udp_->stats().requests; n != udp_requests_seen_) {
+    udp_requests_seen_ = n;
+    udp_last_request_ = now;
+  }
+  return udp_->jobs() == 0 && now - udp_last_request_ >= std::chrono::seconds(1);
 }
 
 void VodServer::on_signal(int signo) {
@@ -304,7 +320,7 @@ int VodServer::run() {
   // Listening, with the library registered on every device: what Type=notify waits for.
   notifier_.ready(service_status());
   // Asleep until an event, a signal, a record, a completion or a deadline.
-  while (!stop_ && !(draining_ && clients() == 0)) reactor_.run_once();
+  while (!stop_ && !(draining_ && clients() == 0 && udp_quiet())) reactor_.run_once();
   live_.reap(true);
   vod_.reap_failed(true);
   if (udp_) {

@@ -32,6 +32,7 @@
 #include "cm/routes.hpp"
 #include "fleet/load_estimate.hpp"
 #include "fleet/member_registration.hpp"
+#include "fleet/status_words.hpp"
 #include "live/channels.hpp"
 #include "live/live_transport.hpp"
 #include "loop/completion_source.hpp"
@@ -83,6 +84,9 @@ class VodServer {
   cluster::MemberRecord member_record() const;  // --cluster: what etcd says about this server now
   void measure_load();                          // --cluster, every second: Write-Record's rate, and the record if it changed
   void test_evict();
+  void beat();
+  bool
+  udp_quiet();  // draining: no Write-Record request for a second  // the status words' heartbeat, every proto::kHeartbeatPeriodMs from start
 
   // Declared in the order they are made; destroyed in reverse. The reactor first: everything that
   // holds a registration or a timer goes before it.
@@ -119,6 +123,7 @@ class VodServer {
   live::LiveTransport live_;  // after the channels: its viewers' QPs go before the rings' MRs
   ondemand::VodTransport vod_;
   ServiceNotifier notifier_;
+  fleet::StatusWords status_;                                             // before the catalogs it writes into (it only watches them)
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> current_;  // per device: the generation new clients get
   std::unique_ptr<udp::UdpService> udp_;                                  // Write-Record over UDP, when --udp-port is given
   std::optional<cm::Admitter> admitter_;                                  // with RDMA
@@ -129,10 +134,13 @@ class VodServer {
   loop::Reactor::Timer drain_timer_;                                      // the drain's end, after SIGTERM
   loop::Reactor::Timer test_evict_timer_;                                 // --test-evict-every
   loop::Reactor::Timer republish_timer_;                                  // identities found: the catalog again, within a second
+  loop::Reactor::Timer heartbeat_timer_;                                  // the status words' heartbeat
   loop::Reactor::Timer load_timer_;                                       // --cluster: the load measured, the record put if it changed
   std::chrono::steady_clock::time_point load_measured_at_;
   std::uint64_t udp_bytes_measured_ = 0;
-  double udp_served_mbps_ = 0;  // Write-Record's bytes over the last second, for the record
+  double udp_served_mbps_ = 0;
+  std::uint64_t udp_requests_seen_ = 0;                     // udp_quiet()
+  std::chrono::steady_clock::time_point udp_last_request_;  // Write-Record's bytes over the last second, for the record
   bool draining_ = false;
   bool stop_ = false;
   bool counts_changed_ = false;  // a connect, disconnect or accept: metrics and status after the turn

@@ -56,9 +56,21 @@ void VodServer::offer(Library& library) {
   library.titles = titles_.update(library);
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
   for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, library, channels_.catalog_entries(ctx));
-  // Connections keep the catalog they were accepted with; new ones get this one.
+  // Connections keep the catalog they were accepted with; new ones get this one. Each carries the
+  // status words while anyone holds it.
+  for (const auto& [ctx, r] : registered) status_.watch({r->bytes.data(), r->bytes.length()}, r);
   current_ = std::move(registered);
-  if (udp_) udp_->publish(udp::udp_regions(library, channels_.catalog_entries(nullptr)));
+  if (udp_) {
+    auto regions = udp::udp_regions(library, channels_.catalog_entries(nullptr));
+    status_.watch(regions->catalog, regions);
+    udp_->publish(std::move(regions));
+  }
+}
+
+void VodServer::beat() {
+  status_.tick();
+  heartbeat_timer_ =
+      reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(proto::kHeartbeatPeriodMs), [this] { beat(); });
 }
 
 void VodServer::publish_generation(Library next) {

@@ -258,5 +258,30 @@ TEST(Catalog, PathNamesMakeAVersion3CatalogWithANamesArea) {
   EXPECT_EQ(encode_catalog(sample())[4], kLayoutVersion1);
 }
 
+// The status words change under a published catalog: the catalog still decodes to the same thing,
+// a probe of its 8 bytes reads them back, and a state this client does not know is refused.
+TEST(Catalog, ServerStatusWordsChangeWithoutChangingTheCatalog) {
+  auto bytes = encode_catalog(sample());
+  EXPECT_EQ(*decode_server_status(bytes), ServerStatus{});  // a new catalog: no tick yet, serving
+  write_server_status(bytes, {0xA1B2C3D4u, true});
+  EXPECT_EQ(get_be(bytes, kServerStatusOffset, 4), 0xA1B2C3D4u);
+  EXPECT_EQ(bytes[kServerStatusOffset + 4], kServerDraining);
+  ASSERT_TRUE(decode_catalog(bytes));
+  EXPECT_EQ(*decode_catalog(bytes), sample());
+  EXPECT_EQ(*decode_server_status(bytes), (ServerStatus{0xA1B2C3D4u, true}));
+  const std::vector<std::uint8_t> probe(bytes.begin() + kServerStatusOffset, bytes.begin() + kServerStatusOffset + kServerStatusLength);
+  EXPECT_EQ(*decode_server_status(probe), (ServerStatus{0xA1B2C3D4u, true}));
+  write_server_status(bytes, {7, false});
+  EXPECT_EQ(*decode_server_status(bytes), (ServerStatus{7, false}));
+
+  auto unknown = probe;
+  unknown[4] = kMaxServerState + 1;
+  EXPECT_TRUE(fails_with(decode_server_status(unknown), DecodeFault::bad_field, "state 2"));
+  EXPECT_TRUE(fails_with(decode_server_status(std::vector<std::uint8_t>(5)), DecodeFault::truncated, "5 bytes"));
+  std::vector<std::uint8_t> short_header(20);
+  write_server_status(short_header, {1, true});  // not a catalog: left alone
+  EXPECT_EQ(short_header, std::vector<std::uint8_t>(20));
+}
+
 }  // namespace
 }  // namespace vod::proto

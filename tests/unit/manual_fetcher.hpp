@@ -67,6 +67,8 @@ class ManualFetcher final : public Fetcher {
   std::size_t max_fetch() const noexcept override { return 1u << 20; }
   int next_timeout_ms() const noexcept override { return timer_ms_; }
   std::size_t direct_crossover() const noexcept override { return crossover_; }
+  bool waits_on_server() const noexcept override { return server_work; }
+  bool server_work = false;  // what waits_on_server() says (a segment fault outstanding, say)
   void set_timer(int ms) noexcept { timer_ms_ = ms; }
   // Non-empty: a fetch outside [ring_lo, ring_hi) throws this, posting nothing (registering a
   // reader's pool failed).

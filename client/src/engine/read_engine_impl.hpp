@@ -15,6 +15,7 @@
 #include "engine/block_cache.hpp"
 #include "engine/event_wait.hpp"
 #include "engine/fetch_id.hpp"
+#include "engine/liveness.hpp"
 #include "engine/read_planner.hpp"
 #include "engine/request_queue.hpp"
 #include "engine/ring_sizing.hpp"
@@ -30,7 +31,11 @@ namespace vod::client {
 namespace driver {
 // A Read that has not completed in this long means the connection is dead even if no event said so.
 inline constexpr std::chrono::seconds kStuckRead{15};
-inline constexpr std::size_t kFirstRegisteredSlots = 8;  // slots per registered piece of the ring: see register_ring
+inline constexpr std::size_t kFirstRegisteredSlots = 8;
+// After the ring's slots: where the probes of the server's status words land (ReadEngine::watch_server).
+inline constexpr std::size_t kProbeBytes = 64;
+inline constexpr std::uint32_t kProbeId = engine::FetchId{engine::FetchId::Kind::block, engine::FetchId::kMaxIndex}
+                                              .pack();  // slots per registered piece of the ring: see register_ring
 using Clock = std::chrono::steady_clock;
 }  // namespace driver
 
@@ -47,7 +52,7 @@ class ReadEngine::Impl {
         direct_enabled(o.direct),
         direct_min_override(o.direct_min_bytes),
         ring_size(engine::slots_of(o) * chunk),
-        ring(take_ring(ring_size)),  // resident already when a closed session left it spare
+        ring(take_ring(ring_size + driver::kProbeBytes)),  // resident already when a closed session left it spare
         cache(engine::slots_of(o)) {
     planner.readahead = o.readahead_bytes;
     if (rdma::startup_trace::enabled())
@@ -69,7 +74,8 @@ class ReadEngine::Impl {
   std::optional<Clock::time_point> next_deadline() const {
     if (!fetcher) return std::nullopt;
     std::optional<Clock::time_point> next;
-    if (in_flight > 0) next = last_progress + driver::kStuckRead;
+    if (in_flight > 0 || probe_in_flight) next = last_sign_of_life() + stuck_after();
+    if (liveness) next = next ? std::min(*next, next_probe) : next_probe;
     if (const int ms = fetcher->next_timeout_ms(); ms >= 0) {
       const auto timer = Clock::now() + std::chrono::milliseconds(ms);
       next = next ? std::min(*next, timer) : timer;
@@ -84,9 +90,9 @@ class ReadEngine::Impl {
   const std::size_t first_read;           // EngineOptions::first_read_bytes, page-rounded
   const bool direct_enabled;              // EngineOptions::direct
   const std::size_t direct_min_override;  // EngineOptions::direct_min_bytes
-  const std::size_t ring_size;
-  unsigned depth = 0;  // what the fetcher allows, at most wanted_depth
-  RingMemory ring;     // huge-page aligned, never moves while registered
+  const std::size_t ring_size;            // the slots' bytes; the ring has kProbeBytes more after them
+  unsigned depth = 0;                     // what the fetcher allows, at most wanted_depth
+  RingMemory ring;                        // huge-page aligned, never moves while registered
   engine::BlockCache cache;
   engine::RequestQueue requests;
   engine::Regions regions{};
@@ -94,7 +100,30 @@ class ReadEngine::Impl {
   unsigned in_flight = 0;           // fetches in flight: the flow control
   bool posts_deferred = false;      // the last call served from a head and posted nothing behind it (progress)
   Clock::time_point last_progress;  // for the stuck-Read timeout
-  std::string failure;              // the first failed completion, thrown by the next progress()
+  // Liveness, for a session in a fleet (ReadEngine::watch_server): the probes of the server's status
+  // words, what they saw, and the smoothed Read latency the dead deadline scales with.
+  std::optional<engine::LivenessPolicy> liveness;
+  engine::HeartbeatWatch heartbeat;
+  bool probe_in_flight = false;
+  bool hung_logged = false;  // the heartbeat stopped while nothing waited on the server: said once
+  Clock::time_point probe_posted, next_probe;
+  std::chrono::microseconds smoothed_latency{0};
+  std::uint8_t* probe_dest() const noexcept { return ring.get() + ring_size; }
+  // The last completion, or what the fetcher heard since (a UDP datagram); a fetcher that hears
+  // datagrams does not wait a whole record's latency to know the server still sends.
+  Clock::time_point last_sign_of_life() const noexcept {
+    const auto heard = fetcher && liveness ? fetcher->last_heard() : std::nullopt;
+    return heard ? std::max(last_progress, *heard) : last_progress;
+  }
+  std::chrono::milliseconds stuck_after() const noexcept {
+    if (!liveness) return std::chrono::milliseconds(driver::kStuckRead);
+    const bool hears = fetcher && fetcher->last_heard();
+    return engine::dead_deadline(*liveness, hears ? std::chrono::microseconds(0) : smoothed_latency);
+  }
+  void post_probe(Clock::time_point now);
+  void on_probe_done(bool ok, const std::string& why);
+  void check_alive(Clock::time_point now);
+  std::string failure;  // the first failed completion, thrown by the next progress()
   std::unique_ptr<Fetcher> fetcher;
   const Interrupter* interrupter = nullptr;
   Stats stats;

@@ -59,6 +59,7 @@ class RdmaFetcher final : public Fetcher {
   }
   unsigned depth() const noexcept override { return depth_; }
   std::size_t max_fetch() const noexcept override { return max_read_; }
+  bool waits_on_server() const noexcept override { return segments_ && segments_->waiting_on_server(); }
 
  private:
  public:

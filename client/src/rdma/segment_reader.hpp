@@ -34,6 +34,7 @@
 // and send; the index is the part, the table read, or the message buffer.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -119,6 +120,10 @@ class SegmentReader {
   std::string take_refusal() { return std::exchange(refusal_, {}); }
   // Its Reads posted and not completed (two per part, one per table).
   unsigned reads_in_flight() const noexcept { return 2 * in_flight_ + table_reads_in_flight_; }
+  // A part waits for the answer to a segment request: something only the server's process does.
+  bool waiting_on_server() const noexcept {
+    return std::any_of(parts_.begin(), parts_.end(), [](const Part& p) { return p.state == PartState::parked; });
+  }
 
  private:
   struct Movie;

@@ -192,6 +192,11 @@ void UdpFetcher::poll() {
   std::vector<CompletionRecord> done;
   std::vector<proto::WriteRecordError> errors;
   receiver_->receive(done, errors);
+  const ReceiverStats& r = receiver_->stats();
+  if (const std::uint64_t heard = r.placed_bytes + r.duplicate_bytes + r.errors; heard != heard_) {
+    heard_ = heard;
+    last_heard_ = Clock::now();
+  }
   measure_rate();
   receiver_->expire(Clock::now(), done);
   std::string failure;

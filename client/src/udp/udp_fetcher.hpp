@@ -50,6 +50,8 @@ class UdpFetcher final : public Fetcher {
   int next_timeout_ms() const noexcept override;
   unsigned depth() const noexcept override { return options_.depth; }
   std::size_t max_fetch() const noexcept override { return 16u << 20; }
+  bool waits_on_server() const noexcept override { return !pending_.empty(); }  // every range is the server's work
+  std::optional<std::chrono::steady_clock::time_point> last_heard() const noexcept override { return last_heard_; }
 
   const ReceiverStats& receiver_stats() const noexcept { return receiver_->stats(); }
   std::uint64_t repair_requests() const noexcept { return repairs_; }
@@ -87,6 +89,8 @@ class UdpFetcher final : public Fetcher {
   std::uint64_t selector_ = 0;
   std::uint32_t generation_ = 0;
   std::uint32_t max_payload_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> last_heard_;  // a datagram or an error of this session
+  std::uint64_t heard_ = 0;                                          // what the receiver counted then
   proto::Cookie cookie_{};
   std::chrono::steady_clock::time_point cookie_time_;
   std::unique_ptr<WriteRecordReceiver> receiver_;

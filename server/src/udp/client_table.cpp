@@ -77,9 +77,11 @@ void ClientTable::supersede(Client& c, Session& s, std::uint32_t epoch, Clock::t
   if (c.jobs == 0 && c.where == Client::Where::asleep) set_idle(c, now);
 }
 
-void ClientTable::add_job(Client& c, Session& s, Job j) {
+void ClientTable::add_job(Client& c, Session& s, Job j, bool urgent) {
   c.earliest_deadline = std::min(c.earliest_deadline, j.deadline);
-  s.jobs.push_back(std::move(j));
+  // An urgent job goes before the one being sent, which keeps its place (Job::sent) and goes on after.
+  if (urgent) s.jobs.insert(s.jobs.begin(), std::move(j));
+  else s.jobs.push_back(std::move(j));
   ++c.jobs;
   ++jobs_;
   enqueue(c);

@@ -97,7 +97,8 @@ class ClientTable {
   // is already in flight.
   void supersede(Client& c, Session& s, std::uint32_t epoch, Clock::time_point now);
   bool room_for_job(const Client& c) const noexcept { return c.jobs < limits_.max_jobs_per_client && jobs_ < limits_.max_jobs; }
-  void add_job(Client& c, Session& s, Job j);    // and the address joins the ring
+  // And the address joins the ring. `urgent`: sent next, before the rest of the range being sent.
+  void add_job(Client& c, Session& s, Job j, bool urgent = false);
   void finish_front_job(Client& c, Session& s);  // sent, failed or expired: it goes
   // Drops the address's jobs past their deadline (as its turn begins: no job it drops has bytes in
   // a batch still being built).

@@ -6,7 +6,7 @@
 
 namespace vod::server::udp {
 
-std::shared_ptr<const UdpRegions> udp_regions(const Library& library, const std::vector<proto::CatalogEntry>& live) {
+std::shared_ptr<UdpRegions> udp_regions(const Library& library, const std::vector<proto::CatalogEntry>& live) {
   auto r = std::make_shared<UdpRegions>();
   r->generation = library.generation;
   proto::Catalog catalog;

@@ -11,7 +11,8 @@
 
 namespace vod::server::udp {
 
-// `live`: the live channels' catalog entries (listed for UDP clients, served over RDMA only).
-std::shared_ptr<const UdpRegions> udp_regions(const Library& library, const std::vector<proto::CatalogEntry>& live);
+// `live`: the live channels' catalog entries (listed for UDP clients, served over RDMA only). Not
+// const yet: the server's status words (fleet/status_words.hpp) are written into its catalog.
+std::shared_ptr<UdpRegions> udp_regions(const Library& library, const std::vector<proto::CatalogEntry>& live);
 
 }  // namespace vod::server::udp

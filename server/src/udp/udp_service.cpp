@@ -10,6 +10,9 @@ namespace vod::server::udp {
 
 namespace {
 
+// A catalog request this small is a status probe, sent before the range being sent (on_request).
+constexpr std::uint64_t kUrgentCatalogBytes = 64;
+
 constexpr double kQuantum = 2.0 * kGsoBytes;  // bytes an address may send per turn: two full GSO trains
 
 ClientTable::Limits table_limits(const UdpOptions& o) {
@@ -172,7 +175,11 @@ void UdpService::on_request(proto::Bytes b, const Endpoint& from, const AddressK
   j.deadline = job_deadline(now, r->length, rate * 8, options_.job_life);
   j.mark = drops_.admit(r->session_id, r->record_seq);
   j.request_size = b.size();
-  table_.add_job(*c, *s, std::move(j));
+  // A few bytes of the catalog (a fleet client's probe of the server's status words) go before the
+  // range being sent: queued behind a megabyte paced at a few Mbit/s, the status would come seconds
+  // late, and a draining server would be noticed only when it stopped.
+  const bool urgent = r->region == proto::WriteRecordRegion::catalog && r->length <= kUrgentCatalogBytes;
+  table_.add_job(*c, *s, std::move(j), urgent);
 }
 
 void UdpService::send_error(const Endpoint& to, const AddressKey& key, std::size_t request_size, proto::WriteRecordError e,

@@ -4,10 +4,12 @@
 // it lands and what is stale; a fetcher only moves bytes and says when a slot is filled.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +85,14 @@ class Fetcher {
   virtual std::size_t direct_crossover() const noexcept { return 0; }
   // The pool whose buffers fetches may land in from now on (they are registered when first used).
   virtual void use_pool(std::shared_ptr<BufferPool> /*pool*/) {}
+
+  // True while a fetch waits for something only the server's process answers, not its NIC: a segment
+  // fault (RDMA), any range (Write-Record). A server whose heartbeat stopped then fails it.
+  virtual bool waits_on_server() const noexcept { return false; }
+  // When the server was last heard from between completions (UDP: a datagram of a range still
+  // coming), or nothing when only completions say so (RDMA). A watched server is dead when neither
+  // a completion nor this moved for the deadline.
+  virtual std::optional<std::chrono::steady_clock::time_point> last_heard() const noexcept { return std::nullopt; }
 
   // Fetches in flight at most, and the largest single fetch.
   virtual unsigned depth() const noexcept = 0;

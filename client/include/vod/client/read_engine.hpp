@@ -156,6 +156,19 @@ class ReadEngine {
   // reader's segment end, past which its next bytes may be another rendition's. Kept across seeks.
   void set_readahead_limit(std::uint64_t end) noexcept;
 
+  // Watching the server, for a session in a fleet (docs/client.md, "Failover"): every `probe_every`
+  // the engine reads the server's status words (the catalog header's bytes 44-51) with its other
+  // fetches, and progress() throws ConnectionLost when the server is dead (nothing completed for
+  // `dead_after`, or 4 × the smoothed Read latency when that is longer), hung (its heartbeat stood
+  // still for `hung_after` while a read waited for its process) or draining. Without it, only a
+  // fetch stuck for 15 s is taken for a dead connection. Kept across connections.
+  struct ServerWatch {
+    std::chrono::milliseconds probe_every{250};
+    std::chrono::milliseconds hung_after{1000};
+    std::chrono::milliseconds dead_after{1000};
+  };
+  void watch_server(std::optional<ServerWatch> watch);
+
   // Queues a read of dest.size() bytes at `offset` of region `r`; `done` runs from progress().
   // A read at or past the end completes with 0 bytes; one that crosses it, with the bytes before.
   // Returns an id for cancel().
@@ -191,7 +204,7 @@ class ReadEngine {
   // is what its flow control runs on, and nobody else writes it).
   Stats stats() const;
   std::size_t chunk_size() const noexcept;
-  std::size_t ring_bytes() const noexcept;
+  std::size_t ring_bytes() const noexcept;  // what a fetcher may land in: the slots, then the status probes' bytes
   int cm_fd() const noexcept;
   // For an outside event loop that never calls progress() with a wait: every fd to watch (the
   // completion channel, then the connection's control channel: CM events or the UDP socket), and

@@ -36,6 +36,11 @@ struct ClusterRef {
   // because the records a client reads are up to a second old.
   double load_epsilon = kDefaultLoadEpsilon;
   static constexpr double kDefaultLoadEpsilon = 0.15;
+  // ?failover-ms=MS: a member is left when nothing completed for MS (or 4 x the Read latency), or its
+  // heartbeat stood still for MS while a read waited for it (ReadEngine::watch_server); 0: not
+  // watched, only a fetch stuck for 15 s is.
+  unsigned failover_ms = kDefaultFailoverMs;
+  static constexpr unsigned kDefaultFailoverMs = 1000;
   bool operator==(const ClusterRef&) const = default;
 };
 

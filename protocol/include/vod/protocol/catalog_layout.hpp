@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,9 +106,39 @@ struct WireCatalogHeader {
   be64 region_length;  // header_length + entry_count * entry_size + names_length + titles_length
   be64 instance;
   be32 titles_length;  // version 4: bytes of the titles area after the names area; 0 before
-  std::uint8_t reserved2[20];
+  // The server's status words (ServerStatus below): the only bytes of a catalog that change after it
+  // is published. 0 from servers before them, and ignored by catalog decoders.
+  be32 heartbeat;
+  std::uint8_t server_state;
+  std::uint8_t reserved2[15];
 };
 static_assert(sizeof(WireCatalogHeader) == 64);
+
+// ------------------------------------------------------------------ the server's status words
+//
+// Bytes 44-51 of every catalog region the server still has registered: a heartbeat its event loop
+// advances every kHeartbeatPeriod, and its state. A client in a fleet reads them one-sided every
+// few hundred milliseconds: a heartbeat that stops means the process no longer serves (stopped, or
+// its loop stuck) even while the NIC still answers Reads; `draining` means it is about to stop and
+// its viewers should move to another member now. docs/protocol.md, "Server status".
+inline constexpr std::size_t kServerStatusOffset = 44;
+inline constexpr std::size_t kServerStatusLength = 8;
+inline constexpr std::uint8_t kServerServing = 0;
+inline constexpr std::uint8_t kServerDraining = 1;
+inline constexpr std::uint8_t kMaxServerState = kServerDraining;
+inline constexpr unsigned kHeartbeatPeriodMs = 100;  // how often a server advances its heartbeat
+
+struct ServerStatus {
+  std::uint32_t heartbeat = 0;  // 0: a server without status words (or one that has not ticked yet)
+  bool draining = false;
+  bool operator==(const ServerStatus&) const = default;
+};
+
+// The status from the kServerStatusLength bytes at kServerStatusOffset (more are ignored). A state
+// this client does not know is an error, not a guess.
+Decoded<ServerStatus> decode_server_status(Bytes buf);
+// Writes `s` over the status words of a whole catalog region (at least the 64-byte header).
+void write_server_status(std::span<std::uint8_t> catalog, const ServerStatus& s) noexcept;
 
 struct WireCatalogEntry {
   be64 name_hash;
