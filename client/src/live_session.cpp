@@ -7,8 +7,11 @@
 
 #include "engine/event_wait.hpp"
 #include "live_session_buffer.hpp"
+#include "live_watch.hpp"
 #include "rdma/server_connection.hpp"
+#include "vod/client/fleet.hpp"
 #include "vod/client/reconnect.hpp"
+#include "vod/cluster/etcd_url.hpp"
 #include "vod/log.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/rdma/error.hpp"
@@ -23,6 +26,7 @@ using live_buffer::kHeaderSlot;
 using live_buffer::kRecvSlot;
 using live_buffer::kSendSlot;
 using live_buffer::kSendSlots;
+using live_buffer::kStatusSlot;
 
 std::uint64_t realtime_us() noexcept {
   timespec ts{};
@@ -46,9 +50,18 @@ LiveSession::LiveSession(Uri uri, LiveOptions options)
     throw ClientError(ErrorKind::usage, "a live session needs a live channel URI: rdma://host[:port]/live/NAME");
   options_.credits = std::clamp<std::uint32_t>(options_.credits, 1, 4096);
   options_.staging_bytes = std::max<std::size_t>(options_.staging_bytes, 64 * 1024);
-  memory_.resize(options_.staging_bytes + kHeaderSlot + options_.credits * kRecvSlot + kSendSlots * kSendSlot);
+  memory_.resize(options_.staging_bytes + kHeaderSlot + options_.credits * kRecvSlot + kStatusSlot + kSendSlots * kSendSlot);
+  if (uri_.cluster) {
+    fleet_ = uri_;
+    if (const unsigned ms = uri_.cluster->failover_ms) {
+      watch_ = std::make_unique<Watch>();
+      const std::chrono::milliseconds after(ms);
+      watch_->policy = {std::min(after / 4, std::chrono::milliseconds(250)), after, after};
+    }
+  }
   try {
-    connect();
+    if (fleet_) connect_in_fleet();
+    else connect();
   } catch (...) {
     drop_connection();  // the hub may be shared: it must not keep a handler into this object
     throw;
@@ -87,7 +100,7 @@ void LiveSession::connect() {
   o.request.selector = proto::name_hash(*uri_.movie);
   o.what = "live channel '" + *uri_.movie + "'";
   o.read_depth = options_.read_depth;
-  o.send_queue_depth = options_.read_depth + 4;  // data Reads, the header Read, two credit messages
+  o.send_queue_depth = options_.read_depth + 5;  // data Reads, the header Read, the status probe, two credit messages
   o.recv_queue_depth = options_.credits;
   o.timeout = options_.connect_timeout;
   o.ack_timeout = options_.ack_timeout;
@@ -143,6 +156,7 @@ void LiveSession::connect() {
     credits_to_return_ = options_.credits;  // the first message of the connection: the client sends first
     return_credit(true);
   }
+  if (watch_) watch_->restart(Clock::now());
   log::info("client", "live channel '" + channel_.name + "' on " + server() + ": ring of " + std::to_string(accept_.movie.length) +
                           " bytes, " + std::to_string(depth_) + " Reads in flight, " +
                           (options_.poll_interval.count() > 0 ? "following the header" : std::to_string(options_.credits) + " credits") +
@@ -156,6 +170,8 @@ bool LiveSession::wait(Clock::time_point deadline) {
   }
   auto until = deadline;
   if (options_.poll_interval.count() > 0 && batch_ == Batch::idle) until = std::min(until, next_poll_);
+  if (watch_)
+    until = std::min({until, watch_->next_probe, watch_->last_completion + watch_->policy.dead_after + std::chrono::milliseconds(1)});
   const auto now = Clock::now();
   if (until <= now) return deadline > now;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
@@ -210,6 +226,29 @@ LiveChunk LiveSession::read(std::span<std::uint8_t> out, std::chrono::millisecon
   }
 }
 
+void LiveSession::connect_in_fleet() {
+  const std::string name = fleet_->movie.value_or("");
+  std::string refusals;
+  const auto order = fleet_order(*fleet_, 0, lost_member_);
+  for (std::size_t n = 0; n < order.size(); ++n) {
+    uri_ = order[n].uri;
+    try {
+      connect();
+      log::info("cluster", "live channel '" + name + "' on " + order[n].record.id() + " (" + std::to_string(n + 1) + " of " +
+                               std::to_string(order.size()) + " members that carry it)");
+      return;
+    } catch (const ClientError& e) {
+      if (!try_next_member(e)) throw;
+      refusals += std::string(refusals.empty() ? "" : "; ") + e.what();
+    } catch (const ConnectionLost& e) {
+      refusals += std::string(refusals.empty() ? "" : "; ") + order[n].record.id() + ": " + e.what();
+    }
+    drop_connection();
+  }
+  throw ClientError(ErrorKind::server_unreachable,
+                    "no member of " + fleet_->cluster->etcd.to_string() + " could serve live channel '" + name + "': " + refusals);
+}
+
 void LiveSession::reconnect(const std::string& why) {
   // The server ends a connection when its token expires: say so, and do not knock again with it.
   refuse_expired_token(uri_);
@@ -217,10 +256,18 @@ void LiveSession::reconnect(const std::string& why) {
     drop_connection();
     throw ClientError(ErrorKind::connection_lost, "lost the live connection to " + server() + ": " + why);
   }
-  log::warn("client", "live connection to " + server() + " lost (" + why + "); reconnecting");
+  log::warn("client",
+            "live connection to " + server() + " lost (" + why + ")" + (fleet_ ? "; reconnecting in the fleet" : "; reconnecting"));
+  if (fleet_) lost_member_ = cluster::format_host_port(uri_.host, uri_.port);
   drop_connection();
   const unsigned failed = reconnect_on_schedule(
-      options_.reconnect, interrupter_, server(), why, [this] { connect(); }, [this] { drop_connection(); });
+      options_.reconnect, interrupter_, server(), why,
+      [this] {
+        if (fleet_) connect_in_fleet();
+        else connect();
+      },
+      [this] { drop_connection(); });
+  lost_member_.clear();
   ++stats_.reconnects;
   log::info("client",
             "reconnected to live channel '" + *uri_.movie + "' on " + server() + " after " + std::to_string(failed + 1) + " attempt(s)");

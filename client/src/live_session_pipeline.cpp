@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "live_session_buffer.hpp"
+#include "live_watch.hpp"
 #include "vod/log.hpp"
 #include "vod/rdma/post.hpp"
 
@@ -21,6 +22,7 @@ using live_buffer::kHeaderSlot;
 using live_buffer::kRecvSlot;
 using live_buffer::kSendSlot;
 using live_buffer::kSendSlots;
+using live_buffer::kStatusSlot;
 
 }  // namespace
 
@@ -51,6 +53,7 @@ void LiveSession::return_credit(bool force) {
 }
 
 void LiveSession::on_completion(const ibv_wc& wc, rdma::WorkId id) {
+  if (watch_) watch_->last_completion = Clock::now();
   if (wc.status != IBV_WC_SUCCESS) {
     if (failure_.empty()) failure_ = std::string("a work request failed: ") + ibv_wc_status_str(wc.status);
     return;
@@ -69,6 +72,7 @@ void LiveSession::on_completion(const ibv_wc& wc, rdma::WorkId id) {
     case Work::send:
       if (sends_outstanding_) --sends_outstanding_;
       return;
+    case Work::status: on_status(true); return;
     default: return;
   }
 }
@@ -152,9 +156,50 @@ void LiveSession::check_batch() {
   delivered_in_batch_ = 0;
 }
 
+void LiveSession::post_status_probe() {
+  const auto now = Clock::now();
+  if (watch_->probe_outstanding || now < watch_->next_probe ||
+      accept_.catalog.length < proto::kServerStatusOffset + proto::kServerStatusLength)
+    return;
+  std::uint8_t* slot = memory_.data() + options_.staging_bytes + kHeaderSlot + options_.credits * kRecvSlot;
+  if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::status), 0}.pack(), slot,
+                                static_cast<std::uint32_t>(proto::kServerStatusLength), mr_->lkey,
+                                accept_.catalog.addr + proto::kServerStatusOffset, accept_.catalog.rkey))
+    throw ConnectionLost(std::string("posting the status probe failed: ") + std::strerror(err));
+  if (reads_outstanding_ == 0 && !header_outstanding_) watch_->last_completion = now;  // the dead clock starts now
+  watch_->probe_outstanding = true;
+  watch_->probe_posted = now;
+  watch_->next_probe = now + watch_->policy.probe_every;
+}
+
+void LiveSession::on_status(bool ok) {
+  if (!watch_ || !watch_->probe_outstanding) return;
+  watch_->probe_outstanding = false;
+  if (!ok) return;  // a failed Read fails the connection anyway (failure_)
+  const std::uint8_t* slot = memory_.data() + options_.staging_bytes + kHeaderSlot + options_.credits * kRecvSlot;
+  const auto status = proto::decode_server_status({slot, proto::kServerStatusLength});
+  if (!status) {  // a server newer than this client: not watched, as a movie session does
+    log::warn("client", "cannot read the status words of " + server() + " (" + status.error().message + "); not watching them any more");
+    watch_.reset();
+    return;
+  }
+  watch_->heartbeat.observe(*status, watch_->probe_posted, watch_->last_completion);
+}
+
+void LiveSession::watch_step() {
+  post_status_probe();
+  const bool outstanding = watch_->probe_outstanding || reads_outstanding_ > 0 || header_outstanding_;
+  // A live viewer waits for the server's process whatever it does: a heartbeat that stood still is a
+  // member to leave, not only a fault's.
+  const auto j = engine::judge(watch_->heartbeat, {Clock::now(), outstanding, watch_->last_completion, std::chrono::microseconds(0), true},
+                               watch_->policy);
+  if (j.verdict != engine::Verdict::alive) throw ConnectionLost(j.why);
+}
+
 void LiveSession::pump() {
   hub_->poll();
   if (!failure_.empty()) throw ConnectionLost(failure_);
+  if (watch_) watch_step();
   return_credit(false);
   if (batch_ != Batch::idle) return;
   if (options_.poll_interval.count() > 0 && Clock::now() >= next_poll_) {

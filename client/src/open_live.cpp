@@ -11,7 +11,9 @@ std::unique_ptr<LiveSource> open_live(const Uri& uri, const LiveOptions& rdma, c
     if (multicast) return std::make_unique<MulticastLiveSession>(uri, *multicast);
     return std::make_unique<LiveSession>(uri, rdma);
   }
-  // A fleet: the members that list the channel, the first that accepts (fleet.hpp).
+  // A fleet over RDMA: the session places itself, and goes to another member when its own fails.
+  if (!multicast) return std::make_unique<LiveSession>(uri, rdma);
+  // By multicast: the members that list the channel, the first that accepts (fleet.hpp).
   std::string refusals;
   for (const auto& m : fleet_order(uri)) {
     try {

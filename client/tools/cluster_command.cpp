@@ -19,6 +19,9 @@ int run_cluster(const std::vector<std::string>& args) {
   auto opts = common_options(common);
   unsigned k = 0;
   opts.add_options()("k", po::value(&k)->default_value(0), "place every movie on its top K servers (0: what the member records say)");
+  double epsilon = ClusterRef::kDefaultLoadEpsilon;
+  opts.add_options()("epsilon", po::value(&epsilon)->default_value(epsilon, "0.15"),
+                     "bounded loads' epsilon, as a client's ?epsilon=E (0: the rendezvous order alone, whatever the loads)");
   std::vector<std::string> positional;
   po::options_description hidden;
   hidden.add_options()("args", po::value(&positional)->composing());
@@ -49,6 +52,8 @@ int run_cluster(const std::vector<std::string>& args) {
   if (k > cluster::kMaxSpread) throw ClientError(ErrorKind::usage, "--k must be 0.." + std::to_string(cluster::kMaxSpread));
   Uri fleet = command_uri("", common);
   fleet.cluster->spread = k;
+  if (!(epsilon >= 0 && epsilon <= 10)) throw ClientError(ErrorKind::usage, "--epsilon must be 0..10");
+  fleet.cluster->load_epsilon = epsilon;
   const auto directory = cluster::MemberDirectory::shared(fleet.cluster->etcd);
   std::vector<cluster::MemberRecord> members;
   try {

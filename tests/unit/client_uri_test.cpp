@@ -106,10 +106,34 @@ TEST(Uri, NamesAFleet) {
   EXPECT_EQ(e.to_string(), "rdma+etcd://192.0.2.10:2379/m?epsilon=0.25");
   EXPECT_EQ(parse_uri(e.to_string()).cluster, e.cluster);
   EXPECT_EQ(parse_uri("rdma+etcd://h/m?epsilon=0").cluster->load_epsilon, 0);
-  for (const char* bad :
-       {"rdma+etcd:///m", "rdma+etcd://h/m?k=0", "rdma+etcd://h/m?k=17", "rdma+etcd://h/m?prefix=a//b", "rdma+etcd://h/m?x=1",
-        "rdma://h/m?prefix=/p", "rdma+etcd://h:0/m", "rdma+etcd://h/m?epsilon=", "rdma+etcd://h/m?epsilon=-1", "rdma+etcd://h/m?epsilon=11",
-        "rdma+etcd://h/m?epsilon=1e3", "rdma+etcd://h/m?epsilon=nan", "rdma+etcd://h/m?epsilon=0.1.2", "rdma://h/m?epsilon=0.2"})
+  // The failover watch: 1000 ms unless ?failover-ms= says otherwise (0: not watched).
+  EXPECT_EQ(u.cluster->failover_ms, 1000u);
+  const Uri f = parse_uri("rdma+etcd://h/m?failover-ms=2500&epsilon=0.25");
+  EXPECT_EQ(f.cluster->failover_ms, 2500u);
+  EXPECT_EQ(f.to_string(), "rdma+etcd://h:2379/m?epsilon=0.25&failover-ms=2500");
+  EXPECT_EQ(parse_uri(f.to_string()).cluster, f.cluster);
+  EXPECT_EQ(parse_uri("rdma+etcd://h/m?failover-ms=0").cluster->failover_ms, 0u);
+  for (const char* bad : {"rdma+etcd:///m",
+                          "rdma+etcd://h/m?k=0",
+                          "rdma+etcd://h/m?k=17",
+                          "rdma+etcd://h/m?prefix=a//b",
+                          "rdma+etcd://h/m?x=1",
+                          "rdma://h/m?prefix=/p",
+                          "rdma+etcd://h:0/m",
+                          "rdma+etcd://h/m?epsilon=",
+                          "rdma+etcd://h/m?epsilon=-1",
+                          "rdma+etcd://h/m?epsilon=11",
+                          "rdma+etcd://h/m?epsilon=1e3",
+                          "rdma+etcd://h/m?epsilon=nan",
+                          "rdma+etcd://h/m?epsilon=0.1.2",
+                          "rdma://h/m?epsilon=0.2",
+                          "rdma+etcd://h/m?failover-ms=",
+                          "rdma+etcd://h/m?failover-ms=199",
+                          "rdma+etcd://h/m?failover-ms=60001",
+                          "rdma+etcd://h/m?failover-ms=-5",
+                          "rdma+etcd://h/m?failover-ms=1e3",
+                          "rdma+etcd://h/m?failover-ms=999999",
+                          "rdma://h/m?failover-ms=1000"})
     EXPECT_THROW(parse_uri(bad), UriError) << bad;
 }
 

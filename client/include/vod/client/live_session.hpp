@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,7 +63,9 @@ struct LiveStats {
 
 class LiveSession final : public LiveSource {
  public:
-  // Connects to uri (a /live/ URI). Throws ClientError.
+  // Connects to uri (a /live/ URI; a fleet URI, rdma+etcd://…/live/NAME: a member that carries the
+  // channel, and on a dead, hung or draining member another one, from its newest keyframe, the
+  // discontinuity marked). Throws ClientError.
   LiveSession(Uri uri, LiveOptions options = {});
   ~LiveSession() override;
 
@@ -84,8 +87,16 @@ class LiveSession final : public LiveSource {
 
  private:
   // The kinds of its work requests' ids (one enum for its hub owner).
-  enum class Work : std::uint8_t { read = 1, header = 2, recv = 3, send = 4 };
+  enum class Work : std::uint8_t { read = 1, header = 2, recv = 3, send = 4, status = 5 };
   void connect();
+  // A fleet URI: the members that list the channel, in placement order (the one lost last goes last),
+  // the first that accepts.
+  void connect_in_fleet();
+  // In a fleet: the server's status words probed every 250 ms, and a dead, hung or draining member
+  // left (as a lost connection) for another that carries the channel. live_session_pipeline.cpp.
+  void watch_step();
+  void post_status_probe();
+  void on_status(bool ok);
   void reconnect(const std::string& why);
   void drop_connection() noexcept;
   void on_completion(const ibv_wc& wc, rdma::WorkId id);
@@ -98,7 +109,9 @@ class LiveSession final : public LiveSource {
   bool wait(std::chrono::steady_clock::time_point deadline);
   void pump();
 
-  Uri uri_;
+  Uri uri_;                   // the server: the member connected to, with a fleet URI
+  std::optional<Uri> fleet_;  // the fleet URI the session was opened with
+  std::string lost_member_;   // the member last lost: tried last by the reconnect
   LiveOptions options_;
   std::shared_ptr<rdma::CompletionHub> hub_;  // before the endpoint: outlives its QP
   Interrupter interrupter_;
@@ -128,6 +141,8 @@ class LiveSession final : public LiveSource {
   std::uint32_t next_send_slot_ = 0;
   std::deque<std::pair<std::uint64_t, std::uint64_t>> published_;  // (end offset, publish time us)
   LiveStats stats_;
+  struct Watch;  // live_session_pipeline.cpp: the probes and what they saw
+  std::unique_ptr<Watch> watch_;
 };
 
 }  // namespace vod::client
