@@ -165,7 +165,7 @@ step proxy-hung "section 5d, vod-proxy's pages with a hung vod-server, natively"
 runs=7; [[ $mode == smoke ]] && runs=2
 step browser "section 13, the first frame in headless Chromium, natively ($runs runs of each source)" \
   bench/browser-benchmarks.sh "$runs" "$out" "$media/.live/test-480p-${duration}s.mp4" "$media/.live/test-480p-${duration}s.ts"
-step fleet-placement "section 14, a fleet's placement, natively" env FLEET_PARTS=placement bench/fleet-benchmarks.sh "$out/fleet"
+step fleet-placement "section 14, a fleet's placement (and failover over UDP), natively" env FLEET_PARTS="placement scale" bench/fleet-benchmarks.sh "$out/fleet"
 
 mkdir -p "$out/report"
 report() { bench/make-report.sh "$out" "$out/report" . > "$out/report/benchmarks.md"; }

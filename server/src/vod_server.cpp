@@ -116,7 +116,15 @@ VodServer::VodServer(ServerConfig config)
       if (membership_) membership_->update(member_record());
       if (notifier_.active()) notifier_.status(service_status());
     }
-    if (std::exchange(udp_served_, false) && metrics_endpoint_) metrics_.set_udp(udp_->stats());
+    if (std::exchange(udp_served_, false)) {
+      if (metrics_endpoint_) metrics_.set_udp(udp_->stats());
+      // A Write-Record session came or went: the record now (MemberRegistration puts it at most once
+      // a second), not at the next measure, since placement in a fleet counts sessions.
+      if (membership_ && !draining_ && udp_->sessions() != udp_sessions_recorded_) {
+        udp_sessions_recorded_ = udp_->sessions();
+        membership_->update(member_record());
+      }
+    }
     if (cache_ && metrics_endpoint_) {
       const auto& ch = vod_.channel_stats();
       metrics_.set_cache(

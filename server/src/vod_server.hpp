@@ -140,6 +140,7 @@ class VodServer {
   std::uint64_t udp_bytes_measured_ = 0;
   double udp_served_mbps_ = 0;
   std::uint64_t udp_requests_seen_ = 0;                     // udp_quiet()
+  std::size_t udp_sessions_recorded_ = 0;                   // in the record last handed to membership_
   std::chrono::steady_clock::time_point udp_last_request_;  // Write-Record's bytes over the last second, for the record
   bool draining_ = false;
   bool stop_ = false;
