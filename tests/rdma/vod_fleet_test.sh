@@ -7,7 +7,9 @@
 #     member, byte-exact. The gap from the kill to each viewer's reconnect is printed (a figure).
 #  2b. SIGSTOP of a member: viewers of its pinned movies read on (its NIC answers); SIGTERM: they see
 #     the drain in its status words and move before it stops, byte-exact.
-#  2c. Live failover: every member carries 'cam'; kill -9 of a live viewer's member, and it goes on
+#  2c. Link down (in the guest): a member's address is deleted under two viewers; they go on from
+#     the next member, byte-exact.
+#  2d. Live failover: every member carries 'cam'; kill -9 of a live viewer's member, and it goes on
 #     from another, its recording decoding cleanly with the discontinuity marked.
 #  3. A fourth server joins: of 100 names about a quarter move, all of them to it, none elsewhere;
 #     real opens go where the new placement says.
@@ -220,6 +222,46 @@ echo "FIGURE fleet_drain_ms viewers=2 term_to_reconnect=${drains[*]} member_exit
 pass "pinned viewers read on through SIGSTOP; on SIGTERM both moved (after ${drains[*]} ms), byte-exact, and the member exited after $stopped_after ms"
 start_member "$victim"
 wait_members 3
+
+step "link down: a member's address leaves the link under its viewers; they go on from the next member"
+# Where this is the guest, members 1 and 2 have addresses of their own: deleting one takes that
+# member off the link (rxe drops what is sent to it) while its process runs on and no disconnect
+# event comes; its viewers see nothing complete, and leave after the watch's deadline (1 s).
+if [[ ${VOD_RDMA_GUEST:-} == 1 ]]; then
+  down_movie= down_member=
+  for m in "${movies[@]}"; do
+    for n in 1 2; do [[ -z $down_movie && ${expected[$m]} == "$(member_id "$n")" ]] && down_movie=$m down_member=$n; done
+  done
+  if [[ -n $down_movie ]]; then
+    for v in 14 15; do start_viewer "$v" "$down_movie" 6; done
+    for _ in $(seq 1200); do
+      [[ -s $work/viewer-14.out && -s $work/viewer-15.out && -n $(served_by 14) && -n $(served_by 15) ]] && break
+      sleep 0.1
+    done
+    for v in 14 15; do [[ $(served_by "$v") == "$(member_id "$down_member")" ]] || fail "viewer $v of $down_movie is on '$(served_by "$v")'"; done
+    down_at=$(date +%s.%N)
+    ip addr del "${hosts[$down_member]}/24" dev "$dev"
+    links=()
+    for v in 14 15; do
+      rc=0; wait "${viewer_pids[$v]}" || rc=$?
+      [[ $rc -eq 0 ]] || fail "viewer $v exited $rc after its member's link went down: $(tail -5 "$work/viewer-$v.log")"
+      cmp "$media/$down_movie" "$work/viewer-$v.out" || fail "viewer $v's recording of $down_movie differs after the link went down"
+      line=$(grep -m1 "reconnected to" "$work/viewer-$v.log") || fail "viewer $v did not go on: $(grep -m 2 'lost (' "$work/viewer-$v.log")"
+      links+=("$(echo "($(date -d "$(cut -d' ' -f1 <<< "$line")" +%s.%N) - $down_at) * 1000" | bc -l | cut -d. -f1)")
+    done
+    ip addr add "${hosts[$down_member]}/24" dev "$dev"
+    kill -KILL "${pids[$down_member]}"; wait "${pids[$down_member]}" 2> /dev/null || true
+    echo "FIGURE fleet_link_down_ms viewers=2 down_to_reconnect=${links[*]} why=$(grep -m1 -o 'lost ([^;)]*' "$work/viewer-14.log" | cut -c 7-80 | tr ' ' '_')"
+    [[ -n ${VOD_FLEET_FIGURES:-} ]] && echo "link_down_ms ${links[*]}" >> "$VOD_FLEET_FIGURES"
+    pass "with member $down_member's address gone, both viewers went on (after ${links[*]} ms), byte-exact"
+    start_member "$down_member"
+    wait_members 3
+  else
+    echo "    no movie is placed first on member 1 or 2 in this run: step skipped"
+  fi
+else
+  echo "    members share one address on a machine's own device: step skipped"
+fi
 
 step "live failover: kill -9 of the member serving a live viewer; it goes on from another that carries the channel"
 "$client_bin" get "rdma+etcd://127.0.0.1:$etcd_port/live/cam?prefix=/fleet-test" -o "$work/live.ts" --duration 16 \
