@@ -142,8 +142,8 @@ MD
     cat <<MD
 
 A drain (SIGTERM) of a member serving two paced viewers: they moved $d_1 and $d_2 ms after the
-signal (they read \`draining\` in the status words), and the member exited after $d_exit ms, once
-they had gone, not at the end of its 30 s drain.
+signal (they read \`draining\` in the status words)$([[ -n ${d_exit:-} ]] && echo ", and the member stopped $d_exit ms after it, once they
+had gone, not at the end of its 30 s drain").
 MD
   fi
   if [[ -n ${l_gap:-} ]]; then

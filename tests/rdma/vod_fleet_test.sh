@@ -215,7 +215,10 @@ for v in 12 13; do
   drains+=("$(echo "($(date -d "$(cut -d' ' -f1 <<< "$line")" +%s.%N) - $termed_at) * 1000" | bc -l | cut -d. -f1)")
 done
 wait "${pids[$victim]}" 2> /dev/null || true
-stopped_after=$(echo "($(date +%s.%N) - $termed_at) * 1000" | bc -l | cut -d. -f1)
+# When it stopped, by its own last line: the viewers were waited for first, and they play on
+# (from the other member) for seconds after the member has gone.
+stopped_line=$(grep -m 1 ' INFO server: stopped' "$work/member-$victim.log") || fail "the drained member did not log its stop: $(tail -n 3 "$work/member-$victim.log")"
+stopped_after=$(echo "($(date -d "$(cut -d' ' -f1 <<< "$stopped_line")" +%s.%N) - $termed_at) * 1000" | bc -l | cut -d. -f1)
 grep -q "drain time is up" "$work/member-$victim.log" && fail "the drained member waited out its drain: its viewers did not leave"
 echo "FIGURE fleet_drain_ms viewers=2 term_to_reconnect=${drains[*]} member_exited_after=$stopped_after"
 [[ -n ${VOD_FLEET_FIGURES:-} ]] && echo "drain_ms ${drains[*]} $stopped_after" >> "$VOD_FLEET_FIGURES"
