@@ -72,6 +72,31 @@ bool try_next_member(const ClientError& e) noexcept {
   return e.kind() == ErrorKind::server_unreachable || e.kind() == ErrorKind::rejected || e.kind() == ErrorKind::unknown_movie;
 }
 
+std::optional<std::size_t> first_accepting(const std::vector<PlacedMember>& order, const std::string& what, MemberTries& tries,
+                                           const std::function<void(const PlacedMember&)>& attempt,
+                                           const std::function<void()>& after_failure) {
+  const auto note = [&](const std::string& why) { tries.refusals += (tries.refusals.empty() ? "" : "; ") + why; };
+  for (std::size_t n = 0; n < order.size(); ++n) {
+    const PlacedMember& m = order[n];
+    try {
+      attempt(m);
+      return n;
+    } catch (const ClientError& e) {
+      // Another version of the movie here: perhaps not on the next member.
+      if (!try_next_member(e) && e.kind() != ErrorKind::movie_changed) throw;
+      tries.changed = tries.changed || e.kind() == ErrorKind::movie_changed;
+      tries.all_unknown = tries.all_unknown && e.kind() == ErrorKind::unknown_movie;
+      note(e.what());
+      log::info("cluster", m.record.id() + " cannot serve " + what + " (" + e.what() + "), trying the next member");
+    } catch (const ConnectionLost& e) {
+      tries.all_unknown = false;
+      note(m.record.id() + ": " + e.what());
+    }
+    if (after_failure) after_failure();
+  }
+  return std::nullopt;
+}
+
 std::vector<PlacedMember> fleet_order(const Uri& fleet, cluster::MemberDirectory& directory, std::uint64_t client_id,
                                       const std::string& lost_member) {
   std::vector<cluster::MemberRecord> members;

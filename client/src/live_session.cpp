@@ -10,6 +10,7 @@
 #include "live_watch.hpp"
 #include "rdma/server_connection.hpp"
 #include "vod/client/fleet.hpp"
+#include "vod/client/read_engine.hpp"
 #include "vod/client/reconnect.hpp"
 #include "vod/cluster/etcd_url.hpp"
 #include "vod/log.hpp"
@@ -54,9 +55,9 @@ LiveSession::LiveSession(Uri uri, LiveOptions options)
   if (uri_.cluster) {
     fleet_ = uri_;
     if (const unsigned ms = uri_.cluster->failover_ms) {
+      const auto w = ReadEngine::ServerWatch::after(std::chrono::milliseconds(ms));
       watch_ = std::make_unique<Watch>();
-      const std::chrono::milliseconds after(ms);
-      watch_->policy = {std::min(after / 4, std::chrono::milliseconds(250)), after, after};
+      watch_->policy = {w.probe_every, w.hung_after, w.dead_after};
     }
   }
   try {
@@ -227,26 +228,21 @@ LiveChunk LiveSession::read(std::span<std::uint8_t> out, std::chrono::millisecon
 }
 
 void LiveSession::connect_in_fleet() {
-  const std::string name = fleet_->movie.value_or("");
-  std::string refusals;
+  const std::string what = "live channel '" + fleet_->movie.value_or("") + "'";
   const auto order = fleet_order(*fleet_, 0, lost_member_);
-  for (std::size_t n = 0; n < order.size(); ++n) {
-    uri_ = order[n].uri;
-    try {
-      connect();
-      log::info("cluster", "live channel '" + name + "' on " + order[n].record.id() + " (" + std::to_string(n + 1) + " of " +
-                               std::to_string(order.size()) + " members that carry it)");
-      return;
-    } catch (const ClientError& e) {
-      if (!try_next_member(e)) throw;
-      refusals += std::string(refusals.empty() ? "" : "; ") + e.what();
-    } catch (const ConnectionLost& e) {
-      refusals += std::string(refusals.empty() ? "" : "; ") + order[n].record.id() + ": " + e.what();
-    }
-    drop_connection();
-  }
-  throw ClientError(ErrorKind::server_unreachable,
-                    "no member of " + fleet_->cluster->etcd.to_string() + " could serve live channel '" + name + "': " + refusals);
+  MemberTries tries;
+  const auto n = first_accepting(
+      order, what, tries,
+      [&](const PlacedMember& m) {
+        uri_ = m.uri;
+        connect();
+      },
+      [this] { drop_connection(); });
+  if (!n)
+    throw ClientError(ErrorKind::server_unreachable,
+                      "no member of " + fleet_->cluster->etcd.to_string() + " could serve " + what + ": " + tries.refusals);
+  log::info("cluster", what + " on " + order[*n].record.id() + " (" + std::to_string(*n + 1) + " of " + std::to_string(order.size()) +
+                           " members that carry it)");
 }
 
 void LiveSession::reconnect(const std::string& why) {

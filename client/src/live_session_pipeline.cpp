@@ -22,7 +22,6 @@ using live_buffer::kHeaderSlot;
 using live_buffer::kRecvSlot;
 using live_buffer::kSendSlot;
 using live_buffer::kSendSlots;
-using live_buffer::kStatusSlot;
 
 }  // namespace
 
@@ -72,7 +71,7 @@ void LiveSession::on_completion(const ibv_wc& wc, rdma::WorkId id) {
     case Work::send:
       if (sends_outstanding_) --sends_outstanding_;
       return;
-    case Work::status: on_status(true); return;
+    case Work::status: on_status(); return;
     default: return;
   }
 }
@@ -161,8 +160,7 @@ void LiveSession::post_status_probe() {
   if (watch_->probe_outstanding || now < watch_->next_probe ||
       accept_.catalog.length < proto::kServerStatusOffset + proto::kServerStatusLength)
     return;
-  std::uint8_t* slot = memory_.data() + options_.staging_bytes + kHeaderSlot + options_.credits * kRecvSlot;
-  if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::status), 0}.pack(), slot,
+  if (int err = rdma::post_read(ep_->qp.get(), rdma::WorkId{owner_, rdma::work_kind(Work::status), 0}.pack(), status_slot(),
                                 static_cast<std::uint32_t>(proto::kServerStatusLength), mr_->lkey,
                                 accept_.catalog.addr + proto::kServerStatusOffset, accept_.catalog.rkey))
     throw ConnectionLost(std::string("posting the status probe failed: ") + std::strerror(err));
@@ -172,18 +170,19 @@ void LiveSession::post_status_probe() {
   watch_->next_probe = now + watch_->policy.probe_every;
 }
 
-void LiveSession::on_status(bool ok) {
+std::uint8_t* LiveSession::status_slot() noexcept {
+  return memory_.data() + options_.staging_bytes + kHeaderSlot + options_.credits * kRecvSlot;
+}
+
+void LiveSession::on_status() {
+  // A failed probe never gets here: it fails the connection (on_completion's failure_).
   if (!watch_ || !watch_->probe_outstanding) return;
   watch_->probe_outstanding = false;
-  if (!ok) return;  // a failed Read fails the connection anyway (failure_)
-  const std::uint8_t* slot = memory_.data() + options_.staging_bytes + kHeaderSlot + options_.credits * kRecvSlot;
-  const auto status = proto::decode_server_status({slot, proto::kServerStatusLength});
-  if (!status) {  // a server newer than this client: not watched, as a movie session does
-    log::warn("client", "cannot read the status words of " + server() + " (" + status.error().message + "); not watching them any more");
+  if (auto why =
+          watch_->heartbeat.observe_probe({status_slot(), proto::kServerStatusLength}, watch_->probe_posted, watch_->last_completion)) {
+    log::warn("client", "cannot read the status words of " + server() + " (" + *why + "); not watching them any more");
     watch_.reset();
-    return;
   }
-  watch_->heartbeat.observe(*status, watch_->probe_posted, watch_->last_completion);
 }
 
 void LiveSession::watch_step() {

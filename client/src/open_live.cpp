@@ -14,19 +14,16 @@ std::unique_ptr<LiveSource> open_live(const Uri& uri, const LiveOptions& rdma, c
   // A fleet over RDMA: the session places itself, and goes to another member when its own fails.
   if (!multicast) return std::make_unique<LiveSession>(uri, rdma);
   // By multicast: the members that list the channel, the first that accepts (fleet.hpp).
-  std::string refusals;
-  for (const auto& m : fleet_order(uri)) {
-    try {
-      auto source = open_live(m.uri, rdma, multicast);
-      log::info("cluster", "live channel '" + uri.movie.value_or("") + "' on " + m.record.id());
-      return source;
-    } catch (const ClientError& e) {
-      if (!try_next_member(e)) throw;
-      refusals += std::string(refusals.empty() ? "" : "; ") + e.what();
-    }
-  }
-  throw ClientError(ErrorKind::server_unreachable, "no member of " + uri.cluster->etcd.to_string() + " could serve live channel '" +
-                                                       uri.movie.value_or("") + "': " + refusals);
+  const std::string what = "live channel '" + uri.movie.value_or("") + "'";
+  const auto order = fleet_order(uri);
+  MemberTries tries;
+  std::unique_ptr<LiveSource> source;
+  const auto n = first_accepting(order, what, tries, [&](const PlacedMember& m) { source = open_live(m.uri, rdma, multicast); });
+  if (!n)
+    throw ClientError(ErrorKind::server_unreachable,
+                      "no member of " + uri.cluster->etcd.to_string() + " could serve " + what + ": " + tries.refusals);
+  log::info("cluster", what + " on " + order[*n].record.id());
+  return source;
 }
 
 }  // namespace vod::client

@@ -56,10 +56,8 @@ Session::Session(Uri uri, SessionOptions options)
   engine_.set_interrupter(&interrupter_);
   // In a fleet there is another member to go to: the server is watched, so that a dead, hung or
   // draining one is left within about a second (docs/client.md, "Failover").
-  if (uri_.cluster && uri_.cluster->failover_ms > 0) {
-    const std::chrono::milliseconds after(uri_.cluster->failover_ms);
-    engine_.watch_server(ReadEngine::ServerWatch{std::min(after / 4, std::chrono::milliseconds(250)), after, after});
-  }
+  if (uri_.cluster && uri_.cluster->failover_ms > 0)
+    engine_.watch_server(ReadEngine::ServerWatch::after(std::chrono::milliseconds(uri_.cluster->failover_ms)));
   connect();
 }
 

@@ -34,35 +34,24 @@ void Session::connect_in_fleet() {
   const std::string name = wanted.movie.value_or("");
   const std::string what = name.empty() ? std::string("the catalog") : (uri_.live ? "live channel '" : "'") + name + "'";
   const auto order = fleet_order(wanted, *fleet_, options_.client_id, lost_member_);
-  std::string refusals;
-  bool all_unknown = true, changed = false;
-  for (std::size_t n = 0; n < order.size(); ++n) {
-    const auto& m = order[n];
+  MemberTries tries;
+  const auto n = first_accepting(order, what, tries, [&](const PlacedMember& m) {
     uri_.host = m.uri.host;
     uri_.port = m.uri.port;
-    try {
-      connect_to_server();
-      if (!name.empty()) note_fleet_open(m.record.id());
-      log::info("cluster",
-                what + " on " + m.record.id() + " (" + ordinal(n + 1) + " of " + std::to_string(order.size()) + " in its placement order)");
-      return;
-    } catch (const ClientError& e) {
-      // Another version of the movie here: perhaps not on the next member.
-      if (!try_next_member(e) && e.kind() != ErrorKind::movie_changed) throw;
-      changed = changed || e.kind() == ErrorKind::movie_changed;
-      all_unknown = all_unknown && e.kind() == ErrorKind::unknown_movie;
-      refusals += std::string(refusals.empty() ? "" : "; ") + e.what();
-      log::info("cluster", m.record.id() + " cannot serve " + what + " (" + e.what() + "), trying the next member");
-    } catch (const ConnectionLost& e) {
-      all_unknown = false;
-      refusals += std::string(refusals.empty() ? "" : "; ") + m.record.id() + ": " + e.what();
-    }
+    connect_to_server();
+  });
+  if (n) {
+    const auto& m = order[*n];
+    if (!name.empty()) note_fleet_open(m.record.id());
+    log::info("cluster",
+              what + " on " + m.record.id() + " (" + ordinal(*n + 1) + " of " + std::to_string(order.size()) + " in its placement order)");
+    return;
   }
   // A member that has another version answered, and none has this one: stop rather than wait.
-  throw ClientError(changed       ? ErrorKind::movie_changed
-                    : all_unknown ? ErrorKind::unknown_movie
-                                  : ErrorKind::server_unreachable,
-                    "no member of " + uri_.cluster->etcd.to_string() + " could serve " + what + ": " + refusals);
+  throw ClientError(tries.changed       ? ErrorKind::movie_changed
+                    : tries.all_unknown ? ErrorKind::unknown_movie
+                                        : ErrorKind::server_unreachable,
+                    "no member of " + uri_.cluster->etcd.to_string() + " could serve " + what + ": " + tries.refusals);
 }
 
 }  // namespace vod::client

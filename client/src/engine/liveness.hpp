@@ -50,6 +50,14 @@ struct HeartbeatWatch {
       same_at = posted;
     }
   }
+  // The bytes a probe read: observed, or why they do not decode (a server newer than this client:
+  // its status is not understood, and the caller stops watching it rather than guess).
+  std::optional<std::string> observe_probe(proto::Bytes bytes, LivenessClock::time_point posted, LivenessClock::time_point completed) {
+    const auto status = proto::decode_server_status(bytes);
+    if (!status) return status.error().message;
+    observe(*status, posted, completed);
+    return std::nullopt;
+  }
   // 0 is a server without status words: it never looks hung.
   std::chrono::milliseconds still_for() const noexcept {
     if (!value || *value == 0 || same_at <= changed) return std::chrono::milliseconds(0);

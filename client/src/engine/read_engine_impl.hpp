@@ -31,11 +31,11 @@ namespace vod::client {
 namespace driver {
 // A Read that has not completed in this long means the connection is dead even if no event said so.
 inline constexpr std::chrono::seconds kStuckRead{15};
-inline constexpr std::size_t kFirstRegisteredSlots = 8;
-// After the ring's slots: where the probes of the server's status words land (ReadEngine::watch_server).
+inline constexpr std::size_t kFirstRegisteredSlots = 8;  // slots per registered piece of the ring: see register_ring
+// After the ring's slots: where the probes of the server's status words land (ReadEngine::watch_server),
+// and the probe's fetch id, past any slot's.
 inline constexpr std::size_t kProbeBytes = 64;
-inline constexpr std::uint32_t kProbeId = engine::FetchId{engine::FetchId::Kind::block, engine::FetchId::kMaxIndex}
-                                              .pack();  // slots per registered piece of the ring: see register_ring
+inline constexpr std::uint32_t kProbeId = engine::FetchId{engine::FetchId::Kind::block, engine::FetchId::kMaxIndex}.pack();
 using Clock = std::chrono::steady_clock;
 }  // namespace driver
 
@@ -115,10 +115,14 @@ class ReadEngine::Impl {
     const auto heard = fetcher && liveness ? fetcher->last_heard() : std::nullopt;
     return heard ? std::max(last_progress, *heard) : last_progress;
   }
+  // What the dead deadline scales with: the smoothed Read latency, or none where datagrams are heard
+  // as they come (a slow record is not silence).
+  std::chrono::microseconds deadline_latency() const noexcept {
+    return fetcher && fetcher->last_heard() ? std::chrono::microseconds(0) : smoothed_latency;
+  }
   std::chrono::milliseconds stuck_after() const noexcept {
     if (!liveness) return std::chrono::milliseconds(driver::kStuckRead);
-    const bool hears = fetcher && fetcher->last_heard();
-    return engine::dead_deadline(*liveness, hears ? std::chrono::microseconds(0) : smoothed_latency);
+    return engine::dead_deadline(*liveness, deadline_latency());
   }
   void post_probe(Clock::time_point now);
   void on_probe_done(bool ok, const std::string& why);

@@ -28,23 +28,16 @@ void ReadEngine::Impl::on_probe_done(bool ok, const std::string& why) {
     if (failure.empty()) failure = why;
     return;
   }
-  const auto status = proto::decode_server_status({probe_dest(), proto::kServerStatusLength});
-  if (!status) {  // a server newer than this client: its status is not understood, so not watched
-    log::warn("client", "cannot read the server's status words (" + status.error().message + "); not watching them any more");
+  if (auto bad = heartbeat.observe_probe({probe_dest(), proto::kServerStatusLength}, probe_posted, last_progress)) {
+    log::warn("client", "cannot read the server's status words (" + *bad + "); not watching them any more");
     liveness.reset();
-    return;
   }
-  heartbeat.observe(*status, probe_posted, last_progress);
 }
 
 void ReadEngine::Impl::check_alive(Clock::time_point now) {
   using engine::Verdict;
-  const bool waits = fetcher->waits_on_server();
-  const bool hears = fetcher->last_heard().has_value();  // datagrams: no latency to scale the deadline with
   const auto j = engine::judge(
-      heartbeat,
-      {now, in_flight > 0 || probe_in_flight, last_sign_of_life(), hears ? std::chrono::microseconds(0) : smoothed_latency, waits},
-      *liveness);
+      heartbeat, {now, in_flight > 0 || probe_in_flight, last_sign_of_life(), deadline_latency(), fetcher->waits_on_server()}, *liveness);
   if (j.verdict != Verdict::alive) throw ConnectionLost(j.why);
   if (!hung_logged && heartbeat.still_for() >= liveness->hung_after) {
     hung_logged = true;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,22 @@ void note_fleet_open(const std::string& member_id);
 // Whether another member may do what this one refused: unreachable, full, source limit, unknown
 // movie, shutting down.
 bool try_next_member(const ClientError& e) noexcept;
+
+// What the members tried said, when one refused or failed (first_accepting).
+struct MemberTries {
+  std::string refusals;     // each member's reason, "; " between them
+  bool all_unknown = true;  // every member said it does not have the movie
+  bool changed = false;     // a member has another version of it (movie_changed)
+};
+
+// The one loop over a placement order: calls `attempt` on each member in turn until one returns,
+// and returns its place in `order`. A refusal another member may not give (try_next_member), another
+// version (movie_changed) or a lost connection moves on to the next, logged, noted in `tries`, after
+// `after_failure`; anything else propagates. Nothing when no member accepted. `what` names what is
+// opened, for the log ("'movie.mp4'", "live channel 'cam'").
+std::optional<std::size_t> first_accepting(const std::vector<PlacedMember>& order, const std::string& what, MemberTries& tries,
+                                           const std::function<void(const PlacedMember&)>& attempt,
+                                           const std::function<void()>& after_failure = {});
 
 // This process's client id (random, drawn once), unless `id` is not 0.
 std::uint64_t client_id_or_default(std::uint64_t id);

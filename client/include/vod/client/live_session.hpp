@@ -96,7 +96,8 @@ class LiveSession final : public LiveSource {
   // left (as a lost connection) for another that carries the channel. live_session_pipeline.cpp.
   void watch_step();
   void post_status_probe();
-  void on_status(bool ok);
+  void on_status();
+  std::uint8_t* status_slot() noexcept;  // where the probe lands: after the receive slots
   void reconnect(const std::string& why);
   void drop_connection() noexcept;
   void on_completion(const ibv_wc& wc, rdma::WorkId id);

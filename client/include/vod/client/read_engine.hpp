@@ -42,6 +42,7 @@
 // guest, which is why a call that served from a head leaves them to the next call).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -166,6 +167,11 @@ class ReadEngine {
     std::chrono::milliseconds probe_every{250};
     std::chrono::milliseconds hung_after{1000};
     std::chrono::milliseconds dead_after{1000};
+    // A fleet URI's ?failover-ms: dead and hung after it, probed four times within it (every 250 ms
+    // at most). Sessions and live sessions alike.
+    static ServerWatch after(std::chrono::milliseconds failover) noexcept {
+      return {std::min(failover / 4, std::chrono::milliseconds(250)), failover, failover};
+    }
   };
   void watch_server(std::optional<ServerWatch> watch);
 
