@@ -56,23 +56,27 @@ void classify(MediaInfo& info, const AVInputFormat* fmt) {
 // Walks the top-level ISO-BMFF boxes looking for a 'moof'. libavformat reads fragments but does not
 // say whether a file has them, so this small walk is written here: size (u32 BE), type, and a
 // 64-bit size when size is 1; size 0 runs to the end of the file.
-bool has_top_level_moof(Bytes bytes) {
+bool has_top_level_moof(const detail::ByteSource& source) {
   std::uint64_t at = 0;
-  auto be = [&](std::uint64_t off, int n) {
+  std::uint8_t head[16];
+  auto be = [&](int from, int n) {
     std::uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v = (v << 8) | bytes[off + static_cast<std::uint64_t>(i)];
+    for (int i = 0; i < n; ++i) v = (v << 8) | head[from + i];
     return v;
   };
-  while (at + 8 <= bytes.size()) {
-    std::uint64_t size = be(at, 4);
-    if (std::memcmp(bytes.data() + at + 4, "moof", 4) == 0) return true;
+  // A bounded walk: a file of a million tiny boxes is not worth reading to the end.
+  for (int boxes = 0; boxes < 4096 && at + 8 <= source.size; ++boxes) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(16, source.size - at));
+    if (source.read_at(at, std::span<std::uint8_t>(head, want)) < 8) return false;
+    std::uint64_t size = be(0, 4);
+    if (std::memcmp(head + 4, "moof", 4) == 0) return true;
     if (size == 1) {
-      if (at + 16 > bytes.size()) return false;
-      size = be(at + 8, 8);
+      if (want < 16) return false;
+      size = be(8, 8);
     } else if (size == 0) {
       return false;
     }
-    if (size < 8 || size > bytes.size() - at) return false;
+    if (size < 8 || size > source.size - at) return false;
     at += size;
   }
   return false;
@@ -111,11 +115,14 @@ std::vector<StreamTrack> stream_tracks(const AVFormatContext* fmt) {
 
 }  // namespace
 
-MediaInfo probe(Bytes bytes, const std::string& name) {
+MediaInfo probe(Bytes bytes, const std::string& name) { return probe(bytes.size(), detail::memory_source(bytes).read_at, name); }
+
+MediaInfo probe(std::uint64_t size, const ReadAt& read_at, const std::string& name) {
   detail::quiet_libav();
   MediaInfo info;
   info.mime_type = "application/octet-stream";
-  detail::Demuxer demuxer(bytes, {.find_stream_info = true, .time_limit = kProbeTimeLimit});
+  const detail::ByteSource source{size, read_at};
+  detail::Demuxer demuxer(source, {.find_stream_info = true, .time_limit = kProbeTimeLimit});
   if (!demuxer.ok()) {
     if (!demuxer.nested_open().empty()) {
       info.refused = true;
@@ -152,9 +159,9 @@ MediaInfo probe(Bytes bytes, const std::string& name) {
   if (fmt->start_time != AV_NOPTS_VALUE) info.start_time_us = fmt->start_time;
   if (fmt->duration != AV_NOPTS_VALUE && fmt->duration > 0) info.duration_us = static_cast<std::uint64_t>(fmt->duration);
   if (info.duration_us > 0)
-    info.bitrate_bps = static_cast<std::uint64_t>(static_cast<double>(bytes.size()) * 8e6 / static_cast<double>(info.duration_us));
+    info.bitrate_bps = static_cast<std::uint64_t>(static_cast<double>(size) * 8e6 / static_cast<double>(info.duration_us));
   else if (fmt->bit_rate > 0) info.bitrate_bps = static_cast<std::uint64_t>(fmt->bit_rate);
-  if (info.container == "mp4") info.fragmented = has_top_level_moof(bytes);
+  if (info.container == "mp4") info.fragmented = has_top_level_moof(source);
   if (info.duration_us == 0) info.note = name + ": media without a known duration";
   return info;
 }

@@ -68,7 +68,7 @@ const CatalogEntry* Catalog::find_hash(std::uint64_t hash) const noexcept {
 std::string ContentId::hex() const {
   if (!known()) return "unknown";
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out = kind == kContentSha256 ? "sha256:" : "kind" + num(kind) + ":";
+  std::string out = kind == kContentSha256 ? "sha256:" : kind == kContentOriginTag ? "origin-etag:" : "kind" + num(kind) + ":";
   for (std::uint8_t b : digest) {
     out += kDigits[b >> 4];
     out += kDigits[b & 15];
@@ -323,7 +323,7 @@ Decoded<Catalog> decode_catalog(Bytes buf) {
                   where + ": a live channel needs a ring, a 64-byte live header and no keyframe index or duration");
     if (entry_size >= sizeof(WireCatalogEntryV2Content)) {
       const auto w3 = load_wire<WireCatalogEntryV2Content>(buf.data() + header_length + i * entry_size);
-      if (w3.content_kind == kContentSha256) {
+      if (w3.content_kind == kContentSha256 || w3.content_kind == kContentOriginTag) {
         e.content.kind = w3.content_kind;
         std::copy(std::begin(w3.content_digest), std::end(w3.content_digest), e.content.digest.begin());
       }  // a kind this client does not know: unknown, so never the same as anything

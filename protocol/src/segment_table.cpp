@@ -109,6 +109,8 @@ const char* to_string(SegmentStatus s) noexcept {
     case SegmentStatus::refused: return "this connection may not read that movie";
     case SegmentStatus::busy:
       return "the server has no memory left to isolate this read (its --isolation-memory is used up); try again later";
+    case SegmentStatus::origin_error: return "the server could not fetch it from its origin (the origin is down, slow or refusing)";
+    case SegmentStatus::changed: return "the movie changed at the server's origin: this version is no longer served";
   }
   return "unknown status";
 }

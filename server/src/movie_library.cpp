@@ -19,6 +19,7 @@
 #include "cache/file_map.hpp"
 #include "cache/lazy_indexer.hpp"
 #include "library_walk.hpp"
+#include "origin/origin_library.hpp"
 #include "pinned_load.hpp"
 #include "vod/log.hpp"
 #include "vod/media/probe.hpp"
@@ -129,6 +130,7 @@ std::shared_ptr<const LoadedMovie> load_movie(const std::string& name, const fs:
 }  // namespace
 
 void describe_cached(LoadedMovie& m, const cache::IndexStore* store) {
+  if (m.cached && m.cached->origin()) return origin::describe_origin(m, store);
   // Probed through a mapping (headers only); its index is the one kept in the state directory, or
   // built after start (LazyIndexer).
   probe_movie(m, cache::FileMap(m.path, m.file_size, MADV_RANDOM).bytes());
@@ -154,7 +156,9 @@ std::shared_ptr<LoadedMovie> describe_copy(const LoadedMovie& listed, const cach
   m->mtime_ns = listed.mtime_ns;
   m->inode = listed.inode;
   m->cached = listed.cached;  // the same segments: the cache keeps what it holds of them
-  describe_cached(*m, store);
+  m->origin_mtime = listed.origin_mtime;
+  m->layout = listed.layout;
+  describe_cached(*m, store);  // at an origin: a new file, of the version the probe read
   return m;
 }
 
@@ -165,6 +169,7 @@ std::uint64_t Library::total_bytes() const noexcept {
 }
 
 Library scan_library(const std::string& dir, std::uint32_t generation, const Library* previous, const LibraryOptions& options) {
+  if (!options.origin.empty()) return origin::scan_origin(options.origin, generation, previous, options);
   if (dir.empty()) return Library{generation, {}, {}, {}};  // a live-only server
   const std::vector<LibraryFile> files = walk_library(dir, options.reserved_names);
 

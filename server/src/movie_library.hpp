@@ -45,6 +45,11 @@ struct LoadedMovie {
   // as it loads; a cached movie's comes from the state directory or, unknown until then, from the
   // LazyIndexer, which sets it on the event loop (the only thread that reads it).
   mutable proto::ContentId content;
+  // A movie of an HTTP origin (vod-server --origin): `path` is its URL, `mtime_ns` a hash of its
+  // ETag (the version the state directory keys on), `origin_mtime` what the listing said (a rescan
+  // keeps the movie while it says the same), `layout` its segment table's.
+  std::string origin_mtime;
+  cache::TableLayout layout;
 
   std::uint64_t size() const noexcept { return cached ? cached->size() : bytes.length(); }
   cache::FileIdentity identity() const { return {path, file_size, mtime_ns, inode}; }  // the file's version listed
@@ -61,6 +66,7 @@ struct LibraryOptions {
   const cache::IndexStore* index_store = nullptr;  // --state-dir: cached movies' indexes kept across restarts
   // How long a scan probes cached movies before it lists the rest unprobed (probed after start).
   std::chrono::milliseconds probe_budget{2000};
+  std::string origin;  // --origin: the library is listed from this URL (origin/origin_library.hpp), not a directory
 };
 
 struct Library {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "server_config.hpp"
 
+#include "origin/origin_http.hpp"
+
 #include "vod/cluster/etcd_options.hpp"
 #include "vod/cluster/etcd_url.hpp"
 #include "vod/cluster/member_record.hpp"
@@ -162,6 +164,11 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
                                               "as without a cache, in memory beside the cache")
       ("pin-budget", po::value(&pin_budget)->default_value(pin_budget), "with --pin: bytes the pinned movies may take at most (0: no limit); "
                                                                           "a match beyond it is served from the cache")
+      ("origin", po::value(&c.origin), "serve the library of this HTTP origin (http[s]://HOST/PATH/, listed with nginx's autoindex_format json) "
+       "from the segment cache, each segment filled by one Range request; needs --cache-size, not --media-dir")
+      ("origin-cacert", po::value(&c.origin_cacert), "with --origin https://: the CA certificates (PEM) the origin's certificate is checked against, instead of the system's")
+      ("origin-timeout", po::value(&c.origin_timeout_ms)->default_value(c.origin_timeout_ms), "with --origin: milliseconds one request to the origin may take (a fill is retried with backoff for 1.5 times this)")
+      ("origin-rescan", po::value(&c.origin_rescan_s)->default_value(c.origin_rescan_s), "with --origin: seconds between listings of the origin (0: only at SIGHUP, and when a fill finds an object changed)")
       ("state-dir", po::value(&c.state_dir)->default_value(c.state_dir), "with --cache-size: where the keyframe indexes and content identities of "
                                                                          "cached movies are kept across restarts (built after start, once per file version); empty: not kept")
       ("probe-budget", po::value(&c.probe_budget_ms)->default_value(c.probe_budget_ms), "with --cache-size: milliseconds the start-up scan probes cached "
@@ -211,8 +218,13 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
                  "catalog generation\n";
     return std::nullopt;
   }
-  if (c.media_dir.empty() && c.live.empty())
+  if (!c.origin.empty()) {
+    if (!c.media_dir.empty()) throw std::invalid_argument("--origin and --media-dir are two libraries: give one");
+    c.origin = origin::normalise_origin(c.origin);
+    if (c.origin_timeout_ms < 500 || c.origin_timeout_ms > 120000) throw std::invalid_argument("--origin-timeout must be 500..120000 ms");
+  } else if (c.media_dir.empty() && c.live.empty()) {
     throw std::invalid_argument("--media-dir is required, unless the server only serves --live channels (see vod-server --help)");
+  }
   for (const auto& text : c.live) c.live_channels.push_back(live::parse_channel(text));
   if (c.live_buffer_seconds < 0.5 || c.live_buffer_seconds > 600) throw std::invalid_argument("--live-buffer must be 0.5..600 seconds");
   if (c.live_bitrate_mbps <= 0 || c.live_bitrate_mbps > 10000) throw std::invalid_argument("--live-bitrate must be in (0, 10000] Mbit/s");
@@ -250,6 +262,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       throw std::invalid_argument("--no-memory-windows is --isolation shared: not with --isolation " + c.isolation);
     c.isolation = "shared";
   }
+  if (!c.origin.empty() && !c.cache_size) throw std::invalid_argument("--origin serves from the segment cache: give --cache-size too");
   if (c.cache_size) {
     if (c.cache_size < c.segment_size)
       throw std::invalid_argument("--cache-size must hold at least one segment (--segment-size " + segment_size + ")");

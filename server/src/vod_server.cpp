@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "ondemand/segment_channel.hpp"
+#include "origin/origin_library.hpp"
 #include "udp/udp_regions.hpp"
 #include "vod/log.hpp"
 #include "vod/rdma/error.hpp"
@@ -32,6 +33,13 @@ live::LiveOptions live_options(const ServerConfig& c) {
   }
   return o;
 }
+origin::FetcherOptions origin_options(const ServerConfig& c) {
+  origin::FetcherOptions o;
+  o.attempt_timeout = std::chrono::milliseconds(c.origin_timeout_ms);
+  o.budget = o.attempt_timeout * 3 / 2;
+  o.ca_file = c.origin_cacert;
+  return o;
+}
 std::unique_ptr<cache::SegmentCache> make_cache(loop::Reactor& reactor, const ServerConfig& c) {
   if (!c.cache_size) return nullptr;
   cache::CacheOptions o;
@@ -40,6 +48,7 @@ std::unique_ptr<cache::SegmentCache> make_cache(loop::Reactor& reactor, const Se
   o.grace = std::chrono::milliseconds(c.cache_grace_ms);
   o.read_deadline = std::chrono::milliseconds(c.cache_read_deadline_ms);
   o.remote_readers = !c.no_rdma;
+  if (!c.origin.empty()) o.origin = origin_options(c);
   return std::make_unique<cache::SegmentCache>(reactor, o);
 }
 }  // namespace
@@ -81,6 +90,11 @@ VodServer::VodServer(ServerConfig config)
     library_options_.pin = config_.pin;
     library_options_.pin_budget = config_.pin_budget;
     library_options_.probe_budget = std::chrono::milliseconds(config_.probe_budget_ms);
+    if (!config_.origin.empty()) {
+      origin::configure(origin_options(config_));
+      library_options_.origin = config_.origin;
+      cache_->on_changed([this](const cache::CachedFile&) { rescan_soon(); });
+    }
   }
   install_test_hooks();
   if (!config_.no_rdma) rdma::require_device();
@@ -88,7 +102,7 @@ VodServer::VodServer(ServerConfig config)
   // Signals arrive through a signalfd, so the event loop sleeps in one epoll_wait for everything.
   signals_.emplace(reactor_, std::initializer_list<int>{SIGTERM, SIGINT, SIGHUP}, [this](int signo) { on_signal(signo); });
 
-  library_ = scan_library(config_.media_dir, 1, nullptr, library_options_);
+  library_ = first_scan();
   if (config_.udp_port) start_udp();
   if (!config_.no_rdma) {
     listener_ = std::make_unique<rdma::Listener>(config_.bind == "0.0.0.0" ? "" : config_.bind, config_.port, config_.backlog);
@@ -255,7 +269,58 @@ void VodServer::cut_off_revoked() {
   live_.cut_off_if(why);
 }
 
+Library VodServer::first_scan() {
+  if (config_.origin.empty()) return scan_library(config_.media_dir, 1, nullptr, library_options_);
+  origin_scans_ = std::make_unique<origin::OriginRescanner>(
+      reactor_, [this](std::optional<Library> library, const std::string& error) { origin_scanned(std::move(library), error); });
+  try {
+    Library first = scan_library({}, 1, nullptr, library_options_);
+    rescan_soon(std::chrono::seconds(config_.origin_rescan_s));
+    return first;
+  } catch (const std::exception& e) {
+    log::error("origin", std::string("cannot list the origin: ") + e.what() + "; serving no movie until it can be (trying again in 5 s)");
+    rescan_soon(std::chrono::seconds(5));
+    return Library{1, {}, {}, {}};
+  }
+}
+
+void VodServer::rescan_soon(std::chrono::seconds after) {
+  if (!origin_scans_ || draining_ || after.count() == 0) return;
+  const auto when = std::chrono::steady_clock::now() + after;
+  if (origin_timer_.armed() && origin_due_ <= when) return;
+  origin_due_ = when;
+  origin_timer_ = reactor_.at(when, [this] {
+    if (origin_scans_->busy()) return;  // the one under way reports, and the next is armed then
+    Library previous = library_;        // a copy of the list: the thread reads it while the loop goes on
+    origin_scans_->start([this, previous = std::move(previous)] {
+      return scan_library({}, previous.generation + 1, &previous, library_options_);
+    });
+  });
+}
+
+void VodServer::origin_scanned(std::optional<Library> library, const std::string& error) {
+  if (!library) {
+    log::error("origin", "listing the origin failed, keeping generation " + std::to_string(library_.generation) + ": " + error);
+    rescan_soon(std::chrono::seconds(5));
+    return;
+  }
+  library->generation = library_.generation + 1;  // one may have been published meanwhile
+  // Published only when something changed: the same movies, in order, are the same generation.
+  if (library->movies != library_.movies) {
+    try {
+      publish_generation(std::move(*library));
+    } catch (const std::exception& e) {
+      log::error("origin", std::string("cannot publish the origin's new listing: ") + e.what());
+    }
+  }
+  rescan_soon(std::chrono::seconds(config_.origin_rescan_s));
+}
+
 void VodServer::rescan() {
+  if (origin_scans_) {
+    log::info("server", "SIGHUP: listing the origin " + config_.origin + " again");
+    return rescan_soon(std::chrono::seconds(1));
+  }
   log::info("server", "SIGHUP: rescanning " + config_.media_dir);
   notifier_.reloading();
   if (!config_.auth_secret.empty()) {

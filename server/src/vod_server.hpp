@@ -41,6 +41,7 @@
 #include "metrics/metrics_endpoint.hpp"
 #include "metrics/server_metrics.hpp"
 #include "movie_library.hpp"
+#include "origin/origin_rescanner.hpp"
 #include "ondemand/vod_transport.hpp"
 #include "registrations.hpp"
 #include "server_config.hpp"
@@ -71,6 +72,13 @@ class VodServer {
   // after start, content identities): at most once a second (the timer below).
   void republish();
   void rescan();
+  // The library at start: the media directory's, or the origin's (an origin that cannot be listed
+  // leaves it empty, and it is listed again in 5 s).
+  Library first_scan();
+  // --origin: lists the origin again on its thread within a second (SIGHUP, a fill that found a
+  // change, the --origin-rescan period), unless a listing is under way.
+  void rescan_soon(std::chrono::seconds after = std::chrono::seconds(1));
+  void origin_scanned(std::optional<Library> library, const std::string& error);
   void load_auth_keys();
   void load_revocations();
   void cut_off_revoked();
@@ -133,6 +141,9 @@ class VodServer {
   std::unique_ptr<fleet::MemberRegistration> membership_;                 // --cluster: after everything its record describes
   loop::Reactor::Timer drain_timer_;                                      // the drain's end, after SIGTERM
   loop::Reactor::Timer test_evict_timer_;                                 // --test-evict-every
+  std::unique_ptr<origin::OriginRescanner> origin_scans_;                 // --origin: listings after start
+  loop::Reactor::Timer origin_timer_;                                     // --origin: the next listing
+  std::chrono::steady_clock::time_point origin_due_{};
   loop::Reactor::Timer republish_timer_;                                  // identities found: the catalog again, within a second
   loop::Reactor::Timer heartbeat_timer_;                                  // the status words' heartbeat
   loop::Reactor::Timer load_timer_;                                       // --cluster: the load measured, the record put if it changed

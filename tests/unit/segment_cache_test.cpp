@@ -220,7 +220,7 @@ TEST(SegmentChannel, SettleNeverCarriesAnEarlierEntry) {
   stale.rkey = 0x1234;
   const proto::SegmentEntry now_resident{6, proto::SegmentState::resident, 40};
   for (const auto status : {SegmentStatus::disk_error, SegmentStatus::out_of_range, SegmentStatus::refused, SegmentStatus::unknown_movie,
-                            SegmentStatus::busy}) {
+                            SegmentStatus::busy, SegmentStatus::origin_error, SegmentStatus::changed}) {
     for (const auto rkey : {std::optional<std::uint32_t>(), std::optional<std::uint32_t>(0x77)}) {
       const auto n = ondemand::SegmentChannel::settle(stale, status, proto::SegmentEntry{}, rkey);
       const auto decoded = proto::decode_segment_notify(proto::encode(n));

@@ -329,7 +329,9 @@ std::string SegmentReader::on_notify(std::uint32_t index) {
   if (n->segment != r.segment || n->movie_index != m.index) return "the server's answer names another segment than was asked for";
   if (n->status != proto::SegmentStatus::ok) {
     const std::string why = "segment " + std::to_string(r.segment) + " of the movie: " + proto::to_string(n->status);
-    if (n->status != proto::SegmentStatus::disk_error && refusal_.empty()) refusal_ = why;  // a disk may recover; these answers would not
+    // A disk or an origin may recover; the other answers would not.
+    const bool passing = n->status == proto::SegmentStatus::disk_error || n->status == proto::SegmentStatus::origin_error;
+    if (!passing && refusal_.empty()) refusal_ = why;
     fail_waiting(m, r.segment, why);
   } else if (m.state == Movie::State::ready) {
     if ((n->entry & proto::kMaxSlot) >= m.header.arena_length / m.header.segment_size)

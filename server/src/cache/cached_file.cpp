@@ -33,6 +33,12 @@ CachedFile::CachedFile(std::uint64_t id, std::string path, std::uint64_t size, s
   std::memcpy(table_.data(), bytes.data(), bytes.size());
 }
 
+CachedFile::CachedFile(std::uint64_t id, OriginObject object, std::uint64_t size, const TableLayout& layout)
+    : CachedFile(id, object.url, size, 0, 0, layout) {
+  direct_ = false;
+  origin_ = std::move(object);
+}
+
 std::uint32_t CachedFile::segment_length(std::uint32_t s) const noexcept {
   const std::uint64_t start = std::uint64_t{s} * segment_size_;
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(segment_size_, size_ - start));

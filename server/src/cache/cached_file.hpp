@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,13 +27,28 @@ struct TableLayout {
   std::uint32_t grace_ms = 2000;
 };
 
+// Where a movie of an HTTP origin (vod-server --origin) lives: its URL, and the strong ETag of the
+// version listed. Every fill asks for that version (If-Match) and checks the tag that comes back.
+struct OriginObject {
+  std::string url;
+  std::string etag;  // quotes included; empty when the origin gave none (then size alone is checked)
+};
+
 class CachedFile {
  public:
   // The file listed at `path` (its inode and mtime as stat saw them), with its table laid out, every
   // segment absent. Opens nothing: no descriptor is held for it until a disk read needs one.
   CachedFile(std::uint64_t id, std::string path, std::uint64_t size, std::int64_t mtime_ns, ino_t inode, const TableLayout& layout);
 
+  // A movie at an origin: `path` is its URL; fills are HTTP Range requests (origin/origin_fetcher.hpp).
+  CachedFile(std::uint64_t id, OriginObject object, std::uint64_t size, const TableLayout& layout);
+
   std::uint64_t id() const noexcept { return id_; }
+  const std::optional<OriginObject>& origin() const noexcept { return origin_; }
+  // A fill found another version at the origin: no segment of this file is filled again, and the
+  // ones resident were evicted. The next listing gives the new version a new CachedFile.
+  bool changed() const noexcept { return changed_.load(std::memory_order_relaxed); }  // also read by a listing's thread
+  void mark_changed() noexcept { changed_ = true; }
   const std::string& path() const noexcept { return path_; }
   std::uint64_t size() const noexcept { return size_; }
   std::int64_t mtime_ns() const noexcept { return mtime_ns_; }
@@ -64,6 +80,8 @@ class CachedFile {
   ino_t inode_;
   std::uint32_t segment_size_;
   bool direct_ = true;
+  std::atomic<bool> changed_{false};
+  std::optional<OriginObject> origin_;
   std::vector<proto::SegmentEntry> entries_;
   HostBuffer table_;
 };

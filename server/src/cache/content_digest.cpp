@@ -41,4 +41,22 @@ proto::ContentId ContentDigest::finish() {
   return id;
 }
 
+proto::ContentId origin_content_id(std::uint64_t size, std::string_view name, std::string_view etag) {
+  static constexpr char kOriginDomain[] = "rvod-origin-v1";  // hashed with its NUL
+  std::unique_ptr<EVP_MD_CTX, ContentDigest::Free> ctx(EVP_MD_CTX_new());
+  std::uint8_t be[8];
+  for (int i = 0; i < 8; ++i) be[i] = static_cast<std::uint8_t>(size >> (56 - 8 * i));
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 || EVP_DigestUpdate(ctx.get(), kOriginDomain, sizeof kOriginDomain) != 1 ||
+      EVP_DigestUpdate(ctx.get(), be, sizeof be) != 1 || EVP_DigestUpdate(ctx.get(), name.data(), name.size()) != 1 ||
+      EVP_DigestUpdate(ctx.get(), "", 1) != 1 || EVP_DigestUpdate(ctx.get(), etag.data(), etag.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx.get(), md, &n) != 1 || n < 16)
+    throw std::runtime_error("SHA-256 of an origin identity failed");
+  proto::ContentId id;
+  id.kind = proto::kContentOriginTag;
+  std::copy(md, md + 16, id.digest.begin());
+  return id;
+}
+
 }  // namespace vod::server::cache

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "vod/protocol/catalog_layout.hpp"
 
@@ -22,13 +23,17 @@ class ContentDigest {
   void update(std::span<const std::uint8_t> bytes);
   proto::ContentId finish();
 
- private:
-  struct Free {
+  struct Free {  // EVP_MD_CTX_free
     void operator()(EVP_MD_CTX* c) const noexcept;
   };
+
+ private:
   std::unique_ptr<EVP_MD_CTX, Free> ctx_;
   std::uint64_t size_ = 0, seen_ = 0;
 };
+
+// The identity of a movie at an HTTP origin (kContentOriginTag): its size, name and strong ETag.
+proto::ContentId origin_content_id(std::uint64_t size, std::string_view name, std::string_view etag);
 
 // The identity of `bytes`, hashed in steps of 16 MiB; `step` runs between them (a stop check).
 template <typename Step>

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "movie_library.hpp"
+#include "origin/origin_library.hpp"
 #include "vod/log.hpp"
 #include "vod/media/probe.hpp"
 
@@ -132,6 +133,7 @@ void LazyIndexer::run() {
 void LazyIndexer::work(Result& r) {
   const LoadedMovie& m = *r.job.movie;
   const FileIdentity id = m.identity();
+  if (m.cached && m.cached->origin()) return work_at_origin(r);
   const auto unchanged = [&id] {
     struct stat st {};
     return stat(id.path.c_str(), &st) == 0 && id.same_version(st);
@@ -160,6 +162,28 @@ void LazyIndexer::work(Result& r) {
     }
     if (r.index) store_.save(id, *r.index);
     if (r.content.known()) store_.save_digest(id, r.content);
+  } catch (const Stopped&) {
+    throw;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+}
+
+// A movie of an HTTP origin: its version is checked by its ETag on every read (RangeSource), and
+// its identity came with its listing, so only probes and indexes are left to do.
+void LazyIndexer::work_at_origin(Result& r) {
+  const LoadedMovie& m = *r.job.movie;
+  try {
+    if (r.job.probe) {
+      r.described = describe_copy(m, &store_);
+      return;
+    }
+    if (r.job.index) {
+      r.index = origin::index_origin_movie(m, [this] {
+        if (stop_) throw Stopped{};
+      });
+      store_.save(m.identity(), *r.index);
+    }
   } catch (const Stopped&) {
     throw;
   } catch (const std::exception& e) {

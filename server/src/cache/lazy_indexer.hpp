@@ -74,6 +74,7 @@ class LazyIndexer {
     double seconds = 0;
   };
   void work(Result& r);
+  void work_at_origin(Result& r);
   void run();
   void publish_results();
 

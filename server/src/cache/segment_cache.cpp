@@ -41,6 +41,7 @@ SegmentCache::SegmentCache(loop::Reactor& reactor, const CacheOptions& options)
       fds_(fd_cache_capacity()),
       slot_files_(slot_count(options)) {
   stats_.fill_buckets.assign(std::size(kFillBuckets), 0);
+  if (options_.origin) origin_ = std::make_unique<origin::OriginFetcher>(reactor_, *options_.origin);
   disk_events_ = reactor_.add(disk_.event_fd(), [this] { disk_.reap(); });
   log::info("cache", "segment cache: " + std::to_string(slots_.size()) + " slots of " + std::to_string(options_.segment_size >> 10) +
                          " KiB (" + std::to_string(arena_length() >> 20) + " MiB" + (arena_.huge_pages() ? ", huge pages" : "") +
@@ -81,6 +82,10 @@ void SegmentCache::demand(const std::shared_ptr<CachedFile>& file, std::uint32_t
                           Requester who) {
   const SegmentKey key{file->id(), segment};
   ++stats_.requests;
+  if (file->changed()) {  // another version at the origin: nothing of this one is served again
+    if (answer) answer(proto::SegmentStatus::changed, {});
+    return;
+  }
   if (auto it = resident_.find(key); it != resident_.end()) {
     ++stats_.hits;
     slots_.touch(it->second, now, who);
@@ -144,6 +149,7 @@ void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_
   auto node = waiting_.extract(key);
   Fault& f = node.mapped();
   CachedFile& file = *f.file;
+  if (file.origin()) return start_fetch(key, slot, std::move(f));
   try {
     f.fd = fds_.open(file);  // before anything changes: a file that cannot be read fails its fault here
   } catch (const std::exception& e) {
@@ -163,6 +169,67 @@ void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_
   const int fd = f.fd.fd();
   filling_.emplace(key, std::make_pair(slot, std::move(f)));
   disk_.read(fd, dest, length, offset, [this, key](std::int64_t result) { filled(key, result); });
+}
+
+void SegmentCache::start_fetch(const SegmentKey& key, std::uint32_t slot, Fault f) {
+  const CachedFile& file = *f.file;
+  if (!origin_ || file.changed()) {
+    slots_.fill_failed(slot);
+    for (auto& w : f.waiters) unreadable_.push_back([w = std::move(w)](proto::SegmentStatus, const proto::SegmentEntry& e) {
+      w(proto::SegmentStatus::changed, e);
+    });
+    return;
+  }
+  if (refill_hook_) refill_hook_(slot);
+  slot_files_[slot] = f.file;
+  std::uint8_t* dest = arena_.data() + std::uint64_t{slot} * options_.segment_size;
+  const std::uint64_t offset = std::uint64_t{key.segment} * options_.segment_size;
+  const std::uint32_t length = file.segment_length(key.segment);
+  const OriginObject& object = *file.origin();
+  const std::uint64_t size = file.size();
+  filling_.emplace(key, std::make_pair(slot, std::move(f)));
+  // Exactly the segment's bytes, once: the waiters of this fault (filling_) share it however many ask.
+  origin_->fetch(object.url, offset, length, size, object.etag, dest, [this, key](const origin::FetchResult& r) { fetched(key, r); });
+}
+
+void SegmentCache::fetched(const SegmentKey& key, const origin::FetchResult& r) {
+  auto it = filling_.find(key);
+  if (it == filling_.end()) return;
+  const std::shared_ptr<CachedFile> file = it->second.second.file;
+  if (r.outcome == origin::FetchResult::Outcome::ok) return filled(key, file->segment_length(key.segment));
+  if (r.outcome == origin::FetchResult::Outcome::failed) {
+    ++stats_.disk_errors;
+    log::error("origin", "segment " + std::to_string(key.segment) + ": " + r.error);
+    fill_failed(key, proto::SegmentStatus::origin_error);
+    return make_progress();
+  }
+  // Another version at the origin: its bytes must never meet this version's in one reader, so
+  // nothing of this version stays resident, and the file is never filled again.
+  ++stats_.origin_changes;
+  log::warn("origin", r.error + ": evicting what is resident of it; the origin is listed again");
+  file->mark_changed();
+  fill_failed(key, proto::SegmentStatus::changed);
+  evict_file(*file);
+  make_progress();
+  if (changed_hook_) changed_hook_(*file);
+}
+
+void SegmentCache::fill_failed(const SegmentKey& key, proto::SegmentStatus status) {
+  auto node = filling_.extract(key);
+  if (node.empty()) return;
+  const std::uint32_t slot = node.mapped().first;
+  slots_.fill_failed(slot);
+  slot_files_[slot].reset();
+  for (auto& w : node.mapped().second.waiters) w(status, {});
+}
+
+void SegmentCache::evict_file(const CachedFile& file) {
+  std::vector<std::uint32_t> slots;
+  for (const auto& [key, slot] : resident_)
+    if (key.movie == file.id()) slots.push_back(slot);
+  const auto now = Clock::now();
+  for (const std::uint32_t slot : slots)
+    if (auto e = slots_.evict(slot, now)) evicted(*e);
 }
 
 void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
@@ -186,9 +253,8 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
     ++stats_.disk_errors;
     const std::string why = result < 0 ? std::strerror(static_cast<int>(-result)) : "the file is shorter than when it was listed";
     log::error("cache", "reading segment " + std::to_string(key.segment) + " of " + file.path() + " from disk failed: " + why);
-    slots_.fill_failed(slot);
-    slot_files_[slot].reset();
-    for (auto& w : f.waiters) w(proto::SegmentStatus::disk_error, {});
+    filling_.insert(std::move(node));
+    fill_failed(key, proto::SegmentStatus::disk_error);
     return make_progress();
   }
   stats_.disk_bytes += want;

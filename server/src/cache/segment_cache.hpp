@@ -27,6 +27,7 @@
 #include "cache/slot_table.hpp"
 #include "host_buffer.hpp"
 #include "loop/reactor.hpp"
+#include "origin/origin_fetcher.hpp"
 
 namespace vod::server::cache {
 
@@ -42,6 +43,8 @@ struct CacheOptions {
   // within a turn of its loop) a slot is refilled at once; a quarantine of 3.5 s there held a
   // 16-slot cache to 16 segments per 3.5 s.
   bool remote_readers = true;
+  // vod-server --origin: files with an origin() are filled by HTTP Range requests, not from disk.
+  std::optional<origin::FetcherOptions> origin{};
 };
 
 struct CacheStats {
@@ -52,7 +55,8 @@ struct CacheStats {
   std::uint64_t evictions = 0;
   std::uint64_t over_share_evictions = 0;  // ... within grace: their requester held more than its fair share
   std::uint64_t disk_bytes = 0;
-  std::uint64_t disk_errors = 0;
+  std::uint64_t disk_errors = 0;    // disk reads, or origin fills, that failed
+  std::uint64_t origin_changes = 0;  // fills that found another version of their movie at the origin
   std::uint64_t fill_count = 0;
   double fill_seconds_sum = 0;              // fault-in latency: request to resident, of demanded misses
   std::vector<std::uint64_t> fill_buckets;  // counts per kFillBuckets upper bound (cumulative in the exposition)
@@ -86,6 +90,10 @@ class SegmentCache {
   // Called with a slot just before a segment is read into it (its quarantine over): with tokens,
   // every window over the slot is freed there (windows/slot_windows.hpp).
   void on_refill(std::function<void(std::uint32_t slot)> hook) { refill_hook_ = std::move(hook); }
+  // Called when a fill found another version of `file` at its origin (after its resident segments
+  // were evicted and the file marked changed): the server lists its origin again.
+  void on_changed(std::function<void(const CachedFile& file)> hook) { changed_hook_ = std::move(hook); }
+  const origin::OriginFetcher* origin() const noexcept { return origin_.get(); }
 
   const CacheStats& stats() const noexcept { return stats_; }
   std::uint32_t slots() const noexcept { return slots_.size(); }
@@ -111,7 +119,13 @@ class SegmentCache {
 
   void demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now, Requester who);
   void start(const SegmentKey& key, std::uint32_t slot, Clock::time_point now);
+  void start_fetch(const SegmentKey& key, std::uint32_t slot, Fault f);
   void filled(const SegmentKey& key, std::int64_t result);
+  void fetched(const SegmentKey& key, const origin::FetchResult& result);
+  // A fill that failed: its slot goes back, its waiters hear `status`.
+  void fill_failed(const SegmentKey& key, proto::SegmentStatus status);
+  // Evicts every resident segment of `file`, now.
+  void evict_file(const CachedFile& file);
   void evicted(const SlotTable::Eviction& e);
   // Starts the faults waiting for a slot that can have one, evicts ahead, and sets the timer for
   // the table's next change.
@@ -132,9 +146,12 @@ class SegmentCache {
   std::deque<SegmentKey> waiting_order_;
   std::vector<Answer> unreadable_;  // waiters of faults whose file could not be opened, answered after make_progress
   std::function<void(std::uint32_t)> refill_hook_;
+  std::function<void(const CachedFile&)> changed_hook_;
   std::uint32_t last_filled_ = 0;
   std::optional<SegmentKey> last_asked_;  // for the test hook
   CacheStats stats_;
+  // Last: destroyed first, so no fill writes into the arena after it goes.
+  std::unique_ptr<origin::OriginFetcher> origin_;
 };
 
 }  // namespace vod::server::cache

@@ -81,9 +81,11 @@ Session* PacedSender::sendable(Client& c, Clock::time_point now) {
     Job& j = s.jobs.front();
     if (j.data.cached) {
       const Ready r = ready_bytes(c, j, now);
-      if (r.failed) {  // the disk failed it: the client hears why, and the job goes
-        refuse_(j.to, c.key, j.request_size,
-                {s.id, j.epoch, j.record_seq, proto::RejectCode::internal_error, "the server could not read that range from its disk"});
+      if (r.failed) {  // the disk or the origin failed it: the client hears why, and the job goes
+        const std::string why = r.why == proto::SegmentStatus::origin_error ? "the server could not fetch that range from its origin"
+                                : r.why == proto::SegmentStatus::changed    ? "the movie changed at the server's origin: open it again"
+                                                                            : "the server could not read that range from its disk";
+        refuse_(j.to, c.key, j.request_size, {s.id, j.epoch, j.record_seq, proto::RejectCode::internal_error, why});
         table_.finish_front_job(c, s);
         continue;
       }
@@ -98,7 +100,7 @@ Session* PacedSender::sendable(Client& c, Clock::time_point now) {
 PacedSender::Ready PacedSender::ready_bytes(const Client& c, Job& j, Clock::time_point now) {
   if (!j.data.cached) return {j.data.bytes.subspan(static_cast<std::size_t>(j.sent)), false};
   if (j.fault && !j.fault->done) return {};
-  if (j.fault && j.fault->status != proto::SegmentStatus::ok) return {{}, true};
+  if (j.fault && j.fault->status != proto::SegmentStatus::ok) return {{}, true, j.fault->status};
   const std::uint64_t at = j.data.offset + j.sent, segment_size = cache_->options().segment_size;
   const auto segment = static_cast<std::uint32_t>(at / segment_size);
   // Checked at every train, and sent in the same turn of the loop: a slot holding the segment now

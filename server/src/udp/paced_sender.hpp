@@ -51,6 +51,7 @@ class PacedSender {
   struct Ready {
     std::span<const std::uint8_t> bytes;
     bool failed = false;
+    proto::SegmentStatus why = proto::SegmentStatus::ok;  // when failed
   };
   Ready ready_bytes(const Client& c, Job& j, Clock::time_point now);
   Clock::time_point wake_time(Client& c, Clock::time_point now);

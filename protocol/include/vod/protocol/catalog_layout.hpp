@@ -47,6 +47,10 @@ inline constexpr std::uint8_t kContentUnknown = 0;  // not computed yet (or a ki
 // The first 16 bytes of SHA-256 over "rvod-content-v1" NUL, the size as 8 big-endian bytes, and the
 // bytes a client reads (a remuxed movie's remux, not its file).
 inline constexpr std::uint8_t kContentSha256 = 1;
+// A movie of an HTTP origin (vod-server --origin): the first 16 bytes of SHA-256 over
+// "rvod-origin-v1" NUL, the size as 8 big-endian bytes, the movie's name, NUL, and the origin's
+// strong ETag of the object. Edges of one origin agree on it without reading the bytes.
+inline constexpr std::uint8_t kContentOriginTag = 2;
 
 struct ContentId {
   std::uint8_t kind = kContentUnknown;
@@ -177,7 +181,7 @@ static_assert(sizeof(WireCatalogEntryV2) == 352);
 struct WireCatalogEntryV2Content {
   WireCatalogEntryV2 v2;
   std::uint8_t content_digest[16];
-  std::uint8_t content_kind;  // kContentUnknown or kContentSha256; a later kind reads as unknown
+  std::uint8_t content_kind;  // kContentUnknown, kContentSha256 or kContentOriginTag; a later kind reads as unknown
   std::uint8_t reserved[15];
 };
 static_assert(sizeof(WireCatalogEntryV2Content) == 384);

@@ -129,8 +129,10 @@ enum class SegmentStatus : std::uint16_t {
   disk_error = 3,     // the server could not read it from disk; the reason is in its log
   refused = 4,        // this connection may not read that movie (its token is for another)
   busy = 5,           // no memory left to isolate the read (--isolation-memory): try again later
+  origin_error = 6,   // the server could not fetch it from its HTTP origin (down, slow, refusing); the reason is in its log
+  changed = 7,        // the movie changed at the server's origin: this version is gone (a new catalog lists the new one)
 };
-inline constexpr std::uint16_t kMaxSegmentStatus = 5;
+inline constexpr std::uint16_t kMaxSegmentStatus = 7;
 const char* to_string(SegmentStatus s) noexcept;
 
 // Server -> client: one per request, once the segment is resident (or cannot be).
