@@ -181,6 +181,14 @@ void Session::reconnect(const std::string& why) {
     drop_connection();
     throw ClientError(ErrorKind::connection_lost, "lost the connection to " + server() + ": " + why);
   }
+  // The same failure again with nothing read since the last reconnect: the server answered, and will
+  // answer the same (a fill from its origin failed twice, each after the server's own retries).
+  if (why == last_loss_ && reads_done_ == reads_at_last_loss_ && !uri_.cluster) {
+    drop_connection();
+    throw ClientError(ErrorKind::connection_lost, server() + ": " + why + " (again after a reconnect: giving up)");
+  }
+  last_loss_ = why;
+  reads_at_last_loss_ = reads_done_;
   log::warn("client",
             "connection to " + server() + " lost (" + why + ")" + (uri_.cluster ? "; reconnecting in the fleet" : "; reconnecting"));
   if (uri_.cluster) lost_member_ = member_id();
@@ -270,7 +278,10 @@ std::uint64_t Session::pread_async(std::uint64_t offset, std::span<std::uint8_t>
   if (!has_movie()) throw ClientError(ErrorKind::usage, "this session has no movie (it was opened for the catalog only)");
   resume_at_ = offset;  // where a reconnect prefetches
   return engine_.submit(Region::movie, offset, dest, [this, done = std::move(done)](std::size_t n) {
-    if (n > 0) delivered_ = true;  // from now on a reconnect continues only onto this version
+    if (n > 0) {
+      delivered_ = true;  // from now on a reconnect continues only onto this version
+      ++reads_done_;
+    }
     done(n);
   });
 }

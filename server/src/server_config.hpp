@@ -60,17 +60,17 @@ struct ServerConfig {
   // movie not pinned is served from it.
   std::uint64_t cache_size = 0;
   std::uint32_t segment_size = 4u << 20;
-  std::vector<std::string> pin;                 // shell patterns of movie names loaded whole
-  std::uint64_t pin_budget = 0;                 // bytes pinned movies may take, beside the cache; 0: no limit
-  unsigned cache_grace_ms = 2000;               // a segment asked for within this is never evicted
-  unsigned probe_budget_ms = 2000;              // the scan's time for probing cached movies; the rest after start
-  unsigned cache_read_deadline_ms = 3000;       // clients drop a segment Read older than this; slots wait longer
+  std::vector<std::string> pin;            // shell patterns of movie names loaded whole
+  std::uint64_t pin_budget = 0;            // bytes pinned movies may take, beside the cache; 0: no limit
+  unsigned cache_grace_ms = 2000;          // a segment asked for within this is never evicted
+  unsigned probe_budget_ms = 2000;         // the scan's time for probing cached movies; the rest after start
+  unsigned cache_read_deadline_ms = 3000;  // clients drop a segment Read older than this; slots wait longer
   // An HTTP origin (docs/operations.md, "Edges of an origin"): the library is listed from it and
   // every segment filled from it by Range requests; --cache-size is needed, --media-dir is not.
   std::string origin;
-  std::string origin_cacert;          // CAs an https origin is checked against (else the system's)
-  unsigned origin_timeout_ms = 8000;  // one request to the origin, start to end
-  unsigned origin_rescan_s = 60;      // the origin is listed again this often (0: only at SIGHUP and when a fill finds a change)
+  std::string origin_cacert;                    // CAs an https origin is checked against (else the system's)
+  unsigned origin_timeout_ms = 8000;            // one request to the origin, start to end
+  unsigned origin_rescan_s = 60;                // the origin is listed again this often (0: only at SIGHUP and when a fill finds a change)
   std::string state_dir = "/var/lib/rdma-vod";  // what the server derives from files and keeps (cached movies' indexes); empty: nothing
   // A fleet (docs/operations.md, "A fleet"): a member record in etcd under a lease.
   std::string cluster;                      // etcd://HOST[:PORT][/PREFIX]; empty: not in a fleet

@@ -41,8 +41,8 @@
 #include "metrics/metrics_endpoint.hpp"
 #include "metrics/server_metrics.hpp"
 #include "movie_library.hpp"
-#include "origin/origin_rescanner.hpp"
 #include "ondemand/vod_transport.hpp"
+#include "origin/origin_rescanner.hpp"
 #include "registrations.hpp"
 #include "server_config.hpp"
 #include "service/service_notifier.hpp"
@@ -144,9 +144,9 @@ class VodServer {
   std::unique_ptr<origin::OriginRescanner> origin_scans_;                 // --origin: listings after start
   loop::Reactor::Timer origin_timer_;                                     // --origin: the next listing
   std::chrono::steady_clock::time_point origin_due_{};
-  loop::Reactor::Timer republish_timer_;                                  // identities found: the catalog again, within a second
-  loop::Reactor::Timer heartbeat_timer_;                                  // the status words' heartbeat
-  loop::Reactor::Timer load_timer_;                                       // --cluster: the load measured, the record put if it changed
+  loop::Reactor::Timer republish_timer_;  // identities found: the catalog again, within a second
+  loop::Reactor::Timer heartbeat_timer_;  // the status words' heartbeat
+  loop::Reactor::Timer load_timer_;       // --cluster: the load measured, the record put if it changed
   std::chrono::steady_clock::time_point load_measured_at_;
   std::uint64_t udp_bytes_measured_ = 0;
   double udp_served_mbps_ = 0;

@@ -103,7 +103,7 @@ TEST(SegmentMessages, NotifyLayoutAndRoundTrip) {
   EXPECT_EQ(get_be(v, 28, 2), 0u);
   EXPECT_EQ(get_be(v, 32, 4), 99u);
   EXPECT_EQ(*decode_segment_notify(v), n);
-  EXPECT_TRUE(fails_with(decode_segment_notify(with(v, 28, 6, 2)), DecodeFault::bad_field, "undefined status 6"));
+  EXPECT_TRUE(fails_with(decode_segment_notify(with(v, 28, 8, 2)), DecodeFault::bad_field, "undefined status 8"));
   EXPECT_TRUE(
       fails_with(decode_segment_notify(with(v, 16, pack({9, SegmentState::absent, 0}), 8)), DecodeFault::inconsistent, "not resident"));
   EXPECT_TRUE(fails_with(decode_segment_notify(with(v, 28, 3, 2)), DecodeFault::inconsistent, "with an entry"));

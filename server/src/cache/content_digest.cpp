@@ -48,10 +48,10 @@ proto::ContentId origin_content_id(std::uint64_t size, std::string_view name, st
   for (int i = 0; i < 8; ++i) be[i] = static_cast<std::uint8_t>(size >> (56 - 8 * i));
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 || EVP_DigestUpdate(ctx.get(), kOriginDomain, sizeof kOriginDomain) != 1 ||
-      EVP_DigestUpdate(ctx.get(), be, sizeof be) != 1 || EVP_DigestUpdate(ctx.get(), name.data(), name.size()) != 1 ||
-      EVP_DigestUpdate(ctx.get(), "", 1) != 1 || EVP_DigestUpdate(ctx.get(), etag.data(), etag.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), md, &n) != 1 || n < 16)
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
+      EVP_DigestUpdate(ctx.get(), kOriginDomain, sizeof kOriginDomain) != 1 || EVP_DigestUpdate(ctx.get(), be, sizeof be) != 1 ||
+      EVP_DigestUpdate(ctx.get(), name.data(), name.size()) != 1 || EVP_DigestUpdate(ctx.get(), "", 1) != 1 ||
+      EVP_DigestUpdate(ctx.get(), etag.data(), etag.size()) != 1 || EVP_DigestFinal_ex(ctx.get(), md, &n) != 1 || n < 16)
     throw std::runtime_error("SHA-256 of an origin identity failed");
   proto::ContentId id;
   id.kind = proto::kContentOriginTag;

@@ -175,9 +175,9 @@ void SegmentCache::start_fetch(const SegmentKey& key, std::uint32_t slot, Fault 
   const CachedFile& file = *f.file;
   if (!origin_ || file.changed()) {
     slots_.fill_failed(slot);
-    for (auto& w : f.waiters) unreadable_.push_back([w = std::move(w)](proto::SegmentStatus, const proto::SegmentEntry& e) {
-      w(proto::SegmentStatus::changed, e);
-    });
+    for (auto& w : f.waiters)
+      unreadable_.push_back(
+          [w = std::move(w)](proto::SegmentStatus, const proto::SegmentEntry& e) { w(proto::SegmentStatus::changed, e); });
     return;
   }
   if (refill_hook_) refill_hook_(slot);
@@ -206,9 +206,11 @@ void SegmentCache::fetched(const SegmentKey& key, const origin::FetchResult& r) 
   // Another version at the origin: its bytes must never meet this version's in one reader, so
   // nothing of this version stays resident, and the file is never filled again.
   ++stats_.origin_changes;
-  log::warn("origin", r.error + ": evicting what is resident of it; the origin is listed again");
+  const bool first = !file->changed();  // its other fills under way find the same
   file->mark_changed();
   fill_failed(key, proto::SegmentStatus::changed);
+  if (!first) return make_progress();
+  log::warn("origin", r.error + ": evicting what is resident of it; the origin is listed again");
   evict_file(*file);
   make_progress();
   if (changed_hook_) changed_hook_(*file);

@@ -55,7 +55,7 @@ struct CacheStats {
   std::uint64_t evictions = 0;
   std::uint64_t over_share_evictions = 0;  // ... within grace: their requester held more than its fair share
   std::uint64_t disk_bytes = 0;
-  std::uint64_t disk_errors = 0;    // disk reads, or origin fills, that failed
+  std::uint64_t disk_errors = 0;     // disk reads, or origin fills, that failed
   std::uint64_t origin_changes = 0;  // fills that found another version of their movie at the origin
   std::uint64_t fill_count = 0;
   double fill_seconds_sum = 0;              // fault-in latency: request to resident, of demanded misses

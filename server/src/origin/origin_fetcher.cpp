@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct OriginFetcher::Transfer {
   bool overflow = false;
   char error[CURL_ERROR_SIZE] = {};
   ~Transfer() { curl_slist_free_all(headers); }
+  void setup(const FetcherOptions& options);
 
   static std::size_t on_header(char* data, std::size_t size, std::size_t n, void* self) {
     static_cast<Transfer*>(self)->response.feed(std::string_view(data, size * n));
@@ -54,6 +56,30 @@ struct OriginFetcher::Transfer {
     return bytes;
   }
 };
+
+// One attempt's request: exactly the range, If-Match with the tag listed, bounded in time.
+void OriginFetcher::Transfer::setup(const FetcherOptions& options) {
+  Transfer& t = *this;
+  CURL* e = t.easy.get();
+  const std::string range = std::to_string(t.job.offset) + "-" + std::to_string(t.job.offset + t.job.length - 1);
+  curl_easy_setopt(e, CURLOPT_URL, t.job.url.c_str());
+  curl_easy_setopt(e, CURLOPT_RANGE, range.c_str());  // copied by libcurl
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count()));
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.attempt_timeout.count()));
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.error);
+  curl_easy_setopt(e, CURLOPT_USERAGENT, "vod-server (segment fill)");
+  if (!options.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
+  if (!t.job.etag.empty()) {
+    t.headers = curl_slist_append(nullptr, ("If-Match: " + t.job.etag).c_str());
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
+  }
+}
 
 struct OriginFetcher::Multi {
   CURLM* handle = curl_multi_init();
@@ -115,8 +141,11 @@ void OriginFetcher::reap() {
 
 void OriginFetcher::run() {
   CURLM* multi = multi_->handle;
-  std::vector<Job> retrying;                                        // waiting for their due time
+  std::vector<Job> retrying;                                       // waiting for their due time
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> transfers;  // under way
+  // When a fill last failed for good: for 10 s after, a failed attempt is not retried, so a dead
+  // origin costs each viewer one attempt, not the whole backoff, and is not hammered.
+  std::optional<Clock::time_point> gave_up;
   auto finish = [&](Job& j, FetchResult r) {
     if (r.outcome == FetchResult::Outcome::failed) ++stats_.failures;
     if (r.outcome == FetchResult::Outcome::changed) ++stats_.changes;
@@ -133,26 +162,10 @@ void OriginFetcher::run() {
     t->easy.reset(curl_easy_init());
     if (!t->easy) return finish(t->job, {FetchResult::Outcome::failed, "curl_easy_init failed", t->job.failures});
     CURL* e = t->easy.get();
-    const std::string range = std::to_string(t->job.offset) + "-" + std::to_string(t->job.offset + t->job.length - 1);
-    curl_easy_setopt(e, CURLOPT_URL, t->job.url.c_str());
-    curl_easy_setopt(e, CURLOPT_RANGE, range.c_str());  // copied by libcurl
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.attempt_timeout.count()));
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "vod-server (segment fill)");
-    if (!options_.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_file.c_str());
-    if (!t->job.etag.empty()) {
-      t->headers = curl_slist_append(nullptr, ("If-Match: " + t->job.etag).c_str());
-      curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
-    }
+    t->setup(options_);
     ++stats_.requests;
-    if (curl_multi_add_handle(multi, e) != CURLM_OK) return finish(t->job, {FetchResult::Outcome::failed, "curl_multi_add_handle failed", t->job.failures});
+    if (curl_multi_add_handle(multi, e) != CURLM_OK)
+      return finish(t->job, {FetchResult::Outcome::failed, "curl_multi_add_handle failed", t->job.failures});
     transfers.emplace(e, std::move(t));
   };
   // An attempt ended: deliver it, or retry it after its backoff, or give up naming why.
@@ -171,9 +184,11 @@ void OriginFetcher::run() {
         case FillVerdict::ok:
           if (t->written == j.length && !t->overflow) {
             stats_.bytes += j.length;
+            gave_up.reset();  // the origin delivers again
             return finish(j, {FetchResult::Outcome::ok, {}, j.failures + 1});
           }
-          why = "the origin sent " + std::string(t->overflow ? "more" : std::to_string(t->written)) + " bytes of " + std::to_string(j.length);
+          why =
+              "the origin sent " + std::string(t->overflow ? "more" : std::to_string(t->written)) + " bytes of " + std::to_string(j.length);
           break;
         case FillVerdict::failed:
           why = "HTTP " + std::to_string(t->response.status) + (t->response.status == 206 ? " with another range than asked for" : "");
@@ -182,7 +197,10 @@ void OriginFetcher::run() {
     }
     ++j.failures;
     const auto now = Clock::now();
-    if (auto wait = retry_after(j.failures, std::chrono::duration_cast<std::chrono::milliseconds>(now - j.first), options_.budget)) {
+    const bool origin_down = gave_up && now - *gave_up < std::chrono::seconds(10);
+    if (auto wait = origin_down
+                        ? std::nullopt
+                        : retry_after(j.failures, std::chrono::duration_cast<std::chrono::milliseconds>(now - j.first), options_.budget)) {
       ++stats_.retries;
       log::warn("origin", "fill of " + j.url + " bytes " + std::to_string(j.offset) + "+" + std::to_string(j.length) + " failed (" + why +
                               "); retrying in " + std::to_string(wait->count()) + " ms");
@@ -191,8 +209,9 @@ void OriginFetcher::run() {
       retrying.push_back(std::move(j));
       return;
     }
-    finish(j, {FetchResult::Outcome::failed, "the origin did not deliver " + j.url + " (" + why + ", " + std::to_string(j.failures) + " attempts)",
-               j.failures});
+    gave_up = now;
+    finish(j, {FetchResult::Outcome::failed,
+               "the origin did not deliver " + j.url + " (" + why + ", " + std::to_string(j.failures) + " attempts)", j.failures});
   };
 
   while (!stop_) {

@@ -12,17 +12,17 @@
 // fill fails with the origin's URL and the reason.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <algorithm>
 #include <deque>
-#include <unordered_map>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "loop/reactor.hpp"
 #include "vod/unique_fd.hpp"
@@ -80,7 +80,7 @@ class OriginFetcher {
   UniqueFd event_;
   loop::Reactor::Registration events_;
   std::mutex mutex_;
-  std::deque<Job> queued_;                    // fetch() -> the thread
+  std::deque<Job> queued_;                         // fetch() -> the thread
   std::deque<std::pair<Done, FetchResult>> done_;  // the thread -> reap()
   std::atomic<bool> stop_{false};
   std::size_t in_flight_ = 0;  // the loop's count: fetched and not yet reaped

@@ -12,8 +12,9 @@ namespace vod::server::origin {
 namespace {
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
 std::string_view trim(std::string_view s) {
@@ -45,8 +46,10 @@ std::string normalise_origin(std::string_view url) {
   const auto slash = rest.find('/');
   const std::string_view host = rest.substr(0, slash);
   if (host.empty()) throw OriginError("--origin " + std::string(url) + ": no host");
-  if (host.find('@') != std::string_view::npos) throw OriginError("--origin " + std::string(url) + ": credentials in the URL are not supported");
-  if (url.find_first_of("?#") != std::string_view::npos) throw OriginError("--origin " + std::string(url) + ": a query or fragment is not a folder");
+  if (host.find('@') != std::string_view::npos)
+    throw OriginError("--origin " + std::string(url) + ": credentials in the URL are not supported");
+  if (url.find_first_of("?#") != std::string_view::npos)
+    throw OriginError("--origin " + std::string(url) + ": a query or fragment is not a folder");
   if (std::any_of(url.begin(), url.end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; }))
     throw OriginError("--origin: the URL holds a space or a control byte");
   std::string out(url);

@@ -62,10 +62,11 @@ void describe_origin(LoadedMovie& m, const cache::IndexStore* store) {
   m.probe_pending = false;
   const std::string& etag = source.etag();
   m.mtime_ns = static_cast<std::int64_t>(proto::name_hash(etag));  // the version the state directory keeps things under
-  m.cached = std::make_shared<cache::CachedFile>(next_origin_id++, cache::OriginObject{m.path, etag}, m.file_size,
-                                                 m.layout);
+  m.cached = std::make_shared<cache::CachedFile>(next_origin_id++, cache::OriginObject{m.path, etag}, m.file_size, m.layout);
   if (!etag.empty()) m.content = cache::origin_content_id(m.file_size, m.name, etag);
-  else log::warn("origin", m.path + ": no strong ETag; a change of the object is seen only when its size changes, and it has no content identity");
+  else
+    log::warn("origin",
+              m.path + ": no strong ETag; a change of the object is seen only when its size changes, and it has no content identity");
   if (!m.info.is_media) {
     m.index_bytes = HostBuffer(0);
     log::info("origin", m.name + ": not media, served as raw bytes (" + kib(client.bytes_fetched() - before) + " read)");
@@ -135,7 +136,8 @@ Library scan_origin(const std::string& base, std::uint32_t generation, const Lib
       continue;
     }
     if (auto old = reusable.find(o.name); old != reusable.end() && old->second->file_size == o.size &&
-                                          old->second->origin_mtime == o.mtime && !(old->second->cached && old->second->cached->changed())) {
+                                          old->second->origin_mtime == o.mtime &&
+                                          !(old->second->cached && old->second->cached->changed())) {
       library.movies.push_back(old->second);
       ++reused;
       continue;
@@ -165,8 +167,8 @@ Library scan_origin(const std::string& base, std::uint32_t generation, const Lib
     library.movies.push_back(std::move(m));
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  log::info("origin", "generation " + std::to_string(generation) + ": " + std::to_string(library.movies.size()) + " movies at " + base + " (" +
-                          std::to_string(reused) + " unchanged, " + std::to_string(later) + " probed after start) in " +
+  log::info("origin", "generation " + std::to_string(generation) + ": " + std::to_string(library.movies.size()) + " movies at " + base +
+                          " (" + std::to_string(reused) + " unchanged, " + std::to_string(later) + " probed after start) in " +
                           std::to_string(secs).substr(0, 5) + " s, " + std::to_string(client.requests() - requests) + " requests, " +
                           kib(client.bytes_fetched() - before) + " read");
   return library;

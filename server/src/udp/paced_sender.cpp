@@ -82,9 +82,10 @@ Session* PacedSender::sendable(Client& c, Clock::time_point now) {
     if (j.data.cached) {
       const Ready r = ready_bytes(c, j, now);
       if (r.failed) {  // the disk or the origin failed it: the client hears why, and the job goes
-        const std::string why = r.why == proto::SegmentStatus::origin_error ? "the server could not fetch that range from its origin"
-                                : r.why == proto::SegmentStatus::changed    ? "the movie changed at the server's origin: open it again"
-                                                                            : "the server could not read that range from its disk";
+        // At most kWriteRecordReasonMax (48) bytes: an error is never larger than the request.
+        const std::string why = r.why == proto::SegmentStatus::origin_error ? "the server's origin failed to deliver it"
+                                : r.why == proto::SegmentStatus::changed    ? "the movie changed at the server's origin"
+                                                                            : "the server could not read it from its disk";
         refuse_(j.to, c.key, j.request_size, {s.id, j.epoch, j.record_seq, proto::RejectCode::internal_error, why});
         table_.finish_front_job(c, s);
         continue;

@@ -227,9 +227,14 @@ class Session {
   std::chrono::steady_clock::time_point index_checked_{};
   unsigned read_depth_ = 0;
   StartupTimes startup_;
-  std::uint64_t resume_at_ = 0;  // the offset of the last read asked for: a (re)connect prefetches there
-  bool delivered_ = false;       // a read of the current movie completed with bytes: its version is fixed
-  std::string served_by_;        // the server the current movie's version came from (movie_changed names it)
+  std::uint64_t resume_at_ = 0;   // the offset of the last read asked for: a (re)connect prefetches there
+  bool delivered_ = false;        // a read of the current movie completed with bytes: its version is fixed
+  std::uint64_t reads_done_ = 0;  // reads that completed with bytes, for the rule below
+  // The last reconnect's reason and reads_done_ then: a server that fails the same read again for
+  // the same reason right after a reconnect (its origin is down, its disk fails) is not retried.
+  std::string last_loss_;
+  std::uint64_t reads_at_last_loss_ = 0;
+  std::string served_by_;  // the server the current movie's version came from (movie_changed names it)
   // The catalog movie_ was taken from: within one server process (instance) and one generation an
   // entry names one version, known identity or not (docs/protocol.md, "Catalog region").
   std::uint64_t movie_instance_ = 0;
