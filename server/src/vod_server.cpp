@@ -270,11 +270,8 @@ void VodServer::cut_off_revoked() {
 }
 
 void VodServer::rescan() {
-  if (origin_scans_) {
-    log::info("server", "SIGHUP: listing the origin " + config_.origin + " again");
-    return rescan_soon(std::chrono::seconds(1));
-  }
-  log::info("server", "SIGHUP: rescanning " + config_.media_dir);
+  log::info("server",
+            origin_scans_ ? "SIGHUP: listing the origin " + config_.origin + " again" : "SIGHUP: rescanning " + config_.media_dir);
   notifier_.reloading();
   if (!config_.auth_secret.empty()) {
     try {
@@ -291,10 +288,14 @@ void VodServer::rescan() {
       log::error("auth", std::string("cannot re-read the revocations, keeping the ones loaded: ") + e.what());
     }
   }
-  try {
-    publish_generation(scan_library(config_.media_dir, library_.generation + 1, &library_, library_options_));
-  } catch (const std::exception& e) {
-    log::error("server", std::string("rescan failed, keeping generation ") + std::to_string(library_.generation) + ": " + e.what());
+  if (origin_scans_) {
+    rescan_soon(std::chrono::seconds(1));  // on its thread: the listing is published when it is done
+  } else {
+    try {
+      publish_generation(scan_library(config_.media_dir, library_.generation + 1, &library_, library_options_));
+    } catch (const std::exception& e) {
+      log::error("server", std::string("rescan failed, keeping generation ") + std::to_string(library_.generation) + ": " + e.what());
+    }
   }
   notifier_.ready(service_status());
 }

@@ -144,6 +144,7 @@ class VodServer {
   std::unique_ptr<origin::OriginRescanner> origin_scans_;                 // --origin: listings after start
   loop::Reactor::Timer origin_timer_;                                     // --origin: the next listing
   std::chrono::steady_clock::time_point origin_due_{};
+  bool origin_again_ = false;             // a listing was asked for while one was under way: another follows it at once
   loop::Reactor::Timer republish_timer_;  // identities found: the catalog again, within a second
   loop::Reactor::Timer heartbeat_timer_;  // the status words' heartbeat
   loop::Reactor::Timer load_timer_;       // --cluster: the load measured, the record put if it changed

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // VodServer and its origin (--origin): the first listing, and the listings after start on their
 // thread (origin/origin_rescanner.hpp).
+#include <utility>
+
 #include "vod/log.hpp"
 #include "vod_server.hpp"
 
@@ -27,8 +29,11 @@ void VodServer::rescan_soon(std::chrono::seconds after) {
   if (origin_timer_.armed() && origin_due_ <= when) return;
   origin_due_ = when;
   origin_timer_ = reactor_.at(when, [this] {
-    if (origin_scans_->busy()) return;  // the one under way reports, and the next is armed then
-    Library previous = library_;        // a copy of the list: the thread reads it while the loop goes on
+    if (origin_scans_->busy()) {  // the one under way may have listed the origin before what asked for this
+      origin_again_ = true;
+      return;
+    }
+    Library previous = library_;  // a copy of the list: the thread reads it while the loop goes on
     origin_scans_->start(
         [this, previous = std::move(previous)] { return scan_library({}, previous.generation + 1, &previous, library_options_); });
   });
@@ -37,6 +42,7 @@ void VodServer::rescan_soon(std::chrono::seconds after) {
 void VodServer::origin_scanned(std::optional<Library> library, const std::string& error) {
   if (!library) {
     log::error("origin", "listing the origin failed, keeping generation " + std::to_string(library_.generation) + ": " + error);
+    origin_again_ = false;
     rescan_soon(std::chrono::seconds(5));
     return;
   }
@@ -49,7 +55,7 @@ void VodServer::origin_scanned(std::optional<Library> library, const std::string
       log::error("origin", std::string("cannot publish the origin's new listing: ") + e.what());
     }
   }
-  rescan_soon(std::chrono::seconds(config_.origin_rescan_s));
+  rescan_soon(std::exchange(origin_again_, false) ? std::chrono::seconds(1) : std::chrono::seconds(config_.origin_rescan_s));
 }
 
 }  // namespace vod::server

@@ -1,24 +1,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Sourced by the native fleet tests (fleet_membership_test.sh, fleet_scale_test.sh): a work
-# directory, the processes to kill at the end (pids), step/pass/fail, and a real etcd on loopback
+# directory, the processes to kill at the end (pids), step/pass/fail (test_lib.sh), and a real etcd on loopback
 # (start_etcd; etcdctl speaks to it). Skips (77) where etcd is not installed.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
-build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
 command -v etcd > /dev/null || { echo "SKIP: etcd is not installed (scripts/install-deps.sh installs etcd-server)"; exit 77; }
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  local rc=$?
-  # Continued too: a test may leave a member stopped (SIGSTOP).
-  for p in "${pids[@]}"; do kill -CONT "$p" 2> /dev/null || true; kill -KILL "$p" 2> /dev/null || true; done
-  if [[ $rc -ne 0 ]]; then for f in "$work"/*.log; do echo "--- $f"; tail -n 15 "$f"; done; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-step() { echo "--- [${SECONDS}s] $*"; }
-pass() { echo "PASS: [${SECONDS}s] $*"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"  # $work, $pids, cleanup, step/pass/fail
 export VOD_CLUSTER_CACHE_DIR=$work/member-cache
 etcd_port=$(free_port) peer_port=$(free_port)
 etcdctl() { ETCDCTL_API=3 command etcdctl --endpoints "127.0.0.1:$etcd_port" "$@"; }

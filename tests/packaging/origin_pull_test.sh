@@ -11,29 +11,15 @@
 #    old version stops (or delivers the old bytes only), and the next get reads the new one, exactly.
 #  - With the origin killed, a get of an object not resident fails within 30 s naming the origin,
 #    and the server stays up.
-set -euo pipefail
-source "$(dirname "$0")/../free_port.sh"
-build=${VOD_BUILD_DIR:?CTest sets VOD_BUILD_DIR}
-media=${VOD_TEST_MEDIA_DIR:?CTest sets VOD_TEST_MEDIA_DIR}
 command -v nginx > /dev/null || { echo "SKIP: nginx is not installed (scripts/install-deps.sh installs nginx-light)"; exit 77; }
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  local rc=$?
-  for p in "${pids[@]}"; do kill -KILL $(pgrep -P "$p") "$p" 2> /dev/null || true; done
-  if [[ $rc -ne 0 ]]; then for f in "$work"/*.log; do echo "--- $f"; tail -n 20 "$f"; done; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-step() { echo "--- [${SECONDS}s] $*"; }
-pass() { echo "PASS: [${SECONDS}s] $*"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/test_lib.sh"  # $work, $pids, cleanup, step/pass/fail
+source "$(dirname "$0")/../test_media.sh"
 
 chmod 755 "$work"  # nginx's worker (nobody, when started as root) reads the origin below it
 mkdir -p "$work/origin/Films" "$work/nginx"
-cp "$media/test-480p-60s.mp4" "$work/origin/Films/"
-cp "$media/test-240p-20s.mkv" "$media/test-240p-20s.ts" "$work/origin/"
-cp "$media/test-480p-60s.mp4" "$work/origin/Films/replaced.mp4"  # replaced below, while partly resident
+cp "$test_media/test-480p-60s.mp4" "$work/origin/Films/"
+cp "$test_media/test-240p-20s.mkv" "$test_media/test-240p-20s.ts" "$work/origin/"
+cp "$test_media/test-480p-60s.mp4" "$work/origin/Films/replaced.mp4"  # replaced below, while partly resident
 http_port=$(free_port) udp_port=$(free_port) rdma_port=$(free_port)
 cat > "$work/nginx/nginx.conf" << CONF
 worker_processes 1;
@@ -120,8 +106,7 @@ cmp "$work/new.mp4" "$work/origin/$movie" || fail "the new version is not served
 pass "the change stopped the old version's get after $got bytes of it (exit $rc); the new version is served, exactly"
 
 step "the origin killed"
-workers=$(pgrep -P "$nginx_pid" || true)
-kill -KILL $workers "$nginx_pid"  # the workers too: they outlive a killed master, and serve on
+kill -KILL $(pgrep -P "$nginx_pid") "$nginx_pid"  # the workers too: they outlive a killed master, and serve on
 wait "$nginx_pid" 2> /dev/null || true
 start=$SECONDS
 rc=0

@@ -3,6 +3,7 @@
 
 #include <openssl/evp.h>
 
+#include <array>
 #include <stdexcept>
 #include <string>
 
@@ -10,15 +11,21 @@ namespace vod::server::cache {
 
 namespace {
 constexpr char kDomain[] = "rvod-content-v1";  // hashed with its NUL
+
+// A size as the identities hash it: 8 bytes, big-endian.
+std::array<std::uint8_t, 8> size_be(std::uint64_t size) {
+  std::array<std::uint8_t, 8> be{};
+  for (int i = 0; i < 8; ++i) be[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(size >> (56 - 8 * i));
+  return be;
 }
+}  // namespace
 
 void ContentDigest::Free::operator()(EVP_MD_CTX* c) const noexcept { EVP_MD_CTX_free(c); }
 
 ContentDigest::ContentDigest(std::uint64_t size) : ctx_(EVP_MD_CTX_new()), size_(size) {
   if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) throw std::runtime_error("EVP_DigestInit_ex(SHA-256) failed");
-  std::uint8_t be[8];
-  for (int i = 0; i < 8; ++i) be[i] = static_cast<std::uint8_t>(size >> (56 - 8 * i));
-  if (EVP_DigestUpdate(ctx_.get(), kDomain, sizeof kDomain) != 1 || EVP_DigestUpdate(ctx_.get(), be, sizeof be) != 1)
+  const auto be = size_be(size);
+  if (EVP_DigestUpdate(ctx_.get(), kDomain, sizeof kDomain) != 1 || EVP_DigestUpdate(ctx_.get(), be.data(), be.size()) != 1)
     throw std::runtime_error("EVP_DigestUpdate failed");
 }
 
@@ -44,12 +51,11 @@ proto::ContentId ContentDigest::finish() {
 proto::ContentId origin_content_id(std::uint64_t size, std::string_view name, std::string_view etag) {
   static constexpr char kOriginDomain[] = "rvod-origin-v1";  // hashed with its NUL
   std::unique_ptr<EVP_MD_CTX, ContentDigest::Free> ctx(EVP_MD_CTX_new());
-  std::uint8_t be[8];
-  for (int i = 0; i < 8; ++i) be[i] = static_cast<std::uint8_t>(size >> (56 - 8 * i));
+  const auto be = size_be(size);
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), kOriginDomain, sizeof kOriginDomain) != 1 || EVP_DigestUpdate(ctx.get(), be, sizeof be) != 1 ||
+      EVP_DigestUpdate(ctx.get(), kOriginDomain, sizeof kOriginDomain) != 1 || EVP_DigestUpdate(ctx.get(), be.data(), be.size()) != 1 ||
       EVP_DigestUpdate(ctx.get(), name.data(), name.size()) != 1 || EVP_DigestUpdate(ctx.get(), "", 1) != 1 ||
       EVP_DigestUpdate(ctx.get(), etag.data(), etag.size()) != 1 || EVP_DigestFinal_ex(ctx.get(), md, &n) != 1 || n < 16)
     throw std::runtime_error("SHA-256 of an origin identity failed");

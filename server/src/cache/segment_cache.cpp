@@ -142,7 +142,7 @@ void SegmentCache::make_progress() {
   timer_.cancel();
   if (!waiting_.empty() || slots_.count(SlotTable::State::quarantined) > 0 || slots_.short_of_reserve())
     if (auto next = slots_.next_change(now)) timer_ = reactor_.at(*next, [this] { make_progress(); });
-  for (auto failed = std::exchange(unreadable_, {}); auto& w : failed) w(proto::SegmentStatus::disk_error, {});
+  for (auto failed = std::exchange(unreadable_, {}); auto& [w, status] : failed) w(status, {});
 }
 
 void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_point) {
@@ -157,7 +157,7 @@ void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_
     log::error("cache", "segment " + std::to_string(key.segment) + ": " + e.what());
     slots_.fill_failed(slot);
     // Answered once make_progress is done with its queue: an answer may ask for more.
-    for (auto& w : f.waiters) unreadable_.push_back(std::move(w));
+    for (auto& w : f.waiters) unreadable_.emplace_back(std::move(w), proto::SegmentStatus::disk_error);
     return;
   }
   if (refill_hook_) refill_hook_(slot);  // no window over the slot outlives what it held
@@ -173,11 +173,9 @@ void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_
 
 void SegmentCache::start_fetch(const SegmentKey& key, std::uint32_t slot, Fault f) {
   const CachedFile& file = *f.file;
-  if (!origin_ || file.changed()) {
+  if (file.changed()) {  // while it waited for a slot
     slots_.fill_failed(slot);
-    for (auto& w : f.waiters)
-      unreadable_.push_back(
-          [w = std::move(w)](proto::SegmentStatus, const proto::SegmentEntry& e) { w(proto::SegmentStatus::changed, e); });
+    for (auto& w : f.waiters) unreadable_.emplace_back(std::move(w), proto::SegmentStatus::changed);
     return;
   }
   if (refill_hook_) refill_hook_(slot);
@@ -196,9 +194,10 @@ void SegmentCache::fetched(const SegmentKey& key, const origin::FetchResult& r) 
   auto it = filling_.find(key);
   if (it == filling_.end()) return;
   const std::shared_ptr<CachedFile> file = it->second.second.file;
+  stats_.origin_requests += r.attempts;
   if (r.outcome == origin::FetchResult::Outcome::ok) return filled(key, file->segment_length(key.segment));
   if (r.outcome == origin::FetchResult::Outcome::failed) {
-    ++stats_.disk_errors;
+    ++stats_.origin_errors;
     log::error("origin", "segment " + std::to_string(key.segment) + ": " + r.error);
     fill_failed(key, proto::SegmentStatus::origin_error);
     return make_progress();
@@ -218,11 +217,13 @@ void SegmentCache::fetched(const SegmentKey& key, const origin::FetchResult& r) 
 
 void SegmentCache::fill_failed(const SegmentKey& key, proto::SegmentStatus status) {
   auto node = filling_.extract(key);
-  if (node.empty()) return;
-  const std::uint32_t slot = node.mapped().first;
+  if (!node.empty()) fill_failed(node.mapped().first, node.mapped().second, status);
+}
+
+void SegmentCache::fill_failed(std::uint32_t slot, Fault& f, proto::SegmentStatus status) {
   slots_.fill_failed(slot);
   slot_files_[slot].reset();
-  for (auto& w : node.mapped().second.waiters) w(status, {});
+  for (auto& w : f.waiters) w(status, {});
 }
 
 void SegmentCache::evict_file(const CachedFile& file) {
@@ -255,11 +256,10 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
     ++stats_.disk_errors;
     const std::string why = result < 0 ? std::strerror(static_cast<int>(-result)) : "the file is shorter than when it was listed";
     log::error("cache", "reading segment " + std::to_string(key.segment) + " of " + file.path() + " from disk failed: " + why);
-    filling_.insert(std::move(node));
-    fill_failed(key, proto::SegmentStatus::disk_error);
+    fill_failed(slot, f, proto::SegmentStatus::disk_error);
     return make_progress();
   }
-  stats_.disk_bytes += want;
+  (file.origin() ? stats_.origin_bytes : stats_.disk_bytes) += want;
   // A short last segment: the rest of its slot holds zeros, not what an earlier occupant (another
   // movie, perhaps) left there, for a device that bounds a window by the region under it.
   if (want < options_.segment_size)

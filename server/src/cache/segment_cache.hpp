@@ -55,8 +55,12 @@ struct CacheStats {
   std::uint64_t evictions = 0;
   std::uint64_t over_share_evictions = 0;  // ... within grace: their requester held more than its fair share
   std::uint64_t disk_bytes = 0;
-  std::uint64_t disk_errors = 0;     // disk reads, or origin fills, that failed
-  std::uint64_t origin_changes = 0;  // fills that found another version of their movie at the origin
+  std::uint64_t disk_errors = 0;
+  // --origin: fills from the HTTP origin instead of the disk.
+  std::uint64_t origin_bytes = 0;     // bytes filled from the origin
+  std::uint64_t origin_requests = 0;  // Range requests made (retries included)
+  std::uint64_t origin_errors = 0;    // fills the origin did not deliver (after their retries)
+  std::uint64_t origin_changes = 0;   // fills that found another version of their movie at the origin
   std::uint64_t fill_count = 0;
   double fill_seconds_sum = 0;              // fault-in latency: request to resident, of demanded misses
   std::vector<std::uint64_t> fill_buckets;  // counts per kFillBuckets upper bound (cumulative in the exposition)
@@ -124,6 +128,7 @@ class SegmentCache {
   void fetched(const SegmentKey& key, const origin::FetchResult& result);
   // A fill that failed: its slot goes back, its waiters hear `status`.
   void fill_failed(const SegmentKey& key, proto::SegmentStatus status);
+  void fill_failed(std::uint32_t slot, Fault& f, proto::SegmentStatus status);
   // Evicts every resident segment of `file`, now.
   void evict_file(const CachedFile& file);
   void evicted(const SlotTable::Eviction& e);
@@ -144,7 +149,9 @@ class SegmentCache {
   std::unordered_map<SegmentKey, std::pair<std::uint32_t, Fault>, KeyHash> filling_;  // slot, fault
   std::unordered_map<SegmentKey, Fault, KeyHash> waiting_;                            // no free slot yet
   std::deque<SegmentKey> waiting_order_;
-  std::vector<Answer> unreadable_;  // waiters of faults whose file could not be opened, answered after make_progress
+  // Waiters of faults that failed before their read started (a file that could not be opened, a
+  // movie that changed at the origin), answered after make_progress.
+  std::vector<std::pair<Answer, proto::SegmentStatus>> unreadable_;
   std::function<void(std::uint32_t)> refill_hook_;
   std::function<void(const CachedFile&)> changed_hook_;
   std::uint32_t last_filled_ = 0;

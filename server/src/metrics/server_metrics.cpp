@@ -47,9 +47,9 @@ void render_cache(metrics::Exposition& m, const ServerMetrics::CacheFigures& c) 
   m.sample("vod_server_cache_coalesced_requests_total", static_cast<double>(c.coalesced));
   m.family("vod_server_cache_hits_total", "counter", "segments asked for (demand or read-ahead) that were resident");
   m.sample("vod_server_cache_hits_total", static_cast<double>(s.hits));
-  m.family("vod_server_cache_misses_total", "counter", "demanded segments read from disk");
+  m.family("vod_server_cache_misses_total", "counter", "demanded segments read from disk (or the origin)");
   m.sample("vod_server_cache_misses_total", static_cast<double>(s.misses));
-  m.family("vod_server_cache_readahead_fills_total", "counter", "read-ahead segments read from disk");
+  m.family("vod_server_cache_readahead_fills_total", "counter", "read-ahead segments read from disk (or the origin)");
   m.sample("vod_server_cache_readahead_fills_total", static_cast<double>(s.readahead_fills));
   m.family("vod_server_cache_evictions_total", "counter", "segments evicted from their slot");
   m.sample("vod_server_cache_evictions_total", static_cast<double>(s.evictions));
@@ -60,6 +60,14 @@ void render_cache(metrics::Exposition& m, const ServerMetrics::CacheFigures& c) 
   m.sample("vod_server_cache_disk_read_bytes_total", static_cast<double>(s.disk_bytes));
   m.family("vod_server_cache_disk_errors_total", "counter", "segment reads from disk that failed");
   m.sample("vod_server_cache_disk_errors_total", static_cast<double>(s.disk_errors));
+  m.family("vod_server_cache_origin_bytes_total", "counter", "bytes filled into the cache from the HTTP origin (--origin)");
+  m.sample("vod_server_cache_origin_bytes_total", static_cast<double>(s.origin_bytes));
+  m.family("vod_server_cache_origin_requests_total", "counter", "Range requests made to the origin for fills, retries included");
+  m.sample("vod_server_cache_origin_requests_total", static_cast<double>(s.origin_requests));
+  m.family("vod_server_cache_origin_errors_total", "counter", "fills the origin did not deliver, after their retries");
+  m.sample("vod_server_cache_origin_errors_total", static_cast<double>(s.origin_errors));
+  m.family("vod_server_cache_origin_changes_total", "counter", "fills that found another version of their movie at the origin");
+  m.sample("vod_server_cache_origin_changes_total", static_cast<double>(s.origin_changes));
   m.family("vod_server_cache_fault_seconds", "histogram", "fault-in latency: a demanded segment's request to its slot's publication");
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i < std::size(cache::kFillBuckets); ++i) {

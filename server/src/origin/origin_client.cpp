@@ -56,17 +56,11 @@ std::string OriginClient::perform(const std::string& url, const char* range, std
   curl_easy_reset(e);  // the connection stays in the handle's cache
   curl_easy_setopt(e, CURLOPT_URL, url.c_str());
   if (range) curl_easy_setopt(e, CURLOPT_RANGE, range);
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.attempt_timeout.count()));
+  set_request_options(e, options_, "vod-server (library scan)", error);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &on_body);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, &sink);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(e, CURLOPT_USERAGENT, "vod-server (library scan)");
-  if (!options_.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_file.c_str());
   ++requests_;
   const CURLcode code = curl_easy_perform(e);
   bytes_ += sink.body.size();
@@ -148,6 +142,17 @@ const std::vector<std::uint8_t>& RangeSource::block_at(std::uint64_t index) {
   if (kept_.size() >= blocks_) kept_.erase(kept_.begin());
   kept_.emplace_back(index, std::move(r.bytes));
   return kept_.back().second;
+}
+
+std::function<std::size_t(std::uint64_t, std::span<std::uint8_t>)> RangeSource::reader() {
+  return [this](std::uint64_t offset, std::span<std::uint8_t> dest) -> std::size_t {
+    try {
+      return read_at(offset, dest);
+    } catch (const std::exception& e) {
+      if (failure_.empty()) failure_ = e.what();
+      throw;
+    }
+  };
 }
 
 std::size_t RangeSource::read_at(std::uint64_t offset, std::span<std::uint8_t> dest) {

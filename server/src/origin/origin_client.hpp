@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -60,6 +61,10 @@ class RangeSource {
  public:
   RangeSource(OriginClient& client, std::string url, std::uint64_t size, std::size_t block = 256 << 10, std::size_t blocks = 16);
   std::size_t read_at(std::uint64_t offset, std::span<std::uint8_t> dest);
+  // read_at for a demuxer (media::ReadAt), which sees a throw only as an I/O error: the first
+  // reason is kept in failure(), so the caller does not take the demuxer's verdict for the object's.
+  std::function<std::size_t(std::uint64_t, std::span<std::uint8_t>)> reader();
+  const std::string& failure() const noexcept { return failure_; }
   const std::string& etag() const noexcept { return etag_; }  // after the first read; empty when the origin gives no strong tag
   bool read_any() const noexcept { return read_any_; }
 
@@ -70,7 +75,7 @@ class RangeSource {
   std::uint64_t size_;
   std::size_t block_, blocks_;
   std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> kept_;  // most recent last
-  std::string etag_;
+  std::string etag_, failure_;
   bool read_any_ = false;
 };
 

@@ -57,6 +57,17 @@ struct OriginFetcher::Transfer {
   }
 };
 
+void set_request_options(void* easy, const FetcherOptions& options, const char* agent, char* error) {
+  CURL* e = easy;
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count()));
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.attempt_timeout.count()));
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(e, CURLOPT_USERAGENT, agent);
+  if (!options.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
+}
+
 // One attempt's request: exactly the range, If-Match with the tag listed, bounded in time.
 void OriginFetcher::Transfer::setup(const FetcherOptions& options) {
   Transfer& t = *this;
@@ -64,17 +75,11 @@ void OriginFetcher::Transfer::setup(const FetcherOptions& options) {
   const std::string range = std::to_string(t.job.offset) + "-" + std::to_string(t.job.offset + t.job.length - 1);
   curl_easy_setopt(e, CURLOPT_URL, t.job.url.c_str());
   curl_easy_setopt(e, CURLOPT_RANGE, range.c_str());  // copied by libcurl
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count()));
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.attempt_timeout.count()));
+  set_request_options(e, options, "vod-server (segment fill)", t.error);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.error);
-  curl_easy_setopt(e, CURLOPT_USERAGENT, "vod-server (segment fill)");
-  if (!options.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
   if (!t.job.etag.empty()) {
     t.headers = curl_slist_append(nullptr, ("If-Match: " + t.job.etag).c_str());
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
@@ -121,7 +126,6 @@ void OriginFetcher::fetch(std::string url, std::uint64_t offset, std::uint64_t l
     std::lock_guard lock(mutex_);
     queued_.push_back(std::move(j));
   }
-  ++in_flight_;
   curl_multi_wakeup(multi_->handle);
 }
 
@@ -133,10 +137,7 @@ void OriginFetcher::reap() {
     std::lock_guard lock(mutex_);
     results.swap(done_);
   }
-  for (auto& [done, result] : results) {
-    --in_flight_;
-    done(result);
-  }
+  for (auto& [done, result] : results) done(result);
 }
 
 void OriginFetcher::run() {
@@ -147,8 +148,6 @@ void OriginFetcher::run() {
   // origin costs each viewer one attempt, not the whole backoff, and is not hammered.
   std::optional<Clock::time_point> gave_up;
   auto finish = [&](Job& j, FetchResult r) {
-    if (r.outcome == FetchResult::Outcome::failed) ++stats_.failures;
-    if (r.outcome == FetchResult::Outcome::changed) ++stats_.changes;
     {
       std::lock_guard lock(mutex_);
       done_.emplace_back(std::move(j.done), std::move(r));
@@ -163,7 +162,6 @@ void OriginFetcher::run() {
     if (!t->easy) return finish(t->job, {FetchResult::Outcome::failed, "curl_easy_init failed", t->job.failures});
     CURL* e = t->easy.get();
     t->setup(options_);
-    ++stats_.requests;
     if (curl_multi_add_handle(multi, e) != CURLM_OK)
       return finish(t->job, {FetchResult::Outcome::failed, "curl_multi_add_handle failed", t->job.failures});
     transfers.emplace(e, std::move(t));
@@ -183,7 +181,6 @@ void OriginFetcher::run() {
                             j.failures + 1});
         case FillVerdict::ok:
           if (t->written == j.length && !t->overflow) {
-            stats_.bytes += j.length;
             gave_up.reset();  // the origin delivers again
             return finish(j, {FetchResult::Outcome::ok, {}, j.failures + 1});
           }
@@ -201,7 +198,6 @@ void OriginFetcher::run() {
     if (auto wait = origin_down
                         ? std::nullopt
                         : retry_after(j.failures, std::chrono::duration_cast<std::chrono::milliseconds>(now - j.first), options_.budget)) {
-      ++stats_.retries;
       log::warn("origin", "fill of " + j.url + " bytes " + std::to_string(j.offset) + "+" + std::to_string(j.length) + " failed (" + why +
                               "); retrying in " + std::to_string(wait->count()) + " ms");
       j.due = now + *wait;

@@ -40,13 +40,14 @@ struct FetcherOptions {
 struct FetchResult {
   enum class Outcome { ok, changed, failed };
   Outcome outcome = Outcome::failed;
-  std::string error;  // changed or failed: the URL and the reason
-  unsigned attempts = 0;
+  std::string error;      // changed or failed: the URL and the reason
+  unsigned attempts = 0;  // requests made (1 + retries)
 };
 
-struct FetcherStats {
-  std::atomic<std::uint64_t> requests{0}, bytes{0}, retries{0}, failures{0}, changes{0};
-};
+// The settings every request to the origin has, fills and scans alike: http and https only, no
+// signals, `options`' timeouts and CAs, and `agent` as its User-Agent; libcurl's message lands in
+// `error` (CURL_ERROR_SIZE bytes).
+void set_request_options(void* easy, const FetcherOptions& options, const char* agent, char* error);
 
 class OriginFetcher {
  public:
@@ -64,8 +65,6 @@ class OriginFetcher {
   // thread. `dest` must stay valid until then (or until the fetcher is destroyed).
   void fetch(std::string url, std::uint64_t offset, std::uint64_t length, std::uint64_t size, std::string etag, std::uint8_t* dest,
              Done done);
-  std::size_t in_flight() const noexcept { return in_flight_; }
-  const FetcherStats& stats() const noexcept { return stats_; }
 
  private:
   struct Job;
@@ -83,8 +82,6 @@ class OriginFetcher {
   std::deque<Job> queued_;                         // fetch() -> the thread
   std::deque<std::pair<Done, FetchResult>> done_;  // the thread -> reap()
   std::atomic<bool> stop_{false};
-  std::size_t in_flight_ = 0;  // the loop's count: fetched and not yet reaped
-  FetcherStats stats_;
   std::thread thread_;
 };
 

@@ -43,17 +43,9 @@ void describe_origin(LoadedMovie& m, const cache::IndexStore* store) {
   OriginClient& client = thread_client();
   const std::uint64_t before = client.bytes_fetched();
   RangeSource source(client, m.path, m.file_size);
-  std::string failure;  // an origin that failed under the probe: the probe's verdict would be wrong
-  const media::ReadAt read_at = [&](std::uint64_t offset, std::span<std::uint8_t> dest) -> std::size_t {
-    try {
-      return source.read_at(offset, dest);
-    } catch (const std::exception& e) {
-      if (failure.empty()) failure = e.what();
-      throw;
-    }
-  };
+  const media::ReadAt read_at = source.reader();
   m.info = media::probe(m.file_size, read_at, m.name);
-  if (!failure.empty()) throw OriginError(failure);
+  if (!source.failure().empty()) throw OriginError(source.failure());  // the probe's verdict would be the failure's
   if (m.info.refused) throw std::runtime_error(m.info.note);
   if (!source.read_any()) {  // nothing probed it (it is not media): one byte names its version
     std::uint8_t b;
@@ -76,7 +68,7 @@ void describe_origin(LoadedMovie& m, const cache::IndexStore* store) {
   const char* from = "from the state directory";
   if (!index) {
     index = media::container_index(m.file_size, read_at, m.info);
-    if (!failure.empty()) throw OriginError(failure);
+    if (!source.failure().empty()) throw OriginError(source.failure());
     from = "from the container's own index";
     if (index && store) store->save(m.identity(), *index);
   }
@@ -91,18 +83,9 @@ void describe_origin(LoadedMovie& m, const cache::IndexStore* store) {
 
 proto::KeyframeIndex index_origin_movie(const LoadedMovie& m, const std::function<void()>& step) {
   RangeSource source(thread_client(), m.path, m.file_size, 4u << 20, 2);
-  std::string failure;
-  const media::ReadAt read_at = [&](std::uint64_t offset, std::span<std::uint8_t> dest) -> std::size_t {
-    step();
-    try {
-      return source.read_at(offset, dest);
-    } catch (const std::exception& e) {
-      if (failure.empty()) failure = e.what();
-      throw;
-    }
-  };
-  auto index = media::index_keyframes(m.file_size, read_at, m.info);
-  if (!failure.empty()) throw OriginError(failure);
+  // `step` from the demuxing loop, not from a read: a throw inside a read is only an I/O error to it.
+  auto index = media::index_keyframes(m.file_size, source.reader(), m.info, [&](std::uint64_t, std::uint64_t) { step(); });
+  if (!source.failure().empty()) throw OriginError(source.failure());
   if (m.cached && source.etag() != m.cached->origin()->etag)
     throw OriginError(m.path + " changed at the origin since it was listed (ETag " + source.etag() + ")");
   return index;

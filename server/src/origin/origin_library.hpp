@@ -30,7 +30,7 @@ OriginClient& thread_client();
 void describe_origin(LoadedMovie& m, const cache::IndexStore* store);
 
 // The keyframe index of an origin movie whose container keeps none (MPEG-TS): every byte is read,
-// by 4 MiB ranges. `step` runs between reads (a stop check that may throw).
+// by 4 MiB ranges. `step` runs every 1% of it (a stop check that may throw).
 proto::KeyframeIndex index_origin_movie(const LoadedMovie& m, const std::function<void()>& step);
 
 // Lists the origin `base` into generation `generation` (movies of `previous` whose object did not
