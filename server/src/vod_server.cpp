@@ -94,6 +94,11 @@ VodServer::VodServer(ServerConfig config)
       origin::configure(origin_options(config_));
       library_options_.origin = config_.origin;
       cache_->on_changed([this](const cache::CachedFile&) { rescan_soon(); });
+      indexer_->set_cache_reader(&cache_reader_.emplace(reactor_, *cache_));
+      cache_->on_first_use([this](const std::shared_ptr<cache::CachedFile>& file) {
+        const auto at = std::find_if(library_.movies.begin(), library_.movies.end(), [&](const auto& m) { return m->cached == file; });
+        if (at != library_.movies.end()) indexer_->index_on_first_use(*at);
+      });
     }
   }
   install_test_hooks();

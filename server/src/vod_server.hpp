@@ -25,6 +25,7 @@
 #include "auth/revocation_list.hpp"
 #include "auth/source_limits.hpp"
 #include "auth/token_authority.hpp"
+#include "cache/cache_reader.hpp"
 #include "cache/lazy_indexer.hpp"
 #include "cache/segment_cache.hpp"
 #include "cm/admitter.hpp"
@@ -112,6 +113,7 @@ class VodServer {
   std::optional<windows::SlotWatchers> slot_watchers_;  // with a cache: windows over its slots (tokens), freed at a refill
   windows::PinnedBudget pinned_;                        // --isolation pd: what connections' own registrations pin (--isolation-memory)
   std::optional<cache::IndexStore> index_store_;        // with a cache: --state-dir
+  std::optional<cache::CacheReader> cache_reader_;      // --origin: the indexer reads MPEG-TS through the cache
   std::unique_ptr<cache::LazyIndexer> indexer_;         // with a cache: indexes built after start
   Library library_;
   titles::LibraryTitles titles_;

@@ -5,6 +5,8 @@
 #  - The library is listed from nginx's JSON autoindex (a folder included). The MP4 and the Matroska
 #    movie are indexed from their containers' own indexes, having fetched their headers only (under
 #    1 MiB each of movies of 7.5 and 0.8 MB); every scan request is a byte range.
+#  - An MPEG-TS movie (no index of its own) is indexed on its first use, from the same fills as its
+#    viewer: the origin sends its bytes once for both.
 #  - Eight concurrent gets of one movie from an empty cache are byte-exact, and the origin sent each
 #    byte of it once: one 206 per segment, the ranges disjoint, their sum the movie's size.
 #  - An object replaced with other bytes of the same size is never spliced: a get that began on the
@@ -18,7 +20,7 @@ source "$(dirname "$0")/../test_media.sh"
 chmod 755 "$work"  # nginx's worker (nobody, when started as root) reads the origin below it
 mkdir -p "$work/origin/Films" "$work/nginx"
 cp "$test_media/test-480p-60s.mp4" "$work/origin/Films/"
-cp "$test_media/test-240p-20s.mkv" "$test_media/test-240p-20s.ts" "$work/origin/"
+cp "$test_media/test-240p-20s.mkv" "$test_media/test-240p-20s.ts" "$test_media/test-480p-60s.ts" "$work/origin/"
 cp "$test_media/test-480p-60s.mp4" "$work/origin/Films/replaced.mp4"  # replaced below, while partly resident
 http_port=$(free_port) udp_port=$(free_port) rdma_port=$(free_port)
 cat > "$work/nginx/nginx.conf" << CONF
@@ -63,6 +65,21 @@ for m in Films/test-480p-60s.mp4 test-240p-20s.mkv; do
 done
 if awk '$2 == "\"\""' "$work/access.log" | grep -v '^/ \|/ "' | grep -q .; then fail "a scan request of an object was not a Range request"; fi
 pass "MP4 and Matroska indexed from their own indexes, with their headers fetched only"
+
+step "an MPEG-TS movie is indexed on its first use, from the fills its viewer gets"
+ts=test-480p-60s.ts
+ts_size=$(stat -c %s "$work/origin/$ts")
+probed=$(fetched "$ts")
+((probed <= 1024 * 1024)) || fail "listing $ts fetched $probed bytes of it"
+sleep 1
+[[ $(fetched "$ts") -eq $probed ]] || fail "$ts was read after start before anyone asked for it"
+get "$uri/$ts" -o "$work/ts.out" 2> "$work/ts.log" || fail "the get of $ts failed"
+cmp "$work/ts.out" "$work/origin/$ts" || fail "$ts differs"
+for _ in $(seq 100); do grep -q "index of $ts ready" "$work/server.log" && break; sleep 0.1; done
+grep "index of $ts ready" "$work/server.log" | grep -q " [1-9][0-9]* keyframes" || fail "$ts was not indexed on its first use"
+filled=$(($(fetched "$ts") - probed))
+[[ $filled -eq $ts_size ]] || fail "the get and the index of $ts fetched $filled bytes of its $ts_size"
+pass "$ts indexed on its first use; the get and the index fetched its $ts_size bytes once"
 
 step "eight concurrent gets of one movie from an empty cache"
 movie=Films/test-480p-60s.mp4

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host_buffer.hpp"
@@ -49,6 +50,9 @@ class CachedFile {
   // ones resident were evicted. The next listing gives the new version a new CachedFile.
   bool changed() const noexcept { return changed_.load(std::memory_order_relaxed); }  // also read by a listing's thread
   void mark_changed() noexcept { changed_ = true; }
+  // True the first time a segment of it is asked for (the event loop's): what an index built on
+  // first use waits for.
+  bool take_first_use() noexcept { return !std::exchange(used_, true); }
   const std::string& path() const noexcept { return path_; }
   std::uint64_t size() const noexcept { return size_; }
   std::int64_t mtime_ns() const noexcept { return mtime_ns_; }
@@ -81,6 +85,7 @@ class CachedFile {
   std::uint32_t segment_size_;
   bool direct_ = true;
   std::atomic<bool> changed_{false};
+  bool used_ = false;
   std::optional<OriginObject> origin_;
   std::vector<proto::SegmentEntry> entries_;
   HostBuffer table_;

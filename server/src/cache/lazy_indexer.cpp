@@ -81,13 +81,23 @@ void LazyIndexer::add(std::shared_ptr<const LoadedMovie> movie) {
   // Three kinds of work, each its own job, the quick ones first: probes (headers), then indexes (an
   // MPEG-TS index reads the file, others only their container's index), then content identities
   // (every byte of every file).
-  const bool probe = movie->probe_pending, index = !probe && movie->index_pending;
+  const bool at_origin = movie->cached && movie->cached->origin();
+  const bool probe = movie->probe_pending, index = !probe && movie->index_pending && !at_origin;
   const bool digest = !probe && !movie->content.known();  // read here, on the event loop, never on the thread
   {
     std::lock_guard lock(mutex_);
     if (probe) to_probe_.push_back({movie, true, false, false});
     if (index) to_index_.push_back({movie, false, true, false});
     if (digest) to_digest_.push_back({movie, false, false, true});
+  }
+  wake_.notify_one();
+}
+
+void LazyIndexer::index_on_first_use(std::shared_ptr<const LoadedMovie> movie) {
+  if (!movie->index_pending || !cache_reader_) return;
+  {
+    std::lock_guard lock(mutex_);
+    to_index_.push_back({std::move(movie), false, true, false});
   }
   wake_.notify_one();
 }
@@ -179,7 +189,7 @@ void LazyIndexer::work_at_origin(Result& r) {
       return;
     }
     if (r.job.index) {
-      r.index = origin::index_origin_movie(m, [this] {
+      r.index = origin::index_origin_movie(m, *cache_reader_, [this] {
         if (stop_) throw Stopped{};
       });
       store_.save(m.identity(), *r.index);

@@ -37,6 +37,8 @@ struct LoadedMovie;
 
 namespace vod::server::cache {
 
+class CacheReader;
+
 // Index entries a cached movie's region holds: one a second of its duration, and some.
 std::uint32_t index_capacity(std::uint64_t duration_us) noexcept;
 // A region of `capacity` entries holding `index` (thinned to fit), or pending when it is nullopt.
@@ -55,7 +57,12 @@ class LazyIndexer {
 
   // Queues what `movie` still lacks: its probe (probe_pending, ahead of everything else), its index
   // (index_pending), its identity (content unknown).
+  // A movie of an HTTP origin gets its probe here, and its index (MPEG-TS: read whole) only from
+  // index_on_first_use, through the segment cache (`reader`, set_cache_reader), so that its fills
+  // serve both the index and its viewers.
   void add(std::shared_ptr<const LoadedMovie> movie);
+  void index_on_first_use(std::shared_ptr<const LoadedMovie> movie);
+  void set_cache_reader(CacheReader* reader) noexcept { cache_reader_ = reader; }
   // Starts indexing (after the server is listening: nothing is read before).
   void start();
   std::size_t queued() const;
@@ -84,6 +91,7 @@ class LazyIndexer {
   std::condition_variable wake_;
   std::function<void()> on_found_;
   Probed on_probed_;
+  CacheReader* cache_reader_ = nullptr;
   std::deque<Job> to_probe_, to_index_, to_digest_;
   std::deque<Result> done_;
   std::atomic<bool> stop_{false};

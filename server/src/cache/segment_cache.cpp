@@ -70,6 +70,7 @@ std::uint32_t SegmentCache::slots_in_use() const noexcept {
 void SegmentCache::request(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, std::uint16_t ahead, Answer answer,
                            Requester who) {
   if (segment >= file->segments()) return answer(proto::SegmentStatus::out_of_range, {});
+  if (first_use_hook_ && file->origin() && file->take_first_use()) first_use_hook_(file);
   const auto now = Clock::now();
   const std::size_t waiting = waiting_.size();
   last_asked_ = SegmentKey{file->id(), segment};

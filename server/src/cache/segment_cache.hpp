@@ -97,7 +97,9 @@ class SegmentCache {
   // Called when a fill found another version of `file` at its origin (after its resident segments
   // were evicted and the file marked changed): the server lists its origin again.
   void on_changed(std::function<void(const CachedFile& file)> hook) { changed_hook_ = std::move(hook); }
-  const origin::OriginFetcher* origin() const noexcept { return origin_.get(); }
+  // Called the first time a segment of an origin's `file` is asked for (an MPEG-TS index is built
+  // then: origin/origin_library.hpp).
+  void on_first_use(std::function<void(const std::shared_ptr<CachedFile>& file)> hook) { first_use_hook_ = std::move(hook); }
 
   const CacheStats& stats() const noexcept { return stats_; }
   std::uint32_t slots() const noexcept { return slots_.size(); }
@@ -154,6 +156,7 @@ class SegmentCache {
   std::vector<std::pair<Answer, proto::SegmentStatus>> unreadable_;
   std::function<void(std::uint32_t)> refill_hook_;
   std::function<void(const CachedFile&)> changed_hook_;
+  std::function<void(const std::shared_ptr<CachedFile>&)> first_use_hook_;
   std::uint32_t last_filled_ = 0;
   std::optional<SegmentKey> last_asked_;  // for the test hook
   CacheStats stats_;

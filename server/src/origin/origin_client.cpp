@@ -144,15 +144,19 @@ const std::vector<std::uint8_t>& RangeSource::block_at(std::uint64_t index) {
   return kept_.back().second;
 }
 
-std::function<std::size_t(std::uint64_t, std::span<std::uint8_t>)> RangeSource::reader() {
-  return [this](std::uint64_t offset, std::span<std::uint8_t> dest) -> std::size_t {
+ReadAt keeping_failure(ReadAt read_at, std::string& failure) {
+  return [read_at = std::move(read_at), &failure](std::uint64_t offset, std::span<std::uint8_t> dest) -> std::size_t {
     try {
       return read_at(offset, dest);
     } catch (const std::exception& e) {
-      if (failure_.empty()) failure_ = e.what();
+      if (failure.empty()) failure = e.what();
       throw;
     }
   };
+}
+
+ReadAt RangeSource::reader() {
+  return keeping_failure([this](std::uint64_t offset, std::span<std::uint8_t> dest) { return read_at(offset, dest); }, failure_);
 }
 
 std::size_t RangeSource::read_at(std::uint64_t offset, std::span<std::uint8_t> dest) {

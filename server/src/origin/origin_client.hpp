@@ -54,6 +54,11 @@ struct ListedObject {
 // is skipped with a warning.
 std::vector<ListedObject> crawl(OriginClient& client, const std::string& base);
 
+// `read_at` for a demuxer, which sees a throw only as an I/O error: the first reason is kept in
+// `failure`, so the caller does not take the demuxer's verdict for the object's.
+using ReadAt = std::function<std::size_t(std::uint64_t, std::span<std::uint8_t>)>;
+ReadAt keeping_failure(ReadAt read_at, std::string& failure);
+
 // Bytes of one object read by ranges of `block` bytes, the last `blocks` of them kept: what a probe
 // and a container index read (headers, a moov, Cues) costs a few requests, not the object. The
 // first response's strong ETag is the version read; a later response of another version throws.
@@ -61,9 +66,8 @@ class RangeSource {
  public:
   RangeSource(OriginClient& client, std::string url, std::uint64_t size, std::size_t block = 256 << 10, std::size_t blocks = 16);
   std::size_t read_at(std::uint64_t offset, std::span<std::uint8_t> dest);
-  // read_at for a demuxer (media::ReadAt), which sees a throw only as an I/O error: the first
-  // reason is kept in failure(), so the caller does not take the demuxer's verdict for the object's.
-  std::function<std::size_t(std::uint64_t, std::span<std::uint8_t>)> reader();
+  // read_at for a demuxer, keeping_failure() in failure().
+  ReadAt reader();
   const std::string& failure() const noexcept { return failure_; }
   const std::string& etag() const noexcept { return etag_; }  // after the first read; empty when the origin gives no strong tag
   bool read_any() const noexcept { return read_any_; }

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "cache/cache_reader.hpp"
 #include "cache/content_digest.hpp"
 #include "cache/lazy_indexer.hpp"
 #include "vod/log.hpp"
@@ -81,13 +82,13 @@ void describe_origin(LoadedMovie& m, const cache::IndexStore* store) {
                           kib(client.bytes_fetched() - before) + " read from the origin)");
 }
 
-proto::KeyframeIndex index_origin_movie(const LoadedMovie& m, const std::function<void()>& step) {
-  RangeSource source(thread_client(), m.path, m.file_size, 4u << 20, 2);
-  // `step` from the demuxing loop, not from a read: a throw inside a read is only an I/O error to it.
-  auto index = media::index_keyframes(m.file_size, source.reader(), m.info, [&](std::uint64_t, std::uint64_t) { step(); });
-  if (!source.failure().empty()) throw OriginError(source.failure());
-  if (m.cached && source.etag() != m.cached->origin()->etag)
-    throw OriginError(m.path + " changed at the origin since it was listed (ETag " + source.etag() + ")");
+proto::KeyframeIndex index_origin_movie(const LoadedMovie& m, cache::CacheReader& reader, const std::function<void()>& step) {
+  std::string failure;
+  // Through the cache: each fill checks the version (If-Match), and serves the viewers too. `step`
+  // also runs from the demuxing loop, where a throw is not taken for an I/O error.
+  auto index = media::index_keyframes(m.file_size, keeping_failure(reader.reader(m.cached, step), failure), m.info,
+                                      [&](std::uint64_t, std::uint64_t) { step(); });
+  if (!failure.empty()) throw OriginError(m.path + ": " + failure);
   return index;
 }
 

@@ -18,6 +18,10 @@
 #include "movie_library.hpp"
 #include "origin/origin_client.hpp"
 
+namespace vod::server::cache {
+class CacheReader;
+}
+
 namespace vod::server::origin {
 
 // The HTTP settings of every blocking read of the origin (scans, probes, indexes): set once at start.
@@ -29,9 +33,10 @@ OriginClient& thread_client();
 // `store`, the container's own, or pending). Throws OriginError, or what the probe refuses.
 void describe_origin(LoadedMovie& m, const cache::IndexStore* store);
 
-// The keyframe index of an origin movie whose container keeps none (MPEG-TS): every byte is read,
-// by 4 MiB ranges. `step` runs every 1% of it (a stop check that may throw).
-proto::KeyframeIndex index_origin_movie(const LoadedMovie& m, const std::function<void()>& step);
+// The keyframe index of an origin movie whose container keeps none (MPEG-TS), built on its first
+// use: every segment is read through the segment cache (`reader`), so the origin sends it once for
+// the index and the viewers. `step` is a stop check that may throw.
+proto::KeyframeIndex index_origin_movie(const LoadedMovie& m, cache::CacheReader& reader, const std::function<void()>& step);
 
 // Lists the origin `base` into generation `generation` (movies of `previous` whose object did not
 // change are shared). Throws OriginError when the origin cannot be listed.
