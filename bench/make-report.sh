@@ -10,7 +10,7 @@ mkdir -p "$png"
 # The sections of their own first: a report that fails stops this one (inside the Markdown below,
 # a failing $(...) would only leave a hole).
 sections=
-for s in live udp mount auth cache iwarp hls fleet zero-copy abr; do
+for s in live udp mount auth cache iwarp hls fleet zero-copy abr origin; do
   part=$("$here/$s-report.sh" "$in") || { echo "make-report: bench/$s-report.sh failed" >&2; exit 1; }
   sections+=$part$'\n\n'
 done
@@ -381,7 +381,7 @@ $(cat "$in/sweep.tsv")
 \`\`\`
 MD
 # Sections 14 and 15 keep their figures in files of their own (placement-balance's per-member lines left out).
-for f in fleet/placement.txt fleet/figures.txt zero-copy/figures.txt; do
+for f in fleet/placement.txt fleet/figures.txt zero-copy/figures.txt origin/figures.txt; do
   [[ -s $in/$f ]] || continue
   printf '\n%s:\n\n```\n%s\n```\n' "$f" "$(grep -v '^ ' "$in/$f")"
 done
