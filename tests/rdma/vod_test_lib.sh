@@ -46,13 +46,14 @@ step() { echo "--- [${SECONDS}s] $*"; }  # with the seconds since the test began
 pass() { echo "PASS: [${SECONDS}s] $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }  # stderr: also seen from inside $(...) and > /dev/null
 
-# start_server MEDIA_DIR [vod-server options...]: starts vod-server on a free port and waits for it.
+# start_server MEDIA_DIR [vod-server options...]: starts vod-server on a free port and waits for it
+# (an empty MEDIA_DIR: no --media-dir, for a server of --origin or of live channels only).
 start_server() {
   local dir=$1; shift
   port=${VOD_TEST_PORT:-$((20000 + RANDOM % 20000))}
   server_log=$work/server-$port.log
   : > "$server_log"  # emptied here: the child's redirection may come after the wait below has read a restarted server's old log
-  "$server_bin" --media-dir "$dir" --bind "$addr" --port "$port" "$@" 2> "$server_log" &
+  "$server_bin" ${dir:+--media-dir "$dir"} --bind "$addr" --port "$port" "$@" 2> "$server_log" &
   server_pid=$!
   # 300 s: a start that loads (and hashes) the 1.1 GB movie of vod_get_test.sh took 150 s beside
   # another test under TCG; a bound by the clock, not by rounds whose length the load decides.

@@ -121,8 +121,9 @@ std::vector<ListedObject> crawl(OriginClient& client, const std::string& base) {
   return out;
 }
 
-RangeSource::RangeSource(OriginClient& client, std::string url, std::uint64_t size, std::size_t block, std::size_t blocks)
-    : client_(client), url_(std::move(url)), size_(size), block_(block), blocks_(std::max<std::size_t>(blocks, 1)) {}
+RangeSource::RangeSource(OriginClient& client, std::string url, std::uint64_t size, std::size_t block, std::size_t blocks,
+                         std::uint64_t budget)
+    : client_(client), url_(std::move(url)), size_(size), block_(block), blocks_(std::max<std::size_t>(blocks, 1)), budget_(budget) {}
 
 const std::vector<std::uint8_t>& RangeSource::block_at(std::uint64_t index) {
   for (auto it = kept_.begin(); it != kept_.end(); ++it)
@@ -131,7 +132,16 @@ const std::vector<std::uint8_t>& RangeSource::block_at(std::uint64_t index) {
       return kept_.back().second;
     }
   const std::uint64_t offset = index * block_;
-  auto r = client_.range(url_, offset, std::min<std::uint64_t>(block_, size_ - offset));
+  const std::uint64_t length = std::min<std::uint64_t>(block_, size_ - offset);
+  if (fetched_ + length > budget_) {
+    if (fetched_ <= budget_)
+      log::warn("origin", url_ + ": its probe read " + std::to_string(budget_ >> 20) + " MiB; it reads no more of it");
+    fetched_ = budget_ + 1;
+    static const std::vector<std::uint8_t> none;
+    return none;  // read_at ends there, as at the end of the object
+  }
+  fetched_ += length;
+  auto r = client_.range(url_, offset, length);
   if (r.headers.content_range && r.headers.content_range->total && *r.headers.content_range->total != size_)
     throw OriginError(url_ + " is " + std::to_string(*r.headers.content_range->total) + " bytes now, not the " + std::to_string(size_) +
                       " listed");

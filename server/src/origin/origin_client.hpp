@@ -64,7 +64,10 @@ ReadAt keeping_failure(ReadAt read_at, std::string& failure);
 // first response's strong ETag is the version read; a later response of another version throws.
 class RangeSource {
  public:
-  RangeSource(OriginClient& client, std::string url, std::uint64_t size, std::size_t block = 256 << 10, std::size_t blocks = 16);
+  // A probe of an object that is not what it claims could read it many times over (libavformat tries
+  // format after format): past `budget` bytes fetched, reads end as at the end of the object.
+  RangeSource(OriginClient& client, std::string url, std::uint64_t size, std::size_t block = 256 << 10, std::size_t blocks = 16,
+              std::uint64_t budget = 64ull << 20);
   std::size_t read_at(std::uint64_t offset, std::span<std::uint8_t> dest);
   // read_at for a demuxer, keeping_failure() in failure().
   ReadAt reader();
@@ -78,6 +81,7 @@ class RangeSource {
   std::string url_;
   std::uint64_t size_;
   std::size_t block_, blocks_;
+  std::uint64_t budget_, fetched_ = 0;
   std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> kept_;  // most recent last
   std::string etag_, failure_;
   bool read_any_ = false;
