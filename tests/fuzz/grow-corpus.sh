@@ -30,15 +30,17 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 grow() {
   local t=$1 kept=tests/fuzz/corpus/$1 found=$work/found-$1
   mkdir -p "$kept" "$found"
-  local extra=()
+  local seeds=() extra=()  # the generated seeds (protocol messages only: not every target has them), the crash regressions
+  [[ -d $work/seeds/$t ]] && seeds+=("$work/seeds/$t")
   [[ -d tests/fuzz/regressions/$t ]] && extra+=("tests/fuzz/regressions/$t")
   ASAN_OPTIONS=detect_leaks=1 "$bin/fuzz_$t" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$work/crash-$t-" "$found" "$kept" "$work/seeds/$t" "${extra[@]}" > "$work/$t.log" 2>&1 ||
+    -artifact_prefix="$work/crash-$t-" "$found" "$kept" "${seeds[@]}" "${extra[@]}" > "$work/$t.log" 2>&1 ||
     { echo "grow-corpus: fuzz_$t failed:"; tail -n 30 "$work/$t.log"; return 1; }
   local execs; execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t.log")
   # Minimise everything known into a fresh directory, then replace the kept corpus with it.
   mkdir -p "$work/min-$t"
-  "$bin/fuzz_$t" -merge=1 "$work/min-$t" "$kept" "$found" "$work/seeds/$t" > "$work/$t.merge.log" 2>&1
+  "$bin/fuzz_$t" -merge=1 "$work/min-$t" "$kept" "$found" "${seeds[@]}" > "$work/$t.merge.log" 2>&1 ||
+    { echo "grow-corpus: merging fuzz_$t's corpus failed; the kept one stays:"; tail -n 10 "$work/$t.merge.log"; return 1; }
   rm -rf "$kept"; mv "$work/min-$t" "$kept"
   local edges; edges=$(sed -nE 's/^#[0-9]+[[:space:]].* cov: ([0-9]+).*/\1/p' "$work/$t.log" | tail -n 1)
   printf 'grow-corpus: fuzz_%-16s %10s executions, %5s edges, kept corpus %4s inputs, %s bytes\n' \
