@@ -16,34 +16,23 @@
 #include <stdexcept>
 
 #include "vod/protocol/write_record.hpp"
+#include "vod/units.hpp"
 
 namespace vod::server {
 
 namespace po = boost::program_options;
 
-namespace {
-// "512M", "4G", "65536": bytes, with an optional binary suffix (K, M, G, T).
-std::uint64_t parse_size(const std::string& text, const char* option) {
-  std::size_t used = 0;
-  unsigned long long n = 0;
-  try {
-    n = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    throw std::invalid_argument(std::string(option) + ": '" + text + "' is not a size (e.g. 512M, 4G)");
-  }
-  std::string unit = text.substr(used);
-  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
-  if (unit.size() == 2 && (unit[1] == 'i' || unit[1] == 'I')) unit.pop_back();
-  int shift = 0;
-  if (unit == "K" || unit == "k") shift = 10;
-  else if (unit == "M" || unit == "m") shift = 20;
-  else if (unit == "G" || unit == "g") shift = 30;
-  else if (unit == "T" || unit == "t") shift = 40;
-  else if (!unit.empty()) throw std::invalid_argument(std::string(option) + ": unknown unit in '" + text + "' (K, M, G or T)");
-  if (shift && n > (~0ull >> shift)) throw std::invalid_argument(std::string(option) + ": '" + text + "' is too large");
-  return static_cast<std::uint64_t>(n) << shift;
+static void check_live_options(ServerConfig& c, const std::string& buffer, const std::string& split, const std::string& keep) {
+  c.live_buffer_seconds = static_cast<double>(parse_duration(buffer, "--live-buffer").count()) / 1000;
+  if (c.live_buffer_seconds < 0.5 || c.live_buffer_seconds > 600) throw std::invalid_argument("--live-buffer must be 0.5 s to 10 m");
+  c.live_record_split = parse_duration(split, "--live-record-split");
+  c.live_record_keep = parse_size(keep, "--live-record-keep");
+  if (!c.live_record) return;
+  if (c.live.empty()) throw std::invalid_argument("--live-record records live channels: give --live NAME=SOURCE too");
+  if (c.media_dir.empty()) throw std::invalid_argument("--live-record writes into the media directory: give --media-dir too");
+  if (c.live_record_split.count() != 0 && c.live_record_split < std::chrono::seconds(1))
+    throw std::invalid_argument("--live-record-split must be 0 (one file per stream) or at least 1 s");
 }
-}  // namespace
 
 static void check_cluster_options(ServerConfig& c) {
   if (c.cluster.empty()) {
@@ -103,6 +92,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   unsigned port = c.port;
   unsigned udp_port = c.udp_port;
   std::string config_file, cache_size, segment_size = "4M", pin_budget = "0", isolation_memory = "8G";
+  std::string live_buffer = "4s", record_split = "1h", record_keep = "0";
   bool no_memory_windows = false;  // the old name of --isolation shared
   po::options_description general(
       "vod-server: serves every file of a directory from registered memory; clients read it by one-sided RDMA Read\n\n"
@@ -143,7 +133,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("live", po::value(&c.live)->composing(), "a live channel NAME=SOURCE (repeatable); SOURCE is file:PATH (a TS file replayed in a loop), "
                                                "udp://[GROUP@]HOST:PORT (TS over UDP, multicast GROUP joined on HOST's interface), "
                                                "gst:PIPELINE (ending in MPEG-TS) or - (TS on standard input)")
-      ("live-buffer", po::value(&c.live_buffer_seconds)->default_value(c.live_buffer_seconds), "seconds of a live channel its ring holds (late joiners start at the newest keyframe in it)")
+      ("live-buffer", po::value(&live_buffer)->default_value(live_buffer), "the duration of a live channel its ring holds, e.g. 4s (late joiners start at the newest keyframe in it)")
       ("live-bitrate", po::value(&c.live_bitrate_mbps)->default_value(c.live_bitrate_mbps), "Mbit/s assumed for sizing the ring of a udp:, gst: or stdin channel, whose rate is unknown until it runs")
       ("live-multicast", po::value(&c.live_multicast), "GROUP[:PORT]: also send every live channel's records to this multicast group by Write-Record "
                                                         "(default port 7472), for viewers without RDMA: vod-client --transport udp --udp-group GROUP[:PORT]")
@@ -151,6 +141,12 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("live-multicast-ttl", po::value(&c.live_multicast_ttl)->default_value(c.live_multicast_ttl), "multicast TTL (hops); 1 stays on the local network")
       ("live-multicast-payload", po::value(&c.live_multicast_payload)->default_value(c.live_multicast_payload),
        "bytes per multicast datagram, rounded down to whole 188-byte TS packets (1316 fits a 1500-byte MTU)")
+      ("live-record", po::bool_switch(&c.live_record), "record every live channel, byte for byte, as MPEG-TS files 'Live/NAME/NAME YYYY-MM-DD HH.MM.SS.ts' "
+                                                      "(UTC) of the media directory, each listed as a movie once complete")
+      ("live-record-split", po::value(&record_split)->default_value(record_split), "with --live-record: a new file at the first keyframe after this "
+                                                                                 "long (e.g. 1h, 30m; 0: one file per stream); every end of stream ends one too")
+      ("live-record-keep", po::value(&record_keep)->default_value(record_keep), "with --live-record: the disk the recordings may take (e.g. 500G); "
+                                                                               "the oldest are deleted first (0: no limit)")
       ("udp-port", po::value(&udp_port)->default_value(udp_port), "serve Write-Record over UDP on this port too (7471 is the documented one); 0: off")
       ("udp-max-rate", po::value(&c.udp_max_rate_mbps)->default_value(c.udp_max_rate_mbps), "Mbit/s the UDP side sends at most, in all")
       ("udp-client-rate", po::value(&c.udp_client_rate_mbps)->default_value(c.udp_client_rate_mbps), "Mbit/s one client address gets at most (it may ask for less)")
@@ -226,7 +222,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
     throw std::invalid_argument("--media-dir is required, unless the server only serves --live channels (see vod-server --help)");
   }
   for (const auto& text : c.live) c.live_channels.push_back(live::parse_channel(text));
-  if (c.live_buffer_seconds < 0.5 || c.live_buffer_seconds > 600) throw std::invalid_argument("--live-buffer must be 0.5..600 seconds");
+  check_live_options(c, live_buffer, record_split, record_keep);
   if (c.live_bitrate_mbps <= 0 || c.live_bitrate_mbps > 10000) throw std::invalid_argument("--live-bitrate must be in (0, 10000] Mbit/s");
   if (!c.live_multicast.empty() && c.live.empty())
     throw std::invalid_argument("--live-multicast sends live channels: give --live NAME=SOURCE too");

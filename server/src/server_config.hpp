@@ -43,12 +43,16 @@ struct ServerConfig {
   unsigned max_per_source = 0;  // connections per client address at once; 0: no limit
   // Live channels (docs/live.md): NAME=SOURCE each.
   std::vector<std::string> live;
-  double live_buffer_seconds = 4;  // ring size in seconds of the channel's bitrate
+  double live_buffer_seconds = 4;  // ring size in seconds of the channel's bitrate (--live-buffer: a duration)
   double live_bitrate_mbps = 8;    // assumed for sources whose bitrate is unknown before they run
   std::string live_multicast;      // GROUP[:PORT]: every live record to this group too (Write-Record); empty: off
   std::string live_multicast_interface;
   int live_multicast_ttl = 1;
   unsigned live_multicast_payload = defaults::kLiveMulticastPayload;
+  // --live-record (docs/live.md, "Recordings"): every channel as MPEG-TS files in the media directory.
+  bool live_record = false;
+  std::chrono::milliseconds live_record_split{std::chrono::hours(1)};  // files are cut this often (0: once per stream)
+  std::uint64_t live_record_keep = 0;                                  // bytes of recordings kept (0: no limit)
   // UDP Write-Record (docs/write-record.md): off unless a port is given.
   std::uint16_t udp_port = 0;                                       // 0: off; the documented port is 7471
   double udp_max_rate_mbps = 1000;                                  // the whole server

@@ -31,6 +31,7 @@ live::LiveOptions live_options(const ServerConfig& c) {
     o.multicast->ttl = c.live_multicast_ttl;
     o.multicast->payload = c.live_multicast_payload;
   }
+  if (c.live_record) o.record = live::RecordOptions{c.media_dir, c.live_record_split, c.live_record_keep};
   return o;
 }
 origin::FetcherOptions origin_options(const ServerConfig& c) {
@@ -64,6 +65,13 @@ VodServer::VodServer(ServerConfig config)
       vod_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, [this] { counts_changed_ = true; }, cache_.get(),
             cache_ ? &slot_watchers_.emplace(cache_->slots()) : nullptr, &pinned_}) {
   if (cache_) cache_->on_refill([this](std::uint32_t slot) { slot_watchers_->refilling(slot); });
+  channels_.on_recorded([this] {
+    if (!recorded_timer_.armed())
+      recorded_timer_ = reactor_.at(std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] {
+        log::info("server", "recordings changed: rescanning " + config_.media_dir);
+        scan_media();
+      });
+  });
   if (!config_.auth_secret.empty()) load_auth_keys();
   if (!config_.revoked.empty()) load_revocations();
   library_options_.remux_ts = config_.remux == "ts";
@@ -144,6 +152,7 @@ VodServer::VodServer(ServerConfig config)
         membership_->update(member_record());
       }
     }
+    if (metrics_endpoint_ && !channels_.empty()) update_live_metrics();
     if (cache_ && metrics_endpoint_) {
       const auto& ch = vod_.channel_stats();
       metrics_.set_cache(
@@ -212,6 +221,16 @@ void VodServer::test_evict() {
   cache_->evict_one_for_test();
   test_evict_timer_ =
       reactor_.at(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.test_evict_every_ms), [this] { test_evict(); });
+}
+
+void VodServer::update_live_metrics() {
+  std::vector<ServerMetrics::LiveFigures> figures;
+  for (std::size_t i = 0; i < channels_.size(); ++i) {
+    const auto s = channels_.stats(i);
+    figures.push_back({channels_.name(i), s.recording, s.bytes, s.records, s.streams, s.recorder.bytes, s.recorder.files,
+                       s.recorder.write_errors, s.recorder.lost});
+  }
+  metrics_.set_live(std::move(figures));
 }
 
 void VodServer::update_connection_metrics() {
@@ -296,13 +315,17 @@ void VodServer::rescan() {
   if (origin_scans_) {
     rescan_soon(std::chrono::seconds(1));  // on its thread: the listing is published when it is done
   } else {
-    try {
-      publish_generation(scan_library(config_.media_dir, library_.generation + 1, &library_, library_options_));
-    } catch (const std::exception& e) {
-      log::error("server", std::string("rescan failed, keeping generation ") + std::to_string(library_.generation) + ": " + e.what());
-    }
+    scan_media();
   }
   notifier_.ready(service_status());
+}
+
+void VodServer::scan_media() {
+  try {
+    publish_generation(scan_library(config_.media_dir, library_.generation + 1, &library_, library_options_));
+  } catch (const std::exception& e) {
+    log::error("server", std::string("rescan failed, keeping generation ") + std::to_string(library_.generation) + ": " + e.what());
+  }
 }
 
 void VodServer::begin_drain() {

@@ -73,6 +73,8 @@ class VodServer {
   // after start, content identities): at most once a second (the timer below).
   void republish();
   void rescan();
+  // The media directory scanned again and published (SIGHUP's, and after --live-record's files).
+  void scan_media();
   // The library at start: the media directory's, or the origin's (an origin that cannot be listed
   // leaves it empty, and it is listed again in 5 s).
   Library first_scan();
@@ -89,6 +91,7 @@ class VodServer {
   std::size_t clients() const noexcept { return vod_.connections() + live_.connections(); }
   ServiceStatus service_status() const noexcept;
   void update_connection_metrics();
+  void update_live_metrics();
   void update_catalog_metrics();
   cluster::MemberRecord member_record() const;  // --cluster: what etcd says about this server now
   void measure_load();                          // --cluster, every second: Write-Record's rate, and the record if it changed
@@ -148,6 +151,7 @@ class VodServer {
   std::chrono::steady_clock::time_point origin_due_{};
   bool origin_again_ = false;             // a listing was asked for while one was under way: another follows it at once
   loop::Reactor::Timer republish_timer_;  // identities found: the catalog again, within a second
+  loop::Reactor::Timer recorded_timer_;   // recordings completed or deleted: a scan within a second
   loop::Reactor::Timer heartbeat_timer_;  // the status words' heartbeat
   loop::Reactor::Timer load_timer_;       // --cluster: the load measured, the record put if it changed
   std::chrono::steady_clock::time_point load_measured_at_;

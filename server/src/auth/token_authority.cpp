@@ -13,6 +13,7 @@
 #include "auth/entry_file.hpp"
 #include "vod/protocol/hex_text.hpp"
 #include "vod/protocol/name_hash.hpp"
+#include "vod/units.hpp"
 
 namespace vod::server::auth {
 
@@ -148,22 +149,9 @@ std::optional<std::string> TokenAuthority::out_of_scope(const proto::AccessToken
 }
 
 std::uint32_t parse_duration(const std::string& text) {
-  std::size_t used = 0;
-  unsigned long long n = 0;
-  try {
-    n = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("'" + text + "' is not a duration (e.g. 2h, 90m, 30s, 1d)");
-  }
-  const std::string unit = text.substr(used);
-  unsigned long long factor = 0;
-  if (unit.empty() || unit == "s") factor = 1;
-  else if (unit == "m") factor = 60;
-  else if (unit == "h") factor = 3600;
-  else if (unit == "d") factor = 86400;
-  else throw std::invalid_argument("'" + text + "': the unit must be s, m, h or d");
-  if (n == 0 || n > 0xffffffffull / factor) throw std::invalid_argument("'" + text + "' is not a duration from 1 s to 136 years");
-  return static_cast<std::uint32_t>(n * factor);
+  const auto ms = vod::parse_duration(text, "duration").count();
+  if (ms < 1000 || ms / 1000 > 0xffffffffll) throw std::invalid_argument("duration: '" + text + "' is not from 1 s to 136 years");
+  return static_cast<std::uint32_t>(ms / 1000);
 }
 
 }  // namespace vod::server::auth

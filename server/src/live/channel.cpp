@@ -22,6 +22,12 @@ Channel::Channel(std::string name, std::size_t ring_bytes, std::size_t max_recor
       cutter_(std::min(max_record_bytes, ring_bytes / 4), [this](const Record& r) { publish(r); }),
       wake_fd_(wake_fd) {}
 
+void Channel::set_recorder(std::unique_ptr<Recorder> recorder) {
+  recorder_ = std::move(recorder);
+  cutter_.set_packet_tap(
+      [this](std::span<const std::uint8_t> packet, const RecordCutter::PacketNote& note) { recorder_->packet(packet, note, fed_at_us_); });
+}
+
 void Channel::begin_stream(const std::string& why) {
   cutter_.mark_discontinuity();
   ++stream_id_;
@@ -35,6 +41,7 @@ void Channel::begin_stream(const std::string& why) {
 }
 
 void Channel::feed(std::span<const std::uint8_t> bytes) {
+  if (recorder_) fed_at_us_ = realtime_us();
   cutter_.feed(bytes);
   const std::uint64_t dropped = cutter_.stats().dropped_bytes;
   // Input that is not TS is reported once per megabyte lost, not once per byte.
@@ -45,11 +52,15 @@ void Channel::feed(std::span<const std::uint8_t> bytes) {
   }
 }
 
-void Channel::flush() { cutter_.flush(); }
+void Channel::flush() {
+  cutter_.flush();
+  if (recorder_) recorder_->idle(realtime_us());
+}
 
 void Channel::end_stream(const std::string& why) {
   if (!streaming_) return;
   cutter_.flush();
+  if (recorder_) recorder_->end_stream(realtime_us());
   streaming_ = false;
   ring_.set_stream(stream_id_, true);
   RecordInfo eos;
@@ -89,6 +100,7 @@ void Channel::append(const RecordInfo& record, std::span<const std::uint8_t> byt
     stats_.records += info.length > 0;
     stats_.keyframes += (info.flags & proto::kLiveKeyframe) != 0;
     stats_.dropped_bytes = cutter_.stats().dropped_bytes;
+    if (recorder_) stats_.recorder = recorder_->stats();
   }
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);  // an eventfd: never blocks short of 2^64 - 1 wakes
@@ -103,7 +115,9 @@ void Channel::drain(std::vector<RecordInfo>& out) {
 
 ChannelStats Channel::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  ChannelStats s = stats_;
+  s.recording = recorder_ != nullptr;
+  return s;
 }
 
 }  // namespace vod::server::live

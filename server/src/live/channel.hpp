@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "live/live_ring.hpp"
 #include "live/record_cutter.hpp"
+#include "live/recorder.hpp"
 
 namespace vod::server::live {
 
@@ -38,6 +40,8 @@ struct RecordInfo {
 
 struct ChannelStats {
   std::uint64_t bytes = 0, records = 0, keyframes = 0, streams = 0, dropped_bytes = 0;
+  bool recording = false;
+  RecorderStats recorder;  // --live-record
 };
 
 class Channel {
@@ -52,6 +56,9 @@ class Channel {
   // ring has it: the live multicast sender. Set before the source starts.
   using Tap = std::function<void(const RecordInfo&, std::span<const std::uint8_t>)>;
   void set_tap(Tap tap) { tap_ = std::move(tap); }
+  // --live-record: every packet the source sends is recorded too, on the source thread. Set before
+  // the source starts.
+  void set_recorder(std::unique_ptr<Recorder> recorder);
 
   // ---- source thread
   // A new session of the source (it started, resumed or looped): a new stream id, and the next
@@ -81,6 +88,8 @@ class Channel {
   std::atomic<bool> streaming_{false};
   std::uint64_t reported_dropped_ = 0;
   Tap tap_;
+  std::unique_ptr<Recorder> recorder_;
+  std::uint64_t fed_at_us_ = 0;  // when the bytes being fed arrived (CLOCK_REALTIME)
 
   mutable std::mutex mutex_;  // guards log_ and stats_
   std::vector<RecordInfo> log_;

@@ -32,6 +32,13 @@ Channels::Channels(loop::Reactor& reactor, std::vector<ChannelConfig> configs, L
   wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd_) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
   wake_in_loop_ = reactor_.add(wake_fd_.get(), [this] { on_wake(); });
+  if (options_.record) {
+    std::vector<std::string> names;
+    for (const auto& c : configs) names.push_back(c.name);
+    recordings_ = std::make_unique<Recordings>(reactor_, *options_.record, std::move(names), [this] {
+      if (on_recorded_) on_recorded_();
+    });
+  }
   bool gst = false;
   for (auto& c : configs) {
     for (const auto& other : channels_)
@@ -48,6 +55,7 @@ Channels::Channels(loop::Reactor& reactor, std::vector<ChannelConfig> configs, L
                           " kb/s" + (known ? "" : ", assumed: --live-bitrate") + ")");
     gst = gst || c.source.kind == SourceSpec::Kind::gst;
     if (options_.multicast) attach_multicast(slot);
+    if (recordings_) slot.channel->set_recorder(std::make_unique<Recorder>(c.name, recordings_->options(), recordings_->sink()));
     channels_.push_back(std::move(slot));
   }
   if (gst) {

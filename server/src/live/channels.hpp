@@ -18,6 +18,7 @@
 
 #include "live/channel.hpp"
 #include "live/channel_view.hpp"
+#include "live/recordings.hpp"
 #include "live/sources.hpp"
 #include "loop/reactor.hpp"
 #include "registrations.hpp"
@@ -34,6 +35,7 @@ struct LiveOptions {
   std::size_t max_record_bytes = 64 * 1024;
   SourceOptions source;
   std::optional<udp::MulticastOptions> multicast;  // --live-multicast: every record to this group too
+  std::optional<RecordOptions> record;             // --live-record: every channel into the media directory too
 };
 
 class Channels {
@@ -61,10 +63,14 @@ class Channels {
   std::optional<std::size_t> find(const std::string& name) const noexcept;
   const std::string& name(std::size_t channel) const noexcept { return channels_[channel].channel->name(); }
   const ChannelView& view(std::size_t channel) const noexcept { return channels_[channel].view; }
+  ChannelStats stats(std::size_t channel) const { return channels_[channel].channel->stats(); }
   // Its registrations on `ctx` (throws std::out_of_range for a device it was not registered on).
   const Regions& regions(std::size_t channel, ibv_context* ctx) const { return channels_[channel].regions.at(ctx); }
   // Called in the loop's thread with a channel's index once new records are in its view.
   void on_records(std::function<void(std::size_t)> f) { on_records_ = std::move(f); }
+  // --live-record: called in the loop's thread once recordings were completed or deleted (the
+  // server rescans its media directory).
+  void on_recorded(std::function<void()> f) { on_recorded_ = std::move(f); }
 
  private:
   struct ChannelSlot {
@@ -85,8 +91,10 @@ class Channels {
   UniqueFd wake_fd_;  // an eventfd: the source threads' records were published
   loop::Reactor::Registration wake_in_loop_;
   std::vector<std::shared_ptr<Device>> devices_;
-  std::vector<ChannelSlot> channels_;
   std::function<void(std::size_t)> on_records_;
+  std::function<void()> on_recorded_;
+  std::unique_ptr<Recordings> recordings_;  // before the channels: their recorders report to it
+  std::vector<ChannelSlot> channels_;
 };
 
 }  // namespace vod::server::live

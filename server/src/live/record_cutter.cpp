@@ -40,14 +40,16 @@ void RecordCutter::feed(std::span<const std::uint8_t> bytes) {
 
 void RecordCutter::take_packet(std::span<const std::uint8_t> packet) {
   media::TsPacketMeaning m;
-  bool psi = false;
+  bool psi = false, table = false;
   // A packet with a malformed adaptation field is kept (its bytes are the stream's), but means nothing.
   if (auto p = media::parse_ts_packet(packet)) {
     const std::uint16_t pmt_before = scanner_.pmt_pid();
     m = scanner_.scan(*p);
     psi = p->pid == 0 || (p->pid == pmt_before && pmt_before != 0x1fff) || p->pid == scanner_.pmt_pid();
     if (psi && p->payload_unit_start) (p->pid == 0 ? pat_ : pmt_).assign(packet.begin(), packet.end());
+    table = psi || p->pid < 0x20;
   }
+  if (packet_tap_) packet_tap_(packet, {table, m.access_unit_start, m.access_unit_start && m.random_access});
   if (m.pcr_27m) last_pcr_ = m.pcr_27m;
   if (m.access_unit_start && !pending_.empty()) flush();
   // Room for this packet, and for the PAT and PMT a keyframe record starts with.

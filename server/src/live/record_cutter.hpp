@@ -54,6 +54,15 @@ class RecordCutter {
 
   const CutterStats& stats() const noexcept { return stats_; }
   const media::TsScanner& scanner() const noexcept { return scanner_; }
+  // Sees every packet the cutter takes, as the source sent it (not the cutter's PAT and PMT copies
+  // or counters), with whether it is a table (PSI or SI: a PID below 0x20, or the PMT's) and
+  // whether it starts an access unit of the main stream, and a keyframe's: what a recording of the
+  // source is cut by (live/recorder.hpp).
+  struct PacketNote {
+    bool table = false, unit_start = false, keyframe = false;
+  };
+  using PacketTap = std::function<void(std::span<const std::uint8_t> packet, const PacketNote& note)>;
+  void set_packet_tap(PacketTap tap) { packet_tap_ = std::move(tap); }
   // The last PCR seen on the program's PCR PID (27 MHz), for pacing a replay.
   std::optional<std::uint64_t> last_pcr() const noexcept { return last_pcr_; }
 
@@ -63,6 +72,7 @@ class RecordCutter {
 
   std::size_t max_bytes_;
   Sink sink_;
+  PacketTap packet_tap_;
   media::TsScanner scanner_;
   std::vector<std::uint8_t> partial_;  // < 188 bytes of the next packet, or bytes being resynced
   std::vector<std::uint8_t> pending_;  // the record being built

@@ -128,6 +128,11 @@ void ServerMetrics::set_cache(CacheFigures figures) {
   cache_ = std::move(figures);
 }
 
+void ServerMetrics::set_live(std::vector<LiveFigures> figures) {
+  std::lock_guard lock(mutex_);
+  live_ = std::move(figures);
+}
+
 void ServerMetrics::set_draining() {
   std::lock_guard lock(mutex_);
   draining_ = true;
@@ -145,6 +150,21 @@ std::string ServerMetrics::render() const {
   m.sample("vod_server_movies", static_cast<double>(movies_));
   m.family("vod_server_live_channels", "gauge", "live channels configured");
   m.sample("vod_server_live_channels", static_cast<double>(live_channels_));
+  const auto per_channel = [&](const char* name, const char* help, std::uint64_t LiveFigures::*field, bool recorded) {
+    if (live_.empty() || (recorded && !live_.front().recording)) return;
+    m.family(name, "counter", help);
+    for (const auto& f : live_) m.sample(name, {{"channel", f.channel}}, static_cast<double>(f.*field));
+  };
+  per_channel("vod_server_live_bytes_total", "bytes a live channel's source published", &LiveFigures::bytes, false);
+  per_channel("vod_server_live_records_total", "records a live channel's source published", &LiveFigures::records, false);
+  per_channel("vod_server_live_streams_total", "streams a live channel's source began (starts, restarts and loops)", &LiveFigures::streams,
+              false);
+  per_channel("vod_server_live_recorded_bytes_total", "--live-record: bytes written to recordings", &LiveFigures::recorded_bytes, true);
+  per_channel("vod_server_live_recordings_total", "--live-record: recordings completed and renamed", &LiveFigures::recordings, true);
+  per_channel("vod_server_live_record_errors_total", "--live-record: failed writes (a full disk...): each pauses recording",
+              &LiveFigures::record_errors, true);
+  per_channel("vod_server_live_record_lost_bytes_total", "--live-record: bytes not recorded because of failed writes",
+              &LiveFigures::record_lost, true);
 
   if (cache_) render_cache(m, *cache_);
 

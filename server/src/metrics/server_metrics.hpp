@@ -48,6 +48,14 @@ class ServerMetrics {
     std::uint64_t credit_violations = 0, coalesced = 0;
   };
   void set_cache(CacheFigures figures);
+  // Each live channel's counters: what its source published, and with --live-record what was recorded.
+  struct LiveFigures {
+    std::string channel;
+    bool recording = false;  // --live-record
+    std::uint64_t bytes = 0, records = 0, streams = 0;
+    std::uint64_t recorded_bytes = 0, recordings = 0, record_errors = 0, record_lost = 0;
+  };
+  void set_live(std::vector<LiveFigures> figures);
   void set_draining();
   // The port's active link rate from sysfs ("100 Gb/sec (4X EDR)"), in Gbit/s; 0 when unknown.
   double port_rate_gbps(const std::string& device, unsigned port) const;
@@ -68,6 +76,7 @@ class ServerMetrics {
   bool have_udp_ = false;
   udp::UdpStats udp_;
   std::optional<CacheFigures> cache_;
+  std::vector<LiveFigures> live_;
   bool draining_ = false;
 };
 
