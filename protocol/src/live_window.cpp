@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "decode_support.hpp"
+#include "vod/protocol/catalog_layout.hpp"
 
 namespace vod::proto {
 
@@ -96,6 +97,15 @@ Decoded<WindowIndex> decode_window(Bytes region) {
     out.marks.push_back(mark);
   }
   return out;
+}
+
+std::string window_entry_name(std::string_view channel) { return std::string(kWindowPrefix) + std::string(channel); }
+
+std::optional<std::string> window_channel(std::string_view entry_name) {
+  if (!entry_name.starts_with(kWindowPrefix) || entry_name.size() == kWindowPrefix.size()) return std::nullopt;
+  const std::string_view channel = entry_name.substr(kWindowPrefix.size());
+  if (invalid_channel_name_reason(channel)) return std::nullopt;
+  return std::string(channel);
 }
 
 std::optional<WindowMark> keyframe_at_or_before(const WindowIndex& w, std::uint64_t time_us) {

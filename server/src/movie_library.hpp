@@ -50,6 +50,9 @@ struct LoadedMovie {
   // keeps the movie while it says the same), `layout` its segment table's.
   std::string origin_mtime;
   cache::TableLayout layout;
+  // A live channel's DVR window (live/channels.hpp), listed after the library's movies: `cached`
+  // is its chunks, `index_bytes` its window index (vod/protocol/live_window.hpp).
+  bool live_window = false;
 
   std::uint64_t size() const noexcept { return cached ? cached->size() : bytes.length(); }
   cache::FileIdentity identity() const { return {path, file_size, mtime_ns, inode}; }  // the file's version listed

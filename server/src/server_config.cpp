@@ -34,6 +34,20 @@ static void check_live_options(ServerConfig& c, const std::string& buffer, const
     throw std::invalid_argument("--live-record-split must be 0 (one file per stream) or at least 1 s");
 }
 
+static void check_dvr_options(ServerConfig& c, const std::string& dvr, const std::string& size, const std::string& cache) {
+  c.live_dvr = parse_duration(dvr, "--live-dvr");
+  c.live_dvr_size = parse_size(size, "--live-dvr-size");
+  c.live_dvr_cache = parse_size(cache, "--live-dvr-cache");
+  if (c.live_dvr.count() == 0) return;
+  if (c.live.empty()) throw std::invalid_argument("--live-dvr keeps live channels: give --live NAME=SOURCE too");
+  if (c.live_dvr < std::chrono::seconds(10) || c.live_dvr > std::chrono::hours(72))
+    throw std::invalid_argument("--live-dvr must be 10 s to 72 h");
+  if (c.live_dvr_dir.empty()) {
+    if (c.state_dir.empty()) throw std::invalid_argument("--live-dvr needs a place on disk: give --live-dvr-dir, or a --state-dir");
+    c.live_dvr_dir = c.state_dir + "/dvr";
+  }
+}
+
 static void check_cluster_options(ServerConfig& c) {
   if (c.cluster.empty()) {
     if (!c.advertise.empty() || !c.cluster_spread.empty())
@@ -92,7 +106,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   unsigned port = c.port;
   unsigned udp_port = c.udp_port;
   std::string config_file, cache_size, segment_size = "4M", pin_budget = "0", isolation_memory = "8G";
-  std::string live_buffer = "4s", record_split = "1h", record_keep = "0";
+  std::string live_buffer = "4s", record_split = "1h", record_keep = "0", dvr = "0", dvr_size = "0", dvr_cache = "64M";
   bool no_memory_windows = false;  // the old name of --isolation shared
   po::options_description general(
       "vod-server: serves every file of a directory from registered memory; clients read it by one-sided RDMA Read\n\n"
@@ -141,6 +155,13 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
       ("live-multicast-ttl", po::value(&c.live_multicast_ttl)->default_value(c.live_multicast_ttl), "multicast TTL (hops); 1 stays on the local network")
       ("live-multicast-payload", po::value(&c.live_multicast_payload)->default_value(c.live_multicast_payload),
        "bytes per multicast datagram, rounded down to whole 188-byte TS packets (1316 fits a 1500-byte MTU)")
+      ("live-dvr", po::value(&dvr)->default_value(dvr), "keep each live channel's last DURATION (e.g. 30m, 2h) on disk, where viewers pause, rewind "
+                                                      "and start behind live by one-sided Reads (0: off)")
+      ("live-dvr-dir", po::value(&c.live_dvr_dir), "with --live-dvr: where the windows' files go (default STATE-DIR/dvr)")
+      ("live-dvr-size", po::value(&dvr_size)->default_value(dvr_size), "with --live-dvr: the disk one window may take at most (e.g. 4G; "
+                                                                     "0: its duration at 1.5 times the channel's bitrate)")
+      ("live-dvr-cache", po::value(&dvr_cache)->default_value(dvr_cache), "with --live-dvr and no --cache-size: the memory windows are read "
+                                                                        "from (a segment cache of --segment-size slots)")
       ("live-record", po::bool_switch(&c.live_record), "record every live channel, byte for byte, as MPEG-TS files 'Live/NAME/NAME YYYY-MM-DD HH.MM.SS.ts' "
                                                       "(UTC) of the media directory, each listed as a movie once complete")
       ("live-record-split", po::value(&record_split)->default_value(record_split), "with --live-record: a new file at the first keyframe after this "
@@ -223,6 +244,7 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   }
   for (const auto& text : c.live) c.live_channels.push_back(live::parse_channel(text));
   check_live_options(c, live_buffer, record_split, record_keep);
+  check_dvr_options(c, dvr, dvr_size, dvr_cache);
   if (c.live_bitrate_mbps <= 0 || c.live_bitrate_mbps > 10000) throw std::invalid_argument("--live-bitrate must be in (0, 10000] Mbit/s");
   if (!c.live_multicast.empty() && c.live.empty())
     throw std::invalid_argument("--live-multicast sends live channels: give --live NAME=SOURCE too");
@@ -250,6 +272,8 @@ std::optional<ServerConfig> parse_server_config(int argc, char** argv) {
   if (seg < (64u << 10) || seg > (1u << 30) || (seg & (seg - 1)) != 0)
     throw std::invalid_argument("--segment-size must be a power of two from 64K to 1G");
   c.segment_size = static_cast<std::uint32_t>(seg);
+  if (c.live_dvr.count() && !c.cache_size && (c.live_dvr_cache < 4ull * seg || c.live_dvr_cache / seg > (1u << 24)))
+    throw std::invalid_argument("--live-dvr-cache must hold 4 to 2^24 segments of --segment-size " + segment_size);
   c.pin_budget = parse_size(pin_budget, "--pin-budget");
   c.isolation_memory = parse_size(isolation_memory, "--isolation-memory");
   (void)windows::parse_isolation(c.isolation);  // refused now, with the choices, not at the first device

@@ -20,7 +20,7 @@ VodServer::DeviceList::~DeviceList() {
 }
 
 namespace {
-live::LiveOptions live_options(const ServerConfig& c) {
+live::LiveOptions live_options(const ServerConfig& c, const cache::SegmentCache* cache) {
   live::LiveOptions o;
   o.buffer_seconds = c.live_buffer_seconds;
   o.assumed_bitrate_bps = c.live_bitrate_mbps * 1e6;
@@ -32,6 +32,8 @@ live::LiveOptions live_options(const ServerConfig& c) {
     o.multicast->payload = c.live_multicast_payload;
   }
   if (c.live_record) o.record = live::RecordOptions{c.media_dir, c.live_record_split, c.live_record_keep};
+  if (c.live_dvr.count() && cache)
+    o.dvr = live::LiveOptions::Dvr{{c.live_dvr_dir, c.live_dvr, c.live_dvr_size, cache->options().segment_size}, cache->layout()};
   return o;
 }
 origin::FetcherOptions origin_options(const ServerConfig& c) {
@@ -42,9 +44,9 @@ origin::FetcherOptions origin_options(const ServerConfig& c) {
   return o;
 }
 std::unique_ptr<cache::SegmentCache> make_cache(loop::Reactor& reactor, const ServerConfig& c) {
-  if (!c.cache_size) return nullptr;
+  if (!c.cache_size && !c.live_dvr.count()) return nullptr;
   cache::CacheOptions o;
-  o.cache_size = c.cache_size;
+  o.cache_size = c.cache_size ? c.cache_size : c.live_dvr_cache;  // --live-dvr alone: a cache for the windows only
   o.segment_size = c.segment_size;
   o.grace = std::chrono::milliseconds(c.cache_grace_ms);
   o.read_deadline = std::chrono::milliseconds(c.cache_read_deadline_ms);
@@ -60,7 +62,7 @@ VodServer::VodServer(ServerConfig config)
       cache_(make_cache(reactor_, config_)),
       pinned_(config_.isolation_memory),
       completions_(reactor_, hub_),
-      channels_(reactor_, config_.live_channels, live_options(config_)),
+      channels_(reactor_, config_.live_channels, live_options(config_, cache_.get())),
       live_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, &pinned_}, channels_),
       vod_({reactor_, completions_, routes_, metrics_, [this] { return clients(); }, [this] { counts_changed_ = true; }, cache_.get(),
             cache_ ? &slot_watchers_.emplace(cache_->slots()) : nullptr, &pinned_}) {
@@ -76,7 +78,7 @@ VodServer::VodServer(ServerConfig config)
   if (!config_.revoked.empty()) load_revocations();
   library_options_.remux_ts = config_.remux == "ts";
   for (const auto& channel : config_.live_channels) library_options_.reserved_names.insert(channel.name);
-  if (cache_) {
+  if (cache_ && config_.cache_size) {  // movies from the cache (with --live-dvr alone, it holds the windows only)
     index_store_.emplace(config_.state_dir);
     const auto republish_soon = [this] {
       if (!republish_timer_.armed())

@@ -54,14 +54,25 @@ void VodServer::measure_load() {
 
 void VodServer::offer(Library& library) {
   library.titles = titles_.update(library);
+  // The channels' DVR windows are served as cached movies, listed after the library's (whose
+  // positions the titles name): a copy of the list, so the library itself never holds them.
+  const Library* served = &library;
+  Library with_windows;
+  if (!channels_.windows().empty()) {
+    with_windows.generation = library.generation;
+    with_windows.movies = library.movies;
+    with_windows.movies.insert(with_windows.movies.end(), channels_.windows().begin(), channels_.windows().end());
+    with_windows.titles = library.titles;
+    served = &with_windows;
+  }
   std::map<ibv_context*, std::shared_ptr<CatalogRegistration>> registered;
-  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, library, channels_.catalog_entries(ctx));
+  for (auto& [ctx, device] : devices_) registered[ctx] = register_library(device, *served, channels_.catalog_entries(ctx));
   // Connections keep the catalog they were accepted with; new ones get this one. Each carries the
   // status words while anyone holds it.
   for (const auto& [ctx, r] : registered) status_.watch({r->bytes.data(), r->bytes.length()}, r);
   current_ = std::move(registered);
   if (udp_) {
-    auto regions = udp::udp_regions(library, channels_.catalog_entries(nullptr));
+    auto regions = udp::udp_regions(*served, channels_.catalog_entries(nullptr));
     status_.watch(regions->catalog, regions);
     udp_->publish(std::move(regions));
   }

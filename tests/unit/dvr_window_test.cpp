@@ -47,8 +47,15 @@ struct Temp {
   ~Temp() { fs::remove_all(dir); }
 };
 
-proto::WindowIndex index_of(const DvrWindow& w) {
-  auto d = proto::decode_window(std::span<const std::uint8_t>(w.index().data(), w.index_length()));
+// A window and the memory of its index.
+struct Window {
+  std::vector<std::uint8_t> memory;
+  DvrWindow w;
+  Window(const std::string& channel, const DvrOptions& o) : memory(DvrWindow::index_length(o.duration)), w(channel, o, memory.data()) {}
+};
+
+proto::WindowIndex index_of(const Window& win) {
+  auto d = proto::decode_window(win.memory);
   EXPECT_TRUE(d.ok()) << d.error().message;
   return d.ok() ? d.value() : proto::WindowIndex{};
 }
@@ -61,8 +68,10 @@ std::vector<std::uint8_t> file_bytes(const DvrWindow& w, std::uint64_t at, std::
 
 TEST(DvrWindow, WritesTheStreamRoundTheFileAndPublishesItsRangeAndKeyframes) {
   Temp t;
-  // 4 chunks of 4096 bytes; records of 1000 bytes, one a second, a keyframe every third.
-  DvrWindow w("cam", {t.dir, 10s, 16384, 4096});
+  // 4 chunks of 4096 bytes (3 for the bytes asked, 1 for the one being written); records of 1000
+  // bytes, one a second, a keyframe every third.
+  Window win("cam", {t.dir, 10s, 12288, 4096});
+  DvrWindow& w = win.w;
   EXPECT_EQ(w.segments(), 4u);
   EXPECT_EQ(fs::file_size(w.path()), 16384u) << "reserved at start";
   std::vector<std::uint8_t> stream;
@@ -72,7 +81,7 @@ TEST(DvrWindow, WritesTheStreamRoundTheFileAndPublishesItsRangeAndKeyframes) {
     const std::uint32_t flags = (i % 3 == 0 ? proto::kLiveKeyframe : 0) | (i == 0 ? proto::kLiveDiscontinuity : 0);
     w.append(rec, {i * 1000ull, flags, 1, i * 40'000ull, 1'000'000ull * (i + 1)});
     stream.insert(stream.end(), rec.begin(), rec.end());
-    const auto index = index_of(w);
+    const auto index = index_of(win);
     const auto& h = index.header;
     EXPECT_EQ(h.end_offset, (i + 1) * 1000ull);
     EXPECT_EQ(h.end_time_us, 1'000'000ull * (i + 1));
@@ -86,7 +95,7 @@ TEST(DvrWindow, WritesTheStreamRoundTheFileAndPublishesItsRangeAndKeyframes) {
     for (const auto& m : index.marks) EXPECT_TRUE(m.flags & proto::kWindowMarkKeyframe);
   }
   // Every byte of the window is in the file where the stream offset says.
-  const auto h = index_of(w).header;
+  const auto h = index_of(win).header;
   for (std::uint64_t s = h.oldest_offset; s < h.end_offset; s += 500)
     EXPECT_EQ(file_bytes(w, s % w.bytes(), 1)[0], stream[s]) << s;
   // The newest segment touched: 29999 / 4096 = 7 (chunk 3, lap 1, being written); chunk 2 holds
@@ -99,7 +108,8 @@ TEST(DvrWindow, WritesTheStreamRoundTheFileAndPublishesItsRangeAndKeyframes) {
 
 TEST(DvrWindow, ChunksNeverWrittenHaveNoLap) {
   Temp t;
-  DvrWindow w("cam", {t.dir, 10s, 16384, 4096});
+  Window win("cam", {t.dir, 10s, 16384, 4096});
+  DvrWindow& w = win.w;
   EXPECT_EQ(w.complete_lap(0), std::nullopt);
   std::vector<std::uint8_t> rec(5000, 1);
   w.append(rec, {0, proto::kLiveKeyframe, 1, 0, 1'000'000});
@@ -112,7 +122,7 @@ TEST(DvrWindow, ADiskTooSmallIsRefusedAtStartNamingTheFile) {
   Temp t;
   // More than any test machine's disk: posix_fallocate fails (EFBIG or ENOSPC).
   try {
-    DvrWindow w("cam", {t.dir, 10s, 1ull << 60, 1u << 20});
+    Window w("cam", {t.dir, 10s, 1ull << 60, 1u << 20});
     FAIL() << "reserved an exabyte";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("cam's window in " + t.dir.string()), std::string::npos) << e.what();

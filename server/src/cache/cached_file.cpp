@@ -39,6 +39,12 @@ CachedFile::CachedFile(std::uint64_t id, OriginObject object, std::uint64_t size
   origin_ = std::move(object);
 }
 
+CachedFile::CachedFile(std::uint64_t id, std::string path, std::uint64_t bytes, const WindowSource& window, const TableLayout& layout)
+    : CachedFile(id, std::move(path), bytes, 0, 0, layout) {
+  direct_ = false;
+  window_ = &window;
+}
+
 std::uint32_t CachedFile::segment_length(std::uint32_t s) const noexcept {
   const std::uint64_t start = std::uint64_t{s} * segment_size_;
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(segment_size_, size_ - start));
@@ -49,9 +55,10 @@ std::size_t CachedFile::read_length(std::uint32_t s) const noexcept {
   return direct_ ? (n + kDirectAlign - 1) / kDirectAlign * kDirectAlign : n;
 }
 
-proto::SegmentEntry CachedFile::publish(std::uint32_t s, std::optional<std::uint32_t> slot) {
+proto::SegmentEntry CachedFile::publish(std::uint32_t s, std::optional<std::uint32_t> slot, std::optional<std::uint32_t> lap) {
   proto::SegmentEntry& e = entries_.at(s);
-  ++e.generation;
+  if (!window_) ++e.generation;
+  else if (lap) e.generation = *lap;  // a window's: the lap of its bytes, which only grows; unchanged by an eviction
   e.state = slot ? proto::SegmentState::resident : proto::SegmentState::absent;
   e.slot = slot.value_or(0);
   // One aligned 8-byte store, released after the slot's bytes (written by the disk read and seen

@@ -35,6 +35,18 @@ struct OriginObject {
   std::string etag;  // quotes included; empty when the origin gave none (then size alone is checked)
 };
 
+// A live channel's DVR window (live/dvr_window.hpp) seen by the cache: a file of chunks that the
+// writer laps. Segment k of such a CachedFile is chunk k; its entry's generation is the lap of the
+// segment the chunk holds, and a chunk is filled only while that lap is complete and stays so.
+class WindowSource {
+ public:
+  virtual ~WindowSource() = default;
+  // The lap of the whole segment chunk `chunk` holds now, unless it is being written or never was.
+  virtual std::optional<std::uint32_t> complete_lap(std::uint32_t chunk) const noexcept = 0;
+  // A descriptor the cache reads chunks through (the page cache: the writer's bytes may not be on disk yet).
+  virtual int read_fd() const noexcept = 0;
+};
+
 class CachedFile {
  public:
   // The file listed at `path` (its inode and mtime as stat saw them), with its table laid out, every
@@ -44,7 +56,11 @@ class CachedFile {
   // A movie at an origin: `path` is its URL; fills are HTTP Range requests (origin/origin_fetcher.hpp).
   CachedFile(std::uint64_t id, OriginObject object, std::uint64_t size, const TableLayout& layout);
 
+  // A DVR window of `bytes` (whole segments); `window` outlives it.
+  CachedFile(std::uint64_t id, std::string path, std::uint64_t bytes, const WindowSource& window, const TableLayout& layout);
+
   std::uint64_t id() const noexcept { return id_; }
+  const WindowSource* window() const noexcept { return window_; }
   const std::optional<OriginObject>& origin() const noexcept { return origin_; }
   // A fill found another version at the origin: no segment of this file is filled again, and the
   // ones resident were evicted. The next listing gives the new version a new CachedFile.
@@ -65,8 +81,9 @@ class CachedFile {
   std::uint64_t table_length() const noexcept { return proto::segment_entry_offset(segments()); }
 
   const proto::SegmentEntry& entry(std::uint32_t s) const { return entries_.at(s); }
-  // Segment `s` is now in `slot`, or (nullopt) in none: a new generation, published to the table.
-  proto::SegmentEntry publish(std::uint32_t s, std::optional<std::uint32_t> slot);
+  // Segment `s` is now in `slot`, or (nullopt) in none: a new generation, published to the table. A
+  // window's generation is the lap (`lap`) of what the slot holds, or held.
+  proto::SegmentEntry publish(std::uint32_t s, std::optional<std::uint32_t> slot, std::optional<std::uint32_t> lap = std::nullopt);
 
   // The length to read for segment `s` (rounded up to the device's block for O_DIRECT; the read
   // ends at the end of the file).
@@ -87,6 +104,7 @@ class CachedFile {
   std::atomic<bool> changed_{false};
   bool used_ = false;
   std::optional<OriginObject> origin_;
+  const WindowSource* window_ = nullptr;
   std::vector<proto::SegmentEntry> entries_;
   HostBuffer table_;
 };

@@ -87,6 +87,10 @@ void SegmentCache::demand(const std::shared_ptr<CachedFile>& file, std::uint32_t
     if (answer) answer(proto::SegmentStatus::changed, {});
     return;
   }
+  if (file->window() && !window_current(*file, segment, now)) {
+    if (answer) answer(proto::SegmentStatus::out_of_range, {});  // being written, or never was: not in the window
+    return;
+  }
   if (auto it = resident_.find(key); it != resident_.end()) {
     ++stats_.hits;
     slots_.touch(it->second, now, who);
@@ -151,6 +155,7 @@ void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_
   Fault& f = node.mapped();
   CachedFile& file = *f.file;
   if (file.origin()) return start_fetch(key, slot, std::move(f));
+  if (file.window()) return start_window(key, slot, std::move(f));
   try {
     f.fd = fds_.open(file);  // before anything changes: a file that cannot be read fails its fault here
   } catch (const std::exception& e) {
@@ -170,6 +175,34 @@ void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_
   const int fd = f.fd.fd();
   filling_.emplace(key, std::make_pair(slot, std::move(f)));
   disk_.read(fd, dest, length, offset, [this, key](std::int64_t result) { filled(key, result); });
+}
+
+void SegmentCache::start_window(const SegmentKey& key, std::uint32_t slot, Fault f) {
+  const CachedFile& file = *f.file;
+  f.lap = file.window()->complete_lap(key.segment);
+  if (!f.lap) {  // claimed for the next lap while it waited for a slot
+    slots_.fill_failed(slot);
+    for (auto& w : f.waiters) unreadable_.emplace_back(std::move(w), proto::SegmentStatus::out_of_range);
+    return;
+  }
+  if (refill_hook_) refill_hook_(slot);
+  slot_files_[slot] = f.file;
+  std::uint8_t* dest = arena_.data() + std::uint64_t{slot} * options_.segment_size;
+  const std::uint64_t offset = std::uint64_t{key.segment} * options_.segment_size;
+  const std::size_t length = file.read_length(key.segment);
+  const int fd = file.window()->read_fd();
+  filling_.emplace(key, std::make_pair(slot, std::move(f)));
+  disk_.read(fd, dest, length, offset, [this, key](std::int64_t result) { filled(key, result); });
+}
+
+// A window's segment: resident only with the lap its chunk holds whole now (a slot of an older lap
+// is evicted here); false when the chunk holds no whole segment (being written, or never written).
+bool SegmentCache::window_current(const CachedFile& file, std::uint32_t segment, Clock::time_point now) {
+  const auto lap = file.window()->complete_lap(segment);
+  auto it = resident_.find(SegmentKey{file.id(), segment});
+  if (it != resident_.end() && (!lap || file.entry(segment).generation != *lap))
+    if (auto e = slots_.evict(it->second, now)) evicted(*e);
+  return lap.has_value();
 }
 
 void SegmentCache::start_fetch(const SegmentKey& key, std::uint32_t slot, Fault f) {
@@ -260,6 +293,10 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
     fill_failed(slot, f, proto::SegmentStatus::disk_error);
     return make_progress();
   }
+  if (file.window() && file.window()->complete_lap(key.segment) != f.lap) {  // the writer claimed it during the read
+    fill_failed(slot, f, proto::SegmentStatus::out_of_range);
+    return make_progress();
+  }
   (file.origin() ? stats_.origin_bytes : stats_.disk_bytes) += want;
   // A short last segment: the rest of its slot holds zeros, not what an earlier occupant (another
   // movie, perhaps) left there, for a device that bounds a window by the region under it.
@@ -267,7 +304,7 @@ void SegmentCache::filled(const SegmentKey& key, std::int64_t result) {
     std::memset(arena_.data() + std::uint64_t{slot} * options_.segment_size + want, 0, options_.segment_size - want);
   slots_.filled(slot, now, f.requester);
   last_filled_ = slot;
-  const proto::SegmentEntry entry = file.publish(key.segment, slot);
+  const proto::SegmentEntry entry = file.publish(key.segment, slot, f.lap);
   resident_.emplace(key, slot);
   if (f.demanded) {
     ++stats_.misses;
@@ -290,6 +327,7 @@ std::span<const std::uint8_t> SegmentCache::resident_bytes(const CachedFile& fil
                                                            Requester who) {
   auto it = resident_.find(SegmentKey{file.id(), segment});
   if (it == resident_.end()) return {};
+  if (file.window() && file.window()->complete_lap(segment) != file.entry(segment).generation) return {};  // an older lap
   slots_.touch(it->second, now, who);
   return {arena_.data() + std::uint64_t{it->second} * options_.segment_size, file.segment_length(segment)};
 }

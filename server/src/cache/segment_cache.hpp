@@ -121,11 +121,14 @@ class SegmentCache {
     bool demanded = false;
     bool direct = false;  // its read went to the O_DIRECT fd
     FdCache::Handle fd;   // while its read is under way
+    std::optional<std::uint32_t> lap;  // a window's: the lap its read began on
   };
 
   void demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now, Requester who);
   void start(const SegmentKey& key, std::uint32_t slot, Clock::time_point now);
   void start_fetch(const SegmentKey& key, std::uint32_t slot, Fault f);
+  void start_window(const SegmentKey& key, std::uint32_t slot, Fault f);
+  bool window_current(const CachedFile& file, std::uint32_t segment, Clock::time_point now);
   void filled(const SegmentKey& key, std::int64_t result);
   void fetched(const SegmentKey& key, const origin::FetchResult& result);
   // A fill that failed: its slot goes back, its waiters hear `status`.

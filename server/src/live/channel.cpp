@@ -63,6 +63,7 @@ void Channel::end_stream(const std::string& why) {
   if (recorder_) recorder_->end_stream(realtime_us());
   streaming_ = false;
   ring_.set_stream(stream_id_, true);
+  if (window_) window_->end_stream(stream_id_);
   RecordInfo eos;
   eos.offset = ring_.write_offset();
   eos.flags = proto::kLiveEndOfStream;
@@ -87,6 +88,7 @@ void Channel::publish(const Record& r) {
   info.publish_time_us = realtime_us();
   info.oldest = placed.oldest;
   info.keyframe = placed.keyframe;
+  if (window_) window_->append(r.bytes, {info.offset, info.flags, info.stream_id, info.pts_us, info.publish_time_us});
   append(info, r.bytes);
 }
 

@@ -19,6 +19,7 @@
 
 #include "live/live_ring.hpp"
 #include "live/record_cutter.hpp"
+#include "live/dvr_window.hpp"
 #include "live/recorder.hpp"
 
 namespace vod::server::live {
@@ -59,6 +60,9 @@ class Channel {
   // --live-record: every packet the source sends is recorded too, on the source thread. Set before
   // the source starts.
   void set_recorder(std::unique_ptr<Recorder> recorder);
+  // --live-dvr: every record goes into the DVR window too, on the source thread. Set before the
+  // source starts; the window outlives the channel's source thread.
+  void set_window(DvrWindow* window) { window_ = window; }
 
   // ---- source thread
   // A new session of the source (it started, resumed or looped): a new stream id, and the next
@@ -89,6 +93,7 @@ class Channel {
   std::uint64_t reported_dropped_ = 0;
   Tap tap_;
   std::unique_ptr<Recorder> recorder_;
+  DvrWindow* window_ = nullptr;
   std::uint64_t fed_at_us_ = 0;  // when the bytes being fed arrived (CLOCK_REALTIME)
 
   mutable std::mutex mutex_;  // guards log_ and stats_

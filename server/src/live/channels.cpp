@@ -12,7 +12,9 @@
 #include <stdexcept>
 
 #include "vod/log.hpp"
+#include "vod/units.hpp"
 #include "vod/protocol/live_messages.hpp"
+#include "vod/protocol/live_window.hpp"
 #include "vod/protocol/write_record.hpp"
 #include "vod/rdma/error.hpp"
 
@@ -46,7 +48,10 @@ Channels::Channels(loop::Reactor& reactor, std::vector<ChannelConfig> configs, L
     double bps = estimated_bitrate_bps(c.source);
     const bool known = bps > 0;
     if (!known) bps = options_.assumed_bitrate_bps;
-    const auto ring = std::max(kMinRing, static_cast<std::size_t>(options_.buffer_seconds * bps / 8));
+    auto ring = std::max(kMinRing, static_cast<std::size_t>(options_.buffer_seconds * bps / 8));
+    // With a window, the ring holds at least a chunk and two records more: every byte older than the
+    // ring is then in a chunk written whole, which the cache can serve.
+    if (options_.dvr) ring = std::max<std::size_t>(ring, options_.dvr->options.segment_size + 2 * options_.max_record_bytes);
     ChannelSlot slot;
     slot.channel = std::make_unique<Channel>(c.name, ring, options_.max_record_bytes, wake_fd_.get());
     slot.source = make_source(c.source, options_.source);
@@ -55,6 +60,7 @@ Channels::Channels(loop::Reactor& reactor, std::vector<ChannelConfig> configs, L
                           " kb/s" + (known ? "" : ", assumed: --live-bitrate") + ")");
     gst = gst || c.source.kind == SourceSpec::Kind::gst;
     if (options_.multicast) attach_multicast(slot);
+    if (options_.dvr) attach_window(slot, bps);
     if (recordings_) slot.channel->set_recorder(std::make_unique<Recorder>(c.name, recordings_->options(), recordings_->sink()));
     channels_.push_back(std::move(slot));
   }
@@ -88,6 +94,33 @@ void Channels::attach_multicast(ChannelSlot& slot) {
   std::snprintf(id_text, sizeof id_text, "%08x", id);
   log::info("live", slot.channel->name() + ": multicast to " + slot.multicast->destination() + " as channel id " + id_text + ", " +
                         std::to_string(slot.multicast->payload()) + "-byte payloads");
+}
+
+void Channels::attach_window(ChannelSlot& slot, double bitrate_bps) {
+  static std::uint64_t next_id = 3ull << 62;  // apart from the ids of files on disk and at an origin
+  const auto& dvr = *options_.dvr;
+  DvrOptions o = dvr.options;
+  const std::string& name = slot.channel->name();
+  if (o.bytes == 0)  // the duration at half again the channel's bitrate, for a bitrate that rises
+    o.bytes = static_cast<std::uint64_t>(static_cast<double>(o.duration.count()) / 1000 * bitrate_bps / 8 * 1.5);
+  auto movie = std::make_shared<LoadedMovie>();
+  movie->name = proto::window_entry_name(name);
+  movie->index_bytes = HostBuffer(static_cast<std::size_t>(DvrWindow::index_length(o.duration)));
+  slot.window = std::make_unique<DvrWindow>(name, o, movie->index_bytes.data());
+  movie->path = slot.window->path().string();
+  movie->file_size = slot.window->bytes();
+  movie->cached = std::make_shared<cache::CachedFile>(next_id++, movie->path, movie->file_size, *slot.window, dvr.layout);
+  movie->live_window = true;
+  movie->info.is_media = true;
+  movie->info.container = "mpegts";
+  movie->info.mime_type = "video/mp2t";
+  movie->info.duration_us = static_cast<std::uint64_t>(o.duration.count()) * 1000;
+  movie->info.bitrate_bps = static_cast<std::uint64_t>(bitrate_bps);
+  slot.channel->set_window(slot.window.get());
+  windows_.push_back(std::move(movie));
+  log::info("live", name + ": a DVR window of " + format_duration(o.duration) + " in " + std::to_string(slot.window->segments()) + " chunks of " +
+                        std::to_string(slot.window->segment_size() >> 10) + " KiB (" + std::to_string(slot.window->bytes() >> 20) +
+                        " MiB reserved in " + slot.window->path().string() + ")");
 }
 
 Channels::~Channels() {

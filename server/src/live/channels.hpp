@@ -19,6 +19,7 @@
 #include "live/channel.hpp"
 #include "live/channel_view.hpp"
 #include "live/recordings.hpp"
+#include "movie_library.hpp"
 #include "live/sources.hpp"
 #include "loop/reactor.hpp"
 #include "registrations.hpp"
@@ -36,7 +37,14 @@ struct LiveOptions {
   SourceOptions source;
   std::optional<udp::MulticastOptions> multicast;  // --live-multicast: every record to this group too
   std::optional<RecordOptions> record;             // --live-record: every channel into the media directory too
+  // --live-dvr: each channel's window on disk, served from the segment cache with this layout.
+  struct Dvr {
+    DvrOptions options;  // options.bytes: 0 to size it by the channel's bitrate
+    cache::TableLayout layout;
+  };
+  std::optional<Dvr> dvr;
 };
+
 
 class Channels {
  public:
@@ -64,6 +72,10 @@ class Channels {
   const std::string& name(std::size_t channel) const noexcept { return channels_[channel].channel->name(); }
   const ChannelView& view(std::size_t channel) const noexcept { return channels_[channel].view; }
   ChannelStats stats(std::size_t channel) const { return channels_[channel].channel->stats(); }
+  // --live-dvr: the channels' windows, as cached movies for the catalog (after the library's).
+  const std::vector<std::shared_ptr<const LoadedMovie>>& windows() const noexcept { return windows_; }
+  // The window of `channel`, if it has one.
+  const DvrWindow* window(std::size_t channel) const noexcept { return channels_[channel].window.get(); }
   // Its registrations on `ctx` (throws std::out_of_range for a device it was not registered on).
   const Regions& regions(std::size_t channel, ibv_context* ctx) const { return channels_[channel].regions.at(ctx); }
   // Called in the loop's thread with a channel's index once new records are in its view.
@@ -79,9 +91,11 @@ class Channels {
     ChannelView view;
     std::map<ibv_context*, Regions> regions;          // per device
     std::unique_ptr<udp::MulticastSender> multicast;  // used by the source thread, through the channel's tap
+    std::unique_ptr<DvrWindow> window;                // written by the source thread; its index memory is its movie's
     std::jthread thread;                              // last: stopped and joined first
   };
   void attach_multicast(ChannelSlot& slot);
+  void attach_window(ChannelSlot& slot, double bitrate_bps);
   void on_wake();
 
   // Declared so that they are destroyed in reverse: the channels' MRs before the devices' PDs, the
@@ -94,6 +108,7 @@ class Channels {
   std::function<void(std::size_t)> on_records_;
   std::function<void()> on_recorded_;
   std::unique_ptr<Recordings> recordings_;  // before the channels: their recorders report to it
+  std::vector<std::shared_ptr<const LoadedMovie>> windows_;
   std::vector<ChannelSlot> channels_;
 };
 

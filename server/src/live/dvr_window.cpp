@@ -41,13 +41,18 @@ std::filesystem::path window_path(const std::filesystem::path& dir, const std::s
 }
 }  // namespace
 
-DvrWindow::DvrWindow(const std::string& channel, const DvrOptions& options)
+std::uint64_t DvrWindow::index_length(std::chrono::milliseconds duration) { return proto::window_region_length(capacity_for(duration)); }
+
+DvrWindow::DvrWindow(const std::string& channel, const DvrOptions& options, std::uint8_t* index)
     : channel_(channel),
       path_(window_path(options.dir, channel)),
       duration_(options.duration),
-      capacity_(capacity_for(options.duration)) {
+      capacity_(capacity_for(options.duration)),
+      index_(index) {
   limits_.segment_size = options.segment_size;
-  limits_.segments = static_cast<std::uint32_t>(std::clamp<std::uint64_t>((options.bytes + options.segment_size - 1) / options.segment_size, 2, 1u << 24));
+  // One chunk more than the bytes: the chunk being written holds none of the window's older bytes.
+  limits_.segments =
+      static_cast<std::uint32_t>(std::clamp<std::uint64_t>((options.bytes + options.segment_size - 1) / options.segment_size + 1, 2, 1u << 24));
   limits_.duration_us = static_cast<std::uint64_t>(options.duration.count()) * 1000;
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
@@ -57,17 +62,14 @@ DvrWindow::DvrWindow(const std::string& channel, const DvrOptions& options)
   if (const int e = ::posix_fallocate(fd_.get(), 0, static_cast<off_t>(bytes())); e != 0)
     throw std::runtime_error("--live-dvr: cannot reserve " + std::to_string(bytes() >> 20) + " MiB for " + channel + "'s window in " +
                              path_.string() + ": " + std::strerror(e));
-  index_ = HostBuffer(static_cast<std::size_t>(proto::window_region_length(capacity_)));
   proto::WindowIndex initial;
   initial.header.segment_size = limits_.segment_size;
   initial.header.segment_count = limits_.segments;
   initial.header.keyframe_capacity = capacity_;
   initial.header.duration_ms = static_cast<std::uint32_t>(std::min<std::int64_t>(options.duration.count(), 0xffffffffll));
   const auto bytes = proto::encode(initial);
-  std::memcpy(index_.data(), bytes.data(), bytes.size());
+  std::memcpy(index_, bytes.data(), bytes.size());
 }
-
-std::uint64_t DvrWindow::index_length() const noexcept { return proto::window_region_length(capacity_); }
 
 void DvrWindow::append(std::span<const std::uint8_t> bytes, const WindowRecord& record) {
   if (bytes.empty()) return;
@@ -115,7 +117,7 @@ void DvrWindow::add_mark(const WindowRecord& record, bool keyframe, bool discont
   marks_.push_back({record.offset, record.publish_time_us, keyframe});
   if (keyframe) last_mark_time_ = record.publish_time_us;
   const std::uint64_t k = marks_next_++;
-  std::uint8_t* at = index_.data() + proto::window_mark_offset(k, capacity_);
+  std::uint8_t* at = index_ + proto::window_mark_offset(k, capacity_);
   store_be64(at + offsetof(proto::WireWindowMark, number_begin), k + 1);
   std::atomic_thread_fence(std::memory_order_release);
   store_be64(at + offsetof(proto::WireWindowMark, offset), record.offset);
@@ -157,7 +159,7 @@ bool DvrWindow::write_at(std::uint64_t offset, std::span<const std::uint8_t> byt
 }
 
 void DvrWindow::store_header() noexcept {
-  std::uint8_t* h = index_.data();
+  std::uint8_t* h = index_;
   ++sequence_;
   store_be64(h + offsetof(proto::WireWindowHeader, seq_begin), sequence_);
   std::atomic_thread_fence(std::memory_order_release);

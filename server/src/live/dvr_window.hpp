@@ -25,7 +25,7 @@
 #include <span>
 #include <string>
 
-#include "host_buffer.hpp"
+#include "cache/cached_file.hpp"
 #include "live/window_bounds.hpp"
 #include "vod/unique_fd.hpp"
 
@@ -51,11 +51,16 @@ struct DvrStats {
   std::uint64_t bytes = 0, write_errors = 0;
 };
 
-class DvrWindow {
+class DvrWindow final : public cache::WindowSource {
  public:
+  // The window index's bytes for a window of `duration`.
+  static std::uint64_t index_length(std::chrono::milliseconds duration);
+
   // Creates the file and reserves its bytes on disk (throws std::runtime_error naming the file,
-  // the size and errno: a disk too small is refused at start, not discovered later).
-  DvrWindow(const std::string& channel, const DvrOptions& options);
+  // the size and errno: a disk too small is refused at start, not discovered later). The window
+  // index is written into `index` (index_length(options.duration) bytes, registered REMOTE_READ
+  // by its owner, which outlives the window).
+  DvrWindow(const std::string& channel, const DvrOptions& options, std::uint8_t* index);
   DvrWindow(const DvrWindow&) = delete;
   DvrWindow& operator=(const DvrWindow&) = delete;
 
@@ -65,16 +70,14 @@ class DvrWindow {
 
   // ---- any thread
   // The lap (segment / N) of the whole segment chunk `chunk` holds now, unless it is being written.
-  std::optional<std::uint32_t> complete_lap(std::uint32_t chunk) const noexcept;
-  int read_fd() const noexcept { return fd_.get(); }
+  std::optional<std::uint32_t> complete_lap(std::uint32_t chunk) const noexcept override;
+  int read_fd() const noexcept override { return fd_.get(); }
   const std::filesystem::path& path() const noexcept { return path_; }
   std::uint32_t segment_size() const noexcept { return limits_.segment_size; }
   std::uint32_t segments() const noexcept { return limits_.segments; }
   std::uint64_t bytes() const noexcept { return std::uint64_t{limits_.segment_size} * limits_.segments; }
   std::chrono::milliseconds duration() const noexcept { return duration_; }
-  // The window index region, registered REMOTE_READ beside the live header.
-  const HostBuffer& index() const noexcept { return index_; }
-  std::uint64_t index_length() const noexcept;
+  const std::uint8_t* index() const noexcept { return index_; }
   DvrStats stats() const noexcept { return {bytes_written_.load(std::memory_order_relaxed), write_errors_.load(std::memory_order_relaxed)}; }
 
  private:
@@ -89,7 +92,7 @@ class DvrWindow {
   std::chrono::milliseconds duration_;
   std::uint32_t capacity_;
   UniqueFd fd_;
-  HostBuffer index_;
+  std::uint8_t* index_;
   std::atomic<std::uint64_t> claim_{0};  // end of the bytes the writer has claimed (may be writing)
   std::atomic<std::uint64_t> end_{0};    // end of the bytes written
   std::atomic<std::uint64_t> bytes_written_{0}, write_errors_{0};

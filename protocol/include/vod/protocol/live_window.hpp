@@ -19,6 +19,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "vod/protocol/byte_order.hpp"
@@ -115,6 +117,15 @@ struct WindowIndex {
 Decoded<WindowIndex> decode_window(Bytes region);
 // The bytes of a consistent region (the server writes words in place; for tests and fuzzing).
 std::vector<std::uint8_t> encode(const WindowIndex& w);
+
+// A window is listed in the catalog as a segmented movie (movie = the arena, segments = its table,
+// index = the window index) named ".dvr/CHANNEL": a hidden folder, which no scan of a media
+// directory lists, so the name never meets a movie's; not flagged live, so catalog decoders that
+// predate windows read it as a movie of raw bytes.
+inline constexpr std::string_view kWindowPrefix = ".dvr/";
+std::string window_entry_name(std::string_view channel);
+// The channel a window entry's name names; nullopt for any other name.
+std::optional<std::string> window_channel(std::string_view entry_name);
 
 // Where a viewer starts for a wanted publish time: the newest keyframe mark at or before it, or the
 // oldest when the time is before the window. nullopt: no keyframe.
