@@ -14,6 +14,19 @@ void LiveCursor::start_at(std::uint64_t offset) {
   if (std::exchange(rejoin_, false)) discontinuities_.insert(offset);  // after a skip that had to wait for a keyframe
 }
 
+bool LiveCursor::start_wanted() {
+  if (started_ || !wanted_ || known_end_ == 0) return started_;
+  if (*wanted_ >= oldest_ && *wanted_ <= known_end_) {
+    start_at(*std::exchange(wanted_, std::nullopt));
+    return true;
+  }
+  if (*wanted_ < oldest_) {  // gone from the ring already: the newest keyframe, marked
+    wanted_.reset();
+    rejoin_ = true;
+  }
+  return false;
+}
+
 void LiveCursor::learn(std::uint64_t end, std::uint64_t oldest, std::uint64_t keyframe) {
   known_end_ = std::max(known_end_, end);
   oldest_ = std::max(oldest_, oldest);
@@ -31,6 +44,7 @@ void LiveCursor::on_notify(const proto::LiveNotify& n) {
   if ((n.flags & proto::kLiveUnitStart) && (!started_ || n.stream_offset >= position_)) unit_starts_.insert(n.stream_offset);
   if (n.flags & proto::kLiveEndOfStream) end_of_stream_at_ = end;
   // Late join: the server's first notification starts at the newest keyframe.
+  if (start_wanted() || wanted_) return;
   if (!started_ && (n.flags & proto::kLiveKeyframe)) start_at(n.stream_offset);
   else if (!started_ && keyframe_ != proto::kNoKeyframe && keyframe_ >= oldest_) start_at(keyframe_);
 }
@@ -47,6 +61,7 @@ void LiveCursor::on_header(const proto::LiveHeader& h) {
   if ((h.flags & proto::kLiveHeaderEndOfStream) && (!end_of_stream_at_ || *end_of_stream_at_ < h.write_offset))
     end_of_stream_at_ = h.write_offset;
   // A viewer that follows the header alone starts at the newest keyframe too.
+  if (start_wanted() || wanted_) return;
   if (!started_ && keyframe_ != proto::kNoKeyframe && keyframe_ >= oldest_) start_at(keyframe_);
 }
 

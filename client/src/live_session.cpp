@@ -150,6 +150,7 @@ void LiveSession::connect() {
   const bool rejoin = cursor_ != nullptr;
   cursor_ = std::make_unique<LiveCursor>(accept_.movie.length, options_.poll_interval.count() > 0);
   if (rejoin) cursor_->mark_rejoin();
+  else if (options_.start_offset) cursor_->start_from(*options_.start_offset);
   for (std::uint32_t slot = 0; slot < options_.credits; ++slot) post_recv(slot);
   if (options_.poll_interval.count() > 0) {
     next_poll_ = Clock::now();

@@ -10,6 +10,7 @@
 #include "vod/client/reconnect.hpp"
 #include "vod/cluster/etcd_url.hpp"
 #include "vod/log.hpp"
+#include "vod/protocol/live_window.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/rdma/error.hpp"
 #include "vod/rdma/startup_trace.hpp"
@@ -54,6 +55,7 @@ Session::Session(Uri uri, SessionOptions options)
       hub_(options_.hub ? options_.hub : std::make_shared<rdma::CompletionHub>()),
       engine_(options_.engine) {
   engine_.set_interrupter(&interrupter_);
+  window_ = uri_.movie && proto::window_channel(*uri_.movie).has_value();
   // In a fleet there is another member to go to: the server is watched, so that a dead, hung or
   // draining one is left within about a second (docs/client.md, "Failover").
   if (uri_.cluster && uri_.cluster->failover_ms > 0)

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "vod/log.hpp"
+#include "vod/protocol/live_window.hpp"
 #include "vod/protocol/name_hash.hpp"
 
 namespace vod::client {
@@ -83,6 +84,15 @@ const proto::KeyframeIndex& Session::index() {
   return index_;
 }
 
+std::vector<std::uint8_t> Session::read_window_index() {
+  const proto::RegionDescriptor where = engine_.region(Region::index);
+  engine_.set_region(Region::index, {});  // a new epoch: nothing read before is served from the engine's blocks
+  engine_.set_region(Region::index, where);
+  std::vector<std::uint8_t> bytes(where.length);
+  engine_.read(Region::index, 0, bytes);
+  return bytes;
+}
+
 const proto::Catalog& Session::catalog() {
   settle_catalog();
   return catalog_;
@@ -94,6 +104,7 @@ const proto::CatalogEntry* Session::movie() {
 }
 
 std::uint64_t Session::size() const noexcept {
+  if (window_) return proto::kWindowStreamBytes;
   if (movie_) return movie_->size;
   return accepted_name_.empty() ? 0 : accept_.size();
 }
@@ -117,6 +128,7 @@ void Session::adopt(proto::CatalogEntry entry) {
 }
 
 void Session::check_same_version(const proto::CatalogEntry& entry) {
+  if (window_) return;  // a window's bytes at a stream offset never change: its laps are checked per Read
   if (movie_->content.same(entry.content) && movie_->size == entry.size) return;
   // The same server process and generation: the same version, whether it has hashed it yet or not
   // (a reconnect to a server still hashing its library resumes).
@@ -168,7 +180,7 @@ void Session::describe_from_accept(const std::string& name) {
   accepted_name_ = name;
   select_movie_region(accept_.movie, accept_.segments, accept_.movie_index, size);
   engine_.set_region(Region::index, accept_.index);  // now: a region set later would discard the head
-  engine_.prefetch(resume_at_);
+  if (!window_) engine_.prefetch(resume_at_);  // a window's reader says where it starts
   engine_.post_wanted();
   start_background(catalog_read_, Region::catalog, accept_.catalog.length);
   start_index_read(accept_.index);
@@ -208,6 +220,15 @@ void Session::describe_from_catalog(const std::string& name) {
 
 void Session::select_movie_region(const proto::RegionDescriptor& movie, const proto::RegionDescriptor& segments, std::uint32_t index,
                                   std::uint64_t size) {
+  if (window_) {  // read by stream offsets, which only grow
+    if (Fetcher* f = engine_.fetcher()) {
+      f->use_segments(movie, segments, index, proto::kWindowStreamBytes, true);
+      f->use_window(size);
+    }
+    const proto::RegionDescriptor where = segments.empty() ? movie : segments;
+    engine_.set_region(Region::movie, {where.addr, proto::kWindowStreamBytes, movie.rkey});
+    return;
+  }
   if (Fetcher* f = engine_.fetcher()) f->use_segments(movie, segments, index, size);
   // A segmented movie's region is named by its table (unique per movie), so that a switch between
   // two cached movies of one size still changes the region and drops the other's blocks.

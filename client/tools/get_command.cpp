@@ -48,6 +48,9 @@ int run_get(const std::vector<std::string>& args) {
                                                                                                    "no progress display");
   double duration = 0;
   opts.add_options()("duration", po::value(&duration), "live channels: record this many seconds (required for /live/ URIs)");
+  std::string start = "0";
+  opts.add_options()("start", po::value(&start)->default_value(start),
+                     "live channels with a DVR window: begin -SECONDS (or -5m) behind live, or at a UTC time such as 2026-11-27T20:00:00Z");
   std::string range;
   opts.add_options()("range,r", po::value(&range),
                      "FIRST-LAST: only these bytes, counted from 0 (as HTTP's Range and curl -r: "
@@ -68,11 +71,13 @@ int run_get(const std::vector<std::string>& args) {
     if (duration <= 0) throw ClientError(ErrorKind::usage, "get of a live channel needs --duration SECONDS (a live stream has no end)");
     const int fd = output == "-" ? STDOUT_FILENO : open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw ClientError(ErrorKind::usage, "cannot create " + output + ": " + std::strerror(errno));
-    const int rc = stream_live(uri, common, live, fd, output, duration);
+    const auto dvr = dvr_start(start, true);
+    const int rc = dvr ? stream_dvr(uri, common, live, *dvr, fd, output, duration) : stream_live(uri, common, live, fd, output, duration);
     if (fd != STDOUT_FILENO && close(fd) != 0) throw std::runtime_error("closing " + output + ": " + std::strerror(errno));
     return rc;
   }
   if (vm.count("duration")) throw ClientError(ErrorKind::usage, "--duration applies to live channels only; get downloads a whole movie");
+  if (!vm["start"].defaulted()) throw ClientError(ErrorKind::usage, "--start applies to live channels; a part of a movie is --range");
 
   Session session(uri, common.session);
   const auto [from, to] =

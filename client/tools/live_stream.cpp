@@ -3,12 +3,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "output.hpp"
 #include "vod/client/live_source.hpp"
 #include "vod/client/multicast_live_session.hpp"
 #include "vod/log.hpp"
+#include "vod/units.hpp"
 
 namespace vod::client::cli {
 
@@ -93,11 +95,7 @@ int stream_multicast(const Uri& uri, const CommonOptions& common, const LiveCliO
   return exit_ok;
 }
 
-}  // namespace
-
-int stream_live(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, int fd, const std::string& what, double duration) {
-  if (common.session.transport == Transport::udp) return stream_multicast(uri, common, live, fd, what, duration);
-  if (!live.udp_group.empty()) throw ClientError(ErrorKind::usage, "--udp-group is for --transport udp (live channels by multicast)");
+LiveOptions rdma_live_options(const CommonOptions& common, const LiveCliOptions& live) {
   LiveOptions o;
   o.credits = live.credits;
   o.poll_interval = std::chrono::milliseconds(live.poll_ms);
@@ -105,7 +103,69 @@ int stream_live(const Uri& uri, const CommonOptions& common, const LiveCliOption
   o.read_depth = common.session.engine.read_depth;
   o.connect_timeout = common.session.connect_timeout;
   o.reconnect = common.session.reconnect;
-  LiveSession session(uri, o);
+  return o;
+}
+
+}  // namespace
+
+std::optional<DvrStart> dvr_start(const std::string& text, bool live) {
+  const bool negative = !text.empty() && text[0] == '-';
+  if (!live) {
+    char* end = nullptr;
+    const double s = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || negative || !(s >= 0))
+      throw ClientError(ErrorKind::usage, "--start '" + text + "': a movie starts at SECONDS from its beginning (0 or more)");
+    return std::nullopt;
+  }
+  if (text == "0") return std::nullopt;
+  DvrStart d;
+  if (negative) {
+    try {
+      d.behind = parse_duration(text.substr(1), "--start");
+    } catch (const std::invalid_argument& e) {
+      throw ClientError(ErrorKind::usage, e.what());
+    }
+    if (d.behind->count() == 0) return std::nullopt;
+    return d;
+  }
+  d.at_us = parse_utc_time(text);
+  if (!d.at_us)
+    throw ClientError(ErrorKind::usage, "--start '" + text + "': a live channel starts -SECONDS behind live (e.g. -300, -5m) or at a UTC time "
+                                        "(e.g. 2026-11-27T20:00:00Z)");
+  return d;
+}
+
+int stream_dvr(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, const DvrStart& start, int fd, const std::string& what,
+               double duration) {
+  std::optional<MulticastLiveOptions> multicast;
+  if (common.session.transport == Transport::udp) {
+    multicast.emplace();
+    multicast->group = live.udp_group;
+    multicast->interface = live.udp_interface;
+    multicast->hole_timeout = std::chrono::milliseconds(live.hole_timeout_ms);
+    multicast->ring_bytes = std::size_t{live.ring_mib} << 20;
+    multicast->udp = common.session.udp;
+    multicast->connect_timeout = common.session.connect_timeout;
+  }
+  DvrSource source(uri, start, common.session, rdma_live_options(common, live), multicast);
+  // --duration counts the stream's time from the start, read as fast as the window gives it.
+  if (duration > 0) source.stop_after(std::chrono::microseconds(static_cast<std::int64_t>(duration * 1e6)));
+  const std::uint64_t written = pump(source, fd, what, 0);
+  const auto& s = source.stats();
+  log::info("vod-client", uri.to_string() + ": " + source.summary());
+  std::fprintf(stderr, "LIVE bytes=%llu transport=dvr window_bytes=%llu live_bytes=%llu moved_forward=%llu moved_bytes=%llu to_live=%llu to_window=%llu start_offset=%llu start_time_us=%llu\n",
+               static_cast<unsigned long long>(written), static_cast<unsigned long long>(s.window_bytes),
+               static_cast<unsigned long long>(s.live_bytes), static_cast<unsigned long long>(s.moved_forward),
+               static_cast<unsigned long long>(s.moved_bytes), static_cast<unsigned long long>(s.to_live),
+               static_cast<unsigned long long>(s.to_window), static_cast<unsigned long long>(source.started().offset),
+               static_cast<unsigned long long>(source.started().time_us));
+  return exit_ok;
+}
+
+int stream_live(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, int fd, const std::string& what, double duration) {
+  if (common.session.transport == Transport::udp) return stream_multicast(uri, common, live, fd, what, duration);
+  if (!live.udp_group.empty()) throw ClientError(ErrorKind::usage, "--udp-group is for --transport udp (live channels by multicast)");
+  LiveSession session(uri, rdma_live_options(common, live));
   const std::uint64_t written = pump(session, fd, what, duration);
   const auto& s = session.stats();
   log::info("vod-client", uri.to_string() + ": " + s.summary());

@@ -67,9 +67,12 @@ int run_play(const std::vector<std::string>& args) {
   namespace po = boost::program_options;
   CommonOptions common;
   double start = 0, rate_mbps = 0, burst = 1.0;
+  std::string start_text = "0";
   bool unpaced = false;
   po::options_description opts("play");
-  opts.add_options()("start", po::value(&start)->default_value(0), "start at this many seconds (the keyframe at or before it)")(
+  opts.add_options()("start", po::value(&start_text)->default_value(start_text),
+                     "start at this many seconds (the keyframe at or before it); a live channel with a DVR window: -SECONDS (or -5m) "
+                     "behind live, or a UTC time such as 2026-11-27T20:00:00Z")(
       "rate", po::value(&rate_mbps)->default_value(0), "pacing rate in Mbit/s; 0 = the movie's bitrate")(
       "burst", po::value(&burst)->default_value(1.0), "seconds delivered at once after a start, as a player's initial buffer")(
       "unpaced", po::bool_switch(&unpaced), "as fast as RDMA allows");
@@ -87,16 +90,15 @@ int run_play(const std::vector<std::string>& args) {
              uri_text, vm))
     return exit_ok;
   apply(common);
-  if (start < 0) throw ClientError(ErrorKind::usage, "--start must not be negative");
   if (duration < 0) throw ClientError(ErrorKind::usage, "--duration must not be negative");
   const Uri uri = command_uri(uri_text, common);
   if (!uri.movie) throw ClientError(ErrorKind::usage, "play needs a movie in the URI: rdma://host[:port]/NAME");
   if (isatty(STDOUT_FILENO)) throw ClientError(ErrorKind::usage, "play writes the movie to stdout: pipe it into a player (| ffplay -)");
   std::signal(SIGPIPE, SIG_IGN);  // a player that quits ends the stream with EPIPE
-  if (uri.live) {
-    if (start > 0) throw ClientError(ErrorKind::usage, "--start does not apply to a live channel: it starts at the newest keyframe");
-    return stream_live(uri, common, live, STDOUT_FILENO, "stdout", duration);
-  }
+  const auto dvr = dvr_start(start_text, uri.live);
+  if (uri.live) return dvr ? stream_dvr(uri, common, live, *dvr, STDOUT_FILENO, "stdout", duration)
+                           : stream_live(uri, common, live, STDOUT_FILENO, "stdout", duration);
+  start = std::stod(start_text);
 
   std::optional<Session> opened;
   try {

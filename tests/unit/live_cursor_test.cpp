@@ -187,3 +187,38 @@ TEST(LiveCursor, AHeaderAloneIsEnoughToFollowTheStream) {
 
 }  // namespace
 }  // namespace vod::client
+
+namespace vod::client {
+namespace {
+
+// A viewer coming from the DVR window starts where the window left off while the ring holds it,
+// without a discontinuity; once the ring has lost it, at the newest keyframe, marked.
+TEST(LiveCursor, StartsWhereTheWindowLeftOffWhileTheRingHoldsIt) {
+  LiveCursor held(100'000, false);
+  held.start_from(3000);
+  held.on_notify(notify(5000, 3000, kKey | proto::kLiveCoalesced, 1000, 5000));
+  ASSERT_TRUE(held.started());
+  EXPECT_EQ(held.position(), 3000u);
+  EXPECT_EQ(held.next_read(100'000), (LiveRange{3000, 8000}));
+  ASSERT_TRUE(held.validate({3000, 8000}, header(8000, 1000, 5000)));
+  EXPECT_FALSE(held.deliver({3000, 8000}).discontinuity);
+
+  LiveCursor lost(100'000, false);
+  lost.start_from(500);
+  lost.on_notify(notify(5000, 3000, kKey | proto::kLiveCoalesced, 1000, 5000));
+  ASSERT_TRUE(lost.started());
+  EXPECT_EQ(lost.position(), 5000u);
+  ASSERT_TRUE(lost.validate({5000, 8000}, header(8000, 1000, 5000)));
+  EXPECT_TRUE(lost.deliver({5000, 8000}).discontinuity);
+
+  LiveCursor ahead(100'000, true);  // following the header: it waits until the ring reaches the offset
+  ahead.start_from(9000);
+  ahead.on_header(header(8000, 0, 5000));
+  EXPECT_FALSE(ahead.started());
+  ahead.on_header(header(9500, 0, 5000));
+  ASSERT_TRUE(ahead.started());
+  EXPECT_EQ(ahead.position(), 9000u);
+}
+
+}  // namespace
+}  // namespace vod::client

@@ -53,16 +53,16 @@ RdmaFetcher::~RdmaFetcher() {
 }
 
 void RdmaFetcher::use_segments(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
-                               std::uint64_t size) {
+                               std::uint64_t size, bool window) {
   if (!segments_ && table.empty()) return;
   if (!segments_)
     segments_ = std::make_unique<SegmentReader>(
         ep_, owner_, batch_, depth_ + kSpareReads, [this] { return plain_in_flight_; },
         [this](std::uint32_t slot, bool ok, const std::string& why) {
-          if (!ok && failure_.empty()) failure_ = why;
+          if (!ok && failure_.empty() && !segments_->outside_pending()) failure_ = why;  // bytes outside a window lose no connection
           if (done_) done_(slot, ok, why);
         });
-  segments_->use(arena, table, movie_index, size);
+  segments_->use(arena, table, movie_index, size, window);
 }
 
 void RdmaFetcher::fetch(std::uint32_t slot, Region region, const proto::RegionDescriptor& where, std::uint64_t offset, std::uint32_t length,
@@ -134,6 +134,8 @@ void RdmaFetcher::poll() {
   if (segments_)
     if (auto refusal = segments_->take_refusal(); !refusal.empty())
       throw ClientError(ErrorKind::rejected, "the server refused a read: " + refusal);
+  if (segments_)
+    if (auto outside = segments_->take_outside(); !outside.empty()) throw ClientError(ErrorKind::out_of_range, outside);
   if (segments_ && failure_.empty()) failure_ = segments_->take_failure();
   if (!failure_.empty()) throw ConnectionLost(std::exchange(failure_, {}));
   flush();  // Reads the segment reader decided on while handling completions

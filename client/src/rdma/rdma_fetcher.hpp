@@ -47,7 +47,7 @@ class RdmaFetcher final : public Fetcher {
   bool armed() const noexcept override { return ep_.cq.hub->armed(); }
   void consume() noexcept override { ep_.cq.hub->consume(); }
   void use_segments(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
-                    std::uint64_t size) override;
+                    std::uint64_t size, bool window = false) override;
   std::string summary() const override { return segments_ ? segments_->summary() : std::string(); }
   std::size_t direct_crossover() const noexcept override;
   // Another pool: its arenas are registered as Reads need them. The old pool's MRs stay in

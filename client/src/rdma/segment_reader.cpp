@@ -55,6 +55,7 @@ struct SegmentReader::Movie {
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> parked;  // absent segment -> its parts
   std::unordered_set<std::uint32_t> asked;                               // segments with a request unsent or unanswered
   std::int64_t entered = -1;                                             // the segment the last part went to
+  bool window = false;                                                   // a DVR window: parts carry laps
 };
 
 SegmentReader::SegmentReader(rdma::ClientEndpoint& ep, std::uint32_t owner, rdma::ReadBatch& batch, unsigned read_room,
@@ -95,7 +96,7 @@ std::string SegmentReader::state() const {
 }
 
 void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
-                        std::uint64_t size) {
+                        std::uint64_t size, bool window) {
   if (table.empty()) {
     current_.reset();
     return;
@@ -111,6 +112,7 @@ void SegmentReader::use(const proto::RegionDescriptor& arena, const proto::Regio
   m->table = table;
   m->index = movie_index;
   m->size = size;
+  m->window = window;
   m->windowed = arena.rkey == 0;
   m->table_bytes.resize(table.length);
   m->table_mr = rdma::register_memory(ep_.pd.get(), m->table_bytes.data(), m->table_bytes.size(), rdma::read_sink_access(ep_.limits),
@@ -152,7 +154,9 @@ void SegmentReader::place(Part p) {
     for (std::uint64_t at = p.offset, end = p.offset + p.length; at < end;) {
       Part piece = p;
       piece.split = true;
-      piece.segment = static_cast<std::uint32_t>(at / seg_size);
+      const std::uint64_t g = at / seg_size;
+      piece.segment = static_cast<std::uint32_t>(m.window ? g % m.header.segment_count : g);
+      piece.lap = m.window ? static_cast<std::uint32_t>(g / m.header.segment_count) : 0;
       piece.offset = at % seg_size;
       piece.length = static_cast<std::uint32_t>(std::min<std::uint64_t>(end - at, seg_size - piece.offset));
       piece.dest = p.dest + (at - p.offset);
@@ -190,7 +194,14 @@ void SegmentReader::dispatch(std::uint32_t i) {
   }
   if (m.windowed && std::chrono::steady_clock::now() - m.answered[p.segment] > m.lease) m.words[p.segment] = 0;  // its lease is over
   const std::uint64_t word = m.words.at(p.segment);
-  switch (route_part(resident(word), room_for_part())) {
+  if (m.window && word && generation_of(word) > p.lap) {  // the chunk moved on to a later lap: these bytes are gone
+    if (outside_.empty())
+      outside_ = "stream offset " + std::to_string((std::uint64_t{p.lap} * m.header.segment_count + p.segment) * m.header.segment_size) +
+                 " is no longer in the window (its chunk holds newer bytes)";
+    return finish(i, false, outside_);
+  }
+  const bool here = resident(word) && (!m.window || generation_of(word) == p.lap);
+  switch (route_part(here, room_for_part())) {
     case PartRoute::park:
       move_part(i, PartState::parked);
       m.parked[p.segment].push_back(i);
@@ -290,7 +301,8 @@ std::string SegmentReader::on_table(std::uint32_t index, bool) {
   Movie& m = *node.mapped();
   auto header = proto::decode_segment_table_header(m.table_bytes, m.table.length);
   if (!header) return "the segment table does not decode: " + header.error().message;
-  if (header->movie_size != m.size || header->arena_length != m.arena.length)
+  const std::uint64_t listed = m.window ? std::uint64_t{header->segment_count} * header->segment_size : m.size;
+  if (header->movie_size != listed || header->arena_length != m.arena.length)
     return "the segment table describes a movie of " + std::to_string(header->movie_size) + " bytes in an arena of " +
            std::to_string(header->arena_length) + ", not the " + std::to_string(m.size) + " and " + std::to_string(m.arena.length) +
            " accepted";
@@ -329,9 +341,14 @@ std::string SegmentReader::on_notify(std::uint32_t index) {
   if (n->segment != r.segment || n->movie_index != m.index) return "the server's answer names another segment than was asked for";
   if (n->status != proto::SegmentStatus::ok) {
     const std::string why = "segment " + std::to_string(r.segment) + " of the movie: " + proto::to_string(n->status);
-    // A disk or an origin may recover; the other answers would not.
+    // A disk or an origin may recover; the other answers would not. A window's chunk that holds
+    // no whole segment now (being written) is outside the window for this reader.
     const bool passing = n->status == proto::SegmentStatus::disk_error || n->status == proto::SegmentStatus::origin_error;
-    if (!passing && refusal_.empty()) refusal_ = why;
+    if (m.window && n->status == proto::SegmentStatus::out_of_range) {
+      if (outside_.empty()) outside_ = "chunk " + std::to_string(r.segment) + " of the window holds no whole segment now";
+    } else if (!passing && refusal_.empty()) {
+      refusal_ = why;
+    }
     fail_waiting(m, r.segment, why);
   } else if (m.state == Movie::State::ready) {
     if ((n->entry & proto::kMaxSlot) >= m.header.arena_length / m.header.segment_size)

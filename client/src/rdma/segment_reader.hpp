@@ -103,8 +103,11 @@ class SegmentReader {
   ~SegmentReader();
 
   // The movie the movie region is now: `table` describes its segment table and `arena` the slots
-  // (an empty table: the movie is served whole, and this reader is idle).
-  void use(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index, std::uint64_t size);
+  // (an empty table: the movie is served whole, and this reader is idle). A live channel's DVR
+  // window (`window`, vod/protocol/live_window.hpp) is read by stream offsets: segment g is entry
+  // g mod N, and only while that entry's generation is g / N, the lap the chunk holds.
+  void use(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index, std::uint64_t size,
+           bool window = false);
   bool active() const noexcept { return current_ != nullptr; }
   // A fetch of [offset, offset + length) of the movie into `dest` (registered with `lkey`).
   void fetch(std::uint32_t slot, std::uint64_t offset, std::uint32_t length, std::uint8_t* dest, std::uint32_t lkey);
@@ -118,6 +121,9 @@ class SegmentReader {
   // An answer that reconnecting would not change (busy, refused, not a cached movie, no such
   // segment), once: the read ends with it as its reason instead of a reconnect.
   std::string take_refusal() { return std::exchange(refusal_, {}); }
+  // A window's read of bytes no longer in it (their chunk holds a later lap), or not yet in it, once.
+  std::string take_outside() { return std::exchange(outside_, {}); }
+  bool outside_pending() const noexcept { return !outside_.empty(); }
   // Its Reads posted and not completed (two per part, one per table).
   unsigned reads_in_flight() const noexcept { return 2 * in_flight_ + table_reads_in_flight_; }
   // A part waits for the answer to a segment request: something only the server's process does.
@@ -134,8 +140,9 @@ class SegmentReader {
   struct Part {
     std::shared_ptr<Movie> movie;
     std::uint32_t fetch = 0;
-    std::uint32_t segment = 0;
-    std::uint64_t offset = 0;  // within the segment
+    std::uint32_t segment = 0;  // the table's entry (a window's: the chunk)
+    std::uint32_t lap = 0;      // a window's: the lap the entry must hold
+    std::uint64_t offset = 0;   // within the segment
     std::uint32_t length = 0;
     std::uint8_t* dest = nullptr;
     std::uint32_t lkey = 0;
@@ -190,6 +197,7 @@ class SegmentReader {
 
   std::string failure_;
   std::string refusal_;
+  std::string outside_;
   SegmentStats stats_;
   SegmentRequests<Movie> requests_;  // after stats_ and failure_, which it counts into
 };

@@ -168,6 +168,8 @@ void UdpFetcher::fetch(std::uint32_t slot, Region region, const proto::RegionDes
                        std::uint8_t* dest) {
   epoch_used_ = true;
   const std::uint64_t seq = next_seq_++;
+  // A window's stream offset is its chunk file's offset mod its size (a fetch never crosses a chunk).
+  if (window_bytes_ && region == Region::movie) offset %= window_bytes_;
   Pending p{slot, region, offset, static_cast<std::uint64_t>(dest - ring_), epoch_};
   receiver_->expect(seq, epoch_, p.buffer_offset, length, Clock::now() + allowance(length));
   slots_[slot] = seq;

@@ -75,9 +75,12 @@ class Fetcher {
 
   // The movie region is a movie the server serves from its segment cache (protocol version 2):
   // `table` describes its segment table, `arena` the slots, and fetches of Region::movie read through
-  // them (an empty table: the movie is served whole). Only RDMA Read fetchers can.
+  // them (an empty table: the movie is served whole). Only RDMA Read fetchers can. `window`: a
+  // live channel's DVR window, read by stream offsets (vod/protocol/live_window.hpp).
   virtual void use_segments(const proto::RegionDescriptor& /*arena*/, const proto::RegionDescriptor& /*table*/,
-                            std::uint32_t /*movie_index*/, std::uint64_t /*size*/) {}
+                            std::uint32_t /*movie_index*/, std::uint64_t /*size*/, bool /*window*/ = false) {}
+  // Over UDP a window's stream offset s is the window movie's byte s mod `bytes` (0: not a window).
+  virtual void use_window(std::uint64_t /*bytes*/) {}
 
   // Direct transfers (zero copy): the smallest fetch worth making straight into a reader's
   // registered buffer on this transport (the crossover), or 0 when it cannot fetch into anything but

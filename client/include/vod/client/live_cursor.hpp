@@ -41,6 +41,10 @@ class LiveCursor {
 
   // The viewer starts again after a lost connection: its first bytes begin a discontinuity.
   void mark_rejoin() noexcept { rejoin_ = true; }
+  // Start at `offset` instead of the newest keyframe (a viewer that comes from the channel's DVR
+  // window, where it read up to there), when the ring still holds it; else at the newest keyframe,
+  // with a discontinuity.
+  void start_from(std::uint64_t offset) noexcept { wanted_ = offset; }
 
   void on_notify(const proto::LiveNotify& n);
   void on_header(const proto::LiveHeader& h);
@@ -76,6 +80,8 @@ class LiveCursor {
 
  private:
   void start_at(std::uint64_t offset);
+  // Starts at the wanted offset once the ring is known to hold it; true when it did.
+  bool start_wanted();
   void learn(std::uint64_t end, std::uint64_t oldest, std::uint64_t keyframe);
 
   std::uint64_t ring_size_;
@@ -83,6 +89,7 @@ class LiveCursor {
   std::optional<std::uint32_t> stream_id_;  // followed from the header
   bool started_ = false;
   bool rejoin_ = false;  // the next start follows a skip: it begins a discontinuity
+  std::optional<std::uint64_t> wanted_;  // start_from()
   std::uint64_t position_ = 0;
   std::uint64_t known_end_ = 0;
   std::uint64_t oldest_ = 0;

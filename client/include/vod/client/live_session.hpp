@@ -45,6 +45,9 @@ struct LiveOptions {
   std::uint8_t ack_timeout = defaults::kAckTimeout;  // as SessionOptions::ack_timeout: a dead server is noticed as soon
   ReconnectPolicy reconnect;                         // after the connection breaks (reconnect.hpp)
   std::shared_ptr<rdma::CompletionHub> hub;          // shared with other connections of this thread; null: own
+  // Start at this stream offset, if the ring still holds it (a viewer coming from the DVR window),
+  // instead of the newest keyframe.
+  std::optional<std::uint64_t> start_offset;
 };
 
 struct LiveStats {

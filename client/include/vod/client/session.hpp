@@ -97,6 +97,12 @@ class Session {
   const proto::KeyframeIndex& index();
   bool index_ready() const noexcept { return index_read_.state == BackgroundRead::State::ready; }
   const proto::AcceptData& accept() const noexcept { return accept_; }
+  // A session of a live channel's DVR window (its URI names ".dvr/NAME", vod/protocol/live_window.hpp):
+  // pread() takes stream offsets, size() is proto::kWindowStreamBytes, no read-ahead goes past
+  // engine().set_readahead_limit(), and a read of bytes no longer in the window throws
+  // ClientError(out_of_range). read_window_index() reads its window index afresh.
+  bool window() const noexcept { return window_; }
+  std::vector<std::uint8_t> read_window_index();
   unsigned read_depth() const noexcept { return read_depth_; }
 
   // Switches to another movie of the catalog on the same connection: no message to the server.
@@ -228,6 +234,7 @@ class Session {
   unsigned read_depth_ = 0;
   StartupTimes startup_;
   std::uint64_t resume_at_ = 0;   // the offset of the last read asked for: a (re)connect prefetches there
+  bool window_ = false;           // a live channel's DVR window (".dvr/NAME"): read by stream offsets
   bool delivered_ = false;        // a read of the current movie completed with bytes: its version is fixed
   std::uint64_t reads_done_ = 0;  // reads that completed with bytes, for the rule below
   // The last reconnect's reason and reads_done_ then: a server that fails the same read again for

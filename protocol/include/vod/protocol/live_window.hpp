@@ -35,6 +35,9 @@ inline constexpr std::uint32_t kWindowEndOfStream = 1u << 0;        // header fl
 inline constexpr std::uint32_t kWindowMarkKeyframe = 1u << 0;       // mark flags: a keyframe record starts at the offset
 inline constexpr std::uint32_t kWindowMarkDiscontinuity = 1u << 1;  // ... and a new stream (a restart, a loop) with it
 inline constexpr std::uint32_t kWindowMaxCapacity = 1u << 20;
+// What a client reads a window as: a movie of stream offsets, which only grow (2^56 bytes: years
+// of any stream).
+inline constexpr std::uint64_t kWindowStreamBytes = 1ull << 56;
 
 struct WindowHeader {
   std::uint64_t sequence = 0;

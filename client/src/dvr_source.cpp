@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "vod/client/dvr_source.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "vod/client/open_live.hpp"
+#include "vod/log.hpp"
+
+namespace vod::client {
+
+namespace {
+constexpr auto kRefreshEvery = std::chrono::seconds(2);
+constexpr std::size_t kMaxRead = 1u << 20;
+
+std::string utc(std::uint64_t us) {
+  const std::time_t t = static_cast<std::time_t>(us / 1'000'000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string seconds(std::uint64_t us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(us) / 1e6);
+  return text;
+}
+}  // namespace
+
+std::optional<std::uint64_t> parse_utc_time(const std::string& text) {
+  std::tm tm{};
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, used = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour, &minute, &second, &used) != 6) return std::nullopt;
+  std::string rest = text.substr(static_cast<std::size_t>(used));
+  double fraction = 0;
+  if (!rest.empty() && rest[0] == '.') {
+    std::size_t n = 1;
+    while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') ++n;
+    if (n == 1) return std::nullopt;
+    fraction = std::stod("0" + rest.substr(0, n));
+    rest = rest.substr(n);
+  }
+  if (rest != "Z" || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 || year < 1970)
+    return std::nullopt;
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  const std::time_t t = timegm(&tm);
+  if (t < 0) return std::nullopt;
+  return static_cast<std::uint64_t>(t) * 1'000'000 + static_cast<std::uint64_t>(std::llround(fraction * 1e6));
+}
+
+DvrStartPlan plan_dvr_start(const proto::WindowIndex& index, const DvrStart& start) {
+  const auto& h = index.header;
+  std::uint64_t want = h.end_time_us;
+  if (start.at_us) want = *start.at_us;
+  else if (start.behind) want = h.end_time_us - std::min<std::uint64_t>(h.end_time_us, static_cast<std::uint64_t>(start.behind->count()) * 1000);
+  const auto first = std::find_if(index.marks.begin(), index.marks.end(), [](const auto& m) { return m.flags & proto::kWindowMarkKeyframe; });
+  const std::string range = first == index.marks.end()
+                                ? std::string("the window holds no keyframe yet")
+                                : "the window holds " + utc(first->publish_time_us) + " to " + utc(h.end_time_us) + " (" +
+                                      seconds(h.end_time_us - first->publish_time_us) + " behind live at most)";
+  if (first == index.marks.end()) throw ClientError(ErrorKind::out_of_range, range);
+  if (want > h.end_time_us) throw ClientError(ErrorKind::out_of_range, "the start " + utc(want) + " is after the live edge: " + range);
+  const std::uint64_t slack = static_cast<std::uint64_t>(std::chrono::microseconds(kDvrStartSlack).count());
+  if (want + slack < first->publish_time_us)
+    throw ClientError(ErrorKind::out_of_range, "the start " + utc(want) + " is before the window: " + range);
+  const auto mark = proto::keyframe_at_or_before(index, want);
+  return {mark->offset, mark->publish_time_us, want < first->publish_time_us};
+}
+
+DvrSource::DvrSource(const Uri& channel, const DvrStart& start, SessionOptions session, LiveOptions live,
+                     std::optional<MulticastLiveOptions> multicast)
+    : uri_(channel),
+      live_options_(std::move(live)),
+      multicast_(std::move(multicast)),
+      window_([&] {
+        Uri u = channel;
+        u.live = false;
+        u.movie = proto::window_entry_name(channel.movie.value_or(""));
+        return u;
+      }(),
+              session) {
+  const auto& catalog = window_.catalog();
+  const auto it = std::find_if(catalog.entries.begin(), catalog.entries.end(),
+                               [&](const proto::CatalogEntry& e) { return (e.flags & proto::kEntryLive) && e.name == uri_.movie; });
+  if (it == catalog.entries.end())
+    throw ClientError(ErrorKind::unknown_movie, "'" + uri_.movie.value_or("") + "' has a DVR window but is not a live channel of " + window_.server());
+  channel_ = *it;
+  refresh();
+  plan_ = plan_dvr_start(index_, start);
+  pos_ = plan_.offset;
+  const std::uint64_t behind = index_.header.end_time_us - plan_.time_us;
+  log::info("client", "live/" + uri_.movie.value_or("") + ": starting " + seconds(behind) + " behind live, at the keyframe of " +
+                          utc(plan_.time_us) + " (stream offset " + std::to_string(pos_) + ")" +
+                          (plan_.clamped ? "; the time asked is before the window, which begins there" : ""));
+}
+
+DvrSource::~DvrSource() = default;
+
+void DvrSource::refresh() {
+  for (int attempt = 0;; ++attempt) {
+    ++stats_.index_reads;
+    auto decoded = proto::decode_window(window_.read_window_index());
+    if (decoded) {
+      index_ = std::move(*decoded);
+      refreshed_ = std::chrono::steady_clock::now();
+      return;
+    }
+    if (attempt >= 8 || decoded.error().message.find("torn") == std::string::npos)
+      throw ClientError(ErrorKind::protocol_error, "the window index of live/" + uri_.movie.value_or("") + " does not decode: " + decoded.error().message);
+  }
+}
+
+std::uint64_t DvrSource::complete_end() const noexcept {
+  const std::uint64_t s = index_.header.segment_size;
+  return index_.header.end_offset / s * s;  // the chunk being written is read from the ring
+}
+
+void DvrSource::to_live() {
+  LiveOptions o = live_options_;
+  o.start_offset = pos_;
+  ++stats_.to_live;
+  log::info("client", "live/" + uri_.movie.value_or("") + ": caught up with the window at stream offset " + std::to_string(pos_) +
+                          "; reading the live ring from there");
+  live_ = open_live(uri_, o, multicast_);
+}
+
+std::size_t DvrSource::read_window(std::span<std::uint8_t> out, bool& discontinuity) {
+  if (pos_ < index_.header.oldest_offset) {
+    const std::uint64_t moved = index_.header.oldest_offset - pos_;
+    ++stats_.moved_forward;
+    stats_.moved_bytes += moved;
+    log::warn("client", "live/" + uri_.movie.value_or("") + ": the window's oldest edge passed this viewer (paused too long): moved forward " +
+                            std::to_string(moved) + " bytes to its first keyframe, of " + utc(index_.header.oldest_time_us));
+    pos_ = index_.header.oldest_offset;
+    discontinuity_next_ = true;
+  }
+  const std::uint64_t s = index_.header.segment_size;
+  std::uint64_t until = std::min({complete_end(), (pos_ / s + 1) * s, pos_ + std::min<std::uint64_t>(out.size(), kMaxRead)});
+  for (const auto& m : index_.marks) {  // a new stream begins a delivery of its own; a finish ends on a keyframe
+    if (m.offset <= pos_) {
+      if (m.offset == pos_ && (m.flags & proto::kWindowMarkDiscontinuity)) discontinuity = true;
+      continue;
+    }
+    if ((m.flags & proto::kWindowMarkDiscontinuity) || finishing_ || stop_after_) until = std::min(until, m.offset);
+    break;
+  }
+  if (until <= pos_) return 0;
+  window_.engine().set_readahead_limit(complete_end());
+  const std::size_t got = window_.pread(pos_, out.first(static_cast<std::size_t>(until - pos_)));
+  if (window_.options().transport == Transport::udp) {
+    // Sent from the server's cache before this index was: still in the window then, so the lap read.
+    refresh();
+    if (index_.header.oldest_offset > pos_) return 0;
+  }
+  return got;
+}
+
+std::uint64_t DvrSource::time_at(std::uint64_t offset) const noexcept {
+  std::uint64_t t = plan_.time_us;
+  for (const auto& m : index_.marks)
+    if (m.offset <= offset) t = std::max(t, m.publish_time_us);
+  if (!index_.marks.empty() && offset >= index_.header.end_offset) t = std::max(t, index_.header.end_time_us);
+  return t;
+}
+
+LiveChunk DvrSource::read(std::span<std::uint8_t> out, std::chrono::milliseconds timeout) {
+  if (stop_after_ && !finishing_ && time_at(pos_) >= plan_.time_us + static_cast<std::uint64_t>(stop_after_->count())) finish();
+  for (int round = 0; round < 64; ++round) {
+    if (live_) {
+      LiveChunk c = live_->read(out, timeout);
+      if (c.bytes && c.stream_offset != pos_) {  // the ring skipped ahead (a pause): back to the window, if it holds the position
+        refresh();
+        if (pos_ >= index_.header.oldest_offset && pos_ < complete_end()) {
+          ++stats_.to_window;
+          log::info("client", "live/" + uri_.movie.value_or("") + ": fell out of the live ring; reading the window again at stream offset " +
+                                  std::to_string(pos_));
+          live_.reset();
+          continue;
+        }
+      }
+      if (c.bytes) {
+        pos_ = c.stream_offset + c.bytes;
+        stats_.live_bytes += c.bytes;
+      }
+      return c;
+    }
+    if (std::chrono::steady_clock::now() - refreshed_ > kRefreshEvery || pos_ >= complete_end()) refresh();
+    if (stop_after_ && !finishing_ && time_at(pos_) >= plan_.time_us + static_cast<std::uint64_t>(stop_after_->count())) finish();
+    if (finishing_ && pos_ != plan_.offset &&
+        std::any_of(index_.marks.begin(), index_.marks.end(), [&](const auto& m) { return m.offset == pos_; }))
+      return {0, pos_, false, false, true};
+    if (pos_ >= complete_end()) {
+      to_live();
+      continue;
+    }
+    bool discontinuity = false;
+    std::size_t got = 0;
+    try {
+      got = read_window(out, discontinuity);
+    } catch (const ClientError& e) {
+      if (e.kind() != ErrorKind::out_of_range) throw;
+      log::info("client", "live/" + uri_.movie.value_or("") + ": " + e.what());
+      refresh();  // overwritten meanwhile: the next round moves forward
+      continue;
+    }
+    if (got == 0) continue;
+    LiveChunk c{got, pos_, discontinuity || std::exchange(discontinuity_next_, false), false};
+    pos_ += got;
+    stats_.window_bytes += got;
+    return c;
+  }
+  return {0, pos_};
+}
+
+void DvrSource::finish() noexcept {
+  finishing_ = true;
+  if (live_) live_->finish();
+}
+
+void DvrSource::interrupt() noexcept {
+  window_.interrupt();
+  if (live_) live_->interrupt();
+}
+
+void DvrSource::clear_interrupt() noexcept {
+  window_.clear_interrupt();
+  if (live_) live_->clear_interrupt();
+}
+
+std::vector<int> DvrSource::wait_fds() const { return live_ ? live_->wait_fds() : window_.wait_fds(); }
+
+std::string DvrSource::summary() const {
+  std::string s = "DVR: " + std::to_string(stats_.window_bytes) + " bytes from the window, " + std::to_string(stats_.live_bytes) +
+                  " from the live ring; " + std::to_string(stats_.to_live) + " hand-overs to live, " + std::to_string(stats_.to_window) +
+                  " back to the window, moved forward by its oldest edge " + std::to_string(stats_.moved_forward) + " times (" +
+                  std::to_string(stats_.moved_bytes) + " bytes)";
+  if (live_) s += "; " + live_->summary();
+  return s;
+}
+
+}  // namespace vod::client
