@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "vod/protocol/live_window.hpp"
+
 namespace vod::client {
 
 std::string_view folder_of(std::string_view name) noexcept {
@@ -19,6 +21,7 @@ CatalogTree::CatalogTree(const proto::Catalog& catalog) {
   folders_[""];  // the top exists even when the catalog is empty
   for (std::size_t i = 0; i < catalog.entries.size(); ++i) {
     const std::string& name = catalog.entries[i].name;
+    if (proto::window_channel(name)) continue;  // a live channel's DVR window is read through its channel, not browsed
     entries_.emplace(name, i);
     folders_[std::string(folder_of(name))].entries.push_back(i);
     // Each folder on the way down counts the entry below it.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <thread>
 
 #include "vod/client/open_live.hpp"
 #include "vod/log.hpp"
@@ -94,6 +95,8 @@ DvrSource::DvrSource(const Uri& channel, const DvrStart& start, SessionOptions s
   if (it == catalog.entries.end())
     throw ClientError(ErrorKind::unknown_movie, "'" + uri_.movie.value_or("") + "' has a DVR window but is not a live channel of " + window_.server());
   channel_ = *it;
+  if (multicast_ && multicast_->group.empty()) multicast_.reset();
+  follow_window_ = window_.options().transport == Transport::udp && !multicast_;
   refresh();
   plan_ = plan_dvr_start(index_, start);
   pos_ = plan_.offset;
@@ -108,7 +111,17 @@ DvrSource::~DvrSource() = default;
 void DvrSource::refresh() {
   for (int attempt = 0;; ++attempt) {
     ++stats_.index_reads;
-    auto decoded = proto::decode_window(window_.read_window_index());
+    std::vector<std::uint8_t> bytes;
+    try {
+      bytes = window_.read_window_index();
+    } catch (const ClientError& e) {
+      // A read of the window that its oldest edge overtook (read ahead, or begun before a pause)
+      // is reported at the session's next call, which may be this one: it loses nothing here.
+      if (e.kind() != ErrorKind::out_of_range || attempt >= 8) throw;
+      log::debug("client", "live/" + uri_.movie.value_or("") + ": " + e.what());
+      continue;
+    }
+    auto decoded = proto::decode_window(bytes);
     if (decoded) {
       index_ = std::move(*decoded);
       refreshed_ = std::chrono::steady_clock::now();
@@ -176,6 +189,12 @@ LiveChunk DvrSource::read(std::span<std::uint8_t> out, std::chrono::milliseconds
   if (stop_after_ && !finishing_ && time_at(pos_) >= plan_.time_us + static_cast<std::uint64_t>(stop_after_->count())) finish();
   for (int round = 0; round < 64; ++round) {
     if (live_) {
+      // A --duration of stream time is counted by the window's marks, which the ring's bytes
+      // pass too: they are read again now and then.
+      if (stop_after_ && std::chrono::steady_clock::now() - refreshed_ > kRefreshEvery) {
+        refresh();
+        if (!finishing_ && time_at(pos_) >= plan_.time_us + static_cast<std::uint64_t>(stop_after_->count())) finish();
+      }
       LiveChunk c = live_->read(out, timeout);
       if (c.bytes && c.stream_offset != pos_) {  // the ring skipped ahead (a pause): back to the window, if it holds the position
         refresh();
@@ -199,7 +218,15 @@ LiveChunk DvrSource::read(std::span<std::uint8_t> out, std::chrono::milliseconds
         std::any_of(index_.marks.begin(), index_.marks.end(), [&](const auto& m) { return m.offset == pos_; }))
       return {0, pos_, false, false, true};
     if (pos_ >= complete_end()) {
-      to_live();
+      if (!follow_window_) {
+        to_live();
+        continue;
+      }
+      // Over UDP without a multicast group there is no live edge to join: the window is followed
+      // as its chunks complete, a chunk behind live.
+      std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(timeout, std::chrono::milliseconds(250)));
+      refresh();
+      if (pos_ >= complete_end()) return {0, pos_};
       continue;
     }
     bool discontinuity = false;

@@ -169,7 +169,7 @@ void ReadEngine::Impl::on_done(std::uint32_t id, bool ok, const std::string& why
   if (in_flight) --in_flight;
   --slot.parts;
   if (!ok) {
-    if (failure.empty()) failure = why;
+    if (failure.empty() && !fetcher->outside_window()) failure = why;  // bytes a window no longer holds lose no connection
     if (slot.parts == 0) cache.drop(s);
     return;
   }
@@ -190,7 +190,7 @@ void ReadEngine::Impl::on_head_done(std::uint32_t s, bool ok, const std::string&
   if (in_flight) --in_flight;
   slot.head_in_flight = false;
   if (!ok) {
-    if (failure.empty()) failure = why;
+    if (failure.empty() && !fetcher->outside_window()) failure = why;
     if (static_cast<int>(s) == planner.ramp_slot) planner.ramp_slot = -1;
     cache.drop(s);
     return;

@@ -216,6 +216,7 @@ void Session::switch_movie(const std::string& name) {
     throw ClientError(ErrorKind::unknown_movie,
                       "no movie '" + name + "' in the catalog of " + server() + "; it has: " + list_names(catalog_));
   if ((entry->flags & proto::kEntryWindowed) && options_.transport == Transport::rdma) return switch_by_connecting(name);
+  window_ = proto::window_channel(name).has_value();
   movie_ = *entry;
   delivered_ = false;
   served_by_ = server();
@@ -238,6 +239,7 @@ void Session::switch_by_connecting(const std::string& name) {
   const rdma::ClientEndpoint* before = endpoint_.get();
   const std::uint64_t saved_resume = resume_at_;
   const bool saved_delivered = std::exchange(delivered_, false);
+  const bool saved_window = std::exchange(window_, proto::window_channel(name).has_value());
   movie_.reset();
   uri_.movie = name;
   resume_at_ = 0;  // the new movie is prefetched from its start
@@ -247,6 +249,7 @@ void Session::switch_by_connecting(const std::string& name) {
     if (endpoint_.get() != before || !endpoint_) throw;  // the new connection was made and then failed: nothing to go back to
     movie_ = saved_movie;
     delivered_ = saved_delivered;
+    window_ = saved_window;
     uri_.movie = saved_name;
     resume_at_ = saved_resume;
     engine_.set_region(Region::movie, movie_region);

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "progress_bar.hpp"
 #include "vod/client/fleet.hpp"
+#include "vod/protocol/live_window.hpp"
 
 namespace vod::client::cli {
 
@@ -43,13 +44,16 @@ int run_list(const std::vector<std::string>& args) {
   std::printf("catalog generation %u on %s: %zu movies\n", c.generation, where.c_str(), c.entries.size());
   std::printf("%-40s %12s %9s %10s %-10s %s\n", "NAME", "SIZE", "DURATION", "BITRATE", "CONTAINER", "VIDEO");
   for (const auto& e : c.entries) {
+    if (proto::window_channel(e.name)) continue;  // shown on its channel's line
     char bitrate[32] = "-";
     if (e.bitrate_bps) std::snprintf(bitrate, sizeof bitrate, "%.2f Mb/s", static_cast<double>(e.bitrate_bps) / 1e6);
     std::string video = e.video_codec.empty() ? "-" : e.video_codec + " " + std::to_string(e.width) + "x" + std::to_string(e.height);
     const bool live = e.flags & proto::kEntryLive;  // its URI is rdma://host/live/NAME; SIZE is its ring
+    const proto::CatalogEntry* window = live ? c.find(proto::window_entry_name(e.name)) : nullptr;
+    const std::string kind = window ? "live channel, DVR " + duration_text(window->duration_us) : "live channel";
     std::printf("%-40s %12s %9s %10s %-10s %s\n", e.name.c_str(), human_bytes(static_cast<double>(e.size)).c_str(),
                 live ? "LIVE" : duration_text(e.duration_us).c_str(), bitrate, e.container.empty() ? "raw" : e.container.c_str(),
-                live ? "live channel" : video.c_str());
+                live ? kind.c_str() : video.c_str());
   }
   if (c.titles.empty()) return exit_ok;
   // Titles (renditions of one movie, for adaptive bitrate): rdma://host/TITLE and /hls/TITLE/master.m3u8.

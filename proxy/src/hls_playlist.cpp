@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "hls_playlist.hpp"
 
+#include <ctime>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -87,6 +89,58 @@ std::string ts_media_playlist(const std::vector<Segment>& segments, const std::s
     b += "#EXTINF:" + seconds_text(s.extinf_us()) + ",\n#EXT-X-BYTERANGE:" + std::to_string(s.bytes.length) + "@" +
          std::to_string(s.bytes.offset) + "\n" + movie_uri + "\n";
   return b + "#EXT-X-ENDLIST\n";
+}
+
+namespace {
+std::string utc_ms(std::uint64_t us) {
+  const std::time_t t = static_cast<std::time_t>(us / 1'000'000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[40];
+  const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(text + n, sizeof text - n, ".%03uZ", static_cast<unsigned>(us / 1000 % 1000));
+  return text;
+}
+}  // namespace
+
+std::string dvr_playlist(const proto::WindowIndex& w, const std::string& uri, unsigned min_target_s, bool skip) {
+  const std::uint64_t s = w.header.segment_size;
+  const std::uint64_t whole_end = s ? w.header.end_offset / s * s : 0;  // the chunk being written is not read from the window
+  struct Entry {
+    const proto::WindowMark* mark;
+    std::uint64_t length, duration_us;
+  };
+  std::vector<Entry> entries;
+  for (std::size_t i = 0; i + 1 < w.marks.size(); ++i) {
+    const auto& m = w.marks[i];
+    const auto& next = w.marks[i + 1];
+    if (next.offset > whole_end) break;
+    if (i == 0 && !(m.flags & proto::kWindowMarkKeyframe)) continue;  // a playlist starts at a keyframe
+    entries.push_back({&m, next.offset - m.offset, next.publish_time_us > m.publish_time_us ? next.publish_time_us - m.publish_time_us : 1});
+  }
+  unsigned target = std::max(1u, min_target_s);
+  for (const auto& e : entries) target = std::max(target, rounded_seconds(e.duration_us));
+  const std::uint64_t skip_until_us = 6ull * target * 1'000'000;
+  std::size_t skipped = 0;
+  if (skip && !entries.empty()) {
+    std::uint64_t from_end = 0;
+    std::size_t keep = entries.size();
+    while (keep > 0 && from_end + entries[keep - 1].duration_us <= skip_until_us) from_end += entries[--keep].duration_us;
+    skipped = keep;
+  }
+  std::string b = "#EXTM3U\n#EXT-X-VERSION:" + std::string(skipped ? "9" : "6") + "\n#EXT-X-TARGETDURATION:" + std::to_string(target) +
+                  "\n#EXT-X-SERVER-CONTROL:CAN-SKIP-UNTIL=" + std::to_string(6 * target) + ".0\n#EXT-X-MEDIA-SEQUENCE:" +
+                  std::to_string(entries.empty() ? w.header.keyframes_next : entries.front().mark->number - 1) +
+                  "\n#EXT-X-DISCONTINUITY-SEQUENCE:" + std::to_string(entries.empty() || entries.front().mark->stream_id == 0 ? 0 : entries.front().mark->stream_id - 1) +
+                  "\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+  if (skipped) b += "#EXT-X-SKIP:SKIPPED-SEGMENTS=" + std::to_string(skipped) + "\n";
+  for (std::size_t i = skipped; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    if (i > 0 && e.mark->stream_id != entries[i - 1].mark->stream_id) b += "#EXT-X-DISCONTINUITY\n";
+    b += "#EXT-X-PROGRAM-DATE-TIME:" + utc_ms(e.mark->publish_time_us) + "\n#EXTINF:" + seconds_text(e.duration_us) +
+         ",\n#EXT-X-BYTERANGE:" + std::to_string(e.length) + "@" + std::to_string(e.mark->offset) + "\n" + uri + "\n";
+  }
+  return b;
 }
 
 std::string fmp4_media_playlist(const std::vector<Segment>& segments) {

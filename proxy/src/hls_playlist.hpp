@@ -19,6 +19,7 @@
 #include "vod/media/subtitles.hpp"
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
+#include "vod/protocol/live_window.hpp"
 
 namespace vod::proxy::hls {
 
@@ -33,6 +34,16 @@ using client::ByteSpan;
 using client::cut_like;
 using client::cut_segments;
 using client::Segment;
+
+// A live channel's DVR window as a sliding HLS playlist (/hls/live/NAME/dvr.m3u8): a segment per
+// keyframe mark of the window index, a byte range of `uri` (the window read by stream offsets) from
+// that mark to the next, both within the window's whole chunks; EXT-X-PROGRAM-DATE-TIME on every
+// segment, from the server's publish time; EXTINF from the publish times too; the media sequence
+// number is the mark's, so a segment keeps its number as the window slides; the discontinuity
+// sequence follows the source's stream ids. `min_target_s` floors EXT-X-TARGETDURATION, which a
+// window should not change as it slides. With `skip` (a client's _HLS_skip=YES), the segments older
+// than CAN-SKIP-UNTIL (six target durations) before the end are replaced by EXT-X-SKIP.
+std::string dvr_playlist(const proto::WindowIndex& window, const std::string& uri, unsigned min_target_s, bool skip);
 
 // EXT-X-TARGETDURATION: every segment's duration, rounded to the nearest second, is at most this
 // (RFC 8216, 4.3.3.1); at least 1.

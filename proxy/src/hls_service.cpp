@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "vod/log.hpp"
+#include "vod/protocol/live_window.hpp"
 #include "vod/media/fmp4_remux.hpp"
 #include "vod/media/stream_codecs.hpp"
 #include "vod/media/subtitles.hpp"
@@ -97,6 +98,28 @@ void HlsService::facts(const std::string& name, std::uint32_t generation, FactsD
                            std::to_string(ms) + " ms");
     else log::warn("hls", "'" + key.first + "': no playlist: " + f.error);
     boost::asio::post(io_, [this, key, f = std::move(f)]() mutable { facts_made(key, std::move(f)); });
+  });
+}
+
+void HlsService::dvr(const std::string& window, std::uint32_t generation, bool skip, PieceDone done) {
+  run([this, window, generation, skip, done = std::move(done)]() mutable {
+    auto piece = std::make_shared<HlsPiece>();
+    try {
+      client::Session& s = session_for(window, generation);
+      auto index = proto::decode_window(s.read_window_index());
+      if (!index) {
+        piece->retry = index.error().message.find("torn") != std::string::npos;
+        piece->error = "the window index of '" + window + "' does not decode: " + index.error().message;
+      } else {
+        const unsigned target = static_cast<unsigned>((settings_.target_us + 999'999) / 1'000'000);
+        piece->bytes = hls::dvr_playlist(*index, "dvr.ts", target, skip);
+      }
+    } catch (const std::exception& e) {
+      piece->retry = true;
+      piece->error = std::string("the DVR window of '") + window + "': " + e.what();
+      session_.reset();  // a new connection for the next one
+    }
+    boost::asio::post(io_, [done = std::move(done), piece] { done(piece); });
   });
 }
 

@@ -65,6 +65,9 @@ class HlsService {
   // hls::kVideoTrack or an audio stream's index).
   // With `iframe`, `segment` is a keyframe's number: the keyframe alone (an I-frame playlist's entry).
   void piece(const std::string& name, std::uint32_t generation, std::optional<unsigned> segment, int tracks, bool iframe, PieceDone done);
+  // A live channel's DVR window (its entry `window`, ".dvr/NAME") as a sliding playlist, from its
+  // window index read afresh (hls::dvr_playlist): the piece's bytes are the playlist. Not cached.
+  void dvr(const std::string& window, std::uint32_t generation, bool skip, PieceDone done);
 
  private:
   using FactsKey = std::pair<std::string, std::uint32_t>;                    // movie, catalog generation

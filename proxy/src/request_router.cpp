@@ -4,12 +4,14 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <variant>
 
 #include "route_parts.hpp"
 #include "vod/client/byte_range.hpp"
 #include "vod/client/uri.hpp"
 #include "vod/json_text.hpp"
+#include "vod/protocol/live_window.hpp"
 #include "vod/protocol/name_hash.hpp"
 
 namespace vod::proxy {
@@ -68,10 +70,13 @@ Plan catalog_json(const proto::Catalog& c, const std::optional<std::string>& sta
   std::string b = "{\"generation\":" + std::to_string(c.generation) + ",";
   if (stale) b += "\"stale\":true,\"stale_reason\":\"" + json_escape(*stale) + "\",";
   b += "\"movies\":[";
+  bool first = true;
   for (std::size_t i = 0; i < c.entries.size(); ++i) {
     const auto& e = c.entries[i];
-    b += std::string(i ? "," : "") + "{\"name\":\"" + json_escape(e.name) + "\",\"url\":\"" + json_escape(media_path(e)) +
-         "\",\"live\":" + (is_live(e) ? "true" : "false") + ",\"size\":" + std::to_string(e.size) +
+    const auto dvr = [&](const proto::CatalogEntry& channel) { return c.find(proto::window_entry_name(channel.name)) != nullptr; };
+    if (proto::window_channel(e.name)) continue;  // a channel's DVR window: its channel says it has one
+    b += std::string(std::exchange(first, false) ? "" : ",") + "{\"name\":\"" + json_escape(e.name) + "\",\"url\":\"" + json_escape(media_path(e)) +
+         "\",\"live\":" + (is_live(e) ? "true" : "false") + (is_live(e) && dvr(e) ? ",\"dvr\":true" : "") + ",\"size\":" + std::to_string(e.size) +
          ",\"duration_us\":" + std::to_string(e.duration_us) + ",\"bitrate_bps\":" + std::to_string(e.bitrate_bps) + ",\"container\":\"" +
          json_escape(e.container) + "\",\"mime_type\":\"" + json_escape(e.mime_type) + "\",\"video_codec\":\"" +
          json_escape(e.video_codec) + "\",\"audio_codec\":\"" + json_escape(e.audio_codec) + "\",\"width\":" + std::to_string(e.width) +
@@ -83,6 +88,7 @@ Plan catalog_json(const proto::Catalog& c, const std::optional<std::string>& sta
 Plan playlist(const proto::Catalog& c, const std::string& host) {
   std::string b = "#EXTM3U\n";
   for (const auto& e : c.entries) {
+    if (proto::window_channel(e.name)) continue;  // a channel's DVR window: played through the channel
     const long seconds = e.duration_us ? static_cast<long>(e.duration_us / 1'000'000) : -1;  // -1: live, or unknown
     b += "#EXTINF:" + std::to_string(seconds) + "," + e.name + "\n" + movie_url(host, e) + "\n";
   }

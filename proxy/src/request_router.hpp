@@ -56,8 +56,10 @@ struct HlsWant {
     dash,
     dash_text,
     iframes,
-    iframe
+    iframe,
+    dvr  // a live channel's DVR window as a sliding playlist (`name`: the window's entry; `skip`: _HLS_skip=YES)
   } kind = Kind::media;
+  bool skip = false;
   unsigned segment = 0;           // Kind::segment: which (fMP4 movies)
   int tracks = hls::kBestTracks;  // of an fMP4 movie's pieces and playlist: hls_playlist.hpp
   std::string name;               // the movie's, or the title's

@@ -12,6 +12,7 @@
 
 #include "vod/client/catalog_tree.hpp"
 #include "vod/client/uri.hpp"
+#include "vod/protocol/live_window.hpp"
 
 namespace vod::proxy {
 
@@ -228,9 +229,14 @@ std::string WebPages::watch_page(const proto::Catalog& catalog, const proto::Cat
   d.set("absolute_url", "http://" + host + media_path(e));
   const bool has_media = !e.video_codec.empty() || !e.audio_codec.empty();
   if (is_live(e)) {
-    // A live channel plays as LL-HLS (LiveHlsService); browsers play no bare MPEG-TS.
+    // A live channel plays as LL-HLS (LiveHlsService); browsers play no bare MPEG-TS. With a DVR
+    // window (vod-server --live-dvr) it plays the window's playlist instead, with a scrub bar over
+    // the window and a button back to live.
     d.set("playable", mst::data(true));
-    d.set("hls_url", "/hls/live/" + client::percent_encode_path(e.name) + "/index.m3u8");
+    const std::string base = "/hls/live/" + client::percent_encode_path(e.name);
+    const bool dvr = catalog.find(proto::window_entry_name(e.name)) != nullptr;
+    d.set("hls_url", base + (dvr ? "/dvr.m3u8" : "/index.m3u8"));
+    if (dvr) d.set("dvr", mst::data(true));
   } else if (has_media) {
     d.set("playable", mst::data(true));
     // The browser's own HLS first (/hls/NAME/master.m3u8: a TS movie's segments are byte ranges of

@@ -10,6 +10,7 @@
 #include "vod/protocol/catalog_layout.hpp"
 #include "vod/protocol/keyframe_index_layout.hpp"
 #include "vod/protocol/live_messages.hpp"
+#include "vod/protocol/live_window.hpp"
 #include "vod/protocol/name_hash.hpp"
 #include "vod/protocol/private_data.hpp"
 #include "vod/protocol/segment_table.hpp"
@@ -107,6 +108,11 @@ int main(int argc, char** argv) {
   header_seed.insert(header_seed.end(), header.begin(), header.end());
   write(dir, "live_messages", "header", header_seed);
   write(dir, "live_messages", "credit", encode(LiveCredit{4, 1}));
+  WindowIndex window;
+  window.header = {3, 0, 1000, 9000, 5000, 3, 65536, 4, 4, 60000, 1, 0};
+  window.marks = {{1, 0, 1000, 0, 1, kWindowMarkKeyframe | kWindowMarkDiscontinuity}, {2, 4000, 3000, 90, 1, kWindowMarkKeyframe},
+                  {3, 8000, 4500, 180, 1, kWindowMarkKeyframe}};
+  write(dir, "live_window", "three-marks", encode(window));
 
   std::vector<std::uint8_t> data_seed(8, 0);
   data_seed[6] = 0x10;  // buffer length 4096 in the host's byte order on little-endian machines

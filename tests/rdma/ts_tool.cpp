@@ -7,8 +7,8 @@
 //       discontinuity indicator resets it) except at the allowed output byte offsets, where the
 //       test expects a discontinuity (a loop, a skip). With --pattern, the packets of PID 0x100
 //       made by `ts_tool pattern` must each carry one sequence number in all their words, and the
-//       numbers must go up by exactly one except at the allowed offsets: a record read while the
-//       source overwrote it would show two laps of the ring. Prints a summary; exit 1 on any fault.
+//       numbers must go up by exactly one except at the allowed offsets, and up at those: a record
+//       read while the source overwrote it would show two laps of the ring. Prints a summary; exit 1 on any fault.
 //
 //   ts_tool pattern [--packets N] [--rate MBPS] [--gop PACKETS]
 //       Writes a TS to stdout: PAT and PMT (H.264 video on PID 0x100) every 100 packets, then
@@ -58,6 +58,7 @@ int check(const std::string& path, const std::set<std::uint64_t>& allowed, bool 
   std::uint64_t packets = 0, faults = 0, pattern_packets = 0, resets = 0;
   bool have_seq = false;  // (not std::optional: g++ 12 warns it may be read uninitialized)
   std::uint64_t last_seq = 0;
+  bool any_seq = false;
   auto fault = [&](std::uint64_t at, const std::string& what) {
     if (++faults <= 10) std::printf("FAULT at byte %llu: %s\n", static_cast<unsigned long long>(at), what.c_str());
   };
@@ -96,7 +97,12 @@ int check(const std::string& path, const std::set<std::uint64_t>& allowed, bool 
         }
       if (have_seq && seq != last_seq + 1)
         fault(at, "pattern sequence " + std::to_string(seq) + " after " + std::to_string(last_seq) + " without a reported discontinuity");
+      // A reported discontinuity skips forward (the source only counts up): never back to bytes
+      // already delivered or older ones, which only an overwritten ring or window would hold.
+      if (!have_seq && any_seq && seq <= last_seq)
+        fault(at, "pattern sequence " + std::to_string(seq) + " after " + std::to_string(last_seq) + ": a discontinuity that went back");
       last_seq = seq;
+      any_seq = true;
       have_seq = true;
     }
   }

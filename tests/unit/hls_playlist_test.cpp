@@ -234,5 +234,42 @@ TEST(HlsCodecs, Rfc6381Strings) {
   EXPECT_EQ(aac_codec(0), std::nullopt);
 }
 
+// A DVR window's sliding playlist: a segment per keyframe mark within the window's whole chunks,
+// each with its program date and byte range, numbered by its mark; a new stream is a discontinuity;
+// a delta update skips what is older than six target durations.
+TEST(HlsPlaylist, DvrWindow) {
+  proto::WindowIndex w;
+  w.header.segment_size = 1000;
+  w.header.segment_count = 8;
+  w.header.end_offset = 5500;  // whole chunks end at 5000
+  w.header.end_time_us = 1'795'809'611'000'000;
+  const std::uint64_t t0 = 1'795'809'600'000'000;  // 2026-11-27T20:00:00Z
+  w.marks = {{11, 0, t0, 0, 3, proto::kWindowMarkKeyframe},
+             {12, 1200, t0 + 2'000'000, 0, 3, proto::kWindowMarkKeyframe},
+             {13, 2500, t0 + 4'500'000, 0, 4, proto::kWindowMarkKeyframe | proto::kWindowMarkDiscontinuity},
+             {14, 4000, t0 + 7'000'000, 0, 4, proto::kWindowMarkKeyframe},
+             {15, 5200, t0 + 9'000'000, 0, 4, proto::kWindowMarkKeyframe}};  // past the whole chunks: ends nothing yet
+  const std::string p = dvr_playlist(w, "dvr.ts", 2, false);
+  EXPECT_EQ(p,
+            "#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:3\n#EXT-X-SERVER-CONTROL:CAN-SKIP-UNTIL=18.0\n"
+            "#EXT-X-MEDIA-SEQUENCE:10\n#EXT-X-DISCONTINUITY-SEQUENCE:2\n#EXT-X-INDEPENDENT-SEGMENTS\n"
+            "#EXT-X-PROGRAM-DATE-TIME:2026-11-27T20:00:00.000Z\n#EXTINF:2.000,\n#EXT-X-BYTERANGE:1200@0\ndvr.ts\n"
+            "#EXT-X-PROGRAM-DATE-TIME:2026-11-27T20:00:02.000Z\n#EXTINF:2.500,\n#EXT-X-BYTERANGE:1300@1200\ndvr.ts\n"
+            "#EXT-X-DISCONTINUITY\n"
+            "#EXT-X-PROGRAM-DATE-TIME:2026-11-27T20:00:04.500Z\n#EXTINF:2.500,\n#EXT-X-BYTERANGE:1500@2500\ndvr.ts\n");
+  // Sliding: the first mark left the window; the segments keep their numbers.
+  w.marks.erase(w.marks.begin());
+  EXPECT_NE(dvr_playlist(w, "dvr.ts", 2, false).find("#EXT-X-MEDIA-SEQUENCE:11\n"), std::string::npos);
+  // A delta update: 6 x 3 s = 18 s kept at the end, the rest skipped.
+  for (std::uint64_t k = 0; k < 20; ++k)
+    w.marks.push_back({16 + k, 6000 + 100 * k, t0 + 10'000'000 + 2'000'000 * k, 0, 4, proto::kWindowMarkKeyframe});
+  w.header.end_offset = 9000;
+  const std::string skip = dvr_playlist(w, "dvr.ts", 2, true);
+  EXPECT_NE(skip.find("#EXT-X-VERSION:9\n"), std::string::npos);
+  EXPECT_NE(skip.find("#EXT-X-SKIP:SKIPPED-SEGMENTS="), std::string::npos);
+  const std::string whole = dvr_playlist(w, "dvr.ts", 2, false);
+  EXPECT_LT(std::count(skip.begin(), skip.end(), '@'), std::count(whole.begin(), whole.end(), '@'));
+}
+
 }  // namespace
 }  // namespace vod::proxy::hls

@@ -76,11 +76,11 @@ void ReadEngine::Impl::on_direct_done(std::size_t k, bool ok, const std::string&
   if (!q || part == q->parts.end() || part->state == DirectPart::State::stale) {
     if (q && part != q->parts.end()) q->parts.erase(part);
     ++stats.stale_discarded;  // cancelled, or from before a switch: never delivered
-    if (!ok && failure.empty()) failure = why;
+    if (!ok && failure.empty() && !fetcher->outside_window()) failure = why;
     return;
   }
   if (!ok) {
-    if (failure.empty()) failure = why;
+    if (failure.empty() && !fetcher->outside_window()) failure = why;
     q->parts.erase(part);
     return;
   }

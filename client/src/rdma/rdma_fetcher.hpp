@@ -49,6 +49,7 @@ class RdmaFetcher final : public Fetcher {
   void use_segments(const proto::RegionDescriptor& arena, const proto::RegionDescriptor& table, std::uint32_t movie_index,
                     std::uint64_t size, bool window = false) override;
   std::string summary() const override { return segments_ ? segments_->summary() : std::string(); }
+  bool outside_window() const noexcept override { return segments_ && segments_->outside_pending(); }
   std::size_t direct_crossover() const noexcept override;
   // Another pool: its arenas are registered as Reads need them. The old pool's MRs stay in
   // ep_.memory until the connection goes; no Read names them again (its Reads in flight keep

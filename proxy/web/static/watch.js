@@ -7,6 +7,8 @@
 // For a title it fills the rendition, audio and subtitle menus from the player and shows the
 // rendition playing. It shows the note when this browser can play nothing here, starts at ?t=, and
 // seeks from the timeline strip without reloading the page (without script, its links reload at ?t=).
+// A live channel with a DVR window gets a scrub bar over the window (the video's seekable range),
+// the time of the picture and how far behind live it is, and a button back to live.
 'use strict';
 const video = document.getElementById('player');
 
@@ -56,14 +58,17 @@ function playWithHlsJs(url, cannotPlay) {
     if (!Hls || !Hls.isSupported()) return cannotPlay();
     // Low latency for live channels: parts and blocking reloads, and play up to 1.5x to catch up
     // with PART-HOLD-BACK after a start that had to begin further back (at a discontinuity).
-    const hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5 });
+    // A DVR window's playlist is a sliding window of whole segments: no parts, and a viewer may stay
+    // as far behind live as it seeks.
+    const dvr = Boolean(document.getElementById('dvr'));
+    const hls = new Hls(dvr ? { lowLatencyMode: false, liveMaxLatencyDuration: Infinity } : { lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5 });
     hls.on(Hls.Events.ERROR, (event, data) => { if (data.fatal) cannotPlay(); });
     // hls.js speeds up only within one target duration of its target latency; further back it
     // counts as DVR and stays there. A live viewer left further back (a slow start, a stall) jumps
     // forward to the target latency instead, once the playlist says what that is.
     hls.on(Hls.Events.LEVEL_LOADED, (event, data) => {
       const d = data.details;
-      if (d.live && hls.config.liveMaxLatencyDuration === undefined) {
+      if (d.live && !dvr && hls.config.liveMaxLatencyDuration === undefined) {
         hls.config.liveMaxLatencyDuration = (d.partHoldBack || d.holdBack || 3 * d.targetduration) + d.targetduration;
       }
     });
@@ -152,6 +157,37 @@ if (video) {
   video.addEventListener('error', cannotPlay);
   if (video.dataset.start) {
     video.addEventListener('loadedmetadata', () => { video.currentTime = Number(video.dataset.start); }, { once: true });
+  }
+  const dvrForm = document.getElementById('dvr');
+  if (dvrForm) {
+    const scrub = document.getElementById('scrub');
+    const behind = document.getElementById('behind');
+    let dragging = false;
+    const range = () => (video.seekable.length ? [video.seekable.start(0), video.seekable.end(video.seekable.length - 1)] : null);
+    const show = () => {
+      const r = range();
+      if (!r) return;
+      scrub.min = String(r[0]);
+      scrub.max = String(r[1]);
+      if (!dragging) scrub.value = String(video.currentTime);
+      const date = video.vodHls && video.vodHls.playingDate;
+      const late = Math.max(0, r[1] - video.currentTime);
+      behind.value = `${date ? `${date.toISOString().slice(11, 19)} UTC · ` : ''}${late < 10 ? 'live' : `${Math.round(late)} s behind live`}`;
+    };
+    video.addEventListener('timeupdate', show);
+    video.addEventListener('progress', show);
+    scrub.addEventListener('input', () => { dragging = true; });
+    scrub.addEventListener('change', () => {
+      dragging = false;
+      video.currentTime = Number(scrub.value);
+      video.play().catch(() => {});
+    });
+    document.getElementById('go-live').addEventListener('click', () => {
+      const r = range();
+      const live = video.vodHls && video.vodHls.liveSyncPosition;
+      if (live || r) video.currentTime = live || r[1];
+      video.play().catch(() => {});
+    });
   }
   for (const link of document.querySelectorAll('.strip a')) {
     link.addEventListener('click', (event) => {

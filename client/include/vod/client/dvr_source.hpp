@@ -10,7 +10,9 @@
 //     first keyframe, the discontinuity marked and logged: it is never given overwritten bytes (a
 //     Read of a chunk that holds a later lap is refused by the lap check; over UDP the window
 //     index read after the bytes proves they were still in the window).
-//   - At the live edge it reads the ring from where the window left off (LiveOptions::start_offset),
+//   - At the live edge it reads the ring from where the window left off (LiveOptions::start_offset;
+//     over UDP, the multicast group from its newest keyframe, or without a group the window itself
+//     as its chunks complete),
 //     and if it then falls out of the ring (paused again) it goes back to the window at its own
 //     position, without a skip, while the window still holds it.
 #pragma once
@@ -108,6 +110,7 @@ class DvrSource final : public LiveSource {
   std::uint64_t pos_ = 0;
   bool discontinuity_next_ = true;  // the first bytes, and the first after a move
   bool finishing_ = false;
+  bool follow_window_ = false;  // over UDP without a multicast group: the window, a chunk behind live
   std::optional<std::chrono::microseconds> stop_after_;
   std::unique_ptr<LiveSource> live_;
   DvrStats stats_;

@@ -116,6 +116,7 @@ inline constexpr std::uint64_t window_mark_offset(std::uint64_t k, std::uint32_t
 struct WindowIndex {
   WindowHeader header;
   std::vector<WindowMark> marks;
+  bool operator==(const WindowIndex&) const = default;
 };
 Decoded<WindowIndex> decode_window(Bytes region);
 // The bytes of a consistent region (the server writes words in place; for tests and fuzzing).
