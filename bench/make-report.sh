@@ -10,7 +10,7 @@ mkdir -p "$png"
 # The sections of their own first: a report that fails stops this one (inside the Markdown below,
 # a failing $(...) would only leave a hole).
 sections=
-for s in live udp mount auth cache iwarp hls fleet zero-copy abr origin; do
+for s in live udp mount auth cache iwarp hls fleet zero-copy abr origin dvr; do
   part=$("$here/$s-report.sh" "$in") || { echo "make-report: bench/$s-report.sh failed" >&2; exit 1; }
   sections+=$part$'\n\n'
 done

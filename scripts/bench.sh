@@ -15,7 +15,8 @@
 #   - natively, what needs no RDMA and which TCG would distort: Write-Record's sender CPU (8; in the
 #     guest in smoke runs), vod-proxy's pages with a hung server (5d), the first frame in Chromium
 #     (13, bench/browser-benchmarks.sh), the fleet's placement arithmetic (14) and an edge of an HTTP
-#     origin against nginx's slice cache (18, bench/origin-benchmarks.sh).
+#     origin against nginx's slice cache (18, bench/origin-benchmarks.sh), what live recording and the
+#     DVR window add to a channel's CPU (19, bench/dvr-benchmarks.sh).
 # The results and each step's log go to DIR (default build/bench-results/MODE), the report to
 # DIR/report/benchmarks.md with its plots beside it; --write-docs also writes docs/benchmarks.md and
 # docs/benchmarks/*.png, unless a step failed. Exit status 1 when a step failed (the report is still
@@ -169,6 +170,7 @@ step browser "section 13, the first frame in headless Chromium, natively ($runs 
 step fleet-placement "section 14, a fleet's placement (and failover over UDP), natively" env FLEET_PARTS="placement scale" bench/fleet-benchmarks.sh "$out/fleet"
 step origin "section 18, an edge of an HTTP origin against nginx's slice cache, natively ($runs runs)" \
   bench/origin-benchmarks.sh "$runs" "$out" "$media/.live/test-480p-${duration}s.ts"
+step dvr "section 19, what live recording and the DVR window add to the source thread, natively" bench/dvr-benchmarks.sh "$duration" "$out"
 
 mkdir -p "$out/report"
 report() { bench/make-report.sh "$out" "$out/report" . > "$out/report/benchmarks.md"; }

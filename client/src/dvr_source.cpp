@@ -62,8 +62,10 @@ DvrStartPlan plan_dvr_start(const proto::WindowIndex& index, const DvrStart& sta
   const auto& h = index.header;
   std::uint64_t want = h.end_time_us;
   if (start.at_us) want = *start.at_us;
-  else if (start.behind) want = h.end_time_us - std::min<std::uint64_t>(h.end_time_us, static_cast<std::uint64_t>(start.behind->count()) * 1000);
-  const auto first = std::find_if(index.marks.begin(), index.marks.end(), [](const auto& m) { return m.flags & proto::kWindowMarkKeyframe; });
+  else if (start.behind)
+    want = h.end_time_us - std::min<std::uint64_t>(h.end_time_us, static_cast<std::uint64_t>(start.behind->count()) * 1000);
+  const auto first =
+      std::find_if(index.marks.begin(), index.marks.end(), [](const auto& m) { return m.flags & proto::kWindowMarkKeyframe; });
   const std::string range = first == index.marks.end()
                                 ? std::string("the window holds no keyframe yet")
                                 : "the window holds " + utc(first->publish_time_us) + " to " + utc(h.end_time_us) + " (" +
@@ -82,18 +84,20 @@ DvrSource::DvrSource(const Uri& channel, const DvrStart& start, SessionOptions s
     : uri_(channel),
       live_options_(std::move(live)),
       multicast_(std::move(multicast)),
-      window_([&] {
-        Uri u = channel;
-        u.live = false;
-        u.movie = proto::window_entry_name(channel.movie.value_or(""));
-        return u;
-      }(),
-              session) {
+      window_(
+          [&] {
+            Uri u = channel;
+            u.live = false;
+            u.movie = proto::window_entry_name(channel.movie.value_or(""));
+            return u;
+          }(),
+          session) {
   const auto& catalog = window_.catalog();
   const auto it = std::find_if(catalog.entries.begin(), catalog.entries.end(),
                                [&](const proto::CatalogEntry& e) { return (e.flags & proto::kEntryLive) && e.name == uri_.movie; });
   if (it == catalog.entries.end())
-    throw ClientError(ErrorKind::unknown_movie, "'" + uri_.movie.value_or("") + "' has a DVR window but is not a live channel of " + window_.server());
+    throw ClientError(ErrorKind::unknown_movie,
+                      "'" + uri_.movie.value_or("") + "' has a DVR window but is not a live channel of " + window_.server());
   channel_ = *it;
   if (multicast_ && multicast_->group.empty()) multicast_.reset();
   follow_window_ = window_.options().transport == Transport::udp && !multicast_;
@@ -128,7 +132,8 @@ void DvrSource::refresh() {
       return;
     }
     if (attempt >= 8 || decoded.error().message.find("torn") == std::string::npos)
-      throw ClientError(ErrorKind::protocol_error, "the window index of live/" + uri_.movie.value_or("") + " does not decode: " + decoded.error().message);
+      throw ClientError(ErrorKind::protocol_error,
+                        "the window index of live/" + uri_.movie.value_or("") + " does not decode: " + decoded.error().message);
   }
 }
 
@@ -138,6 +143,9 @@ std::uint64_t DvrSource::complete_end() const noexcept {
 }
 
 void DvrSource::to_live() {
+  // The window's engine reads nothing ahead while the ring is read: the window moves on meanwhile,
+  // and a read ahead into what it overwrote would only be refused.
+  window_.engine().set_readahead(false);
   LiveOptions o = live_options_;
   o.start_offset = pos_;
   ++stats_.to_live;
@@ -151,8 +159,9 @@ std::size_t DvrSource::read_window(std::span<std::uint8_t> out, bool& discontinu
     const std::uint64_t moved = index_.header.oldest_offset - pos_;
     ++stats_.moved_forward;
     stats_.moved_bytes += moved;
-    log::warn("client", "live/" + uri_.movie.value_or("") + ": the window's oldest edge passed this viewer (paused too long): moved forward " +
-                            std::to_string(moved) + " bytes to its first keyframe, of " + utc(index_.header.oldest_time_us));
+    log::warn("client", "live/" + uri_.movie.value_or("") +
+                            ": the window's oldest edge passed this viewer (paused too long): moved forward " + std::to_string(moved) +
+                            " bytes to its first keyframe, of " + utc(index_.header.oldest_time_us));
     pos_ = index_.header.oldest_offset;
     discontinuity_next_ = true;
   }
@@ -168,6 +177,7 @@ std::size_t DvrSource::read_window(std::span<std::uint8_t> out, bool& discontinu
   }
   if (until <= pos_) return 0;
   window_.engine().set_readahead_limit(complete_end());
+  window_.engine().set_readahead(true);
   const std::size_t got = window_.pread(pos_, out.first(static_cast<std::size_t>(until - pos_)));
   if (window_.options().transport == Transport::udp) {
     // Sent from the server's cache before this index was: still in the window then, so the lap read.
@@ -196,12 +206,14 @@ LiveChunk DvrSource::read(std::span<std::uint8_t> out, std::chrono::milliseconds
         if (!finishing_ && time_at(pos_) >= plan_.time_us + static_cast<std::uint64_t>(stop_after_->count())) finish();
       }
       LiveChunk c = live_->read(out, timeout);
-      if (c.bytes && c.stream_offset != pos_) {  // the ring skipped ahead (a pause): back to the window, if it holds the position
+      if (c.bytes && c.stream_offset != pos_) {
+        // The ring skipped ahead (a pause longer than the ring): back to the window at the position,
+        // or, when the window lost it too, at the window's oldest keyframe (read_window says so).
         refresh();
-        if (pos_ >= index_.header.oldest_offset && pos_ < complete_end()) {
+        if (pos_ < complete_end()) {
           ++stats_.to_window;
           log::info("client", "live/" + uri_.movie.value_or("") + ": fell out of the live ring; reading the window again at stream offset " +
-                                  std::to_string(pos_));
+                                  std::to_string(std::max(pos_, index_.header.oldest_offset)));
           live_.reset();
           continue;
         }

@@ -180,7 +180,7 @@ void Session::describe_from_accept(const std::string& name) {
   accepted_name_ = name;
   select_movie_region(accept_.movie, accept_.segments, accept_.movie_index, size);
   engine_.set_region(Region::index, accept_.index);  // now: a region set later would discard the head
-  if (!window_) engine_.prefetch(resume_at_);  // a window's reader says where it starts
+  if (!window_) engine_.prefetch(resume_at_);        // a window's reader says where it starts
   engine_.post_wanted();
   start_background(catalog_read_, Region::catalog, accept_.catalog.length);
   start_index_read(accept_.index);

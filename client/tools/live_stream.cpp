@@ -130,13 +130,14 @@ std::optional<DvrStart> dvr_start(const std::string& text, bool live) {
   }
   d.at_us = parse_utc_time(text);
   if (!d.at_us)
-    throw ClientError(ErrorKind::usage, "--start '" + text + "': a live channel starts -SECONDS behind live (e.g. -300, -5m) or at a UTC time "
-                                        "(e.g. 2026-11-27T20:00:00Z)");
+    throw ClientError(ErrorKind::usage, "--start '" + text +
+                                            "': a live channel starts -SECONDS behind live (e.g. -300, -5m) or at a UTC time "
+                                            "(e.g. 2026-11-27T20:00:00Z)");
   return d;
 }
 
-int stream_dvr(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, const DvrStart& start, int fd, const std::string& what,
-               double duration) {
+int stream_dvr(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, const DvrStart& start, int fd,
+               const std::string& what, double duration) {
   std::optional<MulticastLiveOptions> multicast;
   if (common.session.transport == Transport::udp) {
     multicast.emplace();
@@ -153,7 +154,9 @@ int stream_dvr(const Uri& uri, const CommonOptions& common, const LiveCliOptions
   const std::uint64_t written = pump(source, fd, what, 0);
   const auto& s = source.stats();
   log::info("vod-client", uri.to_string() + ": " + source.summary());
-  std::fprintf(stderr, "LIVE bytes=%llu transport=dvr window_bytes=%llu live_bytes=%llu moved_forward=%llu moved_bytes=%llu to_live=%llu to_window=%llu start_offset=%llu start_time_us=%llu\n",
+  std::fprintf(stderr,
+               "LIVE bytes=%llu transport=dvr window_bytes=%llu live_bytes=%llu moved_forward=%llu moved_bytes=%llu to_live=%llu "
+               "to_window=%llu start_offset=%llu start_time_us=%llu\n",
                static_cast<unsigned long long>(written), static_cast<unsigned long long>(s.window_bytes),
                static_cast<unsigned long long>(s.live_bytes), static_cast<unsigned long long>(s.moved_forward),
                static_cast<unsigned long long>(s.moved_bytes), static_cast<unsigned long long>(s.to_live),

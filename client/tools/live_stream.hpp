@@ -32,7 +32,7 @@ int stream_live(const Uri& uri, const CommonOptions& common, const LiveCliOption
 // a live channel is the live edge (nullopt). Throws ClientError(usage) for anything else.
 std::optional<DvrStart> dvr_start(const std::string& text, bool live);
 // As stream_live, from the channel's DVR window at `start`, handing over to the live ring.
-int stream_dvr(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, const DvrStart& start, int fd, const std::string& what,
-               double duration);
+int stream_dvr(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, const DvrStart& start, int fd,
+               const std::string& what, double duration);
 
 }  // namespace vod::client::cli

@@ -72,8 +72,8 @@ int run_play(const std::vector<std::string>& args) {
   po::options_description opts("play");
   opts.add_options()("start", po::value(&start_text)->default_value(start_text),
                      "start at this many seconds (the keyframe at or before it); a live channel with a DVR window: -SECONDS (or -5m) "
-                     "behind live, or a UTC time such as 2026-11-27T20:00:00Z")(
-      "rate", po::value(&rate_mbps)->default_value(0), "pacing rate in Mbit/s; 0 = the movie's bitrate")(
+                     "behind live, or a UTC time such as 2026-11-27T20:00:00Z")("rate", po::value(&rate_mbps)->default_value(0),
+                                                                                "pacing rate in Mbit/s; 0 = the movie's bitrate")(
       "burst", po::value(&burst)->default_value(1.0), "seconds delivered at once after a start, as a player's initial buffer")(
       "unpaced", po::bool_switch(&unpaced), "as fast as RDMA allows");
   std::string rendition;
@@ -96,8 +96,9 @@ int run_play(const std::vector<std::string>& args) {
   if (isatty(STDOUT_FILENO)) throw ClientError(ErrorKind::usage, "play writes the movie to stdout: pipe it into a player (| ffplay -)");
   std::signal(SIGPIPE, SIG_IGN);  // a player that quits ends the stream with EPIPE
   const auto dvr = dvr_start(start_text, uri.live);
-  if (uri.live) return dvr ? stream_dvr(uri, common, live, *dvr, STDOUT_FILENO, "stdout", duration)
-                           : stream_live(uri, common, live, STDOUT_FILENO, "stdout", duration);
+  if (uri.live)
+    return dvr ? stream_dvr(uri, common, live, *dvr, STDOUT_FILENO, "stdout", duration)
+               : stream_live(uri, common, live, STDOUT_FILENO, "stdout", duration);
   start = std::stod(start_text);
 
   std::optional<Session> opened;

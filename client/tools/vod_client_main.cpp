@@ -122,8 +122,8 @@ bool parse(const std::vector<std::string>& args, const boost::program_options::o
   // "--start -300": a negative number is an option's value, not an option (Boost would read "-3").
   std::vector<std::string> joined;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const bool negative_next = i + 1 < args.size() && args[i + 1].size() > 1 && args[i + 1][0] == '-' &&
-                               args[i + 1][1] >= '0' && args[i + 1][1] <= '9';
+    const bool negative_next =
+        i + 1 < args.size() && args[i + 1].size() > 1 && args[i + 1][0] == '-' && args[i + 1][1] >= '0' && args[i + 1][1] <= '9';
     if (args[i].rfind("--", 0) == 0 && args[i].find('=') == std::string::npos && negative_next) {
       joined.push_back(args[i] + "=" + args[i + 1]);
       ++i;

@@ -54,7 +54,8 @@ Decoded<WindowIndex> decode_window(Bytes region) {
   const auto w = load_wire<WireWindowHeader>(region.data());
   if (w.magic.get() != kWindowMagic)
     return fail(DecodeFault::bad_magic, "window index: magic " + hex(w.magic.get()) + " is not " + hex(kWindowMagic));
-  if (w.version != kWindowVersion) return fail(DecodeFault::unsupported_version, "window index: version " + num(w.version) + " not supported");
+  if (w.version != kWindowVersion)
+    return fail(DecodeFault::unsupported_version, "window index: version " + num(w.version) + " not supported");
   if (w.header_length.get() != sizeof(WireWindowHeader))
     return fail(DecodeFault::bad_length, "window index: header length " + num(w.header_length.get()) + ", not 128");
   if (w.seq_begin.get() != w.seq_end.get())
@@ -81,10 +82,11 @@ Decoded<WindowIndex> decode_window(Bytes region) {
   if (h.keyframe_capacity == 0 || h.keyframe_capacity > kWindowMaxCapacity)
     return fail(DecodeFault::bad_field, "window index: keyframe capacity " + num(h.keyframe_capacity) + " is outside 1..2^20");
   if (region.size() < window_region_length(h.keyframe_capacity))
-    return fail(DecodeFault::truncated, "window index: " + num(region.size()) + " bytes hold fewer than its " + num(h.keyframe_capacity) + " marks");
+    return fail(DecodeFault::truncated,
+                "window index: " + num(region.size()) + " bytes hold fewer than its " + num(h.keyframe_capacity) + " marks");
   if (h.oldest_offset > h.end_offset || h.end_offset - h.oldest_offset > h.bytes())
-    return fail(DecodeFault::inconsistent, "window index: range [" + num(h.oldest_offset) + ", " + num(h.end_offset) + ") does not fit its " +
-                                               num(h.bytes()) + " bytes");
+    return fail(DecodeFault::inconsistent, "window index: range [" + num(h.oldest_offset) + ", " + num(h.end_offset) +
+                                               ") does not fit its " + num(h.bytes()) + " bytes");
   const std::uint64_t next = h.keyframes_next;
   const std::uint64_t first = next > h.keyframe_capacity ? next - h.keyframe_capacity : 0;
   for (std::uint64_t k = first; k < next; ++k) {

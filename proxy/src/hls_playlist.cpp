@@ -116,7 +116,8 @@ std::string dvr_playlist(const proto::WindowIndex& w, const std::string& uri, un
     const auto& next = w.marks[i + 1];
     if (next.offset > whole_end) break;
     if (i == 0 && !(m.flags & proto::kWindowMarkKeyframe)) continue;  // a playlist starts at a keyframe
-    entries.push_back({&m, next.offset - m.offset, next.publish_time_us > m.publish_time_us ? next.publish_time_us - m.publish_time_us : 1});
+    entries.push_back(
+        {&m, next.offset - m.offset, next.publish_time_us > m.publish_time_us ? next.publish_time_us - m.publish_time_us : 1});
   }
   unsigned target = std::max(1u, min_target_s);
   for (const auto& e : entries) target = std::max(target, rounded_seconds(e.duration_us));
@@ -131,7 +132,8 @@ std::string dvr_playlist(const proto::WindowIndex& w, const std::string& uri, un
   std::string b = "#EXTM3U\n#EXT-X-VERSION:" + std::string(skipped ? "9" : "6") + "\n#EXT-X-TARGETDURATION:" + std::to_string(target) +
                   "\n#EXT-X-SERVER-CONTROL:CAN-SKIP-UNTIL=" + std::to_string(6 * target) + ".0\n#EXT-X-MEDIA-SEQUENCE:" +
                   std::to_string(entries.empty() ? w.header.keyframes_next : entries.front().mark->number - 1) +
-                  "\n#EXT-X-DISCONTINUITY-SEQUENCE:" + std::to_string(entries.empty() || entries.front().mark->stream_id == 0 ? 0 : entries.front().mark->stream_id - 1) +
+                  "\n#EXT-X-DISCONTINUITY-SEQUENCE:" +
+                  std::to_string(entries.empty() || entries.front().mark->stream_id == 0 ? 0 : entries.front().mark->stream_id - 1) +
                   "\n#EXT-X-INDEPENDENT-SEGMENTS\n";
   if (skipped) b += "#EXT-X-SKIP:SKIPPED-SEGMENTS=" + std::to_string(skipped) + "\n";
   for (std::size_t i = skipped; i < entries.size(); ++i) {

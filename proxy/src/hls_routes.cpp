@@ -10,13 +10,13 @@
 #include "route_parts.hpp"
 #include "vod/client/uri.hpp"
 #include "vod/media/subtitles.hpp"
-#include "vod/protocol/live_window.hpp"
 
 namespace vod::proxy {
 
 namespace {
 
 using routing::audio_tracks;
+using routing::dvr_request;
 using routing::hls_error;
 using routing::movie;
 using routing::named_entry;
@@ -57,34 +57,6 @@ std::string ts_segments_uri(const proto::CatalogEntry& e) {
   for (const char* ext : {".ts", ".mpegts", ".mpg", ".mpeg"})
     if (lower.ends_with(ext)) return media_path(e);
   return "movie.ts";
-}
-
-// /hls/live/NAME/dvr.m3u8[?_HLS_skip=YES]: the channel's DVR window as a sliding playlist, whose
-// segments are byte ranges of /hls/live/NAME/dvr.ts: the window read by stream offsets (its entry
-// '.dvr/NAME', the Range path, one-sided Reads).
-Plan dvr_request(const Request& r, const proto::CatalogEntry& channel, const std::string& file, const Site& site) {
-  const proto::CatalogEntry* window = site.catalog.find(proto::window_entry_name(channel.name));
-  if (!window) return error_plan(404, "'" + channel.name + "' keeps no DVR window (vod-server --live-dvr); its live playlist is index.m3u8");
-  if (file == "dvr.ts") {
-    proto::CatalogEntry by_offsets = *window;
-    by_offsets.size = proto::kWindowStreamBytes;  // ranges are stream offsets
-    by_offsets.content = {};
-    if (r.range.empty()) return error_plan(416, "dvr.ts is read by the byte ranges dvr.m3u8 lists (a Range header)");
-    Plan p = movie(r, by_offsets);
-    p.headers.emplace_back("Cache-Control", "max-age=60");
-    return p;
-  }
-  const auto skip = query_value(r.target, "_HLS_skip");
-  if (!skip) return error_plan(400, "bad percent-encoding in the query");
-  HlsWant w;
-  w.kind = HlsWant::Kind::dvr;
-  w.name = window->name;
-  w.skip = *skip == "YES" || *skip == "v2";
-  Plan p;
-  p.headers = {{"Content-Type", "application/vnd.apple.mpegurl"}, {"Cache-Control", "no-cache"}};
-  p.body = std::move(w);
-  p.send_body = r.method == "GET";
-  return p;
 }
 
 // /hls/live/NAME/index.m3u8[?_HLS_msn=M[&_HLS_part=P]], /hls/live/NAME/seg-M.ts, /hls/live/NAME/part-M.P.ts.
@@ -134,8 +106,9 @@ Plan live_hls_request(const Request& r, const std::string& rest, const Site& sit
   } else if (numbered("part-", 2)) {
     w.kind = LiveHlsWant::Kind::part;
   } else {
-    return error_plan(404, "a live channel's HLS is /hls/live/NAME/index.m3u8, with its segments seg-N.ts and parts part-N.K.ts, "
-                           "and with a DVR window /hls/live/NAME/dvr.m3u8");
+    return error_plan(404,
+                      "a live channel's HLS is /hls/live/NAME/index.m3u8, with its segments seg-N.ts and parts part-N.K.ts, "
+                      "and with a DVR window /hls/live/NAME/dvr.m3u8");
   }
   // Segments and parts never change: their numbers follow the clock, so a URI is never reused.
   if (w.kind != LiveHlsWant::Kind::playlist) p.headers = {{"Content-Type", "video/mp2t"}, {"Cache-Control", "max-age=60"}};

@@ -4,10 +4,10 @@
 #include <algorithm>
 
 #include "vod/log.hpp"
-#include "vod/protocol/live_window.hpp"
 #include "vod/media/fmp4_remux.hpp"
 #include "vod/media/stream_codecs.hpp"
 #include "vod/media/subtitles.hpp"
+#include "vod/protocol/live_window.hpp"
 
 namespace vod::proxy {
 

@@ -11,9 +11,10 @@ void HttpConnection::respond_with_playlist(Plan plan, const std::string& method,
   // thread; the connection waits without reading.
   const HlsWant want = *plan.as<HlsWant>();
   if (want.kind == HlsWant::Kind::dvr) {
-    hls_.dvr(want.name, generation, want.skip, [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const HlsPiece> p) mutable {
-      self->respond(hls_piece_plan(std::move(plan), p->bytes, p->error, p->retry), method);
-    });
+    hls_.dvr(want.name, generation, want.skip,
+             [self = shared_from_this(), plan = std::move(plan), method](std::shared_ptr<const HlsPiece> p) mutable {
+               self->respond(hls_piece_plan(std::move(plan), p->bytes, p->error, p->retry), method);
+             });
     return;
   }
   if (want.kind == HlsWant::Kind::init || want.kind == HlsWant::Kind::segment || want.kind == HlsWant::Kind::iframe) {

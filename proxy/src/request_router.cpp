@@ -75,12 +75,12 @@ Plan catalog_json(const proto::Catalog& c, const std::optional<std::string>& sta
     const auto& e = c.entries[i];
     const auto dvr = [&](const proto::CatalogEntry& channel) { return c.find(proto::window_entry_name(channel.name)) != nullptr; };
     if (proto::window_channel(e.name)) continue;  // a channel's DVR window: its channel says it has one
-    b += std::string(std::exchange(first, false) ? "" : ",") + "{\"name\":\"" + json_escape(e.name) + "\",\"url\":\"" + json_escape(media_path(e)) +
-         "\",\"live\":" + (is_live(e) ? "true" : "false") + (is_live(e) && dvr(e) ? ",\"dvr\":true" : "") + ",\"size\":" + std::to_string(e.size) +
-         ",\"duration_us\":" + std::to_string(e.duration_us) + ",\"bitrate_bps\":" + std::to_string(e.bitrate_bps) + ",\"container\":\"" +
-         json_escape(e.container) + "\",\"mime_type\":\"" + json_escape(e.mime_type) + "\",\"video_codec\":\"" +
-         json_escape(e.video_codec) + "\",\"audio_codec\":\"" + json_escape(e.audio_codec) + "\",\"width\":" + std::to_string(e.width) +
-         ",\"height\":" + std::to_string(e.height) + "}";
+    b += std::string(std::exchange(first, false) ? "" : ",") + "{\"name\":\"" + json_escape(e.name) + "\",\"url\":\"" +
+         json_escape(media_path(e)) + "\",\"live\":" + (is_live(e) ? "true" : "false") + (is_live(e) && dvr(e) ? ",\"dvr\":true" : "") +
+         ",\"size\":" + std::to_string(e.size) + ",\"duration_us\":" + std::to_string(e.duration_us) +
+         ",\"bitrate_bps\":" + std::to_string(e.bitrate_bps) + ",\"container\":\"" + json_escape(e.container) + "\",\"mime_type\":\"" +
+         json_escape(e.mime_type) + "\",\"video_codec\":\"" + json_escape(e.video_codec) + "\",\"audio_codec\":\"" +
+         json_escape(e.audio_codec) + "\",\"width\":" + std::to_string(e.width) + ",\"height\":" + std::to_string(e.height) + "}";
   }
   return page("application/json", b + "]}\n");
 }

@@ -24,6 +24,8 @@ std::variant<const proto::CatalogEntry*, Plan> named_entry(const std::string& en
 std::variant<std::string, Plan> decoded_name(const std::string& encoded, const char* what = "name", bool channel = false);
 // /hls/...: a movie's playlists and pieces, a live channel's playlist, segments and parts.
 Plan hls_request(const Request& r, const std::string& path, const Site& site);
+// /hls/live/NAME/dvr.m3u8 and dvr.ts (`file`) of `channel`: its DVR window's playlist and bytes.
+Plan dvr_request(const Request& r, const proto::CatalogEntry& channel, const std::string& file, const Site& site);
 // /dash/NAME/manifest.mpd (a title's, or an MP4 or Matroska movie's) and /dash/TITLE/subtitles-K.vtt.
 Plan dash_request(const Request& r, const std::string& path, const Site& site);
 

@@ -54,9 +54,9 @@ struct ServerConfig {
   std::chrono::milliseconds live_record_split{std::chrono::hours(1)};  // files are cut this often (0: once per stream)
   std::uint64_t live_record_keep = 0;                                  // bytes of recordings kept (0: no limit)
   // --live-dvr (docs/live.md, "The DVR window"): each channel's last minutes on disk, read one-sided.
-  std::chrono::milliseconds live_dvr{0};  // 0: off
-  std::string live_dvr_dir;               // default: STATE-DIR/dvr
-  std::uint64_t live_dvr_size = 0;        // a window's bytes at most (0: its duration at 1.5 x the channel's bitrate)
+  std::chrono::milliseconds live_dvr{0};       // 0: off
+  std::string live_dvr_dir;                    // default: STATE-DIR/dvr
+  std::uint64_t live_dvr_size = 0;             // a window's bytes at most (0: its duration at 1.5 x the channel's bitrate)
   std::uint64_t live_dvr_cache = 64ull << 20;  // the segment cache the windows are read from, without --cache-size
   // UDP Write-Record (docs/write-record.md): off unless a port is given.
   std::uint16_t udp_port = 0;                                       // 0: off; the documented port is 7471

@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
   write(dir, "live_messages", "credit", encode(LiveCredit{4, 1}));
   WindowIndex window;
   window.header = {3, 0, 1000, 9000, 5000, 3, 65536, 4, 4, 60000, 1, 0};
-  window.marks = {{1, 0, 1000, 0, 1, kWindowMarkKeyframe | kWindowMarkDiscontinuity}, {2, 4000, 3000, 90, 1, kWindowMarkKeyframe},
+  window.marks = {{1, 0, 1000, 0, 1, kWindowMarkKeyframe | kWindowMarkDiscontinuity},
+                  {2, 4000, 3000, 90, 1, kWindowMarkKeyframe},
                   {3, 8000, 4500, 180, 1, kWindowMarkKeyframe}};
   write(dir, "live_window", "three-marks", encode(window));
 

@@ -67,7 +67,7 @@ pattern_server "$port_b" "$log_b" 2 --live-dvr 10s --live-dvr-dir "$work/dvr-b" 
 pid_b=$pid_of_server
 cleanup_hooks+=('kill -KILL "$pid_b" 2> /dev/null')
 sleep 12  # the window is full: its oldest edge moves
-"$client_bin" get "rdma://$addr:$port_b/live/pattern" --start -8 --duration 30 -o "$work/v3.ts" --log-level info 2> "$work/v3.log" &
+"$client_bin" get "rdma://$addr:$port_b/live/pattern" --start -8 --duration 30 -o "$work/v3.ts" --log-level debug 2> "$work/v3.log" &
 v3=$!
 cleanup_hooks+=('kill -CONT "$v3" 2> /dev/null; kill -KILL "$v3" 2> /dev/null')
 for _ in $(seq 100); do grep -q 'starting .* behind live' "$work/v3.log" && break; sleep 0.1; done
@@ -75,7 +75,7 @@ sleep 0.5
 kill -STOP "$v3" 2> /dev/null || fail "the edge viewer ended before its pause: $(tail -n 5 "$work/v3.log")"
 sleep 15
 kill -CONT "$v3"
-wait "$v3" || fail "the edge viewer failed: $(tail -n 3 "$work/v3.log")"
+wait "$v3" || fail "the edge viewer failed: $(tail -n 12 "$work/v3.log")"
 grep ^LIVE "$work/v3.log"
 moved=$(stat_of "$work/v3.log" moved_forward)
 ((${moved:-0} >= 1)) || fail "the oldest edge passed a viewer paused 15 s in a 10 s window, and it was not moved forward"
@@ -88,7 +88,7 @@ pass "moved forward $moved times and told; $(stat_of "$work/v3.log" bytes) bytes
 step "the paused viewer resumes after 60 s"
 sleep $((60 - (SECONDS - paused_at) > 0 ? 60 - (SECONDS - paused_at) : 0))
 kill -CONT "$v1"
-wait "$v1" || fail "the paused viewer failed: $(tail -n 3 "$work/v1.log")"
+wait "$v1" || fail "the paused viewer failed: $(tail -n 12 "$work/v1.log")"
 grep ^LIVE "$work/v1.log"
 [[ $(stat_of "$work/v1.log" moved_forward) == 0 ]] || fail "the paused viewer was moved forward"
 [[ $(allowed "$work/v1.log") == "--allow-at 0 " ]] || fail "discontinuities besides the start: $(allowed "$work/v1.log")"

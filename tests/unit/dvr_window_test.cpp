@@ -96,8 +96,7 @@ TEST(DvrWindow, WritesTheStreamRoundTheFileAndPublishesItsRangeAndKeyframes) {
   }
   // Every byte of the window is in the file where the stream offset says.
   const auto h = index_of(win).header;
-  for (std::uint64_t s = h.oldest_offset; s < h.end_offset; s += 500)
-    EXPECT_EQ(file_bytes(w, s % w.bytes(), 1)[0], stream[s]) << s;
+  for (std::uint64_t s = h.oldest_offset; s < h.end_offset; s += 500) EXPECT_EQ(file_bytes(w, s % w.bytes(), 1)[0], stream[s]) << s;
   // The newest segment touched: 29999 / 4096 = 7 (chunk 3, lap 1, being written); chunk 2 holds
   // segment 6 complete (lap 1); chunk 0 holds segment 4 (lap 1).
   EXPECT_EQ(w.complete_lap(3), std::nullopt);

@@ -195,9 +195,7 @@ void SegmentReader::dispatch(std::uint32_t i) {
   if (m.windowed && std::chrono::steady_clock::now() - m.answered[p.segment] > m.lease) m.words[p.segment] = 0;  // its lease is over
   const std::uint64_t word = m.words.at(p.segment);
   if (m.window && word && generation_of(word) > p.lap) {  // the chunk moved on to a later lap: these bytes are gone
-    if (outside_.empty())
-      outside_ = "stream offset " + std::to_string((std::uint64_t{p.lap} * m.header.segment_count + p.segment) * m.header.segment_size) +
-                 " is no longer in the window (its chunk holds newer bytes)";
+    if (outside_.empty()) outside_ = "segment " + std::to_string(p.segment) + " of lap " + std::to_string(p.lap) + " is no longer in the window";
     return finish(i, false, outside_);
   }
   const bool here = resident(word) && (!m.window || generation_of(word) == p.lap);
@@ -341,14 +339,11 @@ std::string SegmentReader::on_notify(std::uint32_t index) {
   if (n->segment != r.segment || n->movie_index != m.index) return "the server's answer names another segment than was asked for";
   if (n->status != proto::SegmentStatus::ok) {
     const std::string why = "segment " + std::to_string(r.segment) + " of the movie: " + proto::to_string(n->status);
-    // A disk or an origin may recover; the other answers would not. A window's chunk that holds
-    // no whole segment now (being written) is outside the window for this reader.
+    // A disk or an origin may recover; the other answers would not. A window's chunk being written is outside it.
     const bool passing = n->status == proto::SegmentStatus::disk_error || n->status == proto::SegmentStatus::origin_error;
-    if (m.window && n->status == proto::SegmentStatus::out_of_range) {
-      if (outside_.empty()) outside_ = "chunk " + std::to_string(r.segment) + " of the window holds no whole segment now";
-    } else if (!passing && refusal_.empty()) {
-      refusal_ = why;
-    }
+    const bool outside = m.window && n->status == proto::SegmentStatus::out_of_range;
+    if (outside && outside_.empty()) outside_ = "chunk " + std::to_string(r.segment) + " of the window holds no whole segment now";
+    if (!outside && !passing && refusal_.empty()) refusal_ = why;
     fail_waiting(m, r.segment, why);
   } else if (m.state == Movie::State::ready) {
     if ((n->entry & proto::kMaxSlot) >= m.header.arena_length / m.header.segment_size)

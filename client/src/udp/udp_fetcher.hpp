@@ -85,7 +85,7 @@ class UdpFetcher final : public Fetcher {
   std::size_t ring_size_;
   std::uint32_t session_;
   std::uint32_t epoch_ = 1;
-  bool epoch_used_ = false;  // a fetch carries the current epoch: a forget moves to the next
+  bool epoch_used_ = false;         // a fetch carries the current epoch: a forget moves to the next
   std::uint64_t window_bytes_ = 0;  // a DVR window: movie offsets are stream offsets, taken mod this
   std::uint64_t next_seq_ = 1;
   std::uint64_t selector_ = 0;

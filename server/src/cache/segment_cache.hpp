@@ -119,8 +119,8 @@ class SegmentCache {
     Requester requester = 0;  // the first to ask: the filled slot counts as requested by it
     Clock::time_point asked{};
     bool demanded = false;
-    bool direct = false;  // its read went to the O_DIRECT fd
-    FdCache::Handle fd;   // while its read is under way
+    bool direct = false;               // its read went to the O_DIRECT fd
+    FdCache::Handle fd;                // while its read is under way
     std::optional<std::uint32_t> lap;  // a window's: the lap its read began on
   };
 

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "live/dvr_window.hpp"
 #include "live/live_ring.hpp"
 #include "live/record_cutter.hpp"
-#include "live/dvr_window.hpp"
 #include "live/recorder.hpp"
 
 namespace vod::server::live {

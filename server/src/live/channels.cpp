@@ -12,11 +12,11 @@
 #include <stdexcept>
 
 #include "vod/log.hpp"
-#include "vod/units.hpp"
 #include "vod/protocol/live_messages.hpp"
 #include "vod/protocol/live_window.hpp"
 #include "vod/protocol/write_record.hpp"
 #include "vod/rdma/error.hpp"
+#include "vod/units.hpp"
 
 namespace vod::server::live {
 
@@ -118,9 +118,9 @@ void Channels::attach_window(ChannelSlot& slot, double bitrate_bps) {
   movie->info.bitrate_bps = static_cast<std::uint64_t>(bitrate_bps);
   slot.channel->set_window(slot.window.get());
   windows_.push_back(std::move(movie));
-  log::info("live", name + ": a DVR window of " + format_duration(o.duration) + " in " + std::to_string(slot.window->segments()) + " chunks of " +
-                        std::to_string(slot.window->segment_size() >> 10) + " KiB (" + std::to_string(slot.window->bytes() >> 20) +
-                        " MiB reserved in " + slot.window->path().string() + ")");
+  log::info("live", name + ": a DVR window of " + format_duration(o.duration) + " in " + std::to_string(slot.window->segments()) +
+                        " chunks of " + std::to_string(slot.window->segment_size() >> 10) + " KiB (" +
+                        std::to_string(slot.window->bytes() >> 20) + " MiB reserved in " + slot.window->path().string() + ")");
 }
 
 Channels::~Channels() {

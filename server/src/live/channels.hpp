@@ -19,9 +19,9 @@
 #include "live/channel.hpp"
 #include "live/channel_view.hpp"
 #include "live/recordings.hpp"
-#include "movie_library.hpp"
 #include "live/sources.hpp"
 #include "loop/reactor.hpp"
+#include "movie_library.hpp"
 #include "registrations.hpp"
 #include "udp/live_multicast.hpp"
 #include "vod/protocol/catalog_layout.hpp"
@@ -44,7 +44,6 @@ struct LiveOptions {
   };
   std::optional<Dvr> dvr;
 };
-
 
 class Channels {
  public:

@@ -51,13 +51,14 @@ DvrWindow::DvrWindow(const std::string& channel, const DvrOptions& options, std:
       index_(index) {
   limits_.segment_size = options.segment_size;
   // One chunk more than the bytes: the chunk being written holds none of the window's older bytes.
-  limits_.segments =
-      static_cast<std::uint32_t>(std::clamp<std::uint64_t>((options.bytes + options.segment_size - 1) / options.segment_size + 1, 2, 1u << 24));
+  limits_.segments = static_cast<std::uint32_t>(
+      std::clamp<std::uint64_t>((options.bytes + options.segment_size - 1) / options.segment_size + 1, 2, 1u << 24));
   limits_.duration_us = static_cast<std::uint64_t>(options.duration.count()) * 1000;
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
   fd_.reset(::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!fd_) throw std::runtime_error("--live-dvr: cannot create " + path_.string() + " for " + channel + "'s window: " + std::strerror(errno));
+  if (!fd_)
+    throw std::runtime_error("--live-dvr: cannot create " + path_.string() + " for " + channel + "'s window: " + std::strerror(errno));
   // Reserved now: a disk without room for the window is refused at start, not found full later.
   if (const int e = ::posix_fallocate(fd_.get(), 0, static_cast<off_t>(bytes())); e != 0)
     throw std::runtime_error("--live-dvr: cannot reserve " + std::to_string(bytes() >> 20) + " MiB for " + channel + "'s window in " +
@@ -84,7 +85,8 @@ void DvrWindow::append(std::span<const std::uint8_t> bytes, const WindowRecord& 
     store_header();
   }
   // 2. The bytes.
-  if (!write_at(record.offset, bytes, record.publish_time_us)) marks_.clear();  // what the file holds here is not the stream: the window starts again
+  if (!write_at(record.offset, bytes, record.publish_time_us))
+    marks_.clear();  // what the file holds here is not the stream: the window starts again
   // 3. Publish them.
   end_.store(claim, std::memory_order_release);
   end_time_ = record.publish_time_us;
@@ -147,7 +149,8 @@ bool DvrWindow::write_at(std::uint64_t offset, std::span<const std::uint8_t> byt
       write_errors_.fetch_add(1, std::memory_order_relaxed);
       if (now >= last_error_log_us_ + kErrorLogEveryUs) {
         last_error_log_us_ = now;
-        log::error("live", channel_ + ": writing the DVR window " + path_.string() + ": " + (w < 0 ? std::strerror(errno) : "nothing written") +
+        log::error("live", channel_ + ": writing the DVR window " + path_.string() + ": " +
+                               (w < 0 ? std::strerror(errno) : "nothing written") +
                                "; the window starts again after this record (the channel goes on)");
       }
       return false;

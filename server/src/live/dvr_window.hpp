@@ -78,7 +78,9 @@ class DvrWindow final : public cache::WindowSource {
   std::uint64_t bytes() const noexcept { return std::uint64_t{limits_.segment_size} * limits_.segments; }
   std::chrono::milliseconds duration() const noexcept { return duration_; }
   const std::uint8_t* index() const noexcept { return index_; }
-  DvrStats stats() const noexcept { return {bytes_written_.load(std::memory_order_relaxed), write_errors_.load(std::memory_order_relaxed)}; }
+  DvrStats stats() const noexcept {
+    return {bytes_written_.load(std::memory_order_relaxed), write_errors_.load(std::memory_order_relaxed)};
+  }
 
  private:
   void add_mark(const WindowRecord& record, bool keyframe, bool discontinuity);

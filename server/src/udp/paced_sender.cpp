@@ -85,8 +85,9 @@ Session* PacedSender::sendable(Client& c, Clock::time_point now) {
         // At most kWriteRecordReasonMax (48) bytes: an error is never larger than the request.
         const std::string why = r.why == proto::SegmentStatus::origin_error ? "the server's origin failed to deliver it"
                                 : r.why == proto::SegmentStatus::changed    ? "the movie changed at the server's origin"
-                                : r.why == proto::SegmentStatus::out_of_range ? "not in the live window now"  // a DVR window's chunk being written
-                                                                              : "the server could not read it from its disk";
+                                : r.why == proto::SegmentStatus::out_of_range
+                                    ? "not in the live window now"  // a DVR window's chunk being written
+                                    : "the server could not read it from its disk";
         refuse_(j.to, c.key, j.request_size, {s.id, j.epoch, j.record_seq, proto::RejectCode::internal_error, why});
         table_.finish_front_job(c, s);
         continue;

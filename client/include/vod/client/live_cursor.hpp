@@ -88,7 +88,7 @@ class LiveCursor {
   bool follow_header_;
   std::optional<std::uint32_t> stream_id_;  // followed from the header
   bool started_ = false;
-  bool rejoin_ = false;  // the next start follows a skip: it begins a discontinuity
+  bool rejoin_ = false;                  // the next start follows a skip: it begins a discontinuity
   std::optional<std::uint64_t> wanted_;  // start_from()
   std::uint64_t position_ = 0;
   std::uint64_t known_end_ = 0;
