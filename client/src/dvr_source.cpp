@@ -212,7 +212,8 @@ LiveChunk DvrSource::read(std::span<std::uint8_t> out, std::chrono::milliseconds
         refresh();
         if (pos_ < complete_end()) {
           ++stats_.to_window;
-          log::info("client", "live/" + uri_.movie.value_or("") + ": fell out of the live ring; reading the window again at stream offset " +
+          log::info("client", "live/" + uri_.movie.value_or("") +
+                                  ": fell out of the live ring; reading the window again at stream offset " +
                                   std::to_string(std::max(pos_, index_.header.oldest_offset)));
           live_.reset();
           continue;

@@ -67,7 +67,7 @@ pattern_server "$port_b" "$log_b" 2 --live-dvr 10s --live-dvr-dir "$work/dvr-b" 
 pid_b=$pid_of_server
 cleanup_hooks+=('kill -KILL "$pid_b" 2> /dev/null')
 sleep 12  # the window is full: its oldest edge moves
-"$client_bin" get "rdma://$addr:$port_b/live/pattern" --start -8 --duration 30 -o "$work/v3.ts" --log-level debug 2> "$work/v3.log" &
+"$client_bin" get "rdma://$addr:$port_b/live/pattern" --start -8 --duration 30 -o "$work/v3.ts" --log-level info 2> "$work/v3.log" &
 v3=$!
 cleanup_hooks+=('kill -CONT "$v3" 2> /dev/null; kill -KILL "$v3" 2> /dev/null')
 for _ in $(seq 100); do grep -q 'starting .* behind live' "$work/v3.log" && break; sleep 0.1; done

@@ -195,7 +195,7 @@ void SegmentReader::dispatch(std::uint32_t i) {
   if (m.windowed && std::chrono::steady_clock::now() - m.answered[p.segment] > m.lease) m.words[p.segment] = 0;  // its lease is over
   const std::uint64_t word = m.words.at(p.segment);
   if (m.window && word && generation_of(word) > p.lap) {  // the chunk moved on to a later lap: these bytes are gone
-    if (outside_.empty()) outside_ = "segment " + std::to_string(p.segment) + " of lap " + std::to_string(p.lap) + " is no longer in the window";
+    if (outside_.empty()) outside_ = "chunk " + std::to_string(p.segment) + "'s lap " + std::to_string(p.lap) + " left the window";
     return finish(i, false, outside_);
   }
   const bool here = resident(word) && (!m.window || generation_of(word) == p.lap);
