@@ -27,7 +27,7 @@ if grep -E 'awk|: line [0-9]+:|standard_in|division by zero|unbound variable|syn
   problem "a report printed errors: $(head -n 5 "$tmp/errors" | tr '\n' ' ')"
 fi
 
-for n in 1 2 3 4 5 5b 5c 5d 6 7 8 9 10 11 12 13 14 15 17; do
+for n in 1 2 3 4 5 5b 5c 5d 6 7 8 9 10 11 12 13 14 15 17 18 19; do
   grep -q "^## $n\. " "$report" || problem "no section '## $n.'"
 done
 for h in "## Targets" "## Raw numbers"; do grep -qx "$h" "$report" || problem "no section '$h'"; done

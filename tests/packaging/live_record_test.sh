@@ -8,7 +8,9 @@
 #  - kill -9 mid-file: the hidden file holds whole packets up to the last write and decodes; the next
 #    start completes it and lists it, and --live-record-keep deletes the oldest with a log line.
 #  - A full disk (a 256 KiB tmpfs under Live/, in a mount namespace of its own, when the test may
-#    make one): the error is logged, the file so far is kept, and the channel goes on publishing.
+#    make one): the error is logged, the file so far is kept, and the channel goes on publishing. A
+#    DVR window (--live-dvr) a 1 MiB disk has no room for is refused at start, naming the file, and
+#    the channel goes on without it.
 source "$(dirname "$0")/test_lib.sh"  # $work, $pids, cleanup, step/pass/fail
 metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
 errors() { { ffmpeg -v error -i "$1" -f null - 2>&1 || echo "ffmpeg exited $?"; } | head -n 3; }
@@ -99,8 +101,9 @@ kill "$server"
 wait "$server" 2> /dev/null || true
 
 step "a full disk"
-if ! unshare -m true 2> /dev/null; then
-  echo "SKIP (this step): no mount namespace can be made here (needs root)"
+probe=$(mktemp -d)
+if ! unshare -m sh -c "mount -t tmpfs -o size=64k tmpfs '$probe'" 2> /dev/null; then
+  echo "SKIP (this step): no mount namespace with a tmpfs can be made here (needs root)"
   exit 0
 fi
 full=$work/full
@@ -123,6 +126,17 @@ unshare -m bash -c '
   kill -0 "$server" && echo alive > "$1/alive"
   kill "$server"
   wait "$server" || true
+  # A DVR window that the disk has no room for: refused at start, and the channel goes on without it.
+  mkdir -p "$1/dvr"
+  mount -t tmpfs -o size=1m tmpfs "$1/dvr"
+  "$2/server/vod-server" --no-rdma --udp-port "$4" --bind 127.0.0.1 --media-dir "$1/media" --state-dir "" --metrics-port "$5" \
+    --live "cam=file:$3" --live-dvr 5m --live-dvr-dir "$1/dvr" 2> "$1/server-dvr.log" &
+  server=$!
+  for _ in $(seq 100); do grep -q "listening on" "$1/server-dvr.log" && break; sleep 0.1; done
+  sleep 1
+  curl -s "http://127.0.0.1:$5/metrics" | awk "/^vod_server_live_bytes_total/ { print \$2 }" > "$1/dvr-bytes"
+  kill "$server"
+  wait "$server" || true
 ' full "$full" "$build" "$work/src.ts" "$udp2" "$metrics2"
 grep -q "cam: recording: write in .*: No space left on device; what was written is kept" "$full/server.log" ||
   fail "no error line for the full disk: $(grep -i 'live' "$full/server.log" | tail -n 5)"
@@ -135,4 +149,7 @@ mapfile -t kept < <(find "$full/kept" -name 'cam *.ts' | sort)
 is_span "${kept[@]}" || fail "what was kept is not the bytes the source sent"
 n=$(frames "${kept[-1]}")
 ((n > 0)) || fail "the file the disk filled up in does not decode"
+grep -q "cam: no DVR window: --live-dvr: cannot reserve .* MiB for cam's window in $full/dvr/.*: No space left on device" "$full/server-dvr.log" ||
+  fail "a DVR window without room: $(grep -i 'dvr\|listening' "$full/server-dvr.log" | head -n 3)"
+(($(cat "$full/dvr-bytes") > 0)) || fail "the channel without its window published nothing"
 pass "logged ($(grep -o 'No space left on device' "$full/server.log" | head -n 1)); ${#kept[@]} files kept, the source's bytes, the last decoding $n frames; the channel published $((b2 - b1)) bytes in the second after"

@@ -106,7 +106,12 @@ void Channels::attach_window(ChannelSlot& slot, double bitrate_bps) {
   auto movie = std::make_shared<LoadedMovie>();
   movie->name = proto::window_entry_name(name);
   movie->index_bytes = HostBuffer(static_cast<std::size_t>(DvrWindow::index_length(o.duration)));
-  slot.window = std::make_unique<DvrWindow>(name, o, movie->index_bytes.data());
+  try {
+    slot.window = std::make_unique<DvrWindow>(name, o, movie->index_bytes.data());
+  } catch (const std::runtime_error& e) {  // a disk without room for it: the channel goes on without a window
+    log::error("live", name + ": no DVR window: " + e.what());
+    return;
+  }
   movie->path = slot.window->path().string();
   movie->file_size = slot.window->bytes();
   movie->cached = std::make_shared<cache::CachedFile>(next_id++, movie->path, movie->file_size, *slot.window, dvr.layout);

@@ -60,9 +60,11 @@ DvrWindow::DvrWindow(const std::string& channel, const DvrOptions& options, std:
   if (!fd_)
     throw std::runtime_error("--live-dvr: cannot create " + path_.string() + " for " + channel + "'s window: " + std::strerror(errno));
   // Reserved now: a disk without room for the window is refused at start, not found full later.
-  if (const int e = ::posix_fallocate(fd_.get(), 0, static_cast<off_t>(bytes())); e != 0)
+  if (const int e = ::posix_fallocate(fd_.get(), 0, static_cast<off_t>(bytes())); e != 0) {
+    ::unlink(path_.c_str());
     throw std::runtime_error("--live-dvr: cannot reserve " + std::to_string(bytes() >> 20) + " MiB for " + channel + "'s window in " +
                              path_.string() + ": " + std::strerror(e));
+  }
   proto::WindowIndex initial;
   initial.header.segment_size = limits_.segment_size;
   initial.header.segment_count = limits_.segments;
