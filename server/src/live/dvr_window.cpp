@@ -87,8 +87,10 @@ void DvrWindow::append(std::span<const std::uint8_t> bytes, const WindowRecord& 
     store_header();
   }
   // 2. The bytes.
-  if (!write_at(record.offset, bytes, record.publish_time_us))
-    marks_.clear();  // what the file holds here is not the stream: the window starts again
+  if (!write_at(record.offset, bytes, record.publish_time_us)) {  // what the file holds here is not the stream: the window starts again
+    marks_.clear();
+    restart_.store(claim, std::memory_order_release);
+  }
   // 3. Publish them.
   end_.store(claim, std::memory_order_release);
   end_time_ = record.publish_time_us;
@@ -187,7 +189,8 @@ std::optional<std::uint32_t> DvrWindow::complete_lap(std::uint32_t chunk) const 
   const std::uint64_t at = last % n;
   if (at < chunk && last < n) return std::nullopt;  // never written
   const std::uint64_t g = at >= chunk ? last - (at - chunk) : last - at - n + chunk;
-  if ((g + 1) * s > end) return std::nullopt;  // being written
+  if ((g + 1) * s > end) return std::nullopt;                                 // being written
+  if (g * s < restart_.load(std::memory_order_acquire)) return std::nullopt;  // holds bytes of a failed write
   return static_cast<std::uint32_t>(g / n);
 }
 

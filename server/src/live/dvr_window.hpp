@@ -95,8 +95,9 @@ class DvrWindow final : public cache::WindowSource {
   std::uint32_t capacity_;
   UniqueFd fd_;
   std::uint8_t* index_;
-  std::atomic<std::uint64_t> claim_{0};  // end of the bytes the writer has claimed (may be writing)
-  std::atomic<std::uint64_t> end_{0};    // end of the bytes written
+  std::atomic<std::uint64_t> claim_{0};    // end of the bytes the writer has claimed (may be writing)
+  std::atomic<std::uint64_t> end_{0};      // end of the bytes written
+  std::atomic<std::uint64_t> restart_{0};  // a write failed before this offset: no segment starting before it is served
   std::atomic<std::uint64_t> bytes_written_{0}, write_errors_{0};
   // The writer's own state.
   std::deque<WindowPoint> marks_;  // held in the region, oldest first
