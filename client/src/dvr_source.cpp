@@ -178,13 +178,9 @@ std::size_t DvrSource::read_window(std::span<std::uint8_t> out, bool& discontinu
   if (until <= pos_) return 0;
   window_.engine().set_readahead_limit(complete_end());
   window_.engine().set_readahead(true);
-  const std::size_t got = window_.pread(pos_, out.first(static_cast<std::size_t>(until - pos_)));
-  if (window_.options().transport == Transport::udp) {
-    // Sent from the server's cache before this index was: still in the window then, so the lap read.
-    refresh();
-    if (index_.header.oldest_offset > pos_) return 0;
-  }
-  return got;
+  // Over RDMA the segment reader checks each chunk's lap; over UDP the server does, by the stream
+  // offsets the ranges name. Either refuses bytes the window no longer holds (ClientError out_of_range).
+  return window_.pread(pos_, out.first(static_cast<std::size_t>(until - pos_)));
 }
 
 std::uint64_t DvrSource::time_at(std::uint64_t offset) const noexcept {

@@ -56,6 +56,9 @@ Session::Session(Uri uri, SessionOptions options)
       engine_(options_.engine) {
   engine_.set_interrupter(&interrupter_);
   window_ = uri_.movie && proto::window_channel(*uri_.movie).has_value();
+  // A window reads nothing ahead until its reader says where it is and how far the window goes
+  // (engine().set_readahead_limit): offset 0 is long overwritten.
+  if (window_) engine_.set_readahead(false);
   // In a fleet there is another member to go to: the server is watched, so that a dead, hung or
   // draining one is left within about a second (docs/client.md, "Failover").
   if (uri_.cluster && uri_.cluster->failover_ms > 0)

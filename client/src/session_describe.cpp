@@ -221,10 +221,7 @@ void Session::describe_from_catalog(const std::string& name) {
 void Session::select_movie_region(const proto::RegionDescriptor& movie, const proto::RegionDescriptor& segments, std::uint32_t index,
                                   std::uint64_t size) {
   if (window_) {  // read by stream offsets, which only grow
-    if (Fetcher* f = engine_.fetcher()) {
-      f->use_segments(movie, segments, index, proto::kWindowStreamBytes, true);
-      f->use_window(size);
-    }
+    if (Fetcher* f = engine_.fetcher()) f->use_segments(movie, segments, index, proto::kWindowStreamBytes, true);
     const proto::RegionDescriptor where = segments.empty() ? movie : segments;
     engine_.set_region(Region::movie, {where.addr, proto::kWindowStreamBytes, movie.rkey});
     return;

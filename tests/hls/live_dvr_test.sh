@@ -8,6 +8,8 @@
 #    and with _HLS_skip=YES an EXT-X-SKIP that still passes; dvr.ts refuses a read without a Range.
 #  - After 95 s, the segment whose program date is 90 s before the newest one decodes on its own in
 #    ffmpeg from a keyframe, and ffmpeg plays the playlist from its first segment.
+#  - A 10 s window that laps its file every few seconds is read over UDP for 14 s from 8 s behind
+#    live, following it as it grows: every frame decodes (no byte of another lap).
 #  - Starts outside the window are refused with its range, and the channel goes on.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/native_proxy_lib.sh"
@@ -22,6 +24,12 @@ udp=$(free_port)
 began=$SECONDS
 start_server_and_proxy "$media" --live "cam=file:$test_media/test-480p-60s.ts" --live-dvr 3m --live-dvr-dir "$work/dvr" --segment-size 256K \
   --state-dir "" --
+# A second server whose 10 s window laps its file every few seconds: read over UDP below.
+small_udp=$(free_port)
+mkdir -p "$work/small"
+"$build/server/vod-server" --no-rdma --udp-port "$small_udp" --bind 127.0.0.1 --port "$(free_port)" --media-dir "$work/small" --state-dir "" \
+  --live "cam=file:$test_media/test-480p-60s.ts" --live-dvr 10s --live-dvr-dir "$work/dvr-small" --segment-size 256K 2> "$work/small.log" &
+pids+=($!)
 step "the channel and its window, 12 s in"
 sleep 12
 server_udp=$(sed -n 's/.*Write-Record on 127.0.0.1:\([0-9]*\),.*/\1/p' "$work/server.log")
@@ -49,6 +57,16 @@ segments=$(grep -c '^#EXTINF' "$work/dvr1.m3u8")
 code=$(curl -s -o /dev/null -w '%{http_code}' "$base/hls/live/cam/dvr.ts")
 [[ $code == 416 ]] || fail "dvr.ts without a Range: HTTP $code"
 pass "$segments segments, each with its program date; dvr.ts needs a Range"
+
+step "a 10 s window that laps its file, over UDP"
+S=(--transport udp --udp-port "$small_udp")
+"$build/client/vod-client" get rdma://127.0.0.1/live/cam "${S[@]}" --start -8 --duration 14 -o "$work/laps.ts" --log-level info 2> "$work/laps.log" ||
+  fail "a get across the small window's laps: $(tail -n 3 "$work/laps.log")"
+n=$(frames "$work/laps.ts")
+errors=$(grep -v 'non monotonically increasing dts' "$work/laps.ts.errors" | grep -v '^$' || true)
+[[ -z $errors ]] && ((n >= 350)) || fail "across the laps: $n frames; $(head -n 3 <<< "$errors")"
+laps=$(grep -o 'in [0-9]* chunks' "$work/small.log" | head -n 1)
+pass "14 s from 8 s behind live, following a window $laps of 256 KiB as it laps: $n frames, clean"
 
 step "95 s in: the segment of 90 s ago"
 sleep $((95 - (SECONDS - began) > 0 ? 95 - (SECONDS - began) : 0))

@@ -14,6 +14,7 @@
 #include "vod/client/errors.hpp"
 #include "vod/cluster/etcd_url.hpp"
 #include "vod/log.hpp"
+#include "vod/protocol/live_window.hpp"
 
 namespace vod::client {
 
@@ -168,8 +169,6 @@ void UdpFetcher::fetch(std::uint32_t slot, Region region, const proto::RegionDes
                        std::uint8_t* dest) {
   epoch_used_ = true;
   const std::uint64_t seq = next_seq_++;
-  // A window's stream offset is its chunk file's offset mod its size (a fetch never crosses a chunk).
-  if (window_bytes_ && region == Region::movie) offset %= window_bytes_;
   Pending p{slot, region, offset, static_cast<std::uint64_t>(dest - ring_), epoch_};
   receiver_->expect(seq, epoch_, p.buffer_offset, length, Clock::now() + allowance(length));
   slots_[slot] = seq;
@@ -209,6 +208,13 @@ void UdpFetcher::poll() {
         hello();  // then the timeouts ask again for whatever did not come
         break;
       case proto::RejectCode::rate_limited: break;  // the record times out and is asked for again, with backoff
+      case proto::RejectCode::internal_error:
+        if (e.reason == proto::kOutsideWindowReason && it != pending_.end()) {  // a DVR window's bytes it no longer holds
+          outside_ = true;
+          failure = failure.empty() ? e.reason : failure;
+          break;
+        }
+        [[fallthrough]];
       default:
         if (it != pending_.end() && failure.empty())
           failure = server_ + " refused record " + std::to_string(e.record_seq) + ": " + proto::to_string(e.code) + ": " + e.reason;
@@ -246,6 +252,16 @@ void UdpFetcher::poll() {
     const auto backoff =
         std::min(allowance(0) + options_.first_timeout * ((1u << std::min(p.retries, 4u)) - 1), std::chrono::milliseconds(5000));
     receiver_->rearm(c.record_seq, Clock::now() + backoff);
+  }
+  if (outside_) {  // the caller hears it as ClientError(out_of_range); the connection is not lost
+    for (auto& [seq, p] : pending_) {
+      receiver_->forget(seq);
+      done_(p.slot, false, failure);
+    }
+    pending_.clear();
+    slots_.clear();
+    outside_ = false;
+    throw ClientError(ErrorKind::out_of_range, "a range of the window: " + failure);
   }
   if (!failure.empty()) {
     // The server knows no such movie or generation any more: the session reconnects and finds out.

@@ -40,7 +40,7 @@ class UdpFetcher final : public Fetcher {
     generation_ = generation;
   }
   void forget(std::uint32_t slot) noexcept override;
-  void use_window(std::uint64_t bytes) override { window_bytes_ = bytes; }
+  bool outside_window() const noexcept override { return outside_; }
   void poll() override;
   std::vector<int> wait_fds() const override { return {fd_.get()}; }
   int control_fd() const noexcept override { return -1; }
@@ -85,8 +85,8 @@ class UdpFetcher final : public Fetcher {
   std::size_t ring_size_;
   std::uint32_t session_;
   std::uint32_t epoch_ = 1;
-  bool epoch_used_ = false;         // a fetch carries the current epoch: a forget moves to the next
-  std::uint64_t window_bytes_ = 0;  // a DVR window: movie offsets are stream offsets, taken mod this
+  bool epoch_used_ = false;  // a fetch carries the current epoch: a forget moves to the next
+  bool outside_ = false;     // a DVR window's range was refused as no longer (or not yet) in the window
   std::uint64_t next_seq_ = 1;
   std::uint64_t selector_ = 0;
   std::uint32_t generation_ = 0;

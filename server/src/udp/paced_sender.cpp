@@ -13,6 +13,7 @@
 #include "udp/send_turn.hpp"
 #include "udp/trains.hpp"
 #include "vod/log.hpp"
+#include "vod/protocol/live_window.hpp"
 
 namespace vod::server::udp {
 
@@ -105,7 +106,11 @@ PacedSender::Ready PacedSender::ready_bytes(const Client& c, Job& j, Clock::time
   if (j.fault && !j.fault->done) return {};
   if (j.fault && j.fault->status != proto::SegmentStatus::ok) return {{}, true, j.fault->status};
   const std::uint64_t at = j.data.offset + j.sent, segment_size = cache_->options().segment_size;
-  const auto segment = static_cast<std::uint32_t>(at / segment_size);
+  const cache::CachedFile& file = *j.data.cached;
+  const std::uint64_t g = at / segment_size;  // a DVR window's: a stream's segment, in chunk g mod N of lap g / N
+  const auto segment = static_cast<std::uint32_t>(file.window() ? g % file.segments() : g);
+  if (file.window() && file.window()->complete_lap(segment) != static_cast<std::uint32_t>(g / file.segments()))
+    return {{}, true, proto::SegmentStatus::out_of_range};  // overwritten, or not whole yet: never another lap's bytes
   // Checked at every train, and sent in the same turn of the loop: a slot holding the segment now
   // is not refilled before the datagrams have left (sendmsg copies them).
   // The client's address asks (a UDP client's grace protects its fair share of the slots, as a
@@ -114,7 +119,7 @@ PacedSender::Ready PacedSender::ready_bytes(const Client& c, Job& j, Clock::time
   const auto whole = cache_->resident_bytes(*j.data.cached, segment, now, who);
   if (!whole.empty()) {
     j.fault.reset();
-    const std::uint64_t in = at - std::uint64_t{segment} * segment_size;
+    const std::uint64_t in = at - g * segment_size;
     return {whole.subspan(static_cast<std::size_t>(in),
                           static_cast<std::size_t>(std::min<std::uint64_t>(whole.size() - in, j.data.length - j.sent))),
             false};

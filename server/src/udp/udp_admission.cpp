@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "vod/protocol/live_window.hpp"
+
 namespace vod::server::udp {
 
 std::vector<std::uint8_t> udp_catalog(proto::Catalog catalog) {
@@ -52,7 +54,8 @@ UdpDecision admit_udp(const proto::WriteRecordRequest& r, const std::shared_ptr<
       region = r.region == proto::WriteRecordRegion::movie ? m->second.bytes : m->second.index;
       job.owner = m->second.owner;
       if (r.region == proto::WriteRecordRegion::movie && m->second.cached) {  // its bytes come from the cache's slots
-        const std::uint64_t size = m->second.cached->size();
+        // A live channel's DVR window is read by stream offsets (vod/protocol/live_window.hpp).
+        const std::uint64_t size = m->second.cached->window() ? proto::kWindowStreamBytes : m->second.cached->size();
         if (r.offset >= size || r.length > size - r.offset)
           return error(proto::RejectCode::malformed_request, "range past the end of the " + std::to_string(size) + "-byte region");
         job.cached = m->second.cached;

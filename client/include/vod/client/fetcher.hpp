@@ -79,8 +79,6 @@ class Fetcher {
   // live channel's DVR window, read by stream offsets (vod/protocol/live_window.hpp).
   virtual void use_segments(const proto::RegionDescriptor& /*arena*/, const proto::RegionDescriptor& /*table*/,
                             std::uint32_t /*movie_index*/, std::uint64_t /*size*/, bool /*window*/ = false) {}
-  // Over UDP a window's stream offset s is the window movie's byte s mod `bytes` (0: not a window).
-  virtual void use_window(std::uint64_t /*bytes*/) {}
   // True when a fetch that just failed read a window's bytes no longer in it: its next poll()
   // throws ClientError(out_of_range), and the connection is not lost.
   virtual bool outside_window() const noexcept { return false; }

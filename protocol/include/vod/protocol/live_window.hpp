@@ -38,6 +38,9 @@ inline constexpr std::uint32_t kWindowMaxCapacity = 1u << 20;
 // What a client reads a window as: a movie of stream offsets, which only grow (2^56 bytes: years
 // of any stream).
 inline constexpr std::uint64_t kWindowStreamBytes = 1ull << 56;
+// Over Write-Record a window's ranges are stream offsets too; a range whose segment the window does
+// not hold whole now (overwritten, or being written) is refused (internal_error) with this reason.
+inline constexpr std::string_view kOutsideWindowReason = "not in the live window now";
 
 struct WindowHeader {
   std::uint64_t sequence = 0;
