@@ -68,8 +68,8 @@ std::uint64_t pump(LiveSource& session, int fd, const std::string& what, double 
   return written;
 }
 
-int stream_multicast(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, int fd, const std::string& what,
-                     double duration) {
+// The multicast receiver's options, from --udp-group and its companions.
+MulticastLiveOptions multicast_live_options(const CommonOptions& common, const LiveCliOptions& live) {
   MulticastLiveOptions o;
   o.group = live.udp_group;
   o.interface = live.udp_interface;
@@ -77,7 +77,12 @@ int stream_multicast(const Uri& uri, const CommonOptions& common, const LiveCliO
   o.ring_bytes = std::size_t{live.ring_mib} << 20;
   o.udp = common.session.udp;
   o.connect_timeout = common.session.connect_timeout;
-  MulticastLiveSession session(uri, o);
+  return o;
+}
+
+int stream_multicast(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, int fd, const std::string& what,
+                     double duration) {
+  MulticastLiveSession session(uri, multicast_live_options(common, live));
   const std::uint64_t written = pump(session, fd, what, duration);
   const auto& s = session.stats();
   const auto& r = session.receive_stats();
@@ -139,15 +144,7 @@ std::optional<DvrStart> dvr_start(const std::string& text, bool live) {
 int stream_dvr(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, const DvrStart& start, int fd,
                const std::string& what, double duration) {
   std::optional<MulticastLiveOptions> multicast;
-  if (common.session.transport == Transport::udp) {
-    multicast.emplace();
-    multicast->group = live.udp_group;
-    multicast->interface = live.udp_interface;
-    multicast->hole_timeout = std::chrono::milliseconds(live.hole_timeout_ms);
-    multicast->ring_bytes = std::size_t{live.ring_mib} << 20;
-    multicast->udp = common.session.udp;
-    multicast->connect_timeout = common.session.connect_timeout;
-  }
+  if (common.session.transport == Transport::udp) multicast = multicast_live_options(common, live);
   DvrSource source(uri, start, common.session, rdma_live_options(common, live), multicast);
   // --duration counts the stream's time from the start, read as fast as the window gives it.
   if (duration > 0) source.stop_after(std::chrono::microseconds(static_cast<std::int64_t>(duration * 1e6)));

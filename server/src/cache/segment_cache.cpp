@@ -155,16 +155,24 @@ void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_
   Fault& f = node.mapped();
   CachedFile& file = *f.file;
   if (file.origin()) return start_fetch(key, slot, std::move(f));
-  if (file.window()) return start_window(key, slot, std::move(f));
-  try {
-    f.fd = fds_.open(file);  // before anything changes: a file that cannot be read fails its fault here
-  } catch (const std::exception& e) {
-    ++stats_.disk_errors;
-    log::error("cache", "segment " + std::to_string(key.segment) + ": " + e.what());
-    slots_.fill_failed(slot);
-    // Answered once make_progress is done with its queue: an answer may ask for more.
-    for (auto& w : f.waiters) unreadable_.emplace_back(std::move(w), proto::SegmentStatus::disk_error);
-    return;
+  if (file.window()) {  // a DVR window's chunk: read through the window's own descriptor, while its lap is whole
+    f.lap = file.window()->complete_lap(key.segment);
+    if (!f.lap) {  // claimed for the next lap while it waited for a slot
+      slots_.fill_failed(slot);
+      for (auto& w : f.waiters) unreadable_.emplace_back(std::move(w), proto::SegmentStatus::out_of_range);
+      return;
+    }
+  } else {
+    try {
+      f.fd = fds_.open(file);  // before anything changes: a file that cannot be read fails its fault here
+    } catch (const std::exception& e) {
+      ++stats_.disk_errors;
+      log::error("cache", "segment " + std::to_string(key.segment) + ": " + e.what());
+      slots_.fill_failed(slot);
+      // Answered once make_progress is done with its queue: an answer may ask for more.
+      for (auto& w : f.waiters) unreadable_.emplace_back(std::move(w), proto::SegmentStatus::disk_error);
+      return;
+    }
   }
   if (refill_hook_) refill_hook_(slot);  // no window over the slot outlives what it held
   slot_files_[slot] = f.file;
@@ -172,25 +180,7 @@ void SegmentCache::start(const SegmentKey& key, std::uint32_t slot, Clock::time_
   const std::uint64_t offset = std::uint64_t{key.segment} * options_.segment_size;
   const std::size_t length = file.read_length(key.segment);
   f.direct = file.direct();
-  const int fd = f.fd.fd();
-  filling_.emplace(key, std::make_pair(slot, std::move(f)));
-  disk_.read(fd, dest, length, offset, [this, key](std::int64_t result) { filled(key, result); });
-}
-
-void SegmentCache::start_window(const SegmentKey& key, std::uint32_t slot, Fault f) {
-  const CachedFile& file = *f.file;
-  f.lap = file.window()->complete_lap(key.segment);
-  if (!f.lap) {  // claimed for the next lap while it waited for a slot
-    slots_.fill_failed(slot);
-    for (auto& w : f.waiters) unreadable_.emplace_back(std::move(w), proto::SegmentStatus::out_of_range);
-    return;
-  }
-  if (refill_hook_) refill_hook_(slot);
-  slot_files_[slot] = f.file;
-  std::uint8_t* dest = arena_.data() + std::uint64_t{slot} * options_.segment_size;
-  const std::uint64_t offset = std::uint64_t{key.segment} * options_.segment_size;
-  const std::size_t length = file.read_length(key.segment);
-  const int fd = file.window()->read_fd();
+  const int fd = file.window() ? file.window()->read_fd() : f.fd.fd();
   filling_.emplace(key, std::make_pair(slot, std::move(f)));
   disk_.read(fd, dest, length, offset, [this, key](std::int64_t result) { filled(key, result); });
 }

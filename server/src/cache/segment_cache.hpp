@@ -127,7 +127,6 @@ class SegmentCache {
   void demand(const std::shared_ptr<CachedFile>& file, std::uint32_t segment, Answer answer, Clock::time_point now, Requester who);
   void start(const SegmentKey& key, std::uint32_t slot, Clock::time_point now);
   void start_fetch(const SegmentKey& key, std::uint32_t slot, Fault f);
-  void start_window(const SegmentKey& key, std::uint32_t slot, Fault f);
   bool window_current(const CachedFile& file, std::uint32_t segment, Clock::time_point now);
   void filled(const SegmentKey& key, std::int64_t result);
   void fetched(const SegmentKey& key, const origin::FetchResult& result);

@@ -73,8 +73,6 @@ class Channels {
   ChannelStats stats(std::size_t channel) const { return channels_[channel].channel->stats(); }
   // --live-dvr: the channels' windows, as cached movies for the catalog (after the library's).
   const std::vector<std::shared_ptr<const LoadedMovie>>& windows() const noexcept { return windows_; }
-  // The window of `channel`, if it has one.
-  const DvrWindow* window(std::size_t channel) const noexcept { return channels_[channel].window.get(); }
   // Its registrations on `ctx` (throws std::out_of_range for a device it was not registered on).
   const Regions& regions(std::size_t channel, ibv_context* ctx) const { return channels_[channel].regions.at(ctx); }
   // Called in the loop's thread with a channel's index once new records are in its view.

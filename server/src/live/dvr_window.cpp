@@ -114,7 +114,7 @@ void DvrWindow::append(std::span<const std::uint8_t> bytes, const WindowRecord& 
 // Marks below the byte floor, or older than the duration, never bound the window again.
 void DvrWindow::forget_before(std::uint64_t claim, std::uint64_t newest_time_us) {
   const std::uint64_t floor = byte_floor(limits_, claim);
-  const std::uint64_t since = newest_time_us > limits_.duration_us ? newest_time_us - limits_.duration_us : 0;
+  const std::uint64_t since = time_floor(limits_, newest_time_us);
   while (!marks_.empty() && (marks_.front().offset < floor || marks_.front().time_us < since)) marks_.pop_front();
 }
 
@@ -150,7 +150,6 @@ bool DvrWindow::write_at(std::uint64_t offset, std::span<const std::uint8_t> byt
     const ssize_t w = ::pwrite(fd_.get(), bytes.data() + done, piece, static_cast<off_t>(at));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      write_errors_.fetch_add(1, std::memory_order_relaxed);
       if (now >= last_error_log_us_ + kErrorLogEveryUs) {
         last_error_log_us_ = now;
         log::error("live", channel_ + ": writing the DVR window " + path_.string() + ": " +
@@ -161,7 +160,6 @@ bool DvrWindow::write_at(std::uint64_t offset, std::span<const std::uint8_t> byt
     }
     done += static_cast<std::size_t>(w);
   }
-  bytes_written_.fetch_add(bytes.size(), std::memory_order_relaxed);
   return true;
 }
 

@@ -47,10 +47,6 @@ struct WindowRecord {
   std::uint64_t publish_time_us = 0;
 };
 
-struct DvrStats {
-  std::uint64_t bytes = 0, write_errors = 0;
-};
-
 class DvrWindow final : public cache::WindowSource {
  public:
   // The window index's bytes for a window of `duration`.
@@ -78,9 +74,6 @@ class DvrWindow final : public cache::WindowSource {
   std::uint64_t bytes() const noexcept { return std::uint64_t{limits_.segment_size} * limits_.segments; }
   std::chrono::milliseconds duration() const noexcept { return duration_; }
   const std::uint8_t* index() const noexcept { return index_; }
-  DvrStats stats() const noexcept {
-    return {bytes_written_.load(std::memory_order_relaxed), write_errors_.load(std::memory_order_relaxed)};
-  }
 
  private:
   void add_mark(const WindowRecord& record, bool keyframe, bool discontinuity);
@@ -98,7 +91,6 @@ class DvrWindow final : public cache::WindowSource {
   std::atomic<std::uint64_t> claim_{0};    // end of the bytes the writer has claimed (may be writing)
   std::atomic<std::uint64_t> end_{0};      // end of the bytes written
   std::atomic<std::uint64_t> restart_{0};  // a write failed before this offset: no segment starting before it is served
-  std::atomic<std::uint64_t> bytes_written_{0}, write_errors_{0};
   // The writer's own state.
   std::deque<WindowPoint> marks_;  // held in the region, oldest first
   std::uint64_t marks_next_ = 0;

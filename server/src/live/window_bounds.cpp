@@ -9,10 +9,14 @@ std::uint64_t byte_floor(const WindowLimits& limits, std::uint64_t claim) noexce
   return last + 1 > limits.segments ? (last + 1 - limits.segments) * limits.segment_size : 0;
 }
 
+std::uint64_t time_floor(const WindowLimits& limits, std::uint64_t newest_time_us) noexcept {
+  return newest_time_us > limits.duration_us ? newest_time_us - limits.duration_us : 0;
+}
+
 std::uint64_t window_oldest(const WindowLimits& limits, std::uint64_t claim, std::uint64_t newest_time_us,
                             const std::deque<WindowPoint>& marks) noexcept {
   const std::uint64_t floor = byte_floor(limits, claim);
-  const std::uint64_t since = newest_time_us > limits.duration_us ? newest_time_us - limits.duration_us : 0;
+  const std::uint64_t since = time_floor(limits, newest_time_us);
   for (const auto& m : marks)
     if (m.keyframe && m.offset >= floor && m.offset < claim && m.time_us >= since) return m.offset;
   return claim;

@@ -30,6 +30,9 @@ struct WindowLimits {
 // The oldest offset byte bound alone, for the claimed end `claim`.
 std::uint64_t byte_floor(const WindowLimits& limits, std::uint64_t claim) noexcept;
 
+// The oldest publish time the time bound keeps, for the newest record's `newest_time_us`.
+std::uint64_t time_floor(const WindowLimits& limits, std::uint64_t newest_time_us) noexcept;
+
 // The window's first offset: the oldest keyframe mark within both bounds; `claim` when there is
 // none (an empty window). `marks` are oldest first.
 std::uint64_t window_oldest(const WindowLimits& limits, std::uint64_t claim, std::uint64_t newest_time_us,
