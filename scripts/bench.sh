@@ -9,7 +9,8 @@
 # docs/benchmarks.md:
 #   - in one Soft-RoCE session (tests/softroce/softroce-run), everything that needs RDMA: sections
 #     1-13 (bench/guest-benchmarks.sh), zero copy (15, bench/zero-copy-benchmarks.sh), adaptive
-#     bitrate on a shaped link (17, bench/abr-benchmarks.sh) and, except
+#     bitrate on a shaped link (17, bench/abr-benchmarks.sh), the DVR window's viewers and seeks (19,
+#     bench/dvr-rdma-benchmarks.sh) and, except
 #     in smoke runs, a fleet's failover (14, tests/rdma/vod_fleet_test.sh through
 #     bench/fleet-benchmarks.sh);
 #   - natively, what needs no RDMA and which TCG would distort: Write-Record's sender CPU (8; in the
@@ -77,6 +78,8 @@ if [[ -n $in_guest ]]; then
   zc=(); [[ $mode == smoke ]] && zc=(ZC_RUNS=1 ZC_MIB=16)
   step zero-copy "section 15, zero copy (bench/zero-copy-benchmarks.sh)" env "${zc[@]}" bench/zero-copy-benchmarks.sh "$out/zero-copy"
   step abr "section 17, adaptive bitrate on a shaped link (bench/abr-benchmarks.sh)" bench/abr-benchmarks.sh "$mode" "$media/.titles" "$out"
+  step dvr-rdma "section 19, the DVR window's viewers and seeks over RDMA (bench/dvr-rdma-benchmarks.sh)" \
+    bench/dvr-rdma-benchmarks.sh "$mode" "$media/.live/test-480p-${duration}s.ts" "$out"
   # The failover takes minutes (the transport notices a dead server slowly under TCG): not in smoke
   # runs, whose report says it was not measured.
   [[ $mode == smoke ]] ||
@@ -95,7 +98,7 @@ mkdir -p "$out/log"
 build() {
   cmake --preset default
   cmake --build --preset default -j "$(nproc)" --target vod-server vod-token vod-client vod-proxy vod-mount gstrdma \
-    http-bench read-latency placement-balance make_pattern
+    http-bench read-latency placement-balance make_pattern ts_tool
 }
 make_media() {
   media/generate-test-media.sh --out "$media" --duration "$duration" --variants 1080p --containers ts

@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "live_dvr.hpp"
 #include "vod/client/live_source.hpp"
 #include "vod/client/open_live.hpp"
 #include "vod/client/sequential_reads.hpp"
@@ -67,6 +68,7 @@ enum {
   PROP_ETCD_USER,
   PROP_ETCD_PASSWORD_FILE,
   PROP_RENDITION,
+  PROP_DVR_START,
 };
 
 // The C++ state of the element. GObject allocates the instance zeroed and runs no constructors,
@@ -94,6 +96,10 @@ struct State {
   // channel's source (over RDMA, or by multicast with transport=udp).
   std::unique_ptr<vod::client::Session> session;
   std::unique_ptr<vod::client::LiveSource> live_source;
+  // A live channel: its DVR window (vod-server --live-dvr), for seeking queries and TIME seeks
+  // (live_dvr.hpp), and where to start in it (dvr-start; empty: at live).
+  std::unique_ptr<vod::gst::LiveDvr> dvr;
+  std::string dvr_start;
   // Push mode: the session's registered buffers advertised for the next blocks (from reads_at), so
   // that their Reads land in what create() hands downstream. Remade at a seek; before the session
   // goes.
@@ -228,6 +234,7 @@ static void gst_rdma_src_set_property(GObject* object, guint id, const GValue* v
     case PROP_ETCD_USER: s.etcd.user = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     case PROP_ETCD_PASSWORD_FILE: s.etcd.password_file = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     case PROP_RENDITION: s.rendition = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_DVR_START: s.dvr_start = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -263,6 +270,7 @@ static void gst_rdma_src_get_property(GObject* object, guint id, GValue* value, 
     case PROP_ETCD_USER: g_value_set_string(value, s.etcd.user.c_str()); break;
     case PROP_ETCD_PASSWORD_FILE: g_value_set_string(value, s.etcd.password_file.c_str()); break;
     case PROP_RENDITION: g_value_set_string(value, s.rendition.c_str()); break;
+    case PROP_DVR_START: g_value_set_string(value, s.dvr_start.c_str()); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
   GST_OBJECT_UNLOCK(self);
@@ -368,6 +376,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
   multicast.group = s.udp_group;
   multicast.interface = s.udp_interface;
   const vod::cluster::EtcdSecurity etcd = s.etcd;
+  const std::string dvr_start = s.dvr_start;
   GST_OBJECT_UNLOCK(self);
   if (uri.cluster) {
     try {
@@ -389,7 +398,15 @@ static gboolean gst_rdma_src_start(GstBaseSrc* base) {
       live.reconnect = options.reconnect;
       const bool by_multicast = options.transport == vod::client::Transport::udp;
       multicast.udp = options.udp;
-      s.live_source = vod::client::open_live(uri, live, by_multicast ? std::optional(multicast) : std::nullopt);
+      const auto group = by_multicast ? std::optional(multicast) : std::nullopt;
+      s.dvr = std::make_unique<vod::gst::LiveDvr>(uri, options, live, group);
+      if (const auto behind = vod::client::parse_dvr_start(dvr_start)) {
+        auto viewer = s.dvr->open(*behind);
+        gst_element_post_message(GST_ELEMENT(self), vod::gst::LiveDvr::started_message(GST_ELEMENT(self), *viewer));
+        s.live_source = std::move(viewer);
+      } else {
+        s.live_source = vod::client::open_live(uri, live, group);
+      }
       GST_INFO_OBJECT(self, "opened live channel %s (%s): ring of %" G_GUINT64_FORMAT " bytes", uri.to_string().c_str(),
                       by_multicast ? ("multicast from " + multicast.group).c_str() : "RDMA",
                       static_cast<guint64>(s.live_source->channel().size));
@@ -429,6 +446,7 @@ static gboolean gst_rdma_src_stop(GstBaseSrc* base) {
   self->state.title.reset();
   self->state.session.reset();
   self->state.live_source.reset();
+  self->state.dvr.reset();
   return TRUE;
 }
 
@@ -441,7 +459,37 @@ static gboolean gst_rdma_src_get_size(GstBaseSrc* base, guint64* size) {
 
 static gboolean gst_rdma_src_is_seekable(GstBaseSrc* base) {
   const State& s = GST_RDMA_SRC(base)->state;
+  if (s.dvr) return s.dvr->range().has_value();  // a live channel: within its DVR window, by TIME
   return !s.live && !s.title;
+}
+
+// A live channel seeks by TIME in its DVR window (live_dvr.hpp); a movie by BYTES, as basesrc does.
+static gboolean gst_rdma_src_prepare_seek_segment(GstBaseSrc* base, GstEvent* seek, GstSegment* segment) {
+  auto* self = GST_RDMA_SRC(base);
+  if (self->state.dvr) return self->state.dvr->prepare_seek(GST_ELEMENT(self), seek, segment);
+  return GST_BASE_SRC_CLASS(parent_class)->prepare_seek_segment(base, seek, segment);
+}
+
+static gboolean gst_rdma_src_event(GstBaseSrc* base, GstEvent* event) {
+  auto* self = GST_RDMA_SRC(base);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_SEEK && self->state.dvr) {
+    GstFormat format = GST_FORMAT_UNDEFINED;
+    gst_event_parse_seek(event, nullptr, &format, nullptr, nullptr, nullptr, nullptr, nullptr);
+    if (format != GST_FORMAT_TIME) return FALSE;  // in the stream's own format: prepare_seek_segment would not see it
+  }
+  return GST_BASE_SRC_CLASS(parent_class)->event(base, event);
+}
+
+// The streaming thread is stopped: a live channel goes on with the viewer its seek opened.
+static gboolean gst_rdma_src_do_seek(GstBaseSrc* base, GstSegment* segment) {
+  auto* self = GST_RDMA_SRC(base);
+  if (self->state.dvr) {
+    if (auto seeked = self->state.dvr->take_seeked()) {
+      if (self->state.live_source) GST_INFO_OBJECT(self, "seeked: %s", self->state.live_source->summary().c_str());
+      self->state.live_source = std::move(seeked);
+    }
+  }
+  return GST_BASE_SRC_CLASS(parent_class)->do_seek(base, segment);
 }
 
 // A live channel: the next bytes the viewer may deliver, DISCONT after a skip, a loop or a
@@ -599,6 +647,14 @@ static gboolean gst_rdma_src_query(GstBaseSrc* base, GstQuery* query) {
     gst_query_set_uri(query, u.c_str());
     return TRUE;
   }
+  if (GST_QUERY_TYPE(query) == GST_QUERY_SEEKING && self->state.dvr) return self->state.dvr->answer_seeking(query);
+  if (GST_QUERY_TYPE(query) == GST_QUERY_SCHEDULING && self->state.live) {
+    // A live channel is read in sequence, pushed: basesrc would offer pull mode to a seekable
+    // source, and a window makes it seekable (by TIME only).
+    gst_query_set_scheduling(query, GST_SCHEDULING_FLAG_SEQUENTIAL, 1, -1, 0);
+    gst_query_add_scheduling_mode(query, GST_PAD_MODE_PUSH);
+    return TRUE;
+  }
   return GST_BASE_SRC_CLASS(parent_class)->query(base, query);
 }
 
@@ -704,6 +760,14 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           "A title (a folder of renditions): play this rendition (its label, e.g. 720p), never switching; empty: adaptive",
                           "", flags));
 
+  g_object_class_install_property(
+      gobject, PROP_DVR_START,
+      g_param_spec_string("dvr-start", "DVR start",
+                          "A live channel with a DVR window (vod-server --live-dvr): start behind live, -SECONDS or -5m, or at a UTC "
+                          "time, 2026-11-27T20:00:00Z; empty: at live. Later, seek by TIME (publish time in ns since the epoch) "
+                          "within the seeking query's range",
+                          "", flags));
+
   gst_element_class_add_static_pad_template(element, &src_template);
   gst_element_class_set_static_metadata(element, "RDMA source", "Source/Network",
                                         "Reads a movie from a vod-server with one-sided RDMA Read (rdma://host[:port]/movie)",
@@ -717,6 +781,9 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
   base->unlock = gst_rdma_src_unlock;
   base->unlock_stop = gst_rdma_src_unlock_stop;
   base->query = gst_rdma_src_query;
+  base->event = gst_rdma_src_event;
+  base->prepare_seek_segment = gst_rdma_src_prepare_seek_segment;
+  base->do_seek = gst_rdma_src_do_seek;
 }
 
 // ---------------------------------------------------------------- GstURIHandler

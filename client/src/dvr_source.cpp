@@ -9,6 +9,7 @@
 
 #include "vod/client/open_live.hpp"
 #include "vod/log.hpp"
+#include "vod/units.hpp"
 
 namespace vod::client {
 
@@ -30,7 +31,28 @@ std::string seconds(std::uint64_t us) {
   std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(us) / 1e6);
   return text;
 }
+
 }  // namespace
+
+std::optional<DvrStart> parse_dvr_start(const std::string& text) {
+  if (text.empty() || text == "0") return std::nullopt;
+  DvrStart d;
+  if (text[0] == '-') {
+    try {
+      d.behind = parse_duration(text.substr(1), "start");
+    } catch (const std::invalid_argument& e) {
+      throw ClientError(ErrorKind::usage, e.what());
+    }
+    if (d.behind->count() == 0) return std::nullopt;
+    return d;
+  }
+  d.at_us = parse_utc_time(text);
+  if (!d.at_us)
+    throw ClientError(ErrorKind::usage, "start '" + text +
+                                            "': a live channel starts -SECONDS behind live (e.g. -300, -5m) or at a UTC time "
+                                            "(e.g. 2026-11-27T20:00:00Z)");
+  return d;
+}
 
 std::optional<std::uint64_t> parse_utc_time(const std::string& text) {
   std::tm tm{};
@@ -84,14 +106,8 @@ DvrSource::DvrSource(const Uri& channel, const DvrStart& start, SessionOptions s
     : uri_(channel),
       live_options_(std::move(live)),
       multicast_(std::move(multicast)),
-      window_(
-          [&] {
-            Uri u = channel;
-            u.live = false;
-            u.movie = proto::window_entry_name(channel.movie.value_or(""));
-            return u;
-          }(),
-          session) {
+      window_(window_uri(channel), session),
+      reader_(channel.movie.value_or("")) {
   const auto& catalog = window_.catalog();
   const auto it = std::find_if(catalog.entries.begin(), catalog.entries.end(),
                                [&](const proto::CatalogEntry& e) { return (e.flags & proto::kEntryLive) && e.name == uri_.movie; });
@@ -102,9 +118,9 @@ DvrSource::DvrSource(const Uri& channel, const DvrStart& start, SessionOptions s
   if (multicast_ && multicast_->group.empty()) multicast_.reset();
   follow_window_ = window_.options().transport == Transport::udp && !multicast_;
   refresh();
-  plan_ = plan_dvr_start(index_, start);
+  plan_ = plan_dvr_start(index(), start);
   pos_ = plan_.offset;
-  const std::uint64_t behind = index_.header.end_time_us - plan_.time_us;
+  const std::uint64_t behind = index().header.end_time_us - plan_.time_us;
   log::info("client", "live/" + uri_.movie.value_or("") + ": starting " + seconds(behind) + " behind live, at the keyframe of " +
                           utc(plan_.time_us) + " (stream offset " + std::to_string(pos_) + ")" +
                           (plan_.clamped ? "; the time asked is before the window, which begins there" : ""));
@@ -113,33 +129,15 @@ DvrSource::DvrSource(const Uri& channel, const DvrStart& start, SessionOptions s
 DvrSource::~DvrSource() = default;
 
 void DvrSource::refresh() {
-  for (int attempt = 0;; ++attempt) {
-    ++stats_.index_reads;
-    std::vector<std::uint8_t> bytes;
-    try {
-      bytes = window_.read_window_index();
-    } catch (const ClientError& e) {
-      // A read of the window that its oldest edge overtook (read ahead, or begun before a pause)
-      // is reported at the session's next call, which may be this one: it loses nothing here.
-      if (e.kind() != ErrorKind::out_of_range || attempt >= 8) throw;
-      log::debug("client", "live/" + uri_.movie.value_or("") + ": " + e.what());
-      continue;
-    }
-    auto decoded = proto::decode_window(bytes);
-    if (decoded) {
-      index_ = std::move(*decoded);
-      refreshed_ = std::chrono::steady_clock::now();
-      return;
-    }
-    if (attempt >= 8 || decoded.error().message.find("torn") == std::string::npos)
-      throw ClientError(ErrorKind::protocol_error,
-                        "the window index of live/" + uri_.movie.value_or("") + " does not decode: " + decoded.error().message);
-  }
+  reader_.refresh(window_);
+  stats_.index_reads = reader_.reads();
+  stats_.index_bytes = reader_.mark_bytes_read();
+  refreshed_ = std::chrono::steady_clock::now();
 }
 
 std::uint64_t DvrSource::complete_end() const noexcept {
-  const std::uint64_t s = index_.header.segment_size;
-  return index_.header.end_offset / s * s;  // the chunk being written is read from the ring
+  const std::uint64_t s = index().header.segment_size;
+  return index().header.end_offset / s * s;  // the chunk being written is read from the ring
 }
 
 void DvrSource::to_live() {
@@ -155,26 +153,26 @@ void DvrSource::to_live() {
 }
 
 std::size_t DvrSource::read_window(std::span<std::uint8_t> out, bool& discontinuity) {
-  if (pos_ < index_.header.oldest_offset) {
-    const std::uint64_t moved = index_.header.oldest_offset - pos_;
+  if (pos_ < index().header.oldest_offset) {
+    const std::uint64_t moved = index().header.oldest_offset - pos_;
     ++stats_.moved_forward;
     stats_.moved_bytes += moved;
     log::warn("client", "live/" + uri_.movie.value_or("") +
                             ": the window's oldest edge passed this viewer (paused too long): moved forward " + std::to_string(moved) +
-                            " bytes to its first keyframe, of " + utc(index_.header.oldest_time_us));
-    pos_ = index_.header.oldest_offset;
+                            " bytes to its first keyframe, of " + utc(index().header.oldest_time_us));
+    pos_ = index().header.oldest_offset;
     discontinuity_next_ = true;
   }
-  const std::uint64_t s = index_.header.segment_size;
+  const std::uint64_t s = index().header.segment_size;
   std::uint64_t until = std::min({complete_end(), (pos_ / s + 1) * s, pos_ + std::min<std::uint64_t>(out.size(), kMaxRead)});
-  for (const auto& m : index_.marks) {  // a new stream begins a delivery of its own; a finish ends on a keyframe
-    if (m.offset <= pos_) {
-      if (m.offset == pos_ && (m.flags & proto::kWindowMarkDiscontinuity)) discontinuity = true;
-      continue;
-    }
-    if ((m.flags & proto::kWindowMarkDiscontinuity) || finishing_ || stop_after_) until = std::min(until, m.offset);
-    break;
-  }
+  // A new stream begins a delivery of its own; a finish ends on a keyframe.
+  const auto& marks = index().marks;
+  const auto at =
+      std::lower_bound(marks.begin(), marks.end(), pos_, [](const proto::WindowMark& m, std::uint64_t o) { return m.offset < o; });
+  if (at != marks.end() && at->offset == pos_ && (at->flags & proto::kWindowMarkDiscontinuity)) discontinuity = true;
+  const auto next = at != marks.end() && at->offset == pos_ ? at + 1 : at;
+  if (next != marks.end() && ((next->flags & proto::kWindowMarkDiscontinuity) || finishing_ || stop_after_))
+    until = std::min(until, next->offset);
   if (until <= pos_) return 0;
   window_.engine().set_readahead_limit(complete_end());
   window_.engine().set_readahead(true);
@@ -184,11 +182,20 @@ std::size_t DvrSource::read_window(std::span<std::uint8_t> out, bool& discontinu
 }
 
 std::uint64_t DvrSource::time_at(std::uint64_t offset) const noexcept {
+  const auto& marks = index().marks;
   std::uint64_t t = plan_.time_us;
-  for (const auto& m : index_.marks)
-    if (m.offset <= offset) t = std::max(t, m.publish_time_us);
-  if (!index_.marks.empty() && offset >= index_.header.end_offset) t = std::max(t, index_.header.end_time_us);
+  const auto after =
+      std::upper_bound(marks.begin(), marks.end(), offset, [](std::uint64_t o, const proto::WindowMark& m) { return o < m.offset; });
+  if (after != marks.begin()) t = std::max(t, std::prev(after)->publish_time_us);
+  if (!marks.empty() && offset >= index().header.end_offset) t = std::max(t, index().header.end_time_us);
   return t;
+}
+
+bool DvrSource::at_mark() const noexcept {
+  const auto& marks = index().marks;
+  const auto at =
+      std::lower_bound(marks.begin(), marks.end(), pos_, [](const proto::WindowMark& m, std::uint64_t o) { return m.offset < o; });
+  return at != marks.end() && at->offset == pos_;
 }
 
 LiveChunk DvrSource::read(std::span<std::uint8_t> out, std::chrono::milliseconds timeout) {
@@ -210,7 +217,7 @@ LiveChunk DvrSource::read(std::span<std::uint8_t> out, std::chrono::milliseconds
           ++stats_.to_window;
           log::info("client", "live/" + uri_.movie.value_or("") +
                                   ": fell out of the live ring; reading the window again at stream offset " +
-                                  std::to_string(std::max(pos_, index_.header.oldest_offset)));
+                                  std::to_string(std::max(pos_, index().header.oldest_offset)));
           live_.reset();
           continue;
         }
@@ -223,9 +230,7 @@ LiveChunk DvrSource::read(std::span<std::uint8_t> out, std::chrono::milliseconds
     }
     if (std::chrono::steady_clock::now() - refreshed_ > kRefreshEvery || pos_ >= complete_end()) refresh();
     if (stop_after_ && !finishing_ && time_at(pos_) >= plan_.time_us + static_cast<std::uint64_t>(stop_after_->count())) finish();
-    if (finishing_ && pos_ != plan_.offset &&
-        std::any_of(index_.marks.begin(), index_.marks.end(), [&](const auto& m) { return m.offset == pos_; }))
-      return {0, pos_, false, false, true};
+    if (finishing_ && pos_ != plan_.offset && at_mark()) return {0, pos_, false, false, true};
     if (pos_ >= complete_end()) {
       if (!follow_window_) {
         to_live();
@@ -278,7 +283,8 @@ std::string DvrSource::summary() const {
   std::string s = "DVR: " + std::to_string(stats_.window_bytes) + " bytes from the window, " + std::to_string(stats_.live_bytes) +
                   " from the live ring; " + std::to_string(stats_.to_live) + " hand-overs to live, " + std::to_string(stats_.to_window) +
                   " back to the window, moved forward by its oldest edge " + std::to_string(stats_.moved_forward) + " times (" +
-                  std::to_string(stats_.moved_bytes) + " bytes)";
+                  std::to_string(stats_.moved_bytes) + " bytes); the window index read " + std::to_string(stats_.index_reads) + " times (" +
+                  std::to_string(stats_.index_bytes) + " bytes of keyframe marks)";
   if (live_) s += "; " + live_->summary();
   return s;
 }

@@ -84,13 +84,15 @@ const proto::KeyframeIndex& Session::index() {
   return index_;
 }
 
-std::vector<std::uint8_t> Session::read_window_index() {
+std::vector<std::uint8_t> Session::read_window_index(std::uint64_t offset, std::optional<std::size_t> bytes) {
   const proto::RegionDescriptor where = engine_.region(Region::index);
   engine_.set_region(Region::index, {});  // a new epoch: nothing read before is served from the engine's blocks
   engine_.set_region(Region::index, where);
-  std::vector<std::uint8_t> bytes(where.length);
-  engine_.read(Region::index, 0, bytes);
-  return bytes;
+  if (offset > where.length)
+    throw ClientError(ErrorKind::protocol_error, "a read past the window index's " + std::to_string(where.length) + " bytes");
+  std::vector<std::uint8_t> out(std::min<std::uint64_t>(where.length - offset, bytes.value_or(where.length)));
+  engine_.read(Region::index, offset, out);
+  return out;
 }
 
 const proto::Catalog& Session::catalog() {

@@ -122,23 +122,11 @@ std::optional<DvrStart> dvr_start(const std::string& text, bool live) {
       throw ClientError(ErrorKind::usage, "--start '" + text + "': a movie starts at SECONDS from its beginning (0 or more)");
     return std::nullopt;
   }
-  if (text == "0") return std::nullopt;
-  DvrStart d;
-  if (negative) {
-    try {
-      d.behind = parse_duration(text.substr(1), "--start");
-    } catch (const std::invalid_argument& e) {
-      throw ClientError(ErrorKind::usage, e.what());
-    }
-    if (d.behind->count() == 0) return std::nullopt;
-    return d;
+  try {
+    return parse_dvr_start(text);
+  } catch (const ClientError& e) {
+    throw ClientError(ErrorKind::usage, "--" + std::string(e.what()));
   }
-  d.at_us = parse_utc_time(text);
-  if (!d.at_us)
-    throw ClientError(ErrorKind::usage, "--start '" + text +
-                                            "': a live channel starts -SECONDS behind live (e.g. -300, -5m) or at a UTC time "
-                                            "(e.g. 2026-11-27T20:00:00Z)");
-  return d;
 }
 
 int stream_dvr(const Uri& uri, const CommonOptions& common, const LiveCliOptions& live, const DvrStart& start, int fd,

@@ -48,7 +48,7 @@ std::vector<std::uint8_t> encode(const WindowIndex& w) {
   return out;
 }
 
-Decoded<WindowIndex> decode_window(Bytes region) {
+Decoded<WindowHeader> decode_window_header(Bytes region) {
   if (region.size() < sizeof(WireWindowHeader))
     return fail(DecodeFault::truncated, "window index: " + num(region.size()) + " bytes, fewer than the 128-byte header");
   const auto w = load_wire<WireWindowHeader>(region.data());
@@ -61,8 +61,7 @@ Decoded<WindowIndex> decode_window(Bytes region) {
   if (w.seq_begin.get() != w.seq_end.get())
     return fail(DecodeFault::inconsistent, "window index: torn snapshot (update " + num(w.seq_begin.get()) + " began, " +
                                                num(w.seq_end.get()) + " ended): read it again");
-  WindowIndex out;
-  auto& h = out.header;
+  WindowHeader h;
   h.sequence = w.seq_end.get();
   h.oldest_offset = w.oldest_offset.get();
   h.oldest_time_us = w.oldest_time_us.get();
@@ -81,18 +80,35 @@ Decoded<WindowIndex> decode_window(Bytes region) {
   if (h.segment_count < 2) return fail(DecodeFault::bad_field, "window index: " + num(h.segment_count) + " chunks, fewer than 2");
   if (h.keyframe_capacity == 0 || h.keyframe_capacity > kWindowMaxCapacity)
     return fail(DecodeFault::bad_field, "window index: keyframe capacity " + num(h.keyframe_capacity) + " is outside 1..2^20");
-  if (region.size() < window_region_length(h.keyframe_capacity))
-    return fail(DecodeFault::truncated,
-                "window index: " + num(region.size()) + " bytes hold fewer than its " + num(h.keyframe_capacity) + " marks");
   if (h.oldest_offset > h.end_offset || h.end_offset - h.oldest_offset > h.bytes())
     return fail(DecodeFault::inconsistent, "window index: range [" + num(h.oldest_offset) + ", " + num(h.end_offset) +
                                                ") does not fit its " + num(h.bytes()) + " bytes");
+  return h;
+}
+
+std::optional<WindowMark> decode_window_mark(Bytes slot, std::uint64_t k) {
+  if (slot.size() < sizeof(WireWindowMark)) return std::nullopt;
+  const auto m = load_wire<WireWindowMark>(slot.data());
+  if (m.number_begin.get() != k + 1 || m.number_end.get() != k + 1) return std::nullopt;
+  return WindowMark{k + 1, m.offset.get(), m.publish_time_us.get(), m.pts_us.get(), m.stream_id.get(), m.flags.get()};
+}
+
+Decoded<WindowIndex> decode_window(Bytes region) {
+  auto header = decode_window_header(region);
+  if (!header) return fail(header.error().fault, header.error().message);
+  WindowIndex out;
+  out.header = *header;
+  const auto& h = out.header;
+  if (region.size() < window_region_length(h.keyframe_capacity))
+    return fail(DecodeFault::truncated,
+                "window index: " + num(region.size()) + " bytes hold fewer than its " + num(h.keyframe_capacity) + " marks");
   const std::uint64_t next = h.keyframes_next;
   const std::uint64_t first = next > h.keyframe_capacity ? next - h.keyframe_capacity : 0;
   for (std::uint64_t k = first; k < next; ++k) {
-    const auto m = load_wire<WireWindowMark>(region.data() + window_mark_offset(k, h.keyframe_capacity));
-    if (m.number_begin.get() != k + 1 || m.number_end.get() != k + 1) continue;  // being rewritten
-    WindowMark mark{k + 1, m.offset.get(), m.publish_time_us.get(), m.pts_us.get(), m.stream_id.get(), m.flags.get()};
+    const auto slot = region.subspan(window_mark_offset(k, h.keyframe_capacity), sizeof(WireWindowMark));
+    const auto decoded = decode_window_mark(slot, k);
+    if (!decoded) continue;  // being rewritten
+    const WindowMark& mark = *decoded;
     if (mark.offset < h.oldest_offset || mark.offset >= h.end_offset) continue;
     if (!out.marks.empty() && (mark.offset <= out.marks.back().offset || mark.publish_time_us < out.marks.back().publish_time_us))
       return fail(DecodeFault::inconsistent, "window index: mark " + num(k) + " is not after the one before it");

@@ -10,6 +10,9 @@
 #    sequence; never a byte of an older lap.
 #  - After 2 minutes a viewer starting 90 s behind live decodes cleanly from a keyframe near that
 #    point, and the server's resident memory grew by far less than what its windows hold.
+#  - Meanwhile rdmasrc (gst_dvr_seek.cpp) plays the looped movie's channel: its seeking query
+#    answers the window's range, a seek 40 s back decodes from a keyframe, a seek before the window
+#    is refused while the channel goes on, and dvr-start=-40 starts that far behind.
 #  - Starts far in the future or the past are refused with the window's range; the channel goes on.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/vod_test_lib.sh"
@@ -84,6 +87,13 @@ grep -q "the window's oldest edge passed this viewer" "$work/v3.log" || fail "th
 kill -TERM "$pid_b"
 wait "$pid_b" || true
 pass "moved forward $moved times and told; $(stat_of "$work/v3.log" bytes) bytes, every pattern packet in sequence or past a reported discontinuity, none older"
+
+step "meanwhile, GStreamer: rdmasrc's live source seeks in the window"
+gst_ready
+"$build/tests/rdma/gst_dvr_seek" "rdma://$addr:$port_a/live/cam" 40 > "$work/gst.log" 2>&1 ||
+  fail "rdmasrc in the window: $(tail -n 5 "$work/gst.log")"
+grep -E '^(at live|seeking query|seek to|a seek|dvr-start|warning)' "$work/gst.log"
+pass "the seeking query answers the window's range; a seek 40 s back and dvr-start=-40 decode from a keyframe; a seek before the window is refused"
 
 step "the paused viewer resumes after 60 s"
 sleep $((60 - (SECONDS - paused_at) > 0 ? 60 - (SECONDS - paused_at) : 0))

@@ -72,5 +72,24 @@ TEST(DvrStart, UtcTimes) {
     EXPECT_FALSE(parse_utc_time(bad)) << bad;
 }
 
+// What --start and rdmasrc's dvr-start read for a live channel (parse_dvr_start).
+TEST(DvrStart, StartTexts) {
+  EXPECT_FALSE(parse_dvr_start(""));
+  EXPECT_FALSE(parse_dvr_start("0"));
+  EXPECT_FALSE(parse_dvr_start("-0"));
+  EXPECT_EQ(parse_dvr_start("-300")->behind, std::chrono::milliseconds(300'000));
+  EXPECT_EQ(parse_dvr_start("-5m")->behind, std::chrono::milliseconds(300'000));
+  EXPECT_EQ(parse_dvr_start("-1.5s")->behind, std::chrono::milliseconds(1'500));
+  EXPECT_EQ(parse_dvr_start("2026-11-27T20:00:00Z")->at_us, 1'795'809'600'000'000ull);
+  for (const char* bad : {"-", "-5x", "--5", "300", "5m", "2026-11-27", "yesterday"}) {
+    try {
+      (void)parse_dvr_start(bad);
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const ClientError& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage) << bad;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vod::client

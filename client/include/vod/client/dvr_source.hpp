@@ -27,6 +27,7 @@
 #include "vod/client/live_source.hpp"
 #include "vod/client/multicast_live_session.hpp"
 #include "vod/client/session.hpp"
+#include "vod/client/window_reader.hpp"
 #include "vod/protocol/live_window.hpp"
 
 namespace vod::client {
@@ -58,11 +59,15 @@ DvrStartPlan plan_dvr_start(const proto::WindowIndex& index, const DvrStart& sta
 // text is not such a time.
 std::optional<std::uint64_t> parse_utc_time(const std::string& text);
 
+// What a live channel's start reads as (vod-client --start, rdmasrc's dvr-start): "-300" or "-5m"
+// behind live, or a UTC time; nullopt for "" or "0", the live edge. Throws ClientError(usage).
+std::optional<DvrStart> parse_dvr_start(const std::string& text);
+
 struct DvrStats {
   std::uint64_t window_bytes = 0, live_bytes = 0;
   std::uint64_t moved_forward = 0, moved_bytes = 0;  // times the oldest edge passed the viewer
   std::uint64_t to_live = 0, to_window = 0;          // hand-overs
-  std::uint64_t index_reads = 0;
+  std::uint64_t index_reads = 0, index_bytes = 0;    // refreshes of the window index, and the bytes of marks they read
 };
 
 class DvrSource final : public LiveSource {
@@ -88,11 +93,13 @@ class DvrSource final : public LiveSource {
   const DvrStats& stats() const noexcept { return stats_; }
   // Where the next byte comes from (a stream offset), and the window as last read.
   std::uint64_t position() const noexcept { return pos_; }
-  const proto::WindowIndex& window() const noexcept { return index_; }
+  const proto::WindowIndex& window() const noexcept { return reader_.index(); }
   const DvrStartPlan& started() const noexcept { return plan_; }
 
  private:
   void refresh();
+  const proto::WindowIndex& index() const noexcept { return reader_.index(); }
+  bool at_mark() const noexcept;  // the position is a mark's
   std::uint64_t complete_end() const noexcept;
   void to_live();
   std::uint64_t time_at(std::uint64_t offset) const noexcept;  // publish time of the newest mark at or before it
@@ -104,7 +111,7 @@ class DvrSource final : public LiveSource {
   std::optional<MulticastLiveOptions> multicast_;
   Session window_;
   proto::CatalogEntry channel_;
-  proto::WindowIndex index_;
+  WindowReader reader_;
   std::chrono::steady_clock::time_point refreshed_{};
   DvrStartPlan plan_;
   std::uint64_t pos_ = 0;

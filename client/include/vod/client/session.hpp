@@ -100,9 +100,10 @@ class Session {
   // A session of a live channel's DVR window (its URI names ".dvr/NAME", vod/protocol/live_window.hpp):
   // pread() takes stream offsets, size() is proto::kWindowStreamBytes, no read-ahead goes past
   // engine().set_readahead_limit(), and a read of bytes no longer in the window throws
-  // ClientError(out_of_range). read_window_index() reads its window index afresh.
+  // ClientError(out_of_range). read_window_index() reads its window index afresh: the whole region,
+  // or `bytes` of it from `offset` (the 128-byte header, the marks published since; window_reader.hpp).
   bool window() const noexcept { return window_; }
-  std::vector<std::uint8_t> read_window_index();
+  std::vector<std::uint8_t> read_window_index(std::uint64_t offset = 0, std::optional<std::size_t> bytes = std::nullopt);
   unsigned read_depth() const noexcept { return read_depth_; }
 
   // Switches to another movie of the catalog on the same connection: no message to the server.

@@ -122,6 +122,12 @@ struct WindowIndex {
   bool operator==(const WindowIndex&) const = default;
 };
 Decoded<WindowIndex> decode_window(Bytes region);
+// The header alone (the region's first 128 bytes or more), checked as decode_window checks it:
+// what a viewer that only wants the window's range reads (rdmasrc's seeking query).
+Decoded<WindowHeader> decode_window_header(Bytes region);
+// Mark k (the k-th published, from 0) from its 48-byte slot: nullopt when the slot does not hold it
+// whole (its two numbers are not both k + 1: being rewritten, or a later mark's), or is short.
+std::optional<WindowMark> decode_window_mark(Bytes slot, std::uint64_t k);
 // The bytes of a consistent region (the server writes words in place; for tests and fuzzing).
 std::vector<std::uint8_t> encode(const WindowIndex& w);
 
