@@ -40,7 +40,6 @@ MD
 rdma=$in/dvr/rdma.txt
 if ! grep -q '^viewer_cpu dvr' "$rdma" 2> /dev/null || ! grep -q '^seek_ms movie' "$rdma"; then
   cat <<MD
-
 The other goals of the DVR window, a DVR viewer's server CPU against a live viewer's and a seek back
 60 s against a movie's seek into a cached segment, need RDMA: not measured in this run
 (\`bench/dvr-rdma-benchmarks.sh\` measures them in the Soft-RoCE guest, as scripts/bench.sh runs it).
@@ -59,9 +58,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print (a + 0 == 0 ? "
 cpu_ratio=$(ratio "$dvr_per" "$live_per") seek_ratio=$(ratio "$dvr_ms" "$movie_ms")
 cpu_met=$(awk -v d="$dvr_per" -v l="$live_per" 'BEGIN { print d + 0 <= l + 0 ? "yes" : "no" }')
 cat <<MD
-
-**Over RDMA** (\`bench/dvr-rdma-benchmarks.sh\`, in the Soft-RoCE guest of the same run; rxe under
-TCG): one server serves a ~1 Mbit/s TS as a movie of its segment cache and loops it as a live channel
+**Over RDMA** (\`bench/dvr-rdma-benchmarks.sh\`, in the Soft-RoCE guest that scripts/bench.sh opens; rxe
+under TCG): one server serves a ~1 Mbit/s TS as a movie of its segment cache and loops it as a live channel
 with \`--live-dvr 3m\` in the same cache. $n viewers at live (paced by the channel, $live_wall s) against
 $n viewers 60 s behind (read from the window as fast as they take it, $dvr_wall s), $secs s of stream
 each; the channel alone used $idle CPU seconds a second, taken off both. Then $runs seeks of each kind,
