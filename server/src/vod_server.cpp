@@ -230,7 +230,7 @@ void VodServer::update_live_metrics() {
   for (std::size_t i = 0; i < channels_.size(); ++i) {
     const auto s = channels_.stats(i);
     figures.push_back({channels_.name(i), s.recording, s.bytes, s.records, s.streams, s.recorder.bytes, s.recorder.files,
-                       s.recorder.write_errors, s.recorder.lost});
+                       s.recorder.write_errors, s.recorder.lost, s.dvr, s.dvr_write_errors});
   }
   metrics_.set_live(std::move(figures));
 }

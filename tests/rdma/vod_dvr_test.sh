@@ -128,6 +128,8 @@ grown=$((rss_now - rss_start))
 echo "resident: $rss_start KiB then $rss_now KiB; the windows hold $((held >> 10)) KiB written since start"
 ((grown * 1024 < held / 3)) || fail "the server grew by $grown KiB while its windows took $((held >> 10)) KiB"
 ((grown < 24 * 1024)) || fail "the server grew by $grown KiB: more than its 8 MiB cache and rings"
+[[ $(metric 'vod_server_live_dvr_write_errors_total{channel="cam"}') == 0 ]] ||
+  fail "window write errors counted, or not exported: $(curl -s "http://127.0.0.1:$metrics/metrics" | grep dvr_write)"
 pass "grew $grown KiB while $((held >> 20)) MiB went into the windows"
 
 step "starts outside the window are refused with its range; the channel goes on"

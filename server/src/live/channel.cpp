@@ -103,6 +103,7 @@ void Channel::append(const RecordInfo& record, std::span<const std::uint8_t> byt
     stats_.keyframes += (info.flags & proto::kLiveKeyframe) != 0;
     stats_.dropped_bytes = cutter_.stats().dropped_bytes;
     if (recorder_) stats_.recorder = recorder_->stats();
+    if (window_) stats_.dvr_write_errors = window_->write_errors();
   }
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);  // an eventfd: never blocks short of 2^64 - 1 wakes
@@ -119,6 +120,7 @@ ChannelStats Channel::stats() const {
   std::lock_guard lock(mutex_);
   ChannelStats s = stats_;
   s.recording = recorder_ != nullptr;
+  s.dvr = window_ != nullptr;
   return s;
 }
 

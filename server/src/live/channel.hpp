@@ -43,6 +43,8 @@ struct ChannelStats {
   std::uint64_t bytes = 0, records = 0, keyframes = 0, streams = 0, dropped_bytes = 0;
   bool recording = false;
   RecorderStats recorder;  // --live-record
+  bool dvr = false;        // --live-dvr, and the window could be made
+  std::uint64_t dvr_write_errors = 0;
 };
 
 class Channel {

@@ -150,6 +150,7 @@ bool DvrWindow::write_at(std::uint64_t offset, std::span<const std::uint8_t> byt
     const ssize_t w = ::pwrite(fd_.get(), bytes.data() + done, piece, static_cast<off_t>(at));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
+      ++write_errors_;
       if (now >= last_error_log_us_ + kErrorLogEveryUs) {
         last_error_log_us_ = now;
         log::error("live", channel_ + ": writing the DVR window " + path_.string() + ": " +

@@ -74,6 +74,8 @@ class DvrWindow final : public cache::WindowSource {
   std::uint64_t bytes() const noexcept { return std::uint64_t{limits_.segment_size} * limits_.segments; }
   std::chrono::milliseconds duration() const noexcept { return duration_; }
   const std::uint8_t* index() const noexcept { return index_; }
+  // Writes that failed (each restarts the window). The source thread's, as append() is.
+  std::uint64_t write_errors() const noexcept { return write_errors_; }
 
  private:
   void add_mark(const WindowRecord& record, bool keyframe, bool discontinuity);
@@ -97,6 +99,7 @@ class DvrWindow final : public cache::WindowSource {
   std::uint64_t oldest_ = 0, oldest_time_ = 0, end_time_ = 0, sequence_ = 0, last_mark_time_ = 0;
   std::uint32_t stream_id_ = 0, flags_ = 0;
   std::uint64_t last_error_log_us_ = 0;
+  std::uint64_t write_errors_ = 0;
 };
 
 }  // namespace vod::server::live

@@ -150,21 +150,27 @@ std::string ServerMetrics::render() const {
   m.sample("vod_server_movies", static_cast<double>(movies_));
   m.family("vod_server_live_channels", "gauge", "live channels configured");
   m.sample("vod_server_live_channels", static_cast<double>(live_channels_));
-  const auto per_channel = [&](const char* name, const char* help, std::uint64_t LiveFigures::*field, bool recorded) {
-    if (live_.empty() || (recorded && !live_.front().recording)) return;
+  // The channels with the feature (bool_field: recording, dvr; nullptr: all).
+  const auto per_channel = [&](const char* name, const char* help, std::uint64_t LiveFigures::*field, bool LiveFigures::*with = nullptr) {
+    if (std::none_of(live_.begin(), live_.end(), [&](const LiveFigures& f) { return !with || f.*with; })) return;
     m.family(name, "counter", help);
-    for (const auto& f : live_) m.sample(name, {{"channel", f.channel}}, static_cast<double>(f.*field));
+    for (const auto& f : live_)
+      if (!with || f.*with) m.sample(name, {{"channel", f.channel}}, static_cast<double>(f.*field));
   };
-  per_channel("vod_server_live_bytes_total", "bytes a live channel's source published", &LiveFigures::bytes, false);
-  per_channel("vod_server_live_records_total", "records a live channel's source published", &LiveFigures::records, false);
-  per_channel("vod_server_live_streams_total", "streams a live channel's source began (starts, restarts and loops)", &LiveFigures::streams,
-              false);
-  per_channel("vod_server_live_recorded_bytes_total", "--live-record: bytes written to recordings", &LiveFigures::recorded_bytes, true);
-  per_channel("vod_server_live_recordings_total", "--live-record: recordings completed and renamed", &LiveFigures::recordings, true);
+  per_channel("vod_server_live_bytes_total", "bytes a live channel's source published", &LiveFigures::bytes);
+  per_channel("vod_server_live_records_total", "records a live channel's source published", &LiveFigures::records);
+  per_channel("vod_server_live_streams_total", "streams a live channel's source began (starts, restarts and loops)", &LiveFigures::streams);
+  per_channel("vod_server_live_recorded_bytes_total", "--live-record: bytes written to recordings", &LiveFigures::recorded_bytes,
+              &LiveFigures::recording);
+  per_channel("vod_server_live_recordings_total", "--live-record: recordings completed and renamed", &LiveFigures::recordings,
+              &LiveFigures::recording);
   per_channel("vod_server_live_record_errors_total", "--live-record: failed writes (a full disk...): each pauses recording",
-              &LiveFigures::record_errors, true);
+              &LiveFigures::record_errors, &LiveFigures::recording);
   per_channel("vod_server_live_record_lost_bytes_total", "--live-record: bytes not recorded because of failed writes",
-              &LiveFigures::record_lost, true);
+              &LiveFigures::record_lost, &LiveFigures::recording);
+  per_channel("vod_server_live_dvr_write_errors_total",
+              "--live-dvr: failed writes of the DVR window (an I/O error): each starts the window again", &LiveFigures::dvr_write_errors,
+              &LiveFigures::dvr);
 
   if (cache_) render_cache(m, *cache_);
 

@@ -54,6 +54,8 @@ class ServerMetrics {
     bool recording = false;  // --live-record
     std::uint64_t bytes = 0, records = 0, streams = 0;
     std::uint64_t recorded_bytes = 0, recordings = 0, record_errors = 0, record_lost = 0;
+    bool dvr = false;  // --live-dvr
+    std::uint64_t dvr_write_errors = 0;
   };
   void set_live(std::vector<LiveFigures> figures);
   void set_draining();
