@@ -21,8 +21,9 @@ std::optional<WindowRange> LiveDvr::range() {
     if (!header_) header_ = std::make_unique<client::Session>(client::window_uri(channel_), session_options_);
     const proto::WindowHeader h = client::read_window_header(*header_, name);
     return WindowRange{h.oldest_offset < h.end_offset ? h.oldest_time_us : h.end_time_us, h.end_time_us};
-  } catch (const client::ClientError& e) {
-    if (e.kind() == client::ErrorKind::unknown_movie) {
+  } catch (const std::exception& e) {  // never into GStreamer's C, which calls this
+    const auto* error = dynamic_cast<const client::ClientError*>(&e);
+    if (error && error->kind() == client::ErrorKind::unknown_movie) {
       absent_ = true;  // the channel keeps no window: not seekable, and the server is not asked again
       log::info("rdmasrc", "live/" + name + " keeps no DVR window: it is not seekable");
       return std::nullopt;
@@ -62,7 +63,7 @@ bool LiveDvr::prepare_seek(GstElement* element, GstEvent* seek, GstSegment* segm
   if (refused.empty()) {
     try {
       viewer = open(client::DvrStart{std::nullopt, static_cast<std::uint64_t>(start) / 1000});
-    } catch (const client::ClientError& e) {
+    } catch (const std::exception& e) {  // ClientError (outside the window...), or a device failure: never into GStreamer's C
       refused = e.what();
     }
   }
