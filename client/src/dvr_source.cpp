@@ -32,6 +32,22 @@ std::string seconds(std::uint64_t us) {
   return text;
 }
 
+// A fleet (rdma+etcd://): the member that serves the channel's window, placed once. A window's
+// stream offsets and its ring's are its member's own (another member's window holds other bytes at
+// them), so the viewer stays with that member: its window session and the ring it hands over to
+// name the member, not the fleet, and bytes of two members' windows are never delivered as one.
+Uri pinned_to_member(const Uri& channel, const SessionOptions& options) {
+  if (!channel.cluster) return channel;
+  const Session placed(window_uri(channel), options);
+  Uri u = channel;
+  u.host = placed.uri().host;
+  u.port = placed.uri().port;
+  u.cluster.reset();
+  log::info("client", "live/" + channel.movie.value_or("") + ": its DVR window on member " + placed.server() +
+                          ", which this viewer stays with (another member's window holds other bytes)");
+  return u;
+}
+
 }  // namespace
 
 std::optional<DvrStart> parse_dvr_start(const std::string& text) {
@@ -103,10 +119,10 @@ DvrStartPlan plan_dvr_start(const proto::WindowIndex& index, const DvrStart& sta
 
 DvrSource::DvrSource(const Uri& channel, const DvrStart& start, SessionOptions session, LiveOptions live,
                      std::optional<MulticastLiveOptions> multicast)
-    : uri_(channel),
+    : uri_(pinned_to_member(channel, session)),
       live_options_(std::move(live)),
       multicast_(std::move(multicast)),
-      window_(window_uri(channel), session),
+      window_(window_uri(uri_), session),
       reader_(channel.movie.value_or("")) {
   const auto& catalog = window_.catalog();
   const auto it = std::find_if(catalog.entries.begin(), catalog.entries.end(),

@@ -10,7 +10,9 @@
 #  - etcd restarted: the members are listed again;
 #  - bounded loads: 20 viewers of one movie in one bench process fill its first member to its bound
 #    and spill over to the other (all 20 on the first with ?epsilon=0), and a member without RDMA
-#    puts its record again with the UDP sessions it serves.
+#    puts its record again with the UDP sessions it serves;
+#  - a live channel's DVR window through a fleet URI (--start -4): the viewer stays with the member
+#    whose window it reads, and what it writes decodes.
 source "$(dirname "$0")/fleet_lib.sh"
 
 mkdir -p "$work/media"
@@ -241,6 +243,31 @@ paced_get "$work/resumed.bin" "$work/get-resumed.log" || fail "a resume onto the
 cmp "$work/ones/movie.bin" "$work/resumed.bin" || fail "the resumed get differs"
 grep -q "reconnected" "$work/get-resumed.log" || fail "the get did not resume on another member: $(grep -i -m 3 "cluster\|reconnect" "$work/get-resumed.log")"
 pass "another version: exit $rc with 'movie changed' naming both members and one version's bytes; the same bytes: resumed and byte-exact"
+
+step "a live channel's DVR window through a fleet URI: the viewer stays with the member whose window it reads"
+for n in 8 9; do kill -KILL "${server_pid[$n]}" 2> /dev/null || true; done
+ffmpeg -v error -f lavfi -i "testsrc2=size=160x90:rate=25" -t 20 -c:v libx264 -preset ultrafast -g 25 -keyint_min 25 -sc_threshold 0 \
+  -f mpegts "$work/show.ts"
+cluster="etcd://127.0.0.1:$etcd_port/dvr" prefix=dvr media=$work/zeros
+for n in 10 11; do
+  extra=(--live "show=file:$work/show.ts" --live-dvr 10s --live-dvr-dir "$work/dvr-$n" --segment-size 256K --live-dvr-cache 8M)
+  start_server "$n" 30
+done
+extra=()
+wait_record 10 present 10
+wait_record 11 present 10
+sleep 7  # each member's window holds more than the 4 s asked for
+"$build/client/vod-client" get "rdma+etcd://127.0.0.1:$etcd_port/live/show?prefix=/dvr" --start -4 --duration 3 -o "$work/show-dvr.ts" \
+  --transport udp --udp-port "$udp_port" --log-level info 2> "$work/get-dvr.log" || fail "the DVR get through the fleet failed: $(tail -n 3 "$work/get-dvr.log")"
+member=$(sed -n 's/.*its DVR window on member \(127\.0\.0\.1[01]\):.*/\1/p' "$work/get-dvr.log")
+[[ -n $member ]] || fail "the viewer did not say which member's window it reads: $(grep -m 3 'live/show' "$work/get-dvr.log")"
+grep -q 'starting .* behind live' "$work/get-dvr.log" || fail "no start behind live: $(tail -n 3 "$work/get-dvr.log")"
+frames=$({ ffprobe -v error -select_streams v:0 -show_entries frame=key_frame -of csv=p=0 "$work/show-dvr.ts" 2> "$work/show-dvr.err" || true; } | grep -c .)
+errors=$(grep -v 'non monotonically increasing dts' "$work/show-dvr.err" || true)
+[[ -z $errors ]] || fail "what the viewer wrote does not decode cleanly: $(head -n 3 <<< "$errors")"
+((frames >= 50)) || fail "only $frames frames in 3 s of a 25 fps channel"
+for n in 10 11; do kill -TERM "${server_pid[$n]}" 2> /dev/null || true; done
+pass "4 s behind live through the fleet, on member $member's window alone: $frames frames decode cleanly"
 
 step "etcd over TLS with client certificates and authentication (etcds://, --etcd-*): a member registers, a client reads through it; a certificate that does not verify and a wrong password are refused with the reason"
 tls=$work/tls

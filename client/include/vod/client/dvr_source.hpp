@@ -15,6 +15,8 @@
 //     as its chunks complete),
 //     and if it then falls out of the ring (paused again) it goes back to the window at its own
 //     position, without a skip, while the window still holds it.
+//   - Through a fleet (rdma+etcd://) the window is placed once and the viewer stays with that member
+//     for the window and the ring: another member's window holds other bytes at the same offsets.
 #pragma once
 
 #include <chrono>
