@@ -10,6 +10,9 @@
 #    ffmpeg from a keyframe, and ffmpeg plays the playlist from its first segment.
 #  - A 10 s window that laps its file every few seconds is read over UDP for 14 s from 8 s behind
 #    live, following it as it grows: every frame decodes (no byte of another lap).
+#  - The watch page in headless Chromium (tests/web/dvr_check.py, hls.js): the scrub bar spans the
+#    window, a scrub 20 s back plays there and the page says how far behind live, and the live
+#    button returns to the live edge.
 #  - Starts outside the window are refused with its range, and the channel goes on.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/native_proxy_lib.sh"
@@ -67,6 +70,13 @@ errors=$(grep -v 'non monotonically increasing dts' "$work/laps.ts.errors" | gre
 [[ -z $errors ]] && ((n >= 350)) || fail "across the laps: $n frames; $(head -n 3 <<< "$errors")"
 laps=$(grep -o 'in [0-9]* chunks' "$work/small.log" | head -n 1)
 pass "14 s from 8 s behind live, following a window $laps of 256 KiB as it laps: $n frames, clean"
+
+step "the watch page in headless Chromium: its scrub bar over the window, and the live button"
+for tool in /usr/bin/chromium /usr/bin/chromedriver; do [[ -x $tool ]] || fail "$tool is missing: scripts/install-deps.sh installs it"; done
+artifacts=${VOD_ARTIFACT_DIR:-$build/test-artifacts/web}
+mkdir -p "$artifacts"
+timeout 300 /usr/bin/python3 "$here/../web/dvr_check.py" "$base" "$artifacts" cam 25 || fail "the DVR watch page in Chromium"
+pass "the scrub bar spans the window; a scrub 20 s back plays there and says so; the live button returns (screenshots in $artifacts)"
 
 step "95 s in: the segment of 90 s ago"
 sleep $((95 - (SECONDS - began) > 0 ? 95 - (SECONDS - began) : 0))

@@ -59,9 +59,10 @@ function playWithHlsJs(url, cannotPlay) {
     // Low latency for live channels: parts and blocking reloads, and play up to 1.5x to catch up
     // with PART-HOLD-BACK after a start that had to begin further back (at a discontinuity).
     // A DVR window's playlist is a sliding window of whole segments: no parts, and a viewer may stay
-    // as far behind live as it seeks.
+    // as far behind live as it seeks (hls.js's default liveMaxLatencyDurationCount, Infinity: setting
+    // liveMaxLatencyDuration without liveSyncDuration is an illegal config, which throws).
     const dvr = Boolean(document.getElementById('dvr'));
-    const hls = new Hls(dvr ? { lowLatencyMode: false, liveMaxLatencyDuration: Infinity } : { lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5 });
+    const hls = new Hls(dvr ? { lowLatencyMode: false } : { lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5 });
     hls.on(Hls.Events.ERROR, (event, data) => { if (data.fatal) cannotPlay(); });
     // hls.js speeds up only within one target duration of its target latency; further back it
     // counts as DVR and stays there. A live viewer left further back (a slow start, a stall) jumps
