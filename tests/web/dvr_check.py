@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # A live channel's watch page with a DVR window, in headless Chromium (Debian's chromium and
-# chromium-driver, driven by python3-selenium), through the vendored hls.js (?player=hls.js):
+# chromium-driver, driven by python3-selenium), as the page plays it by default: through the vendored
+# hls.js (Chromium's own HLS gives a live stream no seekable range for the scrub bar):
 #  - it plays dvr.m3u8, and the scrub bar spans the video's seekable range, the window (at least
 #    MIN_WINDOW seconds of it);
 #  - moving the scrub bar 20 s back seeks there and plays on, and the page says how far behind live
@@ -48,7 +49,7 @@ def behind_seconds(text):
 
 
 try:
-    driver.get(f"{base}/watch/{urllib.parse.quote(channel, safe='')}?player=hls.js")
+    driver.get(f"{base}/watch/{urllib.parse.quote(channel, safe='')}")
     if not driver.find_elements(By.ID, "scrub") or not driver.find_elements(By.ID, "go-live"):
         fail("the watch page of a channel with a DVR window has no scrub bar or live button")
     js("window.vodErrors = []; const v = document.getElementById('player');"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The watch page's only script. It chooses the player:
 //  - hls.js (vendored beside this file, loaded only then) where the browser has no HLS of its own
-//    (Firefox), for a title (whose menus need its track API), or when asked (?player=hls.js);
+//    (Firefox), for a title (whose menus need its track API), for a live channel's DVR window (whose
+//    scrub bar needs a seekable range), or when asked (?player=hls.js);
 //  - dash.js (vendored too) for a title's DASH manifest when asked (?player=dash.js);
 //  - else the browser's own <video> sources (?player=native for a title).
 // For a title it fills the rendition, audio and subtitle menus from the player and shows the
@@ -141,7 +142,10 @@ if (video) {
   const mse = 'MediaSource' in window;
   let player = null;
   if (video.dataset.dash && wanted === 'dash.js' && mse) player = playWithDashJs;
-  else if (hlsSource && mse && wanted !== 'native' && (wanted === 'hls.js' || video.dataset.title || video.canPlayType(hlsSource.type) === '')) {
+  // A DVR window plays through hls.js wherever it can: a browser's own HLS (Chromium's) gives a live
+  // stream no seekable range, which the scrub bar spans.
+  else if (hlsSource && mse && wanted !== 'native' &&
+           (wanted === 'hls.js' || video.dataset.title || document.getElementById('dvr') || video.canPlayType(hlsSource.type) === '')) {
     player = playWithHlsJs;
   }
   if (player) {
