@@ -44,8 +44,12 @@ proto::WindowHeader read_window_header(Session& window, const std::string& chann
 }
 
 const proto::WindowIndex& WindowReader::refresh(Session& window) {
-  ++reads_;
   const proto::WindowHeader h = read_window_header(window, channel_);
+  return update(h, [&](std::uint64_t offset, std::size_t bytes) { return read_region(window, offset, bytes, channel_); });
+}
+
+const proto::WindowIndex& WindowReader::update(const proto::WindowHeader& h, const RegionRead& read) {
+  ++reads_;
   auto& marks = index_.marks;
   if (h.keyframe_capacity != index_.header.keyframe_capacity || h.keyframes_next < next_) {
     marks.clear();  // another window (the server restarted): read its marks afresh
@@ -57,8 +61,7 @@ const proto::WindowIndex& WindowReader::refresh(Session& window) {
   while (k < h.keyframes_next && !later) {
     // The ring's slots from k's to its end or the newest mark: one Read, a second after a wrap.
     const std::uint64_t count = std::min(h.keyframes_next - k, cap - k % cap);
-    const auto slots =
-        read_region(window, proto::window_mark_offset(k, h.keyframe_capacity), count * sizeof(proto::WireWindowMark), channel_);
+    const auto slots = read(proto::window_mark_offset(k, h.keyframe_capacity), count * sizeof(proto::WireWindowMark));
     mark_bytes_ += slots.size();
     for (std::uint64_t i = 0; i < count && !later; ++i) {
       const auto mark = proto::decode_window_mark(std::span(slots).subspan(i * sizeof(proto::WireWindowMark)), k);

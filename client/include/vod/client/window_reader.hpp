@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "vod/client/session.hpp"
 #include "vod/protocol/live_window.hpp"
@@ -32,6 +34,10 @@ class WindowReader {
   // read again. Throws ClientError: protocol_error for an index that does not decode (marks out of
   // order, a header that never reads whole).
   const proto::WindowIndex& refresh(Session& window);
+  // The same without I/O, for a header already read: `read(offset, bytes)` returns that part of the
+  // index region (refresh's Reads; a test's bytes).
+  using RegionRead = std::function<std::vector<std::uint8_t>(std::uint64_t offset, std::size_t bytes)>;
+  const proto::WindowIndex& update(const proto::WindowHeader& header, const RegionRead& read);
   const proto::WindowIndex& index() const noexcept { return index_; }
   std::uint64_t reads() const noexcept { return reads_; }
   std::uint64_t mark_bytes_read() const noexcept { return mark_bytes_; }
