@@ -53,7 +53,9 @@ viewers_cpu() {  # viewers_cpu live|dvr [vod-client get options]: N at once, the
     "$build/client/vod-client" get "$uri/live/cam" --duration "$secs" -o /dev/null "$@" 2> "$work/$kind-$i.log" &
     pids+=($!)
   done
-  for p in "${pids[@]}"; do wait "$p" || { echo "a $kind viewer failed: $(tail -n 3 "$work/$kind-$i.log")" >&2; exit 1; }; done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || { echo "a $kind viewer failed: $(tail -n 3 "$work/$kind-$((i + 1)).log")" >&2; exit 1; }
+  done
   t1=$(ticks) w1=$(now_ms)
   echo "viewer_cpu $kind $viewers $secs $(awk -v w=$((w1 - w0)) 'BEGIN { printf "%.2f", w / 1000 }') \
 $(awk -v d=$((t1 - t0)) -v hz="$hz" 'BEGIN { printf "%.2f", d / hz }') $idle" | tee -a "$out/rdma.txt"

@@ -183,8 +183,7 @@ std::size_t DvrSource::read_window(std::span<std::uint8_t> out, bool& discontinu
   std::uint64_t until = std::min({complete_end(), (pos_ / s + 1) * s, pos_ + std::min<std::uint64_t>(out.size(), kMaxRead)});
   // A new stream begins a delivery of its own; a finish ends on a keyframe.
   const auto& marks = index().marks;
-  const auto at =
-      std::lower_bound(marks.begin(), marks.end(), pos_, [](const proto::WindowMark& m, std::uint64_t o) { return m.offset < o; });
+  const auto at = mark_from(pos_);
   if (at != marks.end() && at->offset == pos_ && (at->flags & proto::kWindowMarkDiscontinuity)) discontinuity = true;
   const auto next = at != marks.end() && at->offset == pos_ ? at + 1 : at;
   if (next != marks.end() && ((next->flags & proto::kWindowMarkDiscontinuity) || finishing_ || stop_after_))
@@ -200,18 +199,20 @@ std::size_t DvrSource::read_window(std::span<std::uint8_t> out, bool& discontinu
 std::uint64_t DvrSource::time_at(std::uint64_t offset) const noexcept {
   const auto& marks = index().marks;
   std::uint64_t t = plan_.time_us;
-  const auto after =
-      std::upper_bound(marks.begin(), marks.end(), offset, [](std::uint64_t o, const proto::WindowMark& m) { return o < m.offset; });
+  const auto after = mark_from(offset + 1);  // past the newest mark at or before the offset
   if (after != marks.begin()) t = std::max(t, std::prev(after)->publish_time_us);
   if (!marks.empty() && offset >= index().header.end_offset) t = std::max(t, index().header.end_time_us);
   return t;
 }
 
-bool DvrSource::at_mark() const noexcept {
+std::vector<proto::WindowMark>::const_iterator DvrSource::mark_from(std::uint64_t offset) const noexcept {
   const auto& marks = index().marks;
-  const auto at =
-      std::lower_bound(marks.begin(), marks.end(), pos_, [](const proto::WindowMark& m, std::uint64_t o) { return m.offset < o; });
-  return at != marks.end() && at->offset == pos_;
+  return std::lower_bound(marks.begin(), marks.end(), offset, [](const proto::WindowMark& m, std::uint64_t o) { return m.offset < o; });
+}
+
+bool DvrSource::at_mark() const noexcept {
+  const auto at = mark_from(pos_);
+  return at != index().marks.end() && at->offset == pos_;
 }
 
 LiveChunk DvrSource::read(std::span<std::uint8_t> out, std::chrono::milliseconds timeout) {

@@ -30,109 +30,86 @@ proto::WindowIndex window(std::uint64_t first, std::uint64_t next, std::uint64_t
   return w;
 }
 
-struct Region {
+// A viewer's reader and the region it reads: sees(w) publishes w's bytes, counts the bytes and Reads
+// of marks the update asks for (from zero), and updates.
+struct Viewer {
+  WindowReader reader{"cam"};
   std::vector<std::uint8_t> bytes;
-  std::uint64_t read = 0;  // bytes of marks asked for
-  std::uint64_t reads = 0;
-  WindowReader::RegionRead reader() {
-    return [this](std::uint64_t offset, std::size_t n) {
+  std::uint64_t read = 0, reads = 0;
+
+  const proto::WindowIndex& sees(const proto::WindowHeader& header, std::vector<std::uint8_t> region) {
+    bytes = std::move(region);
+    read = reads = 0;
+    return reader.update(header, [this](std::uint64_t offset, std::size_t n) {
       read += n;
       ++reads;
       return std::vector<std::uint8_t>(bytes.begin() + static_cast<std::ptrdiff_t>(offset),
                                        bytes.begin() + static_cast<std::ptrdiff_t>(offset + n));
-    };
+    });
   }
+  const proto::WindowIndex& sees(const proto::WindowIndex& w) { return sees(w.header, proto::encode(w)); }
 };
 
-std::vector<std::uint64_t> offsets(const proto::WindowIndex& w) {
-  std::vector<std::uint64_t> out;
+using Offsets = std::vector<std::uint64_t>;
+Offsets offsets(const proto::WindowIndex& w) {
+  Offsets out;
   for (const auto& m : w.marks) out.push_back(m.offset);
   return out;
 }
 
 TEST(WindowReader, ReadsOnlyTheMarksPublishedSince) {
-  WindowReader reader("cam");
-  Region r;
-  auto w = window(0, 3, 0, 2500);  // marks 0..2; mark 2 (offset 2000) lies in the window
-  r.bytes = proto::encode(w);
-  EXPECT_EQ(offsets(reader.update(w.header, r.reader())), (std::vector<std::uint64_t>{0, 1000, 2000}));
-  EXPECT_EQ(r.read, 3 * sizeof(proto::WireWindowMark));
-
-  r.read = r.reads = 0;
-  w = window(0, 6, 0, 5500);  // three more
-  r.bytes = proto::encode(w);
-  EXPECT_EQ(offsets(reader.update(w.header, r.reader())), (std::vector<std::uint64_t>{0, 1000, 2000, 3000, 4000, 5000}));
-  EXPECT_EQ(r.read, 3 * sizeof(proto::WireWindowMark)) << "only the new slots";
-  EXPECT_EQ(r.reads, 1u);
-
-  r.read = r.reads = 0;
-  reader.update(w.header, r.reader());
-  EXPECT_EQ(r.read, 0u) << "nothing new, nothing read";
+  Viewer v;
+  EXPECT_EQ(offsets(v.sees(window(0, 3, 0, 2500))), (Offsets{0, 1000, 2000}));  // marks 0..2, all in the window
+  EXPECT_EQ(v.read, 3 * sizeof(proto::WireWindowMark));
+  EXPECT_EQ(offsets(v.sees(window(0, 6, 0, 5500))), (Offsets{0, 1000, 2000, 3000, 4000, 5000}));  // three more
+  EXPECT_EQ(v.read, 3 * sizeof(proto::WireWindowMark)) << "only the new slots";
+  EXPECT_EQ(v.reads, 1u);
+  v.sees(window(0, 6, 0, 5500));
+  EXPECT_EQ(v.read, 0u) << "nothing new, nothing read";
 }
 
 TEST(WindowReader, AcrossTheRingsWrapDroppingWhatTheOldestEdgePassed) {
-  WindowReader reader("cam");
-  Region r;
-  auto w = window(0, 6, 0, 5500);
-  r.bytes = proto::encode(w);
-  reader.update(w.header, r.reader());
-  r.read = r.reads = 0;
-  w = window(3, 11, 3000, 10'500);  // marks 6..10: slots 6, 7, then 0, 1, 2 after the wrap; the edge passed 0..2
-  r.bytes = proto::encode(w);
-  EXPECT_EQ(offsets(reader.update(w.header, r.reader())), (std::vector<std::uint64_t>{3000, 4000, 5000, 6000, 7000, 8000, 9000, 10'000}));
-  EXPECT_EQ(r.read, 5 * sizeof(proto::WireWindowMark));
-  EXPECT_EQ(r.reads, 2u) << "one Read to the ring's end, one after the wrap";
+  Viewer v;
+  v.sees(window(0, 6, 0, 5500));
+  // Marks 6..10: slots 6, 7, then 0, 1, 2 after the wrap; the oldest edge passed marks 0..2.
+  EXPECT_EQ(offsets(v.sees(window(3, 11, 3000, 10'500))), (Offsets{3000, 4000, 5000, 6000, 7000, 8000, 9000, 10'000}));
+  EXPECT_EQ(v.read, 5 * sizeof(proto::WireWindowMark));
+  EXPECT_EQ(v.reads, 2u) << "one Read to the ring's end, one after the wrap";
 }
 
 TEST(WindowReader, AReaderFarBehindTakesWhatTheRingStillHolds) {
-  WindowReader reader("cam");
-  Region r;
-  auto w = window(0, 2, 0, 1500);
-  r.bytes = proto::encode(w);
-  reader.update(w.header, r.reader());
-  w = window(12, 20, 12'000, 19'500);  // the ring went round more than once since
-  r.bytes = proto::encode(w);
-  const auto& got = reader.update(w.header, r.reader());
+  Viewer v;
+  v.sees(window(0, 2, 0, 1500));
+  const auto& got = v.sees(window(12, 20, 12'000, 19'500));  // the ring went round more than once since
   EXPECT_EQ(got.marks.size(), 8u);
   EXPECT_EQ(got.marks.front().offset, 12'000u);
 }
 
 TEST(WindowReader, AMarkPastTheHeadersEndWaitsForTheNextUpdate) {
-  WindowReader reader("cam");
-  Region r;
-  auto w = window(0, 4, 0, 2500);  // mark 3 (offset 3000) was published after this header was read
-  r.bytes = proto::encode(w);
-  EXPECT_EQ(offsets(reader.update(w.header, r.reader())), (std::vector<std::uint64_t>{0, 1000, 2000}));
-  w = window(0, 4, 0, 3500);
-  r.bytes = proto::encode(w);
-  EXPECT_EQ(offsets(reader.update(w.header, r.reader())), (std::vector<std::uint64_t>{0, 1000, 2000, 3000}));
+  Viewer v;
+  // Mark 3 (offset 3000) was published after this header was read.
+  EXPECT_EQ(offsets(v.sees(window(0, 4, 0, 2500))), (Offsets{0, 1000, 2000}));
+  EXPECT_EQ(offsets(v.sees(window(0, 4, 0, 3500))), (Offsets{0, 1000, 2000, 3000}));
 }
 
 TEST(WindowReader, ARewrittenSlotIsSkipped) {
-  WindowReader reader("cam");
-  Region r;
-  auto w = window(0, 4, 0, 3500);
-  r.bytes = proto::encode(w);
-  r.bytes[proto::window_mark_offset(1, kCapacity)] ^= 0xff;  // mark 1's number_end: being rewritten
-  EXPECT_EQ(offsets(reader.update(w.header, r.reader())), (std::vector<std::uint64_t>{0, 2000, 3000}));
+  Viewer v;
+  const auto w = window(0, 4, 0, 3500);
+  auto region = proto::encode(w);
+  region[proto::window_mark_offset(1, kCapacity)] ^= 0xff;  // mark 1's number_end: being rewritten
+  EXPECT_EQ(offsets(v.sees(w.header, region)), (Offsets{0, 2000, 3000}));
 }
 
 TEST(WindowReader, AnotherWindowIsReadAfreshAndMarksOutOfOrderAreAnError) {
-  WindowReader reader("cam");
-  Region r;
-  auto w = window(0, 4, 0, 3500);
-  r.bytes = proto::encode(w);
-  reader.update(w.header, r.reader());
-  w = window(0, 2, 0, 1500, 16);  // a restarted server's window, of another capacity
-  r.bytes = proto::encode(w);
-  EXPECT_EQ(offsets(reader.update(w.header, r.reader())), (std::vector<std::uint64_t>{0, 1000}));
+  Viewer v;
+  v.sees(window(0, 4, 0, 3500));
+  EXPECT_EQ(offsets(v.sees(window(0, 2, 0, 1500, 16))), (Offsets{0, 1000}));  // a restarted server's window, of another capacity
 
-  WindowReader fresh("cam");
-  w = window(0, 3, 0, 5000);
+  Viewer fresh;
+  auto w = window(0, 3, 0, 5000);
   w.marks[2].offset = 500;  // before the mark before it
-  r.bytes = proto::encode(w);
   try {
-    fresh.update(w.header, r.reader());
+    fresh.sees(w);
     ADD_FAILURE() << "marks out of order were accepted";
   } catch (const ClientError& e) {
     EXPECT_EQ(e.kind(), ErrorKind::protocol_error);

@@ -101,6 +101,8 @@ class DvrSource final : public LiveSource {
  private:
   void refresh();
   const proto::WindowIndex& index() const noexcept { return reader_.index(); }
+  // The first mark at or after a stream offset (the marks are in offset order).
+  std::vector<proto::WindowMark>::const_iterator mark_from(std::uint64_t offset) const noexcept;
   bool at_mark() const noexcept;  // the position is a mark's
   std::uint64_t complete_end() const noexcept;
   void to_live();
